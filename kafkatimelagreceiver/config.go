@@ -1,0 +1,109 @@
+package kafkatimelagreceiver
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/IBM/sarama"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+const (
+	defaultClientID           = "otel-kafkatimelag"
+	defaultCollectionInterval = 30 * time.Second
+	defaultProtocolVersion    = "3.0.0"
+	defaultSamplingInterval   = 10 * time.Second
+	defaultMaxSamples         = 512
+	defaultRecordReads        = 1000
+	// defaultRequestTimeout bounds each Kafka request when the controller's
+	// timeout is not set, so that a silent broker can never hold a scrape.
+	defaultRequestTimeout = 10 * time.Second
+)
+
+// Config is the configuration of the kafka_time_lag receiver.
+type Config struct {
+	scraperhelper.ControllerConfig `mapstructure:",squash"`
+	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
+
+	// Brokers are the bootstrap brokers, host:port.
+	Brokers []string `mapstructure:"brokers"`
+	// ClientID is the Kafka client id sent with every request.
+	ClientID string `mapstructure:"client_id"`
+	// ProtocolVersion is the highest Kafka protocol version to speak, as a
+	// sarama version string. Requests are still negotiated down per broker.
+	ProtocolVersion string `mapstructure:"protocol_version"`
+	// ClusterAlias, when set, becomes the resource attribute kafka.cluster.alias.
+	ClusterAlias string `mapstructure:"cluster_alias"`
+	// SamplingInterval is how often the end offsets of tracked partitions are
+	// sampled into the interpolation tables.
+	SamplingInterval time.Duration `mapstructure:"sampling_interval"`
+	// MaxSamples bounds the points kept in each partition's table.
+	MaxSamples int `mapstructure:"max_samples"`
+	// MaxRecordReadsPerScrape caps how many committed offsets older than their
+	// table are resolved per scrape by reading the record's timestamp.
+	MaxRecordReadsPerScrape int `mapstructure:"max_record_reads_per_scrape"`
+	// Groups selects the consumer groups to report, by group id.
+	Groups FilterConfig `mapstructure:"groups"`
+	// Topics selects the topics to report.
+	Topics FilterConfig `mapstructure:"topics"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// FilterConfig selects names: a name is kept when it matches an include
+// regex and no exclude regex. Regexes are unanchored, as in Go's regexp.
+type FilterConfig struct {
+	Include []string `mapstructure:"include"`
+	Exclude []string `mapstructure:"exclude"`
+}
+
+// Validate checks the configuration and names the offending key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if len(cfg.Brokers) == 0 {
+		errs = append(errs, errors.New("brokers: must list at least one broker"))
+	}
+	for i, b := range cfg.Brokers {
+		if b == "" {
+			errs = append(errs, fmt.Errorf("brokers[%d]: must not be empty", i))
+		}
+	}
+	if _, err := sarama.ParseKafkaVersion(cfg.ProtocolVersion); err != nil {
+		errs = append(errs, fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err))
+	}
+	if cfg.CollectionInterval <= 0 {
+		errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
+	}
+	if cfg.SamplingInterval <= 0 {
+		errs = append(errs, fmt.Errorf("sampling_interval: must be positive, got %s", cfg.SamplingInterval))
+	}
+	if cfg.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout: must not be negative, got %s", cfg.Timeout))
+	}
+	if cfg.MaxSamples < 2 {
+		errs = append(errs, fmt.Errorf("max_samples: must be at least 2, got %d", cfg.MaxSamples))
+	}
+	if cfg.MaxRecordReadsPerScrape < 0 {
+		errs = append(errs, fmt.Errorf("max_record_reads_per_scrape: must not be negative, got %d", cfg.MaxRecordReadsPerScrape))
+	}
+	if _, err := newNameFilter("groups", cfg.Groups); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := newNameFilter("topics", cfg.Topics); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// requestTimeout is the deadline of each Kafka request: the controller's
+// timeout when set, else a default.
+func (cfg *Config) requestTimeout() time.Duration {
+	if cfg.Timeout > 0 {
+		return cfg.Timeout
+	}
+	return defaultRequestTimeout
+}

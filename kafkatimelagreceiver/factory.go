@@ -1,0 +1,61 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// NewFactory returns the factory of the kafka_time_lag receiver.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	controller := scraperhelper.NewDefaultControllerConfig()
+	controller.CollectionInterval = defaultCollectionInterval
+	return &Config{
+		ControllerConfig:        controller,
+		MetricsBuilderConfig:    metadata.NewDefaultMetricsBuilderConfig(),
+		Brokers:                 []string{"localhost:9092"},
+		ClientID:                defaultClientID,
+		ProtocolVersion:         defaultProtocolVersion,
+		SamplingInterval:        defaultSamplingInterval,
+		MaxSamples:              defaultMaxSamples,
+		MaxRecordReadsPerScrape: defaultRecordReads,
+		Groups:                  FilterConfig{Include: []string{".*"}},
+		Topics:                  FilterConfig{Include: []string{".*"}, Exclude: []string{"^__.*"}},
+	}
+}
+
+func createMetricsReceiver(
+	_ context.Context,
+	settings receiver.Settings,
+	cfg component.Config,
+	next consumer.Metrics,
+) (receiver.Metrics, error) {
+	c, ok := cfg.(*Config)
+	if !ok {
+		return nil, errors.New("kafka_time_lag: configuration is not a *Config")
+	}
+	s, err := newTimeLagScraper(c, settings)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
+	if err != nil {
+		return nil, err
+	}
+	return scraperhelper.NewMetricsController(&c.ControllerConfig, settings, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+}

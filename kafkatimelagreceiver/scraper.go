@@ -1,0 +1,339 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// timeLagScraper reads one consistent snapshot of the cluster per scrape and
+// turns it into metrics. It owns the sampler, which runs between scrapes.
+type timeLagScraper struct {
+	cfg      *Config
+	logger   *zap.Logger
+	mb       *metadata.MetricsBuilder
+	groups   *nameFilter
+	topics   *nameFilter
+	tables   *tableStore
+	records  *recordTimes
+	requests *requestMetrics
+
+	// newCluster builds the Kafka access layer; tests swap it.
+	newCluster func() (cluster, error)
+	cluster    cluster
+	sampler    *sampler
+}
+
+func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper, error) {
+	groups, err := newNameFilter("groups", cfg.Groups)
+	if err != nil {
+		return nil, err
+	}
+	topics, err := newNameFilter("topics", cfg.Topics)
+	if err != nil {
+		return nil, err
+	}
+	s := &timeLagScraper{
+		cfg:      cfg,
+		logger:   settings.Logger,
+		mb:       metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, settings),
+		groups:   groups,
+		topics:   topics,
+		tables:   newTableStore(cfg.MaxSamples),
+		records:  newRecordTimes(),
+		requests: newRequestMetrics(),
+	}
+	s.newCluster = func() (cluster, error) {
+		return newSaramaCluster(cfg, settings.Logger, s.requests)
+	}
+	return s, nil
+}
+
+// start builds the Kafka access layer (which connects lazily, so a cluster
+// that is down does not stop the collector) and starts the sampler.
+func (s *timeLagScraper) start(_ context.Context, _ component.Host) error {
+	cl, err := s.newCluster()
+	if err != nil {
+		return err
+	}
+	s.cluster = cl
+	s.sampler = &sampler{
+		cluster:  cl,
+		tables:   s.tables,
+		interval: s.cfg.SamplingInterval,
+		timeout:  s.cfg.requestTimeout(),
+		logger:   s.logger,
+		onReset:  s.records.forget,
+	}
+	s.sampler.start()
+	return nil
+}
+
+func (s *timeLagScraper) shutdown(context.Context) error {
+	if s.sampler != nil {
+		s.sampler.stop()
+	}
+	if s.cluster != nil {
+		return s.cluster.close()
+	}
+	return nil
+}
+
+func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	if s.cluster == nil {
+		return pmetric.NewMetrics(), errors.New("scrape before start")
+	}
+	var errs scrapererror.ScrapeErrors
+
+	// Committed offsets are read before end offsets: a commit landing between
+	// the two reads can then only overstate the lag, never make it negative.
+	allGroups, err := s.cluster.consumerGroups(ctx)
+	if err != nil {
+		if len(allGroups) == 0 {
+			return pmetric.NewMetrics(), fmt.Errorf("list consumer groups: %w", err)
+		}
+		errs.AddPartial(1, fmt.Errorf("list consumer groups: %w", err))
+	}
+	groups := allGroups[:0:0]
+	for _, g := range allGroups {
+		if s.groups.matches(g) {
+			groups = append(groups, g)
+		}
+	}
+	committed, err := s.cluster.committedOffsets(ctx, groups)
+	if err != nil {
+		errs.AddPartial(len(groups)-len(committed), err)
+	}
+	tracked := map[topicPartition]struct{}{}
+	for group, offsets := range committed {
+		for tp := range offsets {
+			if !s.topics.matches(tp.topic) {
+				delete(offsets, tp)
+				continue
+			}
+			tracked[tp] = struct{}{}
+		}
+		if len(offsets) == 0 {
+			delete(committed, group)
+		}
+	}
+	if dropped := s.tables.track(tracked); dropped > 0 {
+		s.logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped))
+	}
+	partitions := make([]topicPartition, 0, len(tracked))
+	for tp := range tracked {
+		partitions = append(partitions, tp)
+	}
+	sortPartitions(partitions)
+
+	snap := &snapshot{committed: committed, end: map[topicPartition]int64{}, start: s.tables.startOffsets()}
+	if len(partitions) > 0 {
+		read, err := s.cluster.endOffsets(ctx, partitions)
+		if err != nil {
+			errs.AddPartial(len(partitions)-len(read.offsets), err)
+		}
+		s.records.forget(s.tables.record(read))
+		snap.end = read.offsets
+		snap.at = read.received.UnixNano()
+		if s.cfg.Metrics.KafkaPartitionOldestOffset.Enabled {
+			startRead, err := s.cluster.startOffsets(ctx, partitions)
+			if err != nil {
+				errs.AddPartial(len(partitions)-len(startRead.offsets), err)
+			}
+			s.tables.recordStart(startRead)
+			snap.start = s.tables.startOffsets()
+		}
+		if err := s.readOutOfTableRecords(ctx, snap); err != nil {
+			errs.AddPartial(0, err)
+		}
+	}
+
+	lags := computeLags(snap, s.appendTimeFunc(snap))
+	s.emit(snap, lags)
+	return s.mb.Emit(), errs.Combine()
+}
+
+// upperBracket is the scrape's own end-offset read of tp, the newest point there is.
+func upperBracket(snap *snapshot, tp topicPartition) offsetSample {
+	return offsetSample{offset: snap.end[tp], at: snap.at}
+}
+
+func (s *timeLagScraper) appendTimeFunc(snap *snapshot) appendTimeFunc {
+	return func(tp topicPartition, c int64) (int64, estimateMethod, bool) {
+		if at, ok := s.tables.appendTime(tp, c, upperBracket(snap, tp)); ok {
+			return at, methodTable, true
+		}
+		if ts, ok := s.records.get(recordAt{tp, c}); ok {
+			return ts.timestamp, methodRecord, true
+		}
+		return 0, methodNone, false
+	}
+}
+
+// outOfTable lists the records whose append time no table can tell: the
+// oldest unconsumed record of a lagging group, older than its table.
+func (s *timeLagScraper) outOfTable(snap *snapshot) (missing []recordAt, used map[recordAt]struct{}) {
+	used = map[recordAt]struct{}{}
+	for _, offsets := range snap.committed {
+		for tp, committed := range offsets {
+			end, ok := snap.end[tp]
+			if !ok {
+				continue
+			}
+			from := consumeFrom(committed, tp, snap)
+			if from >= end {
+				continue
+			}
+			if _, ok := s.tables.appendTime(tp, from, upperBracket(snap, tp)); ok {
+				continue
+			}
+			at := recordAt{tp, from}
+			if _, seen := used[at]; seen {
+				continue
+			}
+			used[at] = struct{}{}
+			if _, ok := s.records.get(at); !ok {
+				missing = append(missing, at)
+			}
+		}
+	}
+	// The furthest behind first: when the cap bites, the worst lags are the
+	// ones worth knowing.
+	sort.Slice(missing, func(i, j int) bool {
+		li, lj := snap.end[missing[i].topicPartition]-missing[i].offset, snap.end[missing[j].topicPartition]-missing[j].offset
+		if li != lj {
+			return li > lj
+		}
+		if missing[i].topic != missing[j].topic {
+			return missing[i].topic < missing[j].topic
+		}
+		return missing[i].partition < missing[j].partition
+	})
+	return missing, used
+}
+
+// readOutOfTableRecords reads the timestamps of out-of-table records, at most
+// max_record_reads_per_scrape of them. A record that is gone was deleted by
+// retention: the partition's log start is read and the oldest record still
+// there is read instead.
+func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *snapshot) error {
+	budget := s.cfg.MaxRecordReadsPerScrape
+	missing, used := s.outOfTable(snap)
+	if len(missing) > budget {
+		s.logger.Debug("record reads capped for this scrape", zap.Int("wanted", len(missing)), zap.Int("cap", budget))
+		missing = missing[:budget]
+	}
+	var errs []error
+	if len(missing) > 0 {
+		found, err := s.cluster.recordTimestamps(ctx, missing)
+		errs = append(errs, err)
+		budget -= len(missing)
+		s.records.putAll(found)
+		var gone []topicPartition
+		for _, at := range missing {
+			if _, ok := found[at]; !ok {
+				gone = append(gone, at.topicPartition)
+			}
+		}
+		if len(gone) > 0 {
+			startRead, err := s.cluster.startOffsets(ctx, dedupePartitions(gone))
+			errs = append(errs, err)
+			s.tables.recordStart(startRead)
+			for tp, start := range startRead.offsets {
+				snap.start[tp] = start
+			}
+			retry, usedNow := s.outOfTable(snap)
+			for at := range usedNow {
+				used[at] = struct{}{}
+			}
+			if len(retry) > budget {
+				retry = retry[:budget]
+			}
+			if len(retry) > 0 {
+				found, err := s.cluster.recordTimestamps(ctx, retry)
+				errs = append(errs, err)
+				s.records.putAll(found)
+			}
+		}
+	}
+	s.records.retain(used)
+	return errors.Join(errs...)
+}
+
+func dedupePartitions(tps []topicPartition) []topicPartition {
+	seen := make(map[topicPartition]struct{}, len(tps))
+	out := tps[:0:0]
+	for _, tp := range tps {
+		if _, ok := seen[tp]; !ok {
+			seen[tp] = struct{}{}
+			out = append(out, tp)
+		}
+	}
+	sortPartitions(out)
+	return out
+}
+
+// emit records every metric of the snapshot; all points carry the instant
+// the end offsets were read.
+func (s *timeLagScraper) emit(snap *snapshot, lags []partitionLag) {
+	ts := pcommon.Timestamp(snap.at)
+	omitted := 0
+	for _, pl := range lags {
+		partition := int64(pl.partition)
+		s.mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, pl.committed, pl.group, pl.topic, partition)
+		if !pl.hasEnd {
+			continue
+		}
+		s.mb.RecordKafkaConsumerGroupLagDataPoint(ts, pl.lag, pl.group, pl.topic, partition)
+		if pl.lost > 0 {
+			s.mb.RecordKafkaConsumerGroupLostMessagesDataPoint(ts, pl.lost, pl.group, pl.topic, partition)
+		}
+		if pl.hasTimeLag {
+			s.mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, pl.timeLag, pl.group, pl.topic, partition)
+		} else {
+			omitted++
+		}
+	}
+	if omitted > 0 {
+		s.logger.Debug("time lag omitted: no table point or record brackets the committed offset", zap.Int("partitions", omitted))
+	}
+	for _, agg := range aggregateLags(lags) {
+		if agg.hasLag {
+			s.mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, agg.lagSum, agg.group, agg.topic)
+			s.mb.RecordKafkaConsumerGroupLagMaxDataPoint(ts, agg.lagMax, agg.group, agg.topic)
+		}
+		if agg.hasTimeLag {
+			s.mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, agg.timeLagMax, agg.group, agg.topic)
+		}
+	}
+	for _, tp := range sortedKeys(snap.end) {
+		s.mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, snap.end[tp], tp.topic, int64(tp.partition))
+		if start, ok := snap.start[tp]; ok {
+			s.mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, start, tp.topic, int64(tp.partition))
+		}
+	}
+	rb := s.mb.NewResourceBuilder()
+	if s.cfg.ClusterAlias != "" {
+		rb.SetKafkaClusterAlias(s.cfg.ClusterAlias)
+	}
+	s.mb.EmitForResource(metadata.WithResource(rb.Emit()))
+}
+
+func sortedKeys(m map[topicPartition]int64) []topicPartition {
+	out := make([]topicPartition, 0, len(m))
+	for tp := range m {
+		out = append(out, tp)
+	}
+	sortPartitions(out)
+	return out
+}

@@ -1,0 +1,127 @@
+package kafkatimelagreceiver
+
+import (
+	"sort"
+	"sync"
+)
+
+// tableStore holds the interpolation table of every tracked partition. The
+// sampler and the scraper share it; its lock is only ever held for in-memory
+// work, never across a Kafka request.
+type tableStore struct {
+	mu        sync.Mutex
+	maxPoints int
+	tables    map[topicPartition]*offsetTable
+	// starts holds the last log start offset read for each partition: it
+	// tells when retention deleted records a group never consumed.
+	starts map[topicPartition]int64
+}
+
+func newTableStore(maxPoints int) *tableStore {
+	return &tableStore{maxPoints: maxPoints, tables: map[topicPartition]*offsetTable{}, starts: map[topicPartition]int64{}}
+}
+
+// track makes the given partitions the tracked set: new ones get an empty
+// table (so the sampler starts reading them) and the tables of partitions no
+// longer tracked are dropped, so memory follows the live set, not its history.
+func (s *tableStore) track(partitions map[topicPartition]struct{}) (dropped int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tp := range s.tables {
+		if _, ok := partitions[tp]; !ok {
+			delete(s.tables, tp)
+			delete(s.starts, tp)
+			dropped++
+		}
+	}
+	for tp := range partitions {
+		if _, ok := s.tables[tp]; !ok {
+			s.tables[tp] = newOffsetTable(s.maxPoints)
+		}
+	}
+	return dropped
+}
+
+// partitions returns the tracked partitions, sorted.
+func (s *tableStore) partitions() []topicPartition {
+	s.mu.Lock()
+	out := make([]topicPartition, 0, len(s.tables))
+	for tp := range s.tables {
+		out = append(out, tp)
+	}
+	s.mu.Unlock()
+	sortPartitions(out)
+	return out
+}
+
+// record adds an end-offset read to the tables of tracked partitions and
+// returns the partitions whose table it reset.
+func (s *tableStore) record(read offsetRead) (reset []topicPartition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tp, offset := range read.offsets {
+		table, ok := s.tables[tp]
+		if !ok {
+			continue
+		}
+		if table.add(offset, read.sent, read.received) == tableReset {
+			delete(s.starts, tp)
+			reset = append(reset, tp)
+		}
+	}
+	return reset
+}
+
+// recordStart keeps the log start offsets of tracked partitions.
+func (s *tableStore) recordStart(read offsetRead) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tp, offset := range read.offsets {
+		if _, ok := s.tables[tp]; ok {
+			s.starts[tp] = offset
+		}
+	}
+}
+
+// startOffsets returns a copy of the known log start offsets.
+func (s *tableStore) startOffsets() map[topicPartition]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[topicPartition]int64, len(s.starts))
+	for tp, offset := range s.starts {
+		out[tp] = offset
+	}
+	return out
+}
+
+// appendTime estimates when the record at offset c of tp was appended; see
+// offsetTable.appendTime.
+func (s *tableStore) appendTime(tp topicPartition, c int64, upper offsetSample) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	table, ok := s.tables[tp]
+	if !ok {
+		return 0, false
+	}
+	return table.appendTime(c, upper)
+}
+
+// points returns how many points the tables hold in all.
+func (s *tableStore) points() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range s.tables {
+		n += t.len()
+	}
+	return n
+}
+
+func sortPartitions(tps []topicPartition) {
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].topic != tps[j].topic {
+			return tps[i].topic < tps[j].topic
+		}
+		return tps[i].partition < tps[j].partition
+	})
+}
