@@ -40,14 +40,15 @@ func newSaramaConfig(cfg *Config) (*sarama.Config, error) {
 	sc.Net.DialTimeout = timeout
 	sc.Net.ReadTimeout = timeout
 	sc.Net.WriteTimeout = timeout
-	// Metadata only for the topics we ask about: a full refresh on a cluster
-	// with tens of thousands of partitions is the cost we are avoiding.
-	sc.Metadata.Full = false
+	// Full metadata is what tells the client every broker (groups live on
+	// all of them) and it fails fast when no broker answers. It is refreshed
+	// rarely: leadership changes are caught by the errors they cause.
+	sc.Metadata.Full = true
+	sc.Metadata.RefreshFrequency = 5 * time.Minute
 	// Asking for a deleted topic's leader must not bring the topic back.
 	sc.Metadata.AllowAutoTopicCreation = false
 	sc.Metadata.Retry.Max = 1
 	sc.Metadata.Retry.Backoff = 100 * time.Millisecond
-	sc.Metadata.RefreshFrequency = time.Minute
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("kafka client configuration: %w", err)
 	}
