@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
@@ -18,6 +19,7 @@ const (
 	defaultSamplingInterval   = 10 * time.Second
 	defaultMaxSamples         = 512
 	defaultRecordReads        = 1000
+	defaultStorageInterval    = time.Minute
 	// defaultRequestTimeout bounds each Kafka request when the controller's
 	// timeout is not set, so that a silent broker can never hold a scrape.
 	defaultRequestTimeout = 10 * time.Second
@@ -45,6 +47,11 @@ type Config struct {
 	// MaxRecordReadsPerScrape caps how many committed offsets older than their
 	// table are resolved per scrape by reading the record's timestamp.
 	MaxRecordReadsPerScrape int `mapstructure:"max_record_reads_per_scrape"`
+	// Storage names a storage extension (e.g. file_storage) in which the
+	// interpolation tables are kept across restarts. Unset: no persistence.
+	Storage *component.ID `mapstructure:"storage"`
+	// StorageInterval is how often the tables are saved, besides at shutdown.
+	StorageInterval time.Duration `mapstructure:"storage_interval"`
 	// Groups selects the consumer groups to report, by group id.
 	Groups FilterConfig `mapstructure:"groups"`
 	// Topics selects the topics to report.
@@ -83,6 +90,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("timeout: must not be negative, got %s", cfg.Timeout))
+	}
+	if cfg.Storage != nil && cfg.StorageInterval <= 0 {
+		errs = append(errs, fmt.Errorf("storage_interval: must be positive when storage is set, got %s", cfg.StorageInterval))
 	}
 	if cfg.MaxSamples < 2 {
 		errs = append(errs, fmt.Errorf("max_samples: must be at least 2, got %d", cfg.MaxSamples))

@@ -34,6 +34,7 @@ func createDefaultConfig() component.Config {
 		SamplingInterval:        defaultSamplingInterval,
 		MaxSamples:              defaultMaxSamples,
 		MaxRecordReadsPerScrape: defaultRecordReads,
+		StorageInterval:         defaultStorageInterval,
 		Groups:                  FilterConfig{Include: []string{".*"}},
 		Topics:                  FilterConfig{Include: []string{".*"}, Exclude: []string{"^__.*"}},
 	}

@@ -16,6 +16,10 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
+// gapSamples is how many sampling intervals may pass between two table
+// points before the stretch between them counts as unwatched.
+const gapSamples = 3
+
 // timeLagScraper reads one consistent snapshot of the cluster per scrape and
 // turns it into metrics. It owns the sampler, which runs between scrapes.
 type timeLagScraper struct {
@@ -32,6 +36,8 @@ type timeLagScraper struct {
 	newCluster func() (cluster, error)
 	cluster    cluster
 	sampler    *sampler
+	receiverID component.ID
+	state      *stateStorage
 }
 
 func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper, error) {
@@ -44,15 +50,18 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper
 		return nil, err
 	}
 	s := &timeLagScraper{
-		cfg:      cfg,
-		logger:   settings.Logger,
-		mb:       metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, settings),
-		groups:   groups,
-		topics:   topics,
-		tables:   newTableStore(cfg.MaxSamples),
-		records:  newRecordTimes(),
-		requests: newRequestMetrics(),
+		cfg:        cfg,
+		logger:     settings.Logger,
+		mb:         metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, settings),
+		groups:     groups,
+		topics:     topics,
+		tables:     newTableStore(cfg.MaxSamples),
+		records:    newRecordTimes(),
+		requests:   newRequestMetrics(),
+		receiverID: settings.ID,
 	}
+	// Three missed samples make a gap: one late sample is noise, not an outage.
+	s.tables.maxGap = int64(gapSamples * cfg.SamplingInterval)
 	s.newCluster = func() (cluster, error) {
 		return newSaramaCluster(cfg, settings.Logger, s.requests)
 	}
@@ -61,7 +70,16 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper
 
 // start builds the Kafka access layer (which connects lazily, so a cluster
 // that is down does not stop the collector) and starts the sampler.
-func (s *timeLagScraper) start(_ context.Context, _ component.Host) error {
+func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
+	if s.cfg.Storage != nil {
+		client, err := openStateStorage(ctx, host, *s.cfg.Storage, s.receiverID)
+		if err != nil {
+			return err
+		}
+		s.state = &stateStorage{client: client, tables: s.tables, interval: s.cfg.StorageInterval, logger: s.logger}
+		s.state.load(ctx)
+		s.state.start()
+	}
 	cl, err := s.newCluster()
 	if err != nil {
 		return err
@@ -79,14 +97,18 @@ func (s *timeLagScraper) start(_ context.Context, _ component.Host) error {
 	return nil
 }
 
-func (s *timeLagScraper) shutdown(context.Context) error {
+func (s *timeLagScraper) shutdown(ctx context.Context) error {
 	if s.sampler != nil {
 		s.sampler.stop()
 	}
-	if s.cluster != nil {
-		return s.cluster.close()
+	var errs []error
+	if s.state != nil {
+		errs = append(errs, s.state.stop(ctx))
 	}
-	return nil
+	if s.cluster != nil {
+		errs = append(errs, s.cluster.close())
+	}
+	return errors.Join(errs...)
 }
 
 func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
@@ -170,18 +192,26 @@ func upperBracket(snap *snapshot, tp topicPartition) offsetSample {
 
 func (s *timeLagScraper) appendTimeFunc(snap *snapshot) appendTimeFunc {
 	return func(tp topicPartition, c int64) (int64, estimateMethod, bool) {
-		if at, ok := s.tables.appendTime(tp, c, upperBracket(snap, tp)); ok {
+		upper := upperBracket(snap, tp)
+		at, inTable := s.tables.appendTime(tp, c, upper)
+		if inTable && !s.tables.inGap(tp, c, upper) {
 			return at, methodTable, true
 		}
 		if ts, ok := s.records.get(recordAt{tp, c}); ok {
 			return ts.timestamp, methodRecord, true
 		}
+		if inTable {
+			// An unwatched stretch, and no record read this time (capped):
+			// the straight line is still the best guess there is.
+			return at, methodTable, true
+		}
 		return 0, methodNone, false
 	}
 }
 
-// outOfTable lists the records whose append time no table can tell: the
-// oldest unconsumed record of a lagging group, older than its table.
+// outOfTable lists the records whose append time no table can tell well: the
+// oldest unconsumed record of a lagging group, older than its table or inside
+// a stretch of it that was not watched (the collector or Kafka was down).
 func (s *timeLagScraper) outOfTable(snap *snapshot) (missing []recordAt, used map[recordAt]struct{}) {
 	used = map[recordAt]struct{}{}
 	for _, offsets := range snap.committed {
@@ -194,7 +224,8 @@ func (s *timeLagScraper) outOfTable(snap *snapshot) (missing []recordAt, used ma
 			if from >= end {
 				continue
 			}
-			if _, ok := s.tables.appendTime(tp, from, upperBracket(snap, tp)); ok {
+			upper := upperBracket(snap, tp)
+			if _, ok := s.tables.appendTime(tp, from, upper); ok && !s.tables.inGap(tp, from, upper) {
 				continue
 			}
 			at := recordAt{tp, from}

@@ -22,6 +22,14 @@ type offsetTable struct {
 	// lastRead is when the request behind the newest point was received; an
 	// older read that completes later must not be mistaken for a truncation.
 	lastRead int64
+	// maxGap is the longest time between two points that still counts as
+	// watched (0: any). A longer segment, as when the collector was down or
+	// Kafka unreachable, is a gap: production inside it was not observed, so
+	// straight-line interpolation there is a guess the caller may replace.
+	maxGap int64
+	// gaps holds the times of the points that end a gap segment. Gaps are
+	// rare, so a small map beats a flag in every point.
+	gaps map[int64]struct{}
 }
 
 // thinningResolutionWeight trades exactness against spread when thinning: a
@@ -70,6 +78,7 @@ func (t *offsetTable) add(offset int64, sent, received time.Time) addResult {
 		}
 		t.points = append(t.points[:0], offsetSample{offset: offset, at: at})
 		t.lastRead = at
+		t.gaps = nil
 		return tableReset
 	}
 	if at <= last.at {
@@ -83,9 +92,16 @@ func (t *offsetTable) add(offset int64, sent, received time.Time) addResult {
 	if offset == last.offset && n >= 2 && t.points[n-2].offset == offset {
 		// A flat run keeps its first point (when the offset was first seen)
 		// and its last (the latest time it was still the end): interpolation
-		// needs nothing in between.
+		// needs nothing in between. No record was appended meanwhile, so
+		// the run is never a gap, however long.
+		if t.isGapEnd(*last) {
+			delete(t.gaps, last.at)
+		}
 		last.at = at
 		return sampleMerged
+	}
+	if t.maxGap > 0 && at-last.at > t.maxGap && offset > last.offset {
+		t.markGapEnd(at)
 	}
 	t.points = append(t.points, offsetSample{offset: offset, at: at})
 	if len(t.points) > t.maxPoints {
@@ -119,6 +135,33 @@ func (t *offsetTable) appendTime(c int64, upper offsetSample) (at int64, ok bool
 		hi = upper
 	}
 	return interpolate(lo, hi, c), true
+}
+
+// inGap tells whether the estimate for c comes from a gap segment: one whose
+// production was not watched (see maxGap).
+func (t *offsetTable) inGap(c int64, upper offsetSample) bool {
+	n := len(t.points)
+	i := sort.Search(n, func(i int) bool { return t.points[i].offset > c })
+	switch {
+	case i == 0:
+		return false
+	case i < n:
+		return t.isGapEnd(t.points[i])
+	default:
+		return t.maxGap > 0 && upper.at-t.points[n-1].at > t.maxGap
+	}
+}
+
+func (t *offsetTable) isGapEnd(p offsetSample) bool {
+	_, ok := t.gaps[p.at]
+	return ok
+}
+
+func (t *offsetTable) markGapEnd(at int64) {
+	if t.gaps == nil {
+		t.gaps = map[int64]struct{}{}
+	}
+	t.gaps[at] = struct{}{}
 }
 
 // interpolate assumes lo.offset <= c < hi.offset and lo.at < hi.at.
@@ -193,6 +236,12 @@ func (t *offsetTable) thin() {
 		for i, p := range t.points {
 			if !remove[i] {
 				kept = append(kept, p)
+				continue
+			}
+			// The merged segment contains the removed one's gap.
+			if t.isGapEnd(p) {
+				delete(t.gaps, p.at)
+				t.markGapEnd(t.points[i+1].at)
 			}
 		}
 		t.points = kept

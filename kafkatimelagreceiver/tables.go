@@ -11,7 +11,9 @@ import (
 type tableStore struct {
 	mu        sync.Mutex
 	maxPoints int
-	tables    map[topicPartition]*offsetTable
+	// maxGap is given to every table: see offsetTable.maxGap.
+	maxGap int64
+	tables map[topicPartition]*offsetTable
 	// starts holds the last log start offset read for each partition: it
 	// tells when retention deleted records a group never consumed.
 	starts map[topicPartition]int64
@@ -36,10 +38,16 @@ func (s *tableStore) track(partitions map[topicPartition]struct{}) (dropped int)
 	}
 	for tp := range partitions {
 		if _, ok := s.tables[tp]; !ok {
-			s.tables[tp] = newOffsetTable(s.maxPoints)
+			s.tables[tp] = s.newTable()
 		}
 	}
 	return dropped
+}
+
+func (s *tableStore) newTable() *offsetTable {
+	t := newOffsetTable(s.maxPoints)
+	t.maxGap = s.maxGap
+	return t
 }
 
 // partitions returns the tracked partitions, sorted.
@@ -104,6 +112,57 @@ func (s *tableStore) appendTime(tp topicPartition, c int64, upper offsetSample) 
 		return 0, false
 	}
 	return table.appendTime(c, upper)
+}
+
+// inGap tells whether the estimate for c of tp comes from an unwatched
+// stretch of the table; see offsetTable.inGap.
+func (s *tableStore) inGap(tp topicPartition, c int64, upper offsetSample) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	table, ok := s.tables[tp]
+	return ok && table.inGap(c, upper)
+}
+
+// export copies every table with its log start offset, for saving.
+func (s *tableStore) export() []storedTable {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]storedTable, 0, len(s.tables))
+	for tp, t := range s.tables {
+		if len(t.points) == 0 {
+			continue
+		}
+		cp := &offsetTable{
+			points:    append([]offsetSample(nil), t.points...),
+			maxPoints: t.maxPoints,
+			lastRead:  t.lastRead,
+			maxGap:    t.maxGap,
+		}
+		for at := range t.gaps {
+			cp.markGapEnd(at)
+		}
+		start, hasStart := s.starts[tp]
+		out = append(out, storedTable{tp: tp, table: cp, start: start, hasStart: hasStart})
+	}
+	return out
+}
+
+// restore installs saved tables, as the tracked set until the first scrape
+// says which are still wanted. The current configuration's bounds apply.
+func (s *tableStore) restore(tables []storedTable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range tables {
+		st.table.maxPoints = s.maxPoints
+		st.table.maxGap = s.maxGap
+		if len(st.table.points) > s.maxPoints {
+			st.table.thin()
+		}
+		s.tables[st.tp] = st.table
+		if st.hasStart {
+			s.starts[st.tp] = st.start
+		}
+	}
 }
 
 // points returns how many points the tables hold in all.
