@@ -1,0 +1,185 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestCaughtUpGroupOnIdleTopicIsZero(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("idle", 1)
+	k.produce("idle", 0, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+	k.commit("done", "idle", map[int32]int64{0: 2})
+
+	s := startScraper(t, k.testConfig())
+	for range 2 {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		key := pointKey{"done", "idle", 0}
+		require.Equal(t, int64(0), pointsOf(md, "kafka.consumer_group.lag")[key].intValue)
+		tl, ok := pointsOf(md, "kafka.consumer_group.time_lag")[key]
+		require.True(t, ok)
+		require.Equal(t, 0.0, tl.doubleValue)
+	}
+}
+
+// A producer that stopped leaves the table flat at the end: the time lag of
+// a group behind it keeps growing with the clock, finite and correct.
+func TestTimeLagGrowsAfterProducerStops(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("stopped", 1)
+	stamp := time.Now().Add(-3 * time.Second).Truncate(time.Millisecond)
+	k.produce("stopped", 0, stamp, stamp.Add(time.Second))
+	k.commit("late", "stopped", map[int32]int64{0: 1})
+
+	cfg := k.testConfig()
+	cfg.SamplingInterval = 200 * time.Millisecond
+	s := startScraper(t, cfg)
+	key := pointKey{"late", "stopped", 0}
+	var previous float64
+	for i := range 4 {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		tl := pointsOf(md, "kafka.consumer_group.time_lag")[key]
+		truth := tl.timestamp.Sub(stamp.Add(time.Second)).Seconds()
+		require.InDelta(t, truth, tl.doubleValue, 1.0, "scrape %d", i)
+		require.Greater(t, tl.doubleValue, previous)
+		previous = tl.doubleValue
+		time.Sleep(600 * time.Millisecond)
+	}
+}
+
+// A topic deleted and recreated starts its offsets again: the old table and
+// what was read about old records must not leak into the new topic's values.
+func TestTopicRecreatedResetsTable(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("phoenix", 1)
+	old := time.Now().Add(-2 * time.Hour)
+	var stamps []time.Time
+	for i := range 10 {
+		stamps = append(stamps, old.Add(time.Duration(i)*time.Minute))
+	}
+	k.produce("phoenix", 0, stamps...)
+	k.commit("reader", "phoenix", map[int32]int64{0: 2})
+
+	s := startScraper(t, k.testConfig())
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Greater(t, pointsOf(md, "kafka.consumer_group.time_lag")[pointKey{"reader", "phoenix", 0}].doubleValue, 3600.0)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = k.admin.DeleteTopics(ctx, "phoenix")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		resp, err := k.admin.CreateTopic(ctx, 1, 1, nil, "phoenix")
+		return err == nil && resp.Err == nil
+	}, 20*time.Second, 100*time.Millisecond)
+	k.client.PurgeTopicsFromClient("phoenix") // forget the old topic id
+	fresh := time.Now().Add(-5 * time.Second)
+	k.produce("phoenix", 0, fresh, fresh.Add(time.Second), fresh.Add(2*time.Second), fresh.Add(3*time.Second))
+	k.commit("reader", "phoenix", map[int32]int64{0: 2}) // the group starts again on the new topic
+
+	// Wait out the receiver's metadata: sarama learns of the new topic when
+	// the old leader answers for it.
+	var tl point
+	require.Eventually(t, func() bool {
+		md, err = s.scrape(context.Background())
+		var ok bool
+		tl, ok = pointsOf(md, "kafka.consumer_group.time_lag")[pointKey{"reader", "phoenix", 0}]
+		return err == nil && ok && pointsOf(md, "kafka.partition.current_offset")[pointKey{"", "phoenix", 0}].intValue == 4
+	}, 20*time.Second, 200*time.Millisecond)
+	require.Equal(t, int64(2), pointsOf(md, "kafka.consumer_group.lag")[pointKey{"reader", "phoenix", 0}].intValue)
+	truth := tl.timestamp.Sub(fresh.Add(2 * time.Second)).Seconds()
+	require.InDelta(t, truth, tl.doubleValue, 1.0, "time lag comes from the new topic's records, not the old table")
+	s.tables.mu.Lock()
+	oldest, _ := s.tables.tables[topicPartition{"phoenix", 0}].oldest()
+	s.tables.mu.Unlock()
+	require.LessOrEqual(t, oldest.offset, int64(4), "the table was reset: nothing left of the old log's end offset 10")
+}
+
+// Retention deleted records the group never read: lag still counts from the
+// committed offset, time lag comes from the oldest record still there, and
+// lost_messages says how many are gone.
+func TestCommittedBelowLogStart(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("retained", 1)
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	var stamps []time.Time
+	for i := range 10 {
+		stamps = append(stamps, base.Add(time.Duration(i)*time.Minute))
+	}
+	k.produce("retained", 0, stamps...)
+	k.commit("slowpoke", "retained", map[int32]int64{0: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := k.admin.DeleteRecords(ctx, kadm.Offsets{"retained": {0: {Topic: "retained", Partition: 0, At: 6}}})
+	require.NoError(t, err)
+	require.NoError(t, resp.Error())
+
+	s := startScraper(t, k.testConfig())
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	key := pointKey{"slowpoke", "retained", 0}
+	require.Equal(t, int64(8), pointsOf(md, "kafka.consumer_group.lag")[key].intValue)
+	require.Equal(t, int64(4), pointsOf(md, "kafka.consumer_group.lost_messages")[key].intValue)
+	tl := pointsOf(md, "kafka.consumer_group.time_lag")[key]
+	require.InDelta(t, tl.timestamp.Sub(stamps[6]).Seconds(), tl.doubleValue, 1.0)
+}
+
+func TestCommittedAboveEndOffset(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("short", 1)
+	k.produce("short", 0, time.Now())
+	k.commit("ahead", "short", map[int32]int64{0: 50})
+
+	s := startScraper(t, k.testConfig())
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	key := pointKey{"ahead", "short", 0}
+	require.Equal(t, int64(0), pointsOf(md, "kafka.consumer_group.lag")[key].intValue)
+	tl, ok := pointsOf(md, "kafka.consumer_group.time_lag")[key]
+	require.True(t, ok)
+	require.Equal(t, 0.0, tl.doubleValue)
+}
+
+// TestRecordReadsAreBoundedAndCached: out-of-table groups cost one Fetch per
+// broker per scrape while their commits move, none while they stand still, and
+// never more records than max_record_reads_per_scrape.
+func TestRecordReadsAreBoundedAndCached(t *testing.T) {
+	k := newTestKafka(t, 3)
+	k.createTopic("history", 30)
+	old := time.Now().Add(-30 * time.Minute)
+	offsets := map[int32]int64{}
+	for p := range int32(30) {
+		k.produce("history", p, old, old.Add(time.Second), old.Add(2*time.Second))
+		offsets[p] = 1
+	}
+	k.commit("behind", "history", offsets)
+
+	cfg := k.testConfig()
+	cfg.MaxRecordReadsPerScrape = 20
+	s := startScraper(t, cfg)
+	fetchesBefore := k.requests(int16(kmsg.Fetch))
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	fetches := k.requests(int16(kmsg.Fetch)) - fetchesBefore
+	t.Logf("first scrape: %d Fetch requests for 20 capped record reads over 3 brokers", fetches)
+	require.LessOrEqual(t, fetches, int64(3))
+	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 20, "the cap bounds the estimates of this scrape")
+
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 30, "the rest are read on the next scrape")
+
+	fetchesBefore = k.requests(int16(kmsg.Fetch))
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, fetchesBefore, k.requests(int16(kmsg.Fetch)), "unchanged commits cost no Fetch")
+	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 30)
+}
