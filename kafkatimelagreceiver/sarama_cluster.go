@@ -463,37 +463,58 @@ func (c *saramaCluster) recordTimestamps(ctx context.Context, records []recordAt
 			errs = append(errs, err)
 		}
 		err = perBroker(ctx, byLeader, func(b *sarama.Broker, tps []topicPartition) error {
-			req := c.newFetchRequest()
-			for _, tp := range tps {
-				req.AddBlock(tp.topic, tp.partition, offsetOf[tp], fetchBytesPerPartition, -1)
+			// A partition whose batch does not fit the limits comes back
+			// empty unless it is first in the response (KIP-74), so the
+			// empty ones go again, until a request makes no progress.
+			pending := tps
+			for len(pending) > 0 {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
+				}
+				req := c.newFetchRequest()
+				for _, tp := range pending {
+					req.AddBlock(tp.topic, tp.partition, offsetOf[tp], fetchBytesPerPartition, -1)
+				}
+				resp, err := b.Fetch(req)
+				c.metrics.request(ctx, "Fetch", err)
+				if err != nil {
+					return fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
+				}
+				var (
+					errs  []error
+					again []topicPartition
+				)
+				mu.Lock()
+				for _, tp := range pending {
+					at := recordAt{tp, offsetOf[tp]}
+					block := resp.GetBlock(tp.topic, tp.partition)
+					if block == nil {
+						errs = append(errs, fmt.Errorf("fetch record %s/%d@%d from broker %d: no answer", tp.topic, tp.partition, at.offset, b.ID()))
+						continue
+					}
+					if errors.Is(block.Err, sarama.ErrOffsetOutOfRange) {
+						continue // deleted by retention, or not written yet
+					}
+					if !errors.Is(block.Err, sarama.ErrNoError) {
+						errs = append(errs, fmt.Errorf("fetch record %s/%d@%d from broker %d: %w", tp.topic, tp.partition, at.offset, b.ID(), block.Err))
+						continue
+					}
+					if ts, ok := firstRecordAtOrAfter(block, at.offset); ok {
+						out[at] = ts
+					} else if block.HighWaterMarkOffset > at.offset {
+						again = append(again, tp)
+					}
+				}
+				mu.Unlock()
+				if len(errs) > 0 {
+					return errors.Join(errs...)
+				}
+				if len(again) == len(pending) {
+					return fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), len(again))
+				}
+				pending = again
 			}
-			resp, err := b.Fetch(req)
-			c.metrics.request(ctx, "Fetch", err)
-			if err != nil {
-				return fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
-			}
-			var errs []error
-			mu.Lock()
-			defer mu.Unlock()
-			for _, tp := range tps {
-				at := recordAt{tp, offsetOf[tp]}
-				block := resp.GetBlock(tp.topic, tp.partition)
-				if block == nil {
-					errs = append(errs, fmt.Errorf("fetch record %s/%d@%d from broker %d: no answer", tp.topic, tp.partition, at.offset, b.ID()))
-					continue
-				}
-				if errors.Is(block.Err, sarama.ErrOffsetOutOfRange) {
-					continue // deleted by retention, or not written yet
-				}
-				if !errors.Is(block.Err, sarama.ErrNoError) {
-					errs = append(errs, fmt.Errorf("fetch record %s/%d@%d from broker %d: %w", tp.topic, tp.partition, at.offset, b.ID(), block.Err))
-					continue
-				}
-				if ts, ok := firstRecordAtOrAfter(block, at.offset); ok {
-					out[at] = ts
-				}
-			}
-			return errors.Join(errs...)
+			return nil
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -502,12 +523,14 @@ func (c *saramaCluster) recordTimestamps(ctx context.Context, records []recordAt
 	return out, errors.Join(errs...)
 }
 
-// fetchBytesPerPartition is small: we want one record's timestamp, and the
-// broker always returns at least the first batch whole, whatever the limit.
-const fetchBytesPerPartition = 1024
+// fetchBytesPerPartition is Kafka's default max.message.bytes: a batch up to
+// that size fits, so one record's timestamp never needs a second read of the
+// same partition. The response limit (newFetchRequest) bounds the memory of a
+// request; partitions it cut off are asked again.
+const fetchBytesPerPartition = 1 << 20
 
 func (c *saramaCluster) newFetchRequest() *sarama.FetchRequest {
-	req := &sarama.FetchRequest{MaxWaitTime: 0, MinBytes: 1, MaxBytes: 1 << 20, Isolation: sarama.ReadUncommitted}
+	req := &sarama.FetchRequest{MaxWaitTime: 0, MinBytes: 1, MaxBytes: 8 << 20, Isolation: sarama.ReadUncommitted}
 	v := c.config.Version
 	switch {
 	case v.IsAtLeast(sarama.V2_3_0_0):
