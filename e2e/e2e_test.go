@@ -1,0 +1,472 @@
+//go:build e2e
+
+// Package e2e runs the built collector distribution against the in-process
+// demo cluster and checks what it exports over OTLP/HTTP. Run it with
+// `make e2e` (or `make test`), which builds the binary and passes its path in
+// OTELCOL_BIN.
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/demo"
+)
+
+const (
+	metricLag     = "kafka.consumer_group.lag"
+	metricTimeLag = "kafka.consumer_group.time_lag"
+
+	// deadline bounds each wait. It is generous because CI runs this on two
+	// busy cores with the race detector on the demo side.
+	deadline = 90 * time.Second
+)
+
+func TestCollectorReportsLagAndTimeLag(t *testing.T) {
+	bin := os.Getenv("OTELCOL_BIN")
+	if bin == "" {
+		t.Fatal("OTELCOL_BIN is not set; run `make e2e`, which builds the collector and sets it")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("collector binary OTELCOL_BIN=%s: %v (run `make build`)", bin, err)
+	}
+
+	cluster := startDemo(t)
+	sink := startOTLPSink(t)
+	healthPort := freePort(t)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "config.yaml")
+	cfg := collectorConfig(cluster.Addrs(), sink.URL, healthPort)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatalf("write collector config: %v", err)
+	}
+	t.Logf("collector config:\n%s", cfg)
+
+	col := startCollector(t, bin, cfgPath, filepath.Join(dir, "collector.log"))
+	waitHealthy(t, col, healthPort)
+
+	var last string
+	ok := poll(func() bool {
+		if col.exited() {
+			return true
+		}
+		var verdict error
+		last, verdict = judge(sink.snapshot())
+		return verdict == nil
+	})
+	if col.exited() {
+		t.Fatalf("collector exited early: %v\n%s", col.err(), col.logTail())
+	}
+	if !ok {
+		t.Fatalf("no export met the expectations within %s; last verdict:\n%s\ncollector log:\n%s", deadline, last, col.logTail())
+	}
+	t.Logf("expectations met:\n%s", last)
+}
+
+// judge checks one snapshot of the latest exported values and returns a
+// description of what it saw plus nil, or the first unmet expectation.
+func judge(s series) (string, error) {
+	var b strings.Builder
+	groups := []string{demo.GroupOrdersFast, demo.GroupAuditBatch, demo.GroupPaymentsStalled, demo.GroupInventory, demo.GroupClicksReader}
+	for _, g := range groups {
+		fmt.Fprintf(&b, "  %-22s lag sum %6d over %d partitions, time lag max %8.1fs over %d partitions\n",
+			g, int64(s.sum(metricLag, g)), s.count(metricLag, g), s.max(metricTimeLag, g), s.count(metricTimeLag, g))
+	}
+	desc := b.String()
+
+	for _, g := range groups {
+		if s.count(metricLag, g) == 0 {
+			return desc, fmt.Errorf("no %s for group %s yet", metricLag, g)
+		}
+	}
+	for _, g := range []string{demo.GroupOrdersFast, demo.GroupAuditBatch} {
+		if s.count(metricTimeLag, g) == 0 {
+			return desc, fmt.Errorf("no %s for group %s yet", metricTimeLag, g)
+		}
+	}
+	if n := s.count(metricLag, demo.GroupOrdersFast); n != 6 {
+		return desc, fmt.Errorf("%s has lag for %d orders partitions, want 6", demo.GroupOrdersFast, n)
+	}
+
+	auditTime, ordersTime := s.max(metricTimeLag, demo.GroupAuditBatch), s.max(metricTimeLag, demo.GroupOrdersFast)
+	auditLag, ordersLag := s.sum(metricLag, demo.GroupAuditBatch), s.sum(metricLag, demo.GroupOrdersFast)
+	switch {
+	// audit-batch sits on a record backdated 12 minutes at startup; the test
+	// adds at most a few minutes to that.
+	case auditTime < 10*60 || auditTime > 30*60:
+		return desc, fmt.Errorf("audit-batch time lag %.1fs, want 10-30 minutes", auditTime)
+	// orders-fast commits records once they are 2s old, every second.
+	case ordersTime < 0 || ordersTime > 120:
+		return desc, fmt.Errorf("orders-fast time lag %.1fs, want seconds (0-120s)", ordersTime)
+	case auditTime < 10*ordersTime:
+		return desc, fmt.Errorf("audit-batch time lag %.1fs is not >> orders-fast's %.1fs", auditTime, ordersTime)
+	case auditLag < 1 || auditLag > 200:
+		return desc, fmt.Errorf("audit-batch offset lag %.0f, want a few to tens of records", auditLag)
+	case ordersLag < 5*auditLag:
+		return desc, fmt.Errorf("orders-fast offset lag %.0f is not far larger than audit-batch's %.0f", ordersLag, auditLag)
+	}
+	return desc, nil
+}
+
+func startDemo(t *testing.T) *demo.Demo {
+	t.Helper()
+	logs := &lockedBuffer{}
+	d, err := demo.Start(t.Context(), demo.Options{
+		Logger: log.New(logs, "kafkademo: ", log.Lmicroseconds),
+		// A few hundred records/s keeps orders-fast hundreds of records
+		// behind without starving the collector of CPU.
+		OrdersRate: 300,
+		// The batch job must not run during the test: its commit would
+		// erase the seeded minutes of time lag the test looks for.
+		AuditBatchEvery: time.Hour,
+	})
+	if err != nil {
+		t.Fatalf("start demo cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		d.Close()
+		if t.Failed() {
+			t.Logf("demo events:\n%s", logs)
+		}
+	})
+	t.Logf("demo cluster on %v", d.Addrs())
+	return d
+}
+
+func collectorConfig(brokers []string, otlpURL string, healthPort int) string {
+	quoted := make([]string, len(brokers))
+	for i, b := range brokers {
+		quoted[i] = strconv.Quote(b)
+	}
+	return fmt.Sprintf(`receivers:
+  kafka_time_lag:
+    brokers: [%s]
+    collection_interval: 2s
+    sampling_interval: 1s
+exporters:
+  otlp_http:
+    endpoint: %s
+    retry_on_failure:
+      enabled: false
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:%d
+service:
+  extensions: [health_check]
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [kafka_time_lag]
+      exporters: [otlp_http]
+`, strings.Join(quoted, ", "), otlpURL, healthPort)
+}
+
+// seriesKey identifies one data point stream.
+type seriesKey struct {
+	metric, group, topic string
+	partition            int64
+}
+
+// series holds the latest value of each stream.
+type series map[seriesKey]float64
+
+func (s series) each(metric, group string, fn func(float64)) {
+	for k, v := range s {
+		if k.metric == metric && k.group == group {
+			fn(v)
+		}
+	}
+}
+
+func (s series) count(metric, group string) int {
+	n := 0
+	s.each(metric, group, func(float64) { n++ })
+	return n
+}
+
+func (s series) sum(metric, group string) float64 {
+	var n float64
+	s.each(metric, group, func(v float64) { n += v })
+	return n
+}
+
+func (s series) max(metric, group string) float64 {
+	m := -1.0
+	s.each(metric, group, func(v float64) { m = max(m, v) })
+	return m
+}
+
+// otlpSink is an OTLP/HTTP metrics endpoint that keeps the latest value of
+// every per-partition lag stream it receives.
+type otlpSink struct {
+	*httptest.Server
+	mu     sync.Mutex
+	latest series
+}
+
+func startOTLPSink(t *testing.T) *otlpSink {
+	t.Helper()
+	s := &otlpSink{latest: series{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *otlpSink) snapshot() series {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(series, len(s.latest))
+	for k, v := range s.latest {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *otlpSink) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/metrics" {
+		http.Error(w, "only POST /v1/metrics is served", http.StatusNotFound)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := pmetricotlp.NewExportRequest()
+	if err := req.UnmarshalProto(body); err != nil {
+		http.Error(w, "decode ExportMetricsServiceRequest: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.record(req.Metrics())
+
+	resp, err := pmetricotlp.NewExportResponse().MarshalProto()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(resp)
+}
+
+// readBody undoes the exporter's default gzip compression.
+func readBody(r *http.Request) ([]byte, error) {
+	var rd io.Reader = r.Body
+	switch enc := r.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		defer zr.Close()
+		rd = zr
+	default:
+		return nil, fmt.Errorf("unsupported Content-Encoding %q", enc)
+	}
+	return io.ReadAll(rd)
+}
+
+func (s *otlpSink) record(md pmetric.Metrics) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				if m.Type() != pmetric.MetricTypeGauge || (m.Name() != metricLag && m.Name() != metricTimeLag) {
+					continue
+				}
+				dps := m.Gauge().DataPoints()
+				for l := range dps.Len() {
+					dp := dps.At(l)
+					key, ok := keyOf(m.Name(), dp.Attributes())
+					if !ok {
+						continue
+					}
+					s.latest[key] = value(dp)
+				}
+			}
+		}
+	}
+}
+
+func keyOf(metric string, attrs pcommon.Map) (seriesKey, bool) {
+	group, gok := attrs.Get("group")
+	topic, tok := attrs.Get("topic")
+	partition, pok := attrs.Get("partition")
+	if !gok || !tok || !pok {
+		return seriesKey{}, false
+	}
+	return seriesKey{metric: metric, group: group.Str(), topic: topic.Str(), partition: partition.Int()}, true
+}
+
+func value(dp pmetric.NumberDataPoint) float64 {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(dp.IntValue())
+	}
+	return dp.DoubleValue()
+}
+
+// collector is the running distribution binary.
+type collector struct {
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	waitErr error
+}
+
+func startCollector(t *testing.T, bin, cfgPath, logPath string) *collector {
+	t.Helper()
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("create collector log: %v", err)
+	}
+	cmd := exec.Command(bin, "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("start collector %s: %v", bin, err)
+	}
+	c := &collector{cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		c.waitErr = cmd.Wait()
+		logFile.Close()
+		close(c.done)
+	}()
+	t.Cleanup(func() { c.stop(t) })
+	return c
+}
+
+func (c *collector) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// err is the process's exit error; call it only after exited reports true.
+func (c *collector) err() error { return c.waitErr }
+
+// stop sends SIGTERM, as a service manager would, and waits for a clean
+// exit; it kills the process only if the shutdown hangs.
+func (c *collector) stop(t *testing.T) {
+	if c.exited() {
+		return
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("SIGTERM collector: %v", err)
+	}
+	select {
+	case <-c.done:
+		if c.waitErr != nil {
+			t.Errorf("collector exited with %v after SIGTERM\n%s", c.waitErr, c.logTail())
+		}
+	case <-time.After(30 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		t.Errorf("collector did not exit within 30s of SIGTERM\n%s", c.logTail())
+	}
+}
+
+func (c *collector) logTail() string {
+	b, err := os.ReadFile(c.logPath)
+	if err != nil {
+		return fmt.Sprintf("(collector log unreadable: %v)", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-60):], "\n")
+}
+
+func waitHealthy(t *testing.T, c *collector, port int) {
+	t.Helper()
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	client := &http.Client{Timeout: 2 * time.Second}
+	healthy := poll(func() bool {
+		if c.exited() {
+			return true
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if c.exited() {
+		t.Fatalf("collector exited before becoming healthy: %v\n%s", c.err(), c.logTail())
+	}
+	if !healthy {
+		t.Fatalf("collector not healthy at %s within %s\n%s", url, deadline, c.logTail())
+	}
+}
+
+// poll calls cond every half second until it returns true or deadline
+// passes, and reports whether it did.
+func poll(cond func() bool) bool {
+	for end := time.Now().Add(deadline); ; time.Sleep(500 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
+// freePort returns a port that was free a moment ago. The collector binds it
+// later, so another process could take it in between; on a test machine that
+// is rare enough.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// lockedBuffer collects the demo's event lines from its goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

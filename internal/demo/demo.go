@@ -1,0 +1,372 @@
+// Package demo runs an in-process Kafka cluster (franz-go's kfake) with a
+// workload whose consumer groups show the lag patterns the kafka_time_lag
+// receiver is meant to expose: a busy group a few seconds behind, a quiet
+// batch group minutes behind, a group that stalls, a group that keeps
+// rebalancing and a topic whose producer goes away.
+//
+// It backs `make run` (through cmd/kafkademo) and the end-to-end test, which
+// starts it on free ports.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Topic and group names of the workload. They are exported so that tests and
+// docs can refer to them without repeating string literals.
+const (
+	TopicOrders    = "orders"
+	TopicAudit     = "audit"
+	TopicPayments  = "payments"
+	TopicInventory = "inventory"
+	TopicClicks    = "clicks"
+
+	GroupOrdersFast      = "orders-fast"
+	GroupAuditBatch      = "audit-batch"
+	GroupPaymentsStalled = "payments-stalled"
+	GroupInventory       = "inventory-rebalancing"
+	GroupClicksReader    = "clicks-reader"
+)
+
+// DefaultPorts are the broker ports `make run` and the collector config in
+// the repository root expect.
+var DefaultPorts = []int{9092, 9093, 9094}
+
+// Options configures the cluster and the workload. Zero values select the
+// defaults documented on each field, so Options{} is the `make run` workload
+// on random free ports.
+type Options struct {
+	// Ports are the broker ports, one broker each. Empty starts Brokers
+	// brokers on free ports chosen by the OS.
+	Ports []int
+	// Brokers is the broker count when Ports is empty (default 3).
+	Brokers int
+	// Logger receives one line per workload event. Nil discards them.
+	Logger *log.Logger
+
+	// OrdersRate is records/s produced to orders (default 1000).
+	OrdersRate float64
+	// OrdersPartitions is the partition count of orders (default 6).
+	OrdersPartitions int
+	// OrdersDelay is how far behind the head orders-fast commits: a record
+	// is committed once it is this old (default 2s).
+	OrdersDelay time.Duration
+
+	// AuditEvery is the time between two audit records (default 25s).
+	AuditEvery time.Duration
+	// AuditHistory is how far back the backdated audit records seeded at
+	// startup reach, one record per minute (default 15m).
+	AuditHistory time.Duration
+	// AuditBatchEvery is the period of the audit-batch job, which reads
+	// everything new and commits once per run (default 4m). The first run is
+	// one period after start, so the seeded lag is visible until then.
+	AuditBatchEvery time.Duration
+
+	// PaymentsRate is records/s produced to payments (default 20).
+	PaymentsRate float64
+	// PaymentsStallAfter is how long payments-stalled commits before it stops
+	// committing for good (default 90s).
+	PaymentsStallAfter time.Duration
+
+	// InventoryRate is records/s produced to inventory (default 50).
+	InventoryRate float64
+	// InventoryChurnEvery is the time between two membership changes of
+	// inventory-rebalancing (default 60s).
+	InventoryChurnEvery time.Duration
+	// InventoryMaxMembers bounds inventory-rebalancing's member count, which
+	// walks between 1 and this value (default 3).
+	InventoryMaxMembers int
+
+	// ClicksRate is records/s produced to clicks (default 200).
+	ClicksRate float64
+	// ClicksProduceFor is how long clicks is produced to before its producer
+	// stops (default 3m).
+	ClicksProduceFor time.Duration
+	// ClicksReadRate caps clicks-reader's records/s, below ClicksRate so that
+	// it falls behind (default 100).
+	ClicksReadRate float64
+
+	// StatusEvery is the period of the "status" line with produced counts
+	// (default 30s; negative disables it).
+	StatusEvery time.Duration
+}
+
+// Defaults returns the options Start uses for zero fields (Logger aside).
+func Defaults() Options {
+	o := Options{}.withDefaults()
+	o.Logger = nil
+	return o
+}
+
+func (o Options) withDefaults() Options {
+	setF := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	setD := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	setI := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	setI(&o.Brokers, 3)
+	setF(&o.OrdersRate, 1000)
+	setI(&o.OrdersPartitions, 6)
+	setD(&o.OrdersDelay, 2*time.Second)
+	setD(&o.AuditEvery, 25*time.Second)
+	setD(&o.AuditHistory, 15*time.Minute)
+	setD(&o.AuditBatchEvery, 4*time.Minute)
+	setF(&o.PaymentsRate, 20)
+	setD(&o.PaymentsStallAfter, 90*time.Second)
+	setF(&o.InventoryRate, 50)
+	setD(&o.InventoryChurnEvery, time.Minute)
+	setI(&o.InventoryMaxMembers, 3)
+	setF(&o.ClicksRate, 200)
+	setD(&o.ClicksProduceFor, 3*time.Minute)
+	setF(&o.ClicksReadRate, 100)
+	setD(&o.StatusEvery, 30*time.Second)
+	if o.Logger == nil {
+		o.Logger = log.New(io.Discard, "", 0)
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	var errs []error
+	positive := map[string]float64{
+		"orders rate": o.OrdersRate, "payments rate": o.PaymentsRate,
+		"inventory rate": o.InventoryRate, "clicks rate": o.ClicksRate,
+		"clicks read rate": o.ClicksReadRate,
+		"audit interval":   o.AuditEvery.Seconds(), "audit history": o.AuditHistory.Seconds(),
+		"audit batch interval": o.AuditBatchEvery.Seconds(), "orders delay": o.OrdersDelay.Seconds(),
+		"payments stall-after":     o.PaymentsStallAfter.Seconds(),
+		"inventory churn interval": o.InventoryChurnEvery.Seconds(),
+		"clicks produce-for":       o.ClicksProduceFor.Seconds(),
+	}
+	for name, v := range positive {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, v))
+		}
+	}
+	if o.Brokers < 1 {
+		errs = append(errs, fmt.Errorf("broker count must be at least 1, got %d", o.Brokers))
+	}
+	if o.OrdersPartitions < 1 {
+		errs = append(errs, fmt.Errorf("orders partitions must be at least 1, got %d", o.OrdersPartitions))
+	}
+	if o.InventoryMaxMembers < 1 {
+		errs = append(errs, fmt.Errorf("inventory max members must be at least 1, got %d", o.InventoryMaxMembers))
+	}
+	return errors.Join(errs...)
+}
+
+// Demo is a running cluster and workload. Stop it with Close.
+type Demo struct {
+	opts    Options
+	log     *log.Logger
+	cluster *kfake.Cluster
+	addrs   []string
+
+	// producer is shared by all topics; admin wraps it for topic creation,
+	// offset look-ups and the batch job's commits.
+	producer *kgo.Client
+	admin    *kadm.Client
+
+	counts *counters
+
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// Start starts the cluster, creates the topics, seeds the backdated audit
+// history and starts the workload. The workload runs until ctx is cancelled
+// or Close is called; either way Close must be called to release the
+// cluster and wait for every goroutine.
+func Start(ctx context.Context, opts Options) (*Demo, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("invalid demo options: %w", err)
+	}
+
+	kopts := []kfake.Opt{
+		kfake.NumBrokers(opts.Brokers),
+		kfake.ClusterID("kafkademo"),
+		// kfake only enforces retention.ms (set on orders) from this
+		// cleaner loop, which defaults to once an hour; a minute keeps
+		// the busy topic's memory bounded during a long `make run`.
+		kfake.BrokerConfigs(map[string]string{"log.cleaner.backoff.ms": "60000"}),
+	}
+	if len(opts.Ports) > 0 {
+		kopts = append(kopts, kfake.Ports(opts.Ports...))
+	}
+	cluster, err := kfake.NewCluster(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("start kfake cluster on ports %v: %w", opts.Ports, err)
+	}
+
+	d := &Demo{
+		opts:    opts,
+		log:     opts.Logger,
+		cluster: cluster,
+		addrs:   cluster.ListenAddrs(),
+		counts:  newCounters(),
+	}
+	d.log.Printf("cluster: %d brokers listening on %v", len(d.addrs), d.addrs)
+
+	d.producer, err = kgo.NewClient(
+		kgo.SeedBrokers(d.addrs...),
+		kgo.ClientID("kafkademo-producer"),
+		kgo.ProducerLinger(5*time.Millisecond),
+	)
+	if err != nil {
+		cluster.Close()
+		return nil, fmt.Errorf("create producer client: %w", err)
+	}
+	d.admin = kadm.NewClient(d.producer)
+
+	if err := d.setup(ctx); err != nil {
+		d.producer.Close()
+		cluster.Close()
+		return nil, err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	d.startWorkload(runCtx)
+	return d, nil
+}
+
+// Addrs returns the brokers' host:port addresses.
+func (d *Demo) Addrs() []string { return append([]string(nil), d.addrs...) }
+
+// Close stops the workload, waits for every goroutine it started, then shuts
+// the cluster down. It is safe to call more than once.
+func (d *Demo) Close() {
+	d.closeOnce.Do(func() {
+		d.log.Printf("shutdown: stopping workload")
+		d.cancel()
+		d.wg.Wait()
+		d.producer.Close()
+		d.cluster.Close()
+		d.log.Printf("shutdown: cluster stopped")
+	})
+}
+
+type topicSpec struct {
+	name       string
+	partitions int32
+	configs    map[string]*string
+}
+
+func (d *Demo) topics() []topicSpec {
+	str := func(s string) *string { return &s }
+	return []topicSpec{
+		{name: TopicOrders, partitions: int32(d.opts.OrdersPartitions), configs: map[string]*string{
+			// Only orders is big enough to need retention. The other
+			// topics keep everything so that the lagging groups'
+			// committed records stay readable for the receiver.
+			"retention.ms":  str(strconv.FormatInt((10 * time.Minute).Milliseconds(), 10)),
+			"segment.bytes": str(strconv.Itoa(8 << 20)),
+		}},
+		{name: TopicAudit, partitions: 1},
+		{name: TopicPayments, partitions: 3},
+		{name: TopicInventory, partitions: 4},
+		{name: TopicClicks, partitions: 3},
+	}
+}
+
+func (d *Demo) setup(ctx context.Context) error {
+	rf := int16(min(3, len(d.addrs)))
+	for _, t := range d.topics() {
+		if _, err := d.admin.CreateTopic(ctx, t.partitions, rf, t.configs, t.name); err != nil {
+			return fmt.Errorf("create topic %s: %w", t.name, err)
+		}
+		d.log.Printf("topic %s: created with %d partitions", t.name, t.partitions)
+	}
+	return d.seedAudit(ctx)
+}
+
+func (d *Demo) startWorkload(ctx context.Context) {
+	o := d.opts
+	d.goRun(func() {
+		d.produce(ctx, stream{topic: TopicOrders, rate: o.OrdersRate})
+	})
+	d.goRun(func() {
+		d.produce(ctx, stream{topic: TopicAudit, rate: 1 / o.AuditEvery.Seconds()})
+	})
+	d.goRun(func() {
+		d.produce(ctx, stream{topic: TopicPayments, rate: o.PaymentsRate})
+	})
+	d.goRun(func() {
+		d.produce(ctx, stream{topic: TopicInventory, rate: o.InventoryRate})
+	})
+	d.goRun(func() {
+		d.produce(ctx, stream{topic: TopicClicks, rate: o.ClicksRate, stopAfter: o.ClicksProduceFor})
+	})
+
+	d.goRun(func() {
+		d.consumeLagging(ctx, laggingConsumer{group: GroupOrdersFast, topic: TopicOrders, delay: o.OrdersDelay})
+	})
+	d.goRun(func() {
+		d.consumeLagging(ctx, laggingConsumer{group: GroupPaymentsStalled, topic: TopicPayments, stallAfter: o.PaymentsStallAfter})
+	})
+	d.goRun(func() {
+		d.consumeLagging(ctx, laggingConsumer{group: GroupClicksReader, topic: TopicClicks, readRate: o.ClicksReadRate})
+	})
+	d.goRun(func() { d.runAuditBatch(ctx) })
+	d.goRun(func() { d.runInventoryGroup(ctx) })
+	if o.StatusEvery > 0 {
+		d.goRun(func() { d.reportStatus(ctx) })
+	}
+}
+
+// goRun starts fn as a goroutine that Close waits for.
+func (d *Demo) goRun(fn func()) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		fn()
+	}()
+}
+
+func (d *Demo) reportStatus(ctx context.Context) {
+	t := time.NewTicker(d.opts.StatusEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			d.log.Printf("status: produced %s", d.counts)
+		}
+	}
+}
+
+// sleepCtx waits for d or ctx, reporting whether the full wait elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
