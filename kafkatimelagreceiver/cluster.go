@@ -45,6 +45,9 @@ type cluster interface {
 	// committedOffsets reads the committed offsets of the groups, keyed by
 	// group. Partitions without a committed offset are absent.
 	committedOffsets(ctx context.Context, groups []string) (map[string]map[topicPartition]int64, error)
+	// describeGroups reads the state, protocol and members of the groups,
+	// keyed by group; groups that could not be described are absent.
+	describeGroups(ctx context.Context, groups []string) (map[string]groupDescription, error)
 	// endOffsets reads the high watermark of each partition.
 	endOffsets(ctx context.Context, partitions []topicPartition) (offsetRead, error)
 	// startOffsets reads the log start offset of each partition.

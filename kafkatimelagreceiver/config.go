@@ -7,6 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
@@ -56,6 +57,14 @@ type Config struct {
 	Groups FilterConfig `mapstructure:"groups"`
 	// Topics selects the topics to report.
 	Topics FilterConfig `mapstructure:"topics"`
+	// Status tunes the Burrow-style consumer status. See status_config.go.
+	Status StatusConfig `mapstructure:"status"`
+	// Auth authenticates to the brokers; the same block as in contrib's
+	// kafka receiver and exporter. See security.go.
+	Auth AuthConfig `mapstructure:"auth"`
+	// TLS, when set (even empty), encrypts connections to the brokers;
+	// absent means plaintext, as in contrib's configkafka.
+	TLS *configtls.ClientConfig `mapstructure:"tls"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -104,6 +113,12 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if _, err := newNameFilter("topics", cfg.Topics); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Status.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.validateSecurity(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

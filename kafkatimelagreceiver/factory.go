@@ -37,6 +37,7 @@ func createDefaultConfig() component.Config {
 		StorageInterval:         defaultStorageInterval,
 		Groups:                  FilterConfig{Include: []string{".*"}},
 		Topics:                  FilterConfig{Include: []string{".*"}, Exclude: []string{"^__.*"}},
+		Status:                  StatusConfig{Window: defaultStatusWindow},
 	}
 }
 

@@ -20,7 +20,8 @@ type sampler struct {
 	logger   *zap.Logger
 	// onReset is told which partitions a sample reset, so that what was
 	// learned about their old log is forgotten too.
-	onReset func([]topicPartition)
+	onReset   func([]topicPartition)
+	telemetry *selfTelemetry
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -54,7 +55,9 @@ func (s *sampler) run(ctx context.Context) {
 			return
 		case <-ticker.C:
 		}
-		err := s.sampleOnce(ctx, cycle%startOffsetsEvery == 0)
+		// ACL denials are the scrape's to report, once per scrape; here they
+		// would hold the sampler in a failure streak that never recovers.
+		err := newDeniedSet().filter(s.sampleOnce(ctx, cycle%startOffsetsEvery == 0))
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
 			// Once per failure streak: a down cluster must not flood the log.
@@ -81,6 +84,7 @@ func (s *sampler) sampleOnce(ctx context.Context, withStart bool) error {
 	if len(partitions) == 0 {
 		return nil
 	}
+	defer s.telemetry.samplingDone(ctx, time.Now())
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	read, err := s.cluster.endOffsets(ctx, partitions)

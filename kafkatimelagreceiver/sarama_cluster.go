@@ -49,6 +49,9 @@ func newSaramaConfig(cfg *Config) (*sarama.Config, error) {
 	sc.Metadata.AllowAutoTopicCreation = false
 	sc.Metadata.Retry.Max = 1
 	sc.Metadata.Retry.Backoff = 100 * time.Millisecond
+	if err := configureSecurity(sc, cfg.Auth, cfg.TLS); err != nil {
+		return nil, err
+	}
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("kafka client configuration: %w", err)
 	}
@@ -60,6 +63,7 @@ func newSaramaCluster(cfg *Config, logger *zap.Logger, metrics *requestMetrics) 
 	if err != nil {
 		return nil, err
 	}
+	warnInsecureSecurity(cfg, logger)
 	return &saramaCluster{brokers: cfg.Brokers, config: sc, logger: logger, metrics: metrics}, nil
 }
 
@@ -78,7 +82,7 @@ func (c *saramaCluster) connected() (sarama.Client, error) {
 	}
 	fresh, err := sarama.NewClient(c.brokers, c.config)
 	if err != nil {
-		return nil, fmt.Errorf("connect to brokers %v: %w", c.brokers, err)
+		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -208,7 +212,7 @@ func (c *saramaCluster) committedOffsets(ctx context.Context, groups []string) (
 		coordinator, err := client.Coordinator(g)
 		c.metrics.request(ctx, "FindCoordinator", err)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("find coordinator of group %q: %w", g, err))
+			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
 			continue
 		}
 		byCoordinator[coordinator] = append(byCoordinator[coordinator], g)
@@ -223,7 +227,7 @@ func (c *saramaCluster) committedOffsets(ctx context.Context, groups []string) (
 		for topic, partitions := range blocks {
 			for partition, block := range partitions {
 				if !errors.Is(block.Err, sarama.ErrNoError) {
-					errs = append(errs, fmt.Errorf("committed offset of group %q on %s/%d: %w", group, topic, partition, block.Err))
+					errs = append(errs, topicError(topic, "Describe", fmt.Errorf("committed offset of group %q on %s/%d: %w", group, topic, partition, block.Err)))
 					continue
 				}
 				if block.Offset < 0 {
@@ -267,7 +271,7 @@ func (c *saramaCluster) committedOffsets(ctx context.Context, groups []string) (
 			}
 			if !errors.Is(resp.Err, sarama.ErrNoError) {
 				c.refreshCoordinatorOn(client, g, resp.Err)
-				errs = append(errs, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g, b.ID(), resp.Err))
+				errs = append(errs, groupError(g, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g, b.ID(), resp.Err)))
 				continue
 			}
 			if err := record(g, resp.Blocks); err != nil {
@@ -312,7 +316,7 @@ func (c *saramaCluster) offsetFetchBatch(
 	for _, g := range resp.Groups {
 		if !errors.Is(g.Err, sarama.ErrNoError) {
 			c.refreshCoordinatorOn(client, g.GroupId, g.Err)
-			errs = append(errs, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g.GroupId, b.ID(), g.Err))
+			errs = append(errs, groupError(g.GroupId, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g.GroupId, b.ID(), g.Err)))
 			continue
 		}
 		if err := record(g.GroupId, g.Blocks); err != nil {
@@ -344,11 +348,13 @@ func (c *saramaCluster) byLeader(client sarama.Client, partitions []topicPartiti
 		}
 		leader, err := client.Leader(tp.topic, tp.partition)
 		if err != nil {
-			if errors.Is(err, sarama.ErrUnknownTopicOrPartition) || errors.Is(err, sarama.ErrLeaderNotAvailable) {
-				// Do not ask again for every partition of a missing topic.
+			if errors.Is(err, sarama.ErrUnknownTopicOrPartition) || errors.Is(err, sarama.ErrLeaderNotAvailable) ||
+				errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
+				// Do not ask again for every partition of a missing (or
+				// forbidden) topic.
 				failedTopics[tp.topic] = true
 			}
-			errs = append(errs, fmt.Errorf("find leader of %s/%d: %w", tp.topic, tp.partition, err))
+			errs = append(errs, topicError(tp.topic, "Describe", fmt.Errorf("find leader of %s/%d: %w", tp.topic, tp.partition, err)))
 			continue
 		}
 		out[leader] = append(out[leader], tp)
@@ -398,7 +404,7 @@ func (c *saramaCluster) listOffsets(ctx context.Context, partitions []topicParti
 				continue
 			}
 			if !errors.Is(block.Err, sarama.ErrNoError) {
-				errs = append(errs, fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.topic, tp.partition, b.ID(), block.Err))
+				errs = append(errs, topicError(tp.topic, "Describe", fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.topic, tp.partition, b.ID(), block.Err)))
 				stale[tp.topic] = struct{}{}
 				continue
 			}
@@ -496,7 +502,7 @@ func (c *saramaCluster) recordTimestamps(ctx context.Context, records []recordAt
 						continue // deleted by retention, or not written yet
 					}
 					if !errors.Is(block.Err, sarama.ErrNoError) {
-						errs = append(errs, fmt.Errorf("fetch record %s/%d@%d from broker %d: %w", tp.topic, tp.partition, at.offset, b.ID(), block.Err))
+						errs = append(errs, topicError(tp.topic, "Read", fmt.Errorf("fetch record %s/%d@%d from broker %d: %w", tp.topic, tp.partition, at.offset, b.ID(), block.Err)))
 						continue
 					}
 					if ts, ok := firstRecordAtOrAfter(block, at.offset); ok {

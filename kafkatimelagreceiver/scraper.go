@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -37,7 +38,9 @@ type timeLagScraper struct {
 	cluster    cluster
 	sampler    *sampler
 	receiverID component.ID
+	health     *healthTracker // created at the first scrape
 	state      *stateStorage
+	telemetry  *selfTelemetry
 }
 
 func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper, error) {
@@ -62,6 +65,12 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper
 	}
 	// Three missed samples make a gap: one late sample is noise, not an outage.
 	s.tables.maxGap = int64(gapSamples * cfg.SamplingInterval)
+	tb, err := metadata.NewTelemetryBuilder(settings.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("self-telemetry: %w", err)
+	}
+	s.telemetry = &selfTelemetry{builder: tb}
+	s.requests.telemetry = tb
 	s.newCluster = func() (cluster, error) {
 		return newSaramaCluster(cfg, settings.Logger, s.requests)
 	}
@@ -86,12 +95,13 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	}
 	s.cluster = cl
 	s.sampler = &sampler{
-		cluster:  cl,
-		tables:   s.tables,
-		interval: s.cfg.SamplingInterval,
-		timeout:  s.cfg.requestTimeout(),
-		logger:   s.logger,
-		onReset:  s.records.forget,
+		cluster:   cl,
+		tables:    s.tables,
+		interval:  s.cfg.SamplingInterval,
+		timeout:   s.cfg.requestTimeout(),
+		logger:    s.logger,
+		onReset:   s.records.forget,
+		telemetry: s.telemetry,
 	}
 	s.sampler.start()
 	return nil
@@ -101,6 +111,7 @@ func (s *timeLagScraper) shutdown(ctx context.Context) error {
 	if s.sampler != nil {
 		s.sampler.stop()
 	}
+	defer s.telemetry.shutdown()
 	var errs []error
 	if s.state != nil {
 		errs = append(errs, s.state.stop(ctx))
@@ -115,7 +126,15 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.cluster == nil {
 		return pmetric.NewMetrics(), errors.New("scrape before start")
 	}
+	defer s.telemetry.scrapeDone(ctx, time.Now())
 	var errs scrapererror.ScrapeErrors
+	// Groups and topics an ACL denies are skipped with one warning per
+	// scrape instead of failing it: a denial is a standing decision, and
+	// the rest of the cluster is still worth reporting.
+	denied := newDeniedSet()
+	defer denied.warn(s.logger, "scrape")
+	// complete is whether every group and its commits were read.
+	complete := true
 
 	// Committed offsets are read before end offsets: a commit landing between
 	// the two reads can then only overstate the lag, never make it negative.
@@ -125,6 +144,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			return pmetric.NewMetrics(), fmt.Errorf("list consumer groups: %w", err)
 		}
 		errs.AddPartial(1, fmt.Errorf("list consumer groups: %w", err))
+		complete = false
 	}
 	groups := allGroups[:0:0]
 	for _, g := range allGroups {
@@ -133,9 +153,12 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	committed, err := s.cluster.committedOffsets(ctx, groups)
-	if err != nil {
+	if err = denied.filter(err); err != nil {
 		errs.AddPartial(len(groups)-len(committed), err)
+		complete = false
 	}
+	// What was denied is not described or judged either: nothing is known.
+	groups = denied.allowedGroups(groups)
 	tracked := map[topicPartition]struct{}{}
 	for group, offsets := range committed {
 		for tp := range offsets {
@@ -149,6 +172,15 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			delete(committed, group)
 		}
 	}
+	if !complete {
+		// A partial read cannot tell a partition no group commits on any
+		// more from one whose group or coordinator could not be read: keep
+		// every table until a complete read says which are gone, so that
+		// history survives a broker outage.
+		for _, tp := range s.tables.partitions() {
+			tracked[tp] = struct{}{}
+		}
+	}
 	if dropped := s.tables.track(tracked); dropped > 0 {
 		s.logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped))
 	}
@@ -158,10 +190,12 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	sortPartitions(partitions)
 
-	snap := &snapshot{committed: committed, end: map[topicPartition]int64{}, start: s.tables.startOffsets()}
+	// With nothing to read, the snapshot is of now; otherwise it is re-stamped
+	// with the end-offset read below.
+	snap := &snapshot{at: time.Now().UnixNano(), committed: committed, end: map[topicPartition]int64{}, start: s.tables.startOffsets()}
 	if len(partitions) > 0 {
 		read, err := s.cluster.endOffsets(ctx, partitions)
-		if err != nil {
+		if err = denied.filter(err); err != nil {
 			errs.AddPartial(len(partitions)-len(read.offsets), err)
 		}
 		s.records.forget(s.tables.record(read))
@@ -169,18 +203,28 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		snap.at = read.received.UnixNano()
 		if s.cfg.Metrics.KafkaPartitionOldestOffset.Enabled {
 			startRead, err := s.cluster.startOffsets(ctx, partitions)
-			if err != nil {
+			if err = denied.filter(err); err != nil {
 				errs.AddPartial(len(partitions)-len(startRead.offsets), err)
 			}
 			s.tables.recordStart(startRead)
 			snap.start = s.tables.startOffsets()
 		}
-		if err := s.readOutOfTableRecords(ctx, snap); err != nil {
+		if err := denied.filter(s.readOutOfTableRecords(ctx, snap)); err != nil {
 			errs.AddPartial(0, err)
 		}
 	}
 
+	// Described after the offset reads, so as not to widen the gap between
+	// committed and end offsets that the lag is measured across.
+	described, err := s.describeGroups(ctx, groups)
+	if err != nil {
+		errs.AddPartial(len(groups)-len(described), err)
+	}
+
 	lags := computeLags(snap, s.appendTimeFunc(snap))
+	s.telemetry.estimates(ctx, lags)
+	s.telemetry.tables(ctx, len(tracked), s.tables.points())
+	s.recordGroupHealth(snap, groups, described, lags)
 	s.emit(snap, lags)
 	return s.mb.Emit(), errs.Combine()
 }

@@ -3,11 +3,20 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
 // requestMetrics counts the Kafka requests the receiver sends, by API, and
-// how many of them failed.
+// how many of them failed: in memory for tests and benchmarks, and through
+// the component's MeterProvider when telemetry is set.
 type requestMetrics struct {
+	telemetry *metadata.TelemetryBuilder // nil: in-memory counts only
+
 	mu     sync.Mutex
 	sent   map[string]int64
 	failed map[string]int64
@@ -17,13 +26,22 @@ func newRequestMetrics() *requestMetrics {
 	return &requestMetrics{sent: map[string]int64{}, failed: map[string]int64{}}
 }
 
-func (m *requestMetrics) request(_ context.Context, api string, err error) {
+func (m *requestMetrics) request(ctx context.Context, api string, err error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.sent[api]++
 	if err != nil {
 		m.failed[api]++
 	}
+	m.mu.Unlock()
+	if m.telemetry == nil {
+		return
+	}
+	outcome := "success"
+	if err != nil {
+		outcome = "failure"
+	}
+	m.telemetry.KafkaTimeLagRequests.Add(ctx, 1, metric.WithAttributes(
+		attribute.String("api", api), attribute.String("outcome", outcome)))
 }
 
 // snapshot returns the counts so far, by API.
@@ -39,4 +57,56 @@ func (m *requestMetrics) snapshot() (sent, failed map[string]int64) {
 		failed[k] = v
 	}
 	return sent, failed
+}
+
+// selfTelemetry records the receiver's own metrics. Every method accepts a
+// nil receiver, so code paths built without telemetry (tests) need no checks.
+type selfTelemetry struct {
+	builder *metadata.TelemetryBuilder
+}
+
+func (t *selfTelemetry) scrapeDone(ctx context.Context, started time.Time) {
+	if t == nil {
+		return
+	}
+	t.builder.KafkaTimeLagScrapeDuration.Record(ctx, time.Since(started).Seconds())
+}
+
+func (t *selfTelemetry) samplingDone(ctx context.Context, started time.Time) {
+	if t == nil {
+		return
+	}
+	t.builder.KafkaTimeLagSamplingDuration.Record(ctx, time.Since(started).Seconds())
+}
+
+func (t *selfTelemetry) tables(ctx context.Context, partitions, points int) {
+	if t == nil {
+		return
+	}
+	t.builder.KafkaTimeLagTrackedPartitions.Record(ctx, int64(partitions))
+	t.builder.KafkaTimeLagTablePoints.Record(ctx, int64(points))
+}
+
+func (t *selfTelemetry) estimates(ctx context.Context, lags []partitionLag) {
+	if t == nil {
+		return
+	}
+	var counts [methodRecord + 1]int64
+	for _, pl := range lags {
+		if pl.hasEnd {
+			counts[pl.method]++
+		}
+	}
+	for method, n := range counts {
+		if n > 0 {
+			t.builder.KafkaTimeLagEstimates.Add(ctx, n, metric.WithAttributes(
+				attribute.String("method", estimateMethod(method).String())))
+		}
+	}
+}
+
+func (t *selfTelemetry) shutdown() {
+	if t != nil {
+		t.builder.Shutdown()
+	}
 }

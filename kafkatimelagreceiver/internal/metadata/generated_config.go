@@ -9,6 +9,57 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// KafkaConsumerGroupAssignedPartitionsMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.assigned_partitions metric.
+type KafkaConsumerGroupAssignedPartitionsMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup    KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "group"
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember   KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "member"
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost     KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "host"
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "instance"
+)
+
+// KafkaConsumerGroupAssignedPartitionsMetricConfig provides config for the kafka.consumer_group.assigned_partitions metric.
+type KafkaConsumerGroupAssignedPartitionsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupAssignedPartitionsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupAssignedPartitionsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.assigned_partitions doesn't have an attribute %v, valid attributes: [group, member, host, instance]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaConsumerGroupLagMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.lag metric.
 type KafkaConsumerGroupLagMetricAttributeKey string
 
@@ -207,6 +258,55 @@ func (ms *KafkaConsumerGroupLostMessagesMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaConsumerGroupMembersMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.members metric.
+type KafkaConsumerGroupMembersMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupMembersMetricAttributeKeyGroup    KafkaConsumerGroupMembersMetricAttributeKey = "group"
+	KafkaConsumerGroupMembersMetricAttributeKeyProtocol KafkaConsumerGroupMembersMetricAttributeKey = "protocol"
+)
+
+// KafkaConsumerGroupMembersMetricConfig provides config for the kafka.consumer_group.members metric.
+type KafkaConsumerGroupMembersMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupMembersMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupMembersMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupMembersMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupMembersMetricAttributeKeyGroup, KafkaConsumerGroupMembersMetricAttributeKeyProtocol:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.members doesn't have an attribute %v, valid attributes: [group, protocol]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaConsumerGroupOffsetMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.offset metric.
 type KafkaConsumerGroupOffsetMetricAttributeKey string
 
@@ -245,6 +345,203 @@ func (ms *KafkaConsumerGroupOffsetMetricConfig) Validate() error {
 		case KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition:
 		default:
 			return fmt.Errorf("metric kafka.consumer_group.offset doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupPartitionStatusMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.partition_status metric.
+type KafkaConsumerGroupPartitionStatusMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup     KafkaConsumerGroupPartitionStatusMetricAttributeKey = "group"
+	KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic     KafkaConsumerGroupPartitionStatusMetricAttributeKey = "topic"
+	KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition KafkaConsumerGroupPartitionStatusMetricAttributeKey = "partition"
+	KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus    KafkaConsumerGroupPartitionStatusMetricAttributeKey = "status"
+)
+
+// KafkaConsumerGroupPartitionStatusMetricConfig provides config for the kafka.consumer_group.partition_status metric.
+type KafkaConsumerGroupPartitionStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupPartitionStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupPartitionStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupPartitionStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.partition_status doesn't have an attribute %v, valid attributes: [group, topic, partition, status]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupRebalancesMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.rebalances metric.
+type KafkaConsumerGroupRebalancesMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupRebalancesMetricAttributeKeyGroup KafkaConsumerGroupRebalancesMetricAttributeKey = "group"
+)
+
+// KafkaConsumerGroupRebalancesMetricConfig provides config for the kafka.consumer_group.rebalances metric.
+type KafkaConsumerGroupRebalancesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupRebalancesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupRebalancesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupRebalancesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupRebalancesMetricAttributeKeyGroup:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.rebalances doesn't have an attribute %v, valid attributes: [group]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupStateMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.state metric.
+type KafkaConsumerGroupStateMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupStateMetricAttributeKeyGroup KafkaConsumerGroupStateMetricAttributeKey = "group"
+	KafkaConsumerGroupStateMetricAttributeKeyState KafkaConsumerGroupStateMetricAttributeKey = "state"
+)
+
+// KafkaConsumerGroupStateMetricConfig provides config for the kafka.consumer_group.state metric.
+type KafkaConsumerGroupStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupStateMetricAttributeKeyGroup, KafkaConsumerGroupStateMetricAttributeKeyState:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.state doesn't have an attribute %v, valid attributes: [group, state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupStatusMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.status metric.
+type KafkaConsumerGroupStatusMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupStatusMetricAttributeKeyGroup  KafkaConsumerGroupStatusMetricAttributeKey = "group"
+	KafkaConsumerGroupStatusMetricAttributeKeyStatus KafkaConsumerGroupStatusMetricAttributeKey = "status"
+)
+
+// KafkaConsumerGroupStatusMetricConfig provides config for the kafka.consumer_group.status metric.
+type KafkaConsumerGroupStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupStatusMetricAttributeKeyGroup, KafkaConsumerGroupStatusMetricAttributeKeyStatus:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.status doesn't have an attribute %v, valid attributes: [group, status]", val)
 		}
 	}
 
@@ -456,19 +753,30 @@ func (ms *KafkaPartitionOldestOffsetMetricConfig) Validate() error {
 
 // MetricsConfig provides config for kafka_time_lag metrics.
 type MetricsConfig struct {
-	KafkaConsumerGroupLag          KafkaConsumerGroupLagMetricConfig          `mapstructure:"kafka.consumer_group.lag"`
-	KafkaConsumerGroupLagMax       KafkaConsumerGroupLagMaxMetricConfig       `mapstructure:"kafka.consumer_group.lag_max"`
-	KafkaConsumerGroupLagSum       KafkaConsumerGroupLagSumMetricConfig       `mapstructure:"kafka.consumer_group.lag_sum"`
-	KafkaConsumerGroupLostMessages KafkaConsumerGroupLostMessagesMetricConfig `mapstructure:"kafka.consumer_group.lost_messages"`
-	KafkaConsumerGroupOffset       KafkaConsumerGroupOffsetMetricConfig       `mapstructure:"kafka.consumer_group.offset"`
-	KafkaConsumerGroupTimeLag      KafkaConsumerGroupTimeLagMetricConfig      `mapstructure:"kafka.consumer_group.time_lag"`
-	KafkaConsumerGroupTimeLagMax   KafkaConsumerGroupTimeLagMaxMetricConfig   `mapstructure:"kafka.consumer_group.time_lag_max"`
-	KafkaPartitionCurrentOffset    KafkaPartitionCurrentOffsetMetricConfig    `mapstructure:"kafka.partition.current_offset"`
-	KafkaPartitionOldestOffset     KafkaPartitionOldestOffsetMetricConfig     `mapstructure:"kafka.partition.oldest_offset"`
+	KafkaConsumerGroupAssignedPartitions KafkaConsumerGroupAssignedPartitionsMetricConfig `mapstructure:"kafka.consumer_group.assigned_partitions"`
+	KafkaConsumerGroupLag                KafkaConsumerGroupLagMetricConfig                `mapstructure:"kafka.consumer_group.lag"`
+	KafkaConsumerGroupLagMax             KafkaConsumerGroupLagMaxMetricConfig             `mapstructure:"kafka.consumer_group.lag_max"`
+	KafkaConsumerGroupLagSum             KafkaConsumerGroupLagSumMetricConfig             `mapstructure:"kafka.consumer_group.lag_sum"`
+	KafkaConsumerGroupLostMessages       KafkaConsumerGroupLostMessagesMetricConfig       `mapstructure:"kafka.consumer_group.lost_messages"`
+	KafkaConsumerGroupMembers            KafkaConsumerGroupMembersMetricConfig            `mapstructure:"kafka.consumer_group.members"`
+	KafkaConsumerGroupOffset             KafkaConsumerGroupOffsetMetricConfig             `mapstructure:"kafka.consumer_group.offset"`
+	KafkaConsumerGroupPartitionStatus    KafkaConsumerGroupPartitionStatusMetricConfig    `mapstructure:"kafka.consumer_group.partition_status"`
+	KafkaConsumerGroupRebalances         KafkaConsumerGroupRebalancesMetricConfig         `mapstructure:"kafka.consumer_group.rebalances"`
+	KafkaConsumerGroupState              KafkaConsumerGroupStateMetricConfig              `mapstructure:"kafka.consumer_group.state"`
+	KafkaConsumerGroupStatus             KafkaConsumerGroupStatusMetricConfig             `mapstructure:"kafka.consumer_group.status"`
+	KafkaConsumerGroupTimeLag            KafkaConsumerGroupTimeLagMetricConfig            `mapstructure:"kafka.consumer_group.time_lag"`
+	KafkaConsumerGroupTimeLagMax         KafkaConsumerGroupTimeLagMaxMetricConfig         `mapstructure:"kafka.consumer_group.time_lag_max"`
+	KafkaPartitionCurrentOffset          KafkaPartitionCurrentOffsetMetricConfig          `mapstructure:"kafka.partition.current_offset"`
+	KafkaPartitionOldestOffset           KafkaPartitionOldestOffsetMetricConfig           `mapstructure:"kafka.partition.oldest_offset"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		KafkaConsumerGroupAssignedPartitions: KafkaConsumerGroupAssignedPartitionsMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
+		},
 		KafkaConsumerGroupLag: KafkaConsumerGroupLagMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -489,10 +797,35 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupLostMessagesMetricAttributeKey{KafkaConsumerGroupLostMessagesMetricAttributeKeyGroup, KafkaConsumerGroupLostMessagesMetricAttributeKeyTopic, KafkaConsumerGroupLostMessagesMetricAttributeKeyPartition},
 		},
+		KafkaConsumerGroupMembers: KafkaConsumerGroupMembersMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupMembersMetricAttributeKey{KafkaConsumerGroupMembersMetricAttributeKeyGroup, KafkaConsumerGroupMembersMetricAttributeKeyProtocol},
+		},
 		KafkaConsumerGroupOffset: KafkaConsumerGroupOffsetMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
+		},
+		KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupPartitionStatusMetricAttributeKey{KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus},
+		},
+		KafkaConsumerGroupRebalances: KafkaConsumerGroupRebalancesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
+		},
+		KafkaConsumerGroupState: KafkaConsumerGroupStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupStateMetricAttributeKey{KafkaConsumerGroupStateMetricAttributeKeyGroup, KafkaConsumerGroupStateMetricAttributeKeyState},
+		},
+		KafkaConsumerGroupStatus: KafkaConsumerGroupStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupStatusMetricAttributeKey{KafkaConsumerGroupStatusMetricAttributeKeyGroup, KafkaConsumerGroupStatusMetricAttributeKeyStatus},
 		},
 		KafkaConsumerGroupTimeLag: KafkaConsumerGroupTimeLagMetricConfig{
 			Enabled:             true,

@@ -26,6 +26,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					KafkaConsumerGroupAssignedPartitions: KafkaConsumerGroupAssignedPartitionsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
+					},
 					KafkaConsumerGroupLag: KafkaConsumerGroupLagMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -46,10 +51,35 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupLostMessagesMetricAttributeKey{KafkaConsumerGroupLostMessagesMetricAttributeKeyGroup, KafkaConsumerGroupLostMessagesMetricAttributeKeyTopic, KafkaConsumerGroupLostMessagesMetricAttributeKeyPartition},
 					},
+					KafkaConsumerGroupMembers: KafkaConsumerGroupMembersMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupMembersMetricAttributeKey{KafkaConsumerGroupMembersMetricAttributeKeyGroup, KafkaConsumerGroupMembersMetricAttributeKeyProtocol},
+					},
 					KafkaConsumerGroupOffset: KafkaConsumerGroupOffsetMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
+					},
+					KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionStatusMetricAttributeKey{KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus},
+					},
+					KafkaConsumerGroupRebalances: KafkaConsumerGroupRebalancesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
+					},
+					KafkaConsumerGroupState: KafkaConsumerGroupStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStateMetricAttributeKey{KafkaConsumerGroupStateMetricAttributeKeyGroup, KafkaConsumerGroupStateMetricAttributeKeyState},
+					},
+					KafkaConsumerGroupStatus: KafkaConsumerGroupStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStatusMetricAttributeKey{KafkaConsumerGroupStatusMetricAttributeKeyGroup, KafkaConsumerGroupStatusMetricAttributeKeyStatus},
 					},
 					KafkaConsumerGroupTimeLag: KafkaConsumerGroupTimeLagMetricConfig{
 						Enabled:             true,
@@ -81,6 +111,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					KafkaConsumerGroupAssignedPartitions: KafkaConsumerGroupAssignedPartitionsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
+					},
 					KafkaConsumerGroupLag: KafkaConsumerGroupLagMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -101,10 +136,35 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupLostMessagesMetricAttributeKey{KafkaConsumerGroupLostMessagesMetricAttributeKeyGroup, KafkaConsumerGroupLostMessagesMetricAttributeKeyTopic, KafkaConsumerGroupLostMessagesMetricAttributeKeyPartition},
 					},
+					KafkaConsumerGroupMembers: KafkaConsumerGroupMembersMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupMembersMetricAttributeKey{KafkaConsumerGroupMembersMetricAttributeKeyGroup, KafkaConsumerGroupMembersMetricAttributeKeyProtocol},
+					},
 					KafkaConsumerGroupOffset: KafkaConsumerGroupOffsetMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
+					},
+					KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionStatusMetricAttributeKey{KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus},
+					},
+					KafkaConsumerGroupRebalances: KafkaConsumerGroupRebalancesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
+					},
+					KafkaConsumerGroupState: KafkaConsumerGroupStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStateMetricAttributeKey{KafkaConsumerGroupStateMetricAttributeKeyGroup, KafkaConsumerGroupStateMetricAttributeKeyState},
+					},
+					KafkaConsumerGroupStatus: KafkaConsumerGroupStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStatusMetricAttributeKey{KafkaConsumerGroupStatusMetricAttributeKeyGroup, KafkaConsumerGroupStatusMetricAttributeKeyStatus},
 					},
 					KafkaConsumerGroupTimeLag: KafkaConsumerGroupTimeLagMetricConfig{
 						Enabled:             false,
@@ -136,11 +196,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestKafkaConsumerGroupAssignedPartitionsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupAssignedPartitions
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.assigned_partitions doesn't have an attribute invalid, valid attributes: [group, member, host, instance]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupAssignedPartitions
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestKafkaConsumerGroupLagMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().KafkaConsumerGroupLag
 	require.NoError(t, cfg.Validate())
@@ -189,6 +261,18 @@ func TestKafkaConsumerGroupLostMessagesMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestKafkaConsumerGroupMembersMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupMembers
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupMembersMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.members doesn't have an attribute invalid, valid attributes: [group, protocol]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupMembers
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestKafkaConsumerGroupOffsetMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().KafkaConsumerGroupOffset
 	require.NoError(t, cfg.Validate())
@@ -197,6 +281,54 @@ func TestKafkaConsumerGroupOffsetMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.offset doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupOffset
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupPartitionStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupPartitionStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupPartitionStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.partition_status doesn't have an attribute invalid, valid attributes: [group, topic, partition, status]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupPartitionStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupRebalancesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupRebalances
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupRebalancesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.rebalances doesn't have an attribute invalid, valid attributes: [group]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupRebalances
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.state doesn't have an attribute invalid, valid attributes: [group, state]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.status doesn't have an attribute invalid, valid attributes: [group, status]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupStatus
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -19,7 +19,151 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeMethod specifies the value method attribute.
+type AttributeMethod int
+
+const (
+	_ AttributeMethod = iota
+	AttributeMethodInterpolation
+	AttributeMethodRecordTimestamp
+	AttributeMethodCaughtUp
+	AttributeMethodNone
+)
+
+// String returns the string representation of the AttributeMethod.
+func (av AttributeMethod) String() string {
+	switch av {
+	case AttributeMethodInterpolation:
+		return "interpolation"
+	case AttributeMethodRecordTimestamp:
+		return "record_timestamp"
+	case AttributeMethodCaughtUp:
+		return "caught_up"
+	case AttributeMethodNone:
+		return "none"
+	}
+	return ""
+}
+
+// MapAttributeMethod is a helper map of string to AttributeMethod attribute value.
+var MapAttributeMethod = map[string]AttributeMethod{
+	"interpolation":    AttributeMethodInterpolation,
+	"record_timestamp": AttributeMethodRecordTimestamp,
+	"caught_up":        AttributeMethodCaughtUp,
+	"none":             AttributeMethodNone,
+}
+
+// AttributeOutcome specifies the value outcome attribute.
+type AttributeOutcome int
+
+const (
+	_ AttributeOutcome = iota
+	AttributeOutcomeSuccess
+	AttributeOutcomeFailure
+)
+
+// String returns the string representation of the AttributeOutcome.
+func (av AttributeOutcome) String() string {
+	switch av {
+	case AttributeOutcomeSuccess:
+		return "success"
+	case AttributeOutcomeFailure:
+		return "failure"
+	}
+	return ""
+}
+
+// MapAttributeOutcome is a helper map of string to AttributeOutcome attribute value.
+var MapAttributeOutcome = map[string]AttributeOutcome{
+	"success": AttributeOutcomeSuccess,
+	"failure": AttributeOutcomeFailure,
+}
+
+// AttributeState specifies the value state attribute.
+type AttributeState int
+
+const (
+	_ AttributeState = iota
+	AttributeStateStable
+	AttributeStatePreparingRebalance
+	AttributeStateCompletingRebalance
+	AttributeStateEmpty
+	AttributeStateDead
+	AttributeStateUnknown
+)
+
+// String returns the string representation of the AttributeState.
+func (av AttributeState) String() string {
+	switch av {
+	case AttributeStateStable:
+		return "Stable"
+	case AttributeStatePreparingRebalance:
+		return "PreparingRebalance"
+	case AttributeStateCompletingRebalance:
+		return "CompletingRebalance"
+	case AttributeStateEmpty:
+		return "Empty"
+	case AttributeStateDead:
+		return "Dead"
+	case AttributeStateUnknown:
+		return "Unknown"
+	}
+	return ""
+}
+
+// MapAttributeState is a helper map of string to AttributeState attribute value.
+var MapAttributeState = map[string]AttributeState{
+	"Stable":              AttributeStateStable,
+	"PreparingRebalance":  AttributeStatePreparingRebalance,
+	"CompletingRebalance": AttributeStateCompletingRebalance,
+	"Empty":               AttributeStateEmpty,
+	"Dead":                AttributeStateDead,
+	"Unknown":             AttributeStateUnknown,
+}
+
+// AttributeStatus specifies the value status attribute.
+type AttributeStatus int
+
+const (
+	_ AttributeStatus = iota
+	AttributeStatusOK
+	AttributeStatusWARN
+	AttributeStatusSTALL
+	AttributeStatusSTOP
+	AttributeStatusREWIND
+)
+
+// String returns the string representation of the AttributeStatus.
+func (av AttributeStatus) String() string {
+	switch av {
+	case AttributeStatusOK:
+		return "OK"
+	case AttributeStatusWARN:
+		return "WARN"
+	case AttributeStatusSTALL:
+		return "STALL"
+	case AttributeStatusSTOP:
+		return "STOP"
+	case AttributeStatusREWIND:
+		return "REWIND"
+	}
+	return ""
+}
+
+// MapAttributeStatus is a helper map of string to AttributeStatus attribute value.
+var MapAttributeStatus = map[string]AttributeStatus{
+	"OK":     AttributeStatusOK,
+	"WARN":   AttributeStatusWARN,
+	"STALL":  AttributeStatusSTALL,
+	"STOP":   AttributeStatusSTOP,
+	"REWIND": AttributeStatusREWIND,
+}
+
 var MetricsInfo = metricsInfo{
+	KafkaConsumerGroupAssignedPartitions: metricInfo{
+		Name:       "kafka.consumer_group.assigned_partitions",
+		Attributes: []string{"group", "member", "host", "instance"},
+	},
 	KafkaConsumerGroupLag: metricInfo{
 		Name:       "kafka.consumer_group.lag",
 		Attributes: []string{"group", "topic", "partition"},
@@ -36,9 +180,29 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.consumer_group.lost_messages",
 		Attributes: []string{"group", "topic", "partition"},
 	},
+	KafkaConsumerGroupMembers: metricInfo{
+		Name:       "kafka.consumer_group.members",
+		Attributes: []string{"group", "protocol"},
+	},
 	KafkaConsumerGroupOffset: metricInfo{
 		Name:       "kafka.consumer_group.offset",
 		Attributes: []string{"group", "topic", "partition"},
+	},
+	KafkaConsumerGroupPartitionStatus: metricInfo{
+		Name:       "kafka.consumer_group.partition_status",
+		Attributes: []string{"group", "topic", "partition", "status"},
+	},
+	KafkaConsumerGroupRebalances: metricInfo{
+		Name:       "kafka.consumer_group.rebalances",
+		Attributes: []string{"group"},
+	},
+	KafkaConsumerGroupState: metricInfo{
+		Name:       "kafka.consumer_group.state",
+		Attributes: []string{"group", "state"},
+	},
+	KafkaConsumerGroupStatus: metricInfo{
+		Name:       "kafka.consumer_group.status",
+		Attributes: []string{"group", "status"},
 	},
 	KafkaConsumerGroupTimeLag: metricInfo{
 		Name:       "kafka.consumer_group.time_lag",
@@ -59,20 +223,124 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	KafkaConsumerGroupLag          metricInfo
-	KafkaConsumerGroupLagMax       metricInfo
-	KafkaConsumerGroupLagSum       metricInfo
-	KafkaConsumerGroupLostMessages metricInfo
-	KafkaConsumerGroupOffset       metricInfo
-	KafkaConsumerGroupTimeLag      metricInfo
-	KafkaConsumerGroupTimeLagMax   metricInfo
-	KafkaPartitionCurrentOffset    metricInfo
-	KafkaPartitionOldestOffset     metricInfo
+	KafkaConsumerGroupAssignedPartitions metricInfo
+	KafkaConsumerGroupLag                metricInfo
+	KafkaConsumerGroupLagMax             metricInfo
+	KafkaConsumerGroupLagSum             metricInfo
+	KafkaConsumerGroupLostMessages       metricInfo
+	KafkaConsumerGroupMembers            metricInfo
+	KafkaConsumerGroupOffset             metricInfo
+	KafkaConsumerGroupPartitionStatus    metricInfo
+	KafkaConsumerGroupRebalances         metricInfo
+	KafkaConsumerGroupState              metricInfo
+	KafkaConsumerGroupStatus             metricInfo
+	KafkaConsumerGroupTimeLag            metricInfo
+	KafkaConsumerGroupTimeLagMax         metricInfo
+	KafkaPartitionCurrentOffset          metricInfo
+	KafkaPartitionOldestOffset           metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricKafkaConsumerGroupAssignedPartitions struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        KafkaConsumerGroupAssignedPartitionsMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.assigned_partitions metric with initial data.
+func (m *metricKafkaConsumerGroupAssignedPartitions) init() {
+	m.data.SetName("kafka.consumer_group.assigned_partitions")
+	m.data.SetDescription("Partitions assigned to the group's members sharing a client.id, host and instance. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.")
+	m.data.SetUnit("{partition}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupAssignedPartitions) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, memberAttributeValue string, hostAttributeValue string, instanceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember) {
+		dp.Attributes().PutStr("member", memberAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost) {
+		dp.Attributes().PutStr("host", hostAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance) {
+		dp.Attributes().PutStr("instance", instanceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupAssignedPartitions) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupAssignedPartitions) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupAssignedPartitions(cfg KafkaConsumerGroupAssignedPartitionsMetricConfig) metricKafkaConsumerGroupAssignedPartitions {
+	m := metricKafkaConsumerGroupAssignedPartitions{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricKafkaConsumerGroupLag struct {
@@ -449,6 +717,98 @@ func newMetricKafkaConsumerGroupLostMessages(cfg KafkaConsumerGroupLostMessagesM
 	return m
 }
 
+type metricKafkaConsumerGroupMembers struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        KafkaConsumerGroupMembersMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.members metric with initial data.
+func (m *metricKafkaConsumerGroupMembers) init() {
+	m.data.SetName("kafka.consumer_group.members")
+	m.data.SetDescription("Members of the group. Omitted when the group could not be described.")
+	m.data.SetUnit("{member}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupMembers) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, protocolAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupMembersMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupMembersMetricAttributeKeyProtocol) {
+		dp.Attributes().PutStr("protocol", protocolAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupMembers) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupMembers) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupMembers(cfg KafkaConsumerGroupMembersMetricConfig) metricKafkaConsumerGroupMembers {
+	m := metricKafkaConsumerGroupMembers{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricKafkaConsumerGroupOffset struct {
 	data          pmetric.Metric                       // data buffer for generated metric.
 	config        KafkaConsumerGroupOffsetMetricConfig // metric config provided by user.
@@ -536,6 +896,379 @@ func (m *metricKafkaConsumerGroupOffset) emit(metrics pmetric.MetricSlice) {
 
 func newMetricKafkaConsumerGroupOffset(cfg KafkaConsumerGroupOffsetMetricConfig) metricKafkaConsumerGroupOffset {
 	m := metricKafkaConsumerGroupOffset{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupPartitionStatus struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        KafkaConsumerGroupPartitionStatusMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.partition_status metric with initial data.
+func (m *metricKafkaConsumerGroupPartitionStatus) init() {
+	m.data.SetName("kafka.consumer_group.partition_status")
+	m.data.SetDescription("The group's Burrow-style status on the partition, one point per status: 1 for the current one, 0 for the others. See kafka.consumer_group.status for the rules.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupPartitionStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64, statusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus) {
+		dp.Attributes().PutStr("status", statusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupPartitionStatus) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupPartitionStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupPartitionStatus(cfg KafkaConsumerGroupPartitionStatusMetricConfig) metricKafkaConsumerGroupPartitionStatus {
+	m := metricKafkaConsumerGroupPartitionStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupRebalances struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        KafkaConsumerGroupRebalancesMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.rebalances metric with initial data.
+func (m *metricKafkaConsumerGroupRebalances) init() {
+	m.data.SetName("kafka.consumer_group.rebalances")
+	m.data.SetDescription("Rebalances of the group observed since the receiver started. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. A group missing from two consecutive scrapes starts again from 0.")
+	m.data.SetUnit("{rebalance}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupRebalances) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupRebalancesMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupRebalances) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupRebalances) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupRebalances(cfg KafkaConsumerGroupRebalancesMetricConfig) metricKafkaConsumerGroupRebalances {
+	m := metricKafkaConsumerGroupRebalances{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupState struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        KafkaConsumerGroupStateMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.state metric with initial data.
+func (m *metricKafkaConsumerGroupState) init() {
+	m.data.SetName("kafka.consumer_group.state")
+	m.data.SetDescription("The group's state, one point per state: 1 for the current one, 0 for the others. Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, stateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStateMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStateMetricAttributeKeyState) {
+		dp.Attributes().PutStr("state", stateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupState) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupState(cfg KafkaConsumerGroupStateMetricConfig) metricKafkaConsumerGroupState {
+	m := metricKafkaConsumerGroupState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupStatus struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        KafkaConsumerGroupStatusMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.status metric with initial data.
+func (m *metricKafkaConsumerGroupStatus) init() {
+	m.data.SetName("kafka.consumer_group.status")
+	m.data.SetDescription("The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, statusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStatusMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStatusMetricAttributeKeyStatus) {
+		dp.Attributes().PutStr("status", statusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupStatus) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupStatus(cfg KafkaConsumerGroupStatusMetricConfig) metricKafkaConsumerGroupStatus {
+	m := metricKafkaConsumerGroupStatus{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -918,22 +1651,28 @@ func newMetricKafkaPartitionOldestOffset(cfg KafkaPartitionOldestOffsetMetricCon
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                               MetricsBuilderConfig // config of the metrics builder.
-	startTime                            pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                      int                  // maximum observed number of metrics per resource.
-	metricsBuffer                        pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                            component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter       map[string]filter.Filter
-	resourceAttributeExcludeFilter       map[string]filter.Filter
-	metricKafkaConsumerGroupLag          metricKafkaConsumerGroupLag
-	metricKafkaConsumerGroupLagMax       metricKafkaConsumerGroupLagMax
-	metricKafkaConsumerGroupLagSum       metricKafkaConsumerGroupLagSum
-	metricKafkaConsumerGroupLostMessages metricKafkaConsumerGroupLostMessages
-	metricKafkaConsumerGroupOffset       metricKafkaConsumerGroupOffset
-	metricKafkaConsumerGroupTimeLag      metricKafkaConsumerGroupTimeLag
-	metricKafkaConsumerGroupTimeLagMax   metricKafkaConsumerGroupTimeLagMax
-	metricKafkaPartitionCurrentOffset    metricKafkaPartitionCurrentOffset
-	metricKafkaPartitionOldestOffset     metricKafkaPartitionOldestOffset
+	config                                     MetricsBuilderConfig // config of the metrics builder.
+	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                            int                  // maximum observed number of metrics per resource.
+	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                  component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter             map[string]filter.Filter
+	resourceAttributeExcludeFilter             map[string]filter.Filter
+	metricKafkaConsumerGroupAssignedPartitions metricKafkaConsumerGroupAssignedPartitions
+	metricKafkaConsumerGroupLag                metricKafkaConsumerGroupLag
+	metricKafkaConsumerGroupLagMax             metricKafkaConsumerGroupLagMax
+	metricKafkaConsumerGroupLagSum             metricKafkaConsumerGroupLagSum
+	metricKafkaConsumerGroupLostMessages       metricKafkaConsumerGroupLostMessages
+	metricKafkaConsumerGroupMembers            metricKafkaConsumerGroupMembers
+	metricKafkaConsumerGroupOffset             metricKafkaConsumerGroupOffset
+	metricKafkaConsumerGroupPartitionStatus    metricKafkaConsumerGroupPartitionStatus
+	metricKafkaConsumerGroupRebalances         metricKafkaConsumerGroupRebalances
+	metricKafkaConsumerGroupState              metricKafkaConsumerGroupState
+	metricKafkaConsumerGroupStatus             metricKafkaConsumerGroupStatus
+	metricKafkaConsumerGroupTimeLag            metricKafkaConsumerGroupTimeLag
+	metricKafkaConsumerGroupTimeLagMax         metricKafkaConsumerGroupTimeLagMax
+	metricKafkaPartitionCurrentOffset          metricKafkaPartitionCurrentOffset
+	metricKafkaPartitionOldestOffset           metricKafkaPartitionOldestOffset
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -955,21 +1694,27 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                               mbc,
-		startTime:                            pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                        pmetric.NewMetrics(),
-		buildInfo:                            settings.BuildInfo,
-		metricKafkaConsumerGroupLag:          newMetricKafkaConsumerGroupLag(mbc.Metrics.KafkaConsumerGroupLag),
-		metricKafkaConsumerGroupLagMax:       newMetricKafkaConsumerGroupLagMax(mbc.Metrics.KafkaConsumerGroupLagMax),
-		metricKafkaConsumerGroupLagSum:       newMetricKafkaConsumerGroupLagSum(mbc.Metrics.KafkaConsumerGroupLagSum),
-		metricKafkaConsumerGroupLostMessages: newMetricKafkaConsumerGroupLostMessages(mbc.Metrics.KafkaConsumerGroupLostMessages),
-		metricKafkaConsumerGroupOffset:       newMetricKafkaConsumerGroupOffset(mbc.Metrics.KafkaConsumerGroupOffset),
-		metricKafkaConsumerGroupTimeLag:      newMetricKafkaConsumerGroupTimeLag(mbc.Metrics.KafkaConsumerGroupTimeLag),
-		metricKafkaConsumerGroupTimeLagMax:   newMetricKafkaConsumerGroupTimeLagMax(mbc.Metrics.KafkaConsumerGroupTimeLagMax),
-		metricKafkaPartitionCurrentOffset:    newMetricKafkaPartitionCurrentOffset(mbc.Metrics.KafkaPartitionCurrentOffset),
-		metricKafkaPartitionOldestOffset:     newMetricKafkaPartitionOldestOffset(mbc.Metrics.KafkaPartitionOldestOffset),
-		resourceAttributeIncludeFilter:       make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:       make(map[string]filter.Filter),
+		config:        mbc,
+		startTime:     pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer: pmetric.NewMetrics(),
+		buildInfo:     settings.BuildInfo,
+		metricKafkaConsumerGroupAssignedPartitions: newMetricKafkaConsumerGroupAssignedPartitions(mbc.Metrics.KafkaConsumerGroupAssignedPartitions),
+		metricKafkaConsumerGroupLag:                newMetricKafkaConsumerGroupLag(mbc.Metrics.KafkaConsumerGroupLag),
+		metricKafkaConsumerGroupLagMax:             newMetricKafkaConsumerGroupLagMax(mbc.Metrics.KafkaConsumerGroupLagMax),
+		metricKafkaConsumerGroupLagSum:             newMetricKafkaConsumerGroupLagSum(mbc.Metrics.KafkaConsumerGroupLagSum),
+		metricKafkaConsumerGroupLostMessages:       newMetricKafkaConsumerGroupLostMessages(mbc.Metrics.KafkaConsumerGroupLostMessages),
+		metricKafkaConsumerGroupMembers:            newMetricKafkaConsumerGroupMembers(mbc.Metrics.KafkaConsumerGroupMembers),
+		metricKafkaConsumerGroupOffset:             newMetricKafkaConsumerGroupOffset(mbc.Metrics.KafkaConsumerGroupOffset),
+		metricKafkaConsumerGroupPartitionStatus:    newMetricKafkaConsumerGroupPartitionStatus(mbc.Metrics.KafkaConsumerGroupPartitionStatus),
+		metricKafkaConsumerGroupRebalances:         newMetricKafkaConsumerGroupRebalances(mbc.Metrics.KafkaConsumerGroupRebalances),
+		metricKafkaConsumerGroupState:              newMetricKafkaConsumerGroupState(mbc.Metrics.KafkaConsumerGroupState),
+		metricKafkaConsumerGroupStatus:             newMetricKafkaConsumerGroupStatus(mbc.Metrics.KafkaConsumerGroupStatus),
+		metricKafkaConsumerGroupTimeLag:            newMetricKafkaConsumerGroupTimeLag(mbc.Metrics.KafkaConsumerGroupTimeLag),
+		metricKafkaConsumerGroupTimeLagMax:         newMetricKafkaConsumerGroupTimeLagMax(mbc.Metrics.KafkaConsumerGroupTimeLagMax),
+		metricKafkaPartitionCurrentOffset:          newMetricKafkaPartitionCurrentOffset(mbc.Metrics.KafkaPartitionCurrentOffset),
+		metricKafkaPartitionOldestOffset:           newMetricKafkaPartitionOldestOffset(mbc.Metrics.KafkaPartitionOldestOffset),
+		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.KafkaClusterAlias.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["kafka.cluster.alias"] = filter.CreateFilter(mbc.ResourceAttributes.KafkaClusterAlias.MetricsInclude)
@@ -1046,11 +1791,17 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricKafkaConsumerGroupAssignedPartitions.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLag.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLagMax.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLagSum.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLostMessages.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupMembers.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupOffset.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupPartitionStatus.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupRebalances.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupState.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupStatus.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupTimeLag.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupTimeLagMax.emit(ils.Metrics())
 	mb.metricKafkaPartitionCurrentOffset.emit(ils.Metrics())
@@ -1086,6 +1837,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
+// RecordKafkaConsumerGroupAssignedPartitionsDataPoint adds a data point to kafka.consumer_group.assigned_partitions metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, memberAttributeValue string, hostAttributeValue string, instanceAttributeValue string) {
+	mb.metricKafkaConsumerGroupAssignedPartitions.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, memberAttributeValue, hostAttributeValue, instanceAttributeValue)
+}
+
 // RecordKafkaConsumerGroupLagDataPoint adds a data point to kafka.consumer_group.lag metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupLagDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
 	mb.metricKafkaConsumerGroupLag.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
@@ -1106,9 +1862,34 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupLostMessagesDataPoint(ts pcomm
 	mb.metricKafkaConsumerGroupLostMessages.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
 }
 
+// RecordKafkaConsumerGroupMembersDataPoint adds a data point to kafka.consumer_group.members metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupMembersDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, protocolAttributeValue string) {
+	mb.metricKafkaConsumerGroupMembers.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, protocolAttributeValue)
+}
+
 // RecordKafkaConsumerGroupOffsetDataPoint adds a data point to kafka.consumer_group.offset metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupOffsetDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
 	mb.metricKafkaConsumerGroupOffset.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
+}
+
+// RecordKafkaConsumerGroupPartitionStatusDataPoint adds a data point to kafka.consumer_group.partition_status metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionStatusDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64, statusAttributeValue AttributeStatus) {
+	mb.metricKafkaConsumerGroupPartitionStatus.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue, statusAttributeValue.String())
+}
+
+// RecordKafkaConsumerGroupRebalancesDataPoint adds a data point to kafka.consumer_group.rebalances metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupRebalancesDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string) {
+	mb.metricKafkaConsumerGroupRebalances.recordDataPoint(mb.startTime, ts, val, groupAttributeValue)
+}
+
+// RecordKafkaConsumerGroupStateDataPoint adds a data point to kafka.consumer_group.state metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupStateDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, stateAttributeValue AttributeState) {
+	mb.metricKafkaConsumerGroupState.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, stateAttributeValue.String())
+}
+
+// RecordKafkaConsumerGroupStatusDataPoint adds a data point to kafka.consumer_group.status metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupStatusDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, statusAttributeValue AttributeStatus) {
+	mb.metricKafkaConsumerGroupStatus.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, statusAttributeValue.String())
 }
 
 // RecordKafkaConsumerGroupTimeLagDataPoint adds a data point to kafka.consumer_group.time_lag metric.

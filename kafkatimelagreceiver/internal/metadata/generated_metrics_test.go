@@ -67,11 +67,17 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["kafka.consumer_group.assigned_partitions"] = mb.metricKafkaConsumerGroupAssignedPartitions.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lag"] = mb.metricKafkaConsumerGroupLag.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lag_max"] = mb.metricKafkaConsumerGroupLagMax.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lag_sum"] = mb.metricKafkaConsumerGroupLagSum.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lost_messages"] = mb.metricKafkaConsumerGroupLostMessages.config.AggregationStrategy
+			aggMap["kafka.consumer_group.members"] = mb.metricKafkaConsumerGroupMembers.config.AggregationStrategy
 			aggMap["kafka.consumer_group.offset"] = mb.metricKafkaConsumerGroupOffset.config.AggregationStrategy
+			aggMap["kafka.consumer_group.partition_status"] = mb.metricKafkaConsumerGroupPartitionStatus.config.AggregationStrategy
+			aggMap["kafka.consumer_group.rebalances"] = mb.metricKafkaConsumerGroupRebalances.config.AggregationStrategy
+			aggMap["kafka.consumer_group.state"] = mb.metricKafkaConsumerGroupState.config.AggregationStrategy
+			aggMap["kafka.consumer_group.status"] = mb.metricKafkaConsumerGroupStatus.config.AggregationStrategy
 			aggMap["kafka.consumer_group.time_lag"] = mb.metricKafkaConsumerGroupTimeLag.config.AggregationStrategy
 			aggMap["kafka.consumer_group.time_lag_max"] = mb.metricKafkaConsumerGroupTimeLagMax.config.AggregationStrategy
 			aggMap["kafka.partition.current_offset"] = mb.metricKafkaPartitionCurrentOffset.config.AggregationStrategy
@@ -84,6 +90,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 1, "group-val", "member-val", "host-val", "instance-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 3, "group-val-2", "member-val-2", "host-val-2", "instance-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordKafkaConsumerGroupLagDataPoint(ts, 1, "group-val", "topic-val", 9)
@@ -110,9 +122,39 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordKafkaConsumerGroupMembersDataPoint(ts, 1, "group-val", "protocol-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupMembersDataPoint(ts, 3, "group-val-2", "protocol-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "group-val", "topic-val", 9)
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
+			}
+
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 1, "group-val", "topic-val", 9, AttributeStatusOK)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 3, "group-val-2", "topic-val-2", 10, AttributeStatusWARN)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, 1, "group-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, 3, "group-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupStateDataPoint(ts, 1, "group-val", AttributeStateStable)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupStateDataPoint(ts, 3, "group-val-2", AttributeStatePreparingRebalance)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupStatusDataPoint(ts, 1, "group-val", AttributeStatusOK)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupStatusDataPoint(ts, 3, "group-val-2", AttributeStatusWARN)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -144,11 +186,17 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricKafkaConsumerGroupAssignedPartitions.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLag.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLagMax.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLagSum.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLostMessages.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupMembers.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupOffset.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionStatus.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupRebalances.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupState.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupStatus.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupTimeLag.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupTimeLagMax.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaPartitionCurrentOffset.aggDataPoints)
@@ -180,6 +228,61 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "kafka.consumer_group.assigned_partitions":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.assigned_partitions"], "Found a duplicate in the metrics slice: kafka.consumer_group.assigned_partitions")
+						validatedMetrics["kafka.consumer_group.assigned_partitions"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Partitions assigned to the group's members sharing a client.id, host and instance. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.", mi.Description())
+						assert.Equal(t, "{partition}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						memberAttrVal, ok := dp.Attributes().Get("member")
+						assert.True(t, ok)
+						assert.Equal(t, "member-val", memberAttrVal.Str())
+						hostAttrVal, ok := dp.Attributes().Get("host")
+						assert.True(t, ok)
+						assert.Equal(t, "host-val", hostAttrVal.Str())
+						instanceAttrVal, ok := dp.Attributes().Get("instance")
+						assert.True(t, ok)
+						assert.Equal(t, "instance-val", instanceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.assigned_partitions"], "Found a duplicate in the metrics slice: kafka.consumer_group.assigned_partitions")
+						validatedMetrics["kafka.consumer_group.assigned_partitions"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Partitions assigned to the group's members sharing a client.id, host and instance. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.", mi.Description())
+						assert.Equal(t, "{partition}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.assigned_partitions"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("member")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("host")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("instance")
+						assert.False(t, ok)
+					}
 				case "kafka.consumer_group.lag":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["kafka.consumer_group.lag"], "Found a duplicate in the metrics slice: kafka.consumer_group.lag")
@@ -370,6 +473,51 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("partition")
 						assert.False(t, ok)
 					}
+				case "kafka.consumer_group.members":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.members"], "Found a duplicate in the metrics slice: kafka.consumer_group.members")
+						validatedMetrics["kafka.consumer_group.members"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Members of the group. Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{member}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						protocolAttrVal, ok := dp.Attributes().Get("protocol")
+						assert.True(t, ok)
+						assert.Equal(t, "protocol-val", protocolAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.members"], "Found a duplicate in the metrics slice: kafka.consumer_group.members")
+						validatedMetrics["kafka.consumer_group.members"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Members of the group. Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{member}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.members"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("protocol")
+						assert.False(t, ok)
+					}
 				case "kafka.consumer_group.offset":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["kafka.consumer_group.offset"], "Found a duplicate in the metrics slice: kafka.consumer_group.offset")
@@ -418,6 +566,195 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("topic")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.partition_status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_status"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_status")
+						validatedMetrics["kafka.consumer_group.partition_status"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The group's Burrow-style status on the partition, one point per status: 1 for the current one, 0 for the others. See kafka.consumer_group.status for the rules.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+						statusAttrVal, ok := dp.Attributes().Get("status")
+						assert.True(t, ok)
+						assert.Equal(t, "OK", statusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_status"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_status")
+						validatedMetrics["kafka.consumer_group.partition_status"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The group's Burrow-style status on the partition, one point per status: 1 for the current one, 0 for the others. See kafka.consumer_group.status for the rules.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.partition_status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("status")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.rebalances":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.rebalances"], "Found a duplicate in the metrics slice: kafka.consumer_group.rebalances")
+						validatedMetrics["kafka.consumer_group.rebalances"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Rebalances of the group observed since the receiver started. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. A group missing from two consecutive scrapes starts again from 0.", mi.Description())
+						assert.Equal(t, "{rebalance}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.rebalances"], "Found a duplicate in the metrics slice: kafka.consumer_group.rebalances")
+						validatedMetrics["kafka.consumer_group.rebalances"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Rebalances of the group observed since the receiver started. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. A group missing from two consecutive scrapes starts again from 0.", mi.Description())
+						assert.Equal(t, "{rebalance}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.rebalances"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.state"], "Found a duplicate in the metrics slice: kafka.consumer_group.state")
+						validatedMetrics["kafka.consumer_group.state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The group's state, one point per state: 1 for the current one, 0 for the others. Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						stateAttrVal, ok := dp.Attributes().Get("state")
+						assert.True(t, ok)
+						assert.Equal(t, "Stable", stateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.state"], "Found a duplicate in the metrics slice: kafka.consumer_group.state")
+						validatedMetrics["kafka.consumer_group.state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The group's state, one point per state: 1 for the current one, 0 for the others. Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("state")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.status"], "Found a duplicate in the metrics slice: kafka.consumer_group.status")
+						validatedMetrics["kafka.consumer_group.status"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						statusAttrVal, ok := dp.Attributes().Get("status")
+						assert.True(t, ok)
+						assert.Equal(t, "OK", statusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.status"], "Found a duplicate in the metrics slice: kafka.consumer_group.status")
+						validatedMetrics["kafka.consumer_group.status"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("status")
 						assert.False(t, ok)
 					}
 				case "kafka.consumer_group.time_lag":

@@ -1,0 +1,91 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// groupHealthEnabled says whether any group-health metric is on; when none
+// is, a scrape sends no DescribeGroups at all.
+func (s *timeLagScraper) groupHealthEnabled() bool {
+	m := s.cfg.Metrics
+	return m.KafkaConsumerGroupMembers.Enabled ||
+		m.KafkaConsumerGroupState.Enabled ||
+		m.KafkaConsumerGroupRebalances.Enabled ||
+		m.KafkaConsumerGroupStatus.Enabled ||
+		m.KafkaConsumerGroupAssignedPartitions.Enabled ||
+		m.KafkaConsumerGroupPartitionStatus.Enabled
+}
+
+// describeGroups describes the scrape's groups when a group-health metric
+// needs them.
+func (s *timeLagScraper) describeGroups(ctx context.Context, groups []string) (map[string]groupDescription, error) {
+	if !s.groupHealthEnabled() || len(groups) == 0 {
+		return nil, nil
+	}
+	described, err := s.cluster.describeGroups(ctx, groups)
+	if err != nil {
+		return described, fmt.Errorf("describe consumer groups: %w", err)
+	}
+	return described, nil
+}
+
+// recordGroupHealth feeds the scrape to the health tracker and records the
+// group-health metrics. It must run before emit, which flushes the builder.
+func (s *timeLagScraper) recordGroupHealth(snap *snapshot, groups []string, described map[string]groupDescription, lags []partitionLag) {
+	if !s.groupHealthEnabled() {
+		return
+	}
+	if s.health == nil {
+		s.health = newHealthTracker(s.cfg.Status.Window, s.cfg.Status.MaxTimeLag.Seconds())
+	}
+	groupResults, partitionResults := s.health.observe(healthInput{groups: groups, described: described, lags: lags})
+
+	// The scrape's points share the end-offset read time; a scrape that read
+	// no end offsets (no group has committed offsets) has none.
+	at := snap.at
+	if at == 0 {
+		at = time.Now().UnixNano()
+	}
+	ts := pcommon.Timestamp(at)
+	for _, g := range groupResults {
+		s.mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.rebalances, g.group)
+		for _, st := range healthStatuses {
+			s.mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.status), g.group, metadata.MapAttributeStatus[st.String()])
+		}
+		if !g.described {
+			continue
+		}
+		for _, st := range groupStates {
+			s.mb.RecordKafkaConsumerGroupStateDataPoint(ts, oneIf(st == g.description.state), g.group, metadata.MapAttributeState[st.String()])
+		}
+		if g.description.state == groupStateUnknown {
+			continue // the members are unknown, not absent
+		}
+		s.mb.RecordKafkaConsumerGroupMembersDataPoint(ts, int64(len(g.description.members)), g.group, g.protocol)
+		if s.cfg.Metrics.KafkaConsumerGroupAssignedPartitions.Enabled {
+			for _, a := range assignedPartitions(g.description) {
+				s.mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, a.partitions, g.group, a.clientID, a.host, a.instanceID)
+			}
+		}
+	}
+	if s.cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled {
+		for _, p := range partitionResults {
+			for _, st := range healthStatuses {
+				s.mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, oneIf(st == p.status), p.group, p.topic, int64(p.partition), metadata.MapAttributeStatus[st.String()])
+			}
+		}
+	}
+}
+
+func oneIf(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

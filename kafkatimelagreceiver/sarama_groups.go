@@ -1,0 +1,246 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/IBM/sarama"
+)
+
+// describeGroups sends one DescribeGroups per coordinator carrying all its
+// groups. A KIP-848 group is invisible to DescribeGroups (Kafka answers Dead,
+// or GROUP_ID_NOT_FOUND); the coordinator's groups that look like one are
+// then described again with one ConsumerGroupDescribe, which needs
+// protocol_version 3.7.0 or later. Without it they are reported in state
+// Unknown rather than as Dead groups with no members.
+func (c *saramaCluster) describeGroups(ctx context.Context, groups []string) (map[string]groupDescription, error) {
+	out := make(map[string]groupDescription, len(groups))
+	if len(groups) == 0 {
+		return out, nil
+	}
+	client, err := c.connected()
+	if err != nil {
+		return out, err
+	}
+	var errs []error
+	byCoordinator := map[*sarama.Broker][]string{}
+	for _, g := range groups {
+		coordinator, err := client.Coordinator(g)
+		c.metrics.request(ctx, "FindCoordinator", err)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("find coordinator of group %q: %w", g, err))
+			continue
+		}
+		byCoordinator[coordinator] = append(byCoordinator[coordinator], g)
+	}
+	var mu sync.Mutex
+	err = perBroker(ctx, byCoordinator, func(b *sarama.Broker, groups []string) error {
+		described, err := c.describeOn(ctx, client, b, groups)
+		mu.Lock()
+		defer mu.Unlock()
+		for g, d := range described {
+			out[g] = d
+		}
+		return err
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (c *saramaCluster) describeGroupsVersion() int16 {
+	v := c.config.Version
+	switch {
+	case v.IsAtLeast(sarama.V2_4_0_0):
+		return 5 // v4 added group.instance.id
+	case v.IsAtLeast(sarama.V2_3_0_0):
+		return 3
+	case v.IsAtLeast(sarama.V2_0_0_0):
+		return 2
+	case v.IsAtLeast(sarama.V0_11_0_0):
+		return 1
+	default:
+		return 0
+	}
+}
+
+func (c *saramaCluster) describeOn(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string) (map[string]groupDescription, error) {
+	resp, err := b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: c.describeGroupsVersion(), Groups: groups})
+	c.metrics.request(ctx, "DescribeGroups", err)
+	if err != nil {
+		return nil, fmt.Errorf("describe %d groups on coordinator %d: %w", len(groups), b.ID(), err)
+	}
+	out := make(map[string]groupDescription, len(groups))
+	var (
+		errs     []error
+		nextGen  []string
+		answered = make(map[string]bool, len(resp.Groups))
+	)
+	for _, gd := range resp.Groups {
+		if gd == nil {
+			continue
+		}
+		answered[gd.GroupId] = true
+		if errors.Is(gd.Err, sarama.ErrGroupIDNotFound) {
+			nextGen = append(nextGen, gd.GroupId)
+			out[gd.GroupId] = groupDescription{state: groupStateDead, epoch: -1}
+			continue
+		}
+		if !errors.Is(gd.Err, sarama.ErrNoError) {
+			c.refreshCoordinatorOn(client, gd.GroupId, gd.Err)
+			errs = append(errs, fmt.Errorf("describe group %q on coordinator %d: %w", gd.GroupId, b.ID(), gd.Err))
+			continue
+		}
+		d, err := classicDescription(gd)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("describe group %q on coordinator %d: %w", gd.GroupId, b.ID(), err))
+		}
+		out[gd.GroupId] = d
+		// No classic group is Stable or rebalancing without members.
+		if d.state == groupStateDead || (len(d.members) == 0 && d.state != groupStateEmpty) {
+			nextGen = append(nextGen, gd.GroupId)
+		}
+	}
+	for _, g := range groups {
+		if !answered[g] {
+			errs = append(errs, fmt.Errorf("describe group %q on coordinator %d: no answer", g, b.ID()))
+		}
+	}
+	if len(nextGen) > 0 {
+		if err := c.describeNextGen(ctx, b, nextGen, out); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// describeNextGen describes groups with ConsumerGroupDescribe (KIP-848) and
+// replaces the classic descriptions of those that are KIP-848 groups.
+func (c *saramaCluster) describeNextGen(ctx context.Context, b *sarama.Broker, groups []string, out map[string]groupDescription) error {
+	if !c.config.Version.IsAtLeast(sarama.V3_7_0_0) {
+		// The broker may hold KIP-848 groups we are not allowed to ask about.
+		for _, g := range groups {
+			out[g] = groupDescription{state: groupStateUnknown, epoch: -1}
+		}
+		return nil
+	}
+	req := sarama.NewConsumerGroupDescribeRequest(c.config.Version)
+	req.GroupIDs = groups
+	resp, err := b.ConsumerGroupDescribe(req)
+	if errors.Is(err, sarama.ErrUnsupportedVersion) {
+		// Refused before sending: a broker without the API has no KIP-848
+		// groups, so the classic answers stand.
+		return nil
+	}
+	c.metrics.request(ctx, "ConsumerGroupDescribe", err)
+	if err != nil {
+		for _, g := range groups {
+			out[g] = groupDescription{state: groupStateUnknown, epoch: -1}
+		}
+		return fmt.Errorf("describe %d KIP-848 groups on coordinator %d: %w", len(groups), b.ID(), err)
+	}
+	var errs []error
+	for _, gd := range resp.Groups {
+		switch {
+		case errors.Is(gd.ErrorCode, sarama.ErrGroupIDNotFound):
+			// Not a KIP-848 group: the classic answer stands.
+		case !errors.Is(gd.ErrorCode, sarama.ErrNoError):
+			msg := ""
+			if gd.ErrorMessage != nil {
+				msg = ": " + *gd.ErrorMessage
+			}
+			out[gd.GroupID] = groupDescription{state: groupStateUnknown, epoch: -1}
+			errs = append(errs, fmt.Errorf("describe KIP-848 group %q on coordinator %d: %w%s", gd.GroupID, b.ID(), gd.ErrorCode, msg))
+		default:
+			out[gd.GroupID] = nextGenDescription(gd)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func classicDescription(gd *sarama.GroupDescription) (groupDescription, error) {
+	d := groupDescription{state: parseGroupState(gd.State), protocol: gd.Protocol, epoch: -1}
+	// Member assignments are only filled in while Stable, and only the
+	// consumer protocol's are in a format we can read.
+	readAssignment := d.state == groupStateStable && gd.ProtocolType == "consumer"
+	var errs []error
+	for _, m := range gd.Members {
+		if m == nil {
+			continue
+		}
+		member := groupMember{
+			memberID: m.MemberId,
+			clientID: m.ClientId,
+			host:     clientHost(m.ClientHost),
+		}
+		if m.GroupInstanceId != nil {
+			member.instanceID = *m.GroupInstanceId
+		}
+		if readAssignment {
+			assignment, err := m.GetMemberAssignment()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("decode assignment of member %q: %w", m.MemberId, err))
+			} else {
+				member.assignmentKnown = true
+				if assignment != nil {
+					for topic, partitions := range assignment.Topics {
+						for _, p := range partitions {
+							member.assignment = append(member.assignment, topicPartition{topic, p})
+						}
+					}
+					sortPartitions(member.assignment)
+				}
+			}
+		}
+		d.members = append(d.members, member)
+	}
+	sortMembers(d.members)
+	return d, errors.Join(errs...)
+}
+
+// nextGenProtocol is the protocol attribute of KIP-848 groups, whose
+// assignment is computed by the coordinator rather than a client assignor.
+const nextGenProtocol = "consumer"
+
+func nextGenDescription(gd sarama.ConsumerGroupDescription) groupDescription {
+	d := groupDescription{state: parseGroupState(gd.GroupState), protocol: nextGenProtocol, epoch: gd.GroupEpoch}
+	for _, m := range gd.Members {
+		member := groupMember{
+			memberID:        m.MemberID,
+			clientID:        m.ClientID,
+			host:            clientHost(m.ClientHost),
+			assignmentKnown: true,
+		}
+		if m.InstanceID != nil {
+			member.instanceID = *m.InstanceID
+		}
+		for _, t := range m.Assignment.TopicPartitions {
+			topic := t.TopicName
+			if topic == "" {
+				topic = t.TopicID.String() // some brokers name topics by id only
+			}
+			for _, p := range t.Partitions {
+				member.assignment = append(member.assignment, topicPartition{topic, p})
+			}
+		}
+		sortPartitions(member.assignment)
+		d.members = append(d.members, member)
+	}
+	sortMembers(d.members)
+	return d
+}
+
+// clientHost drops the slash Java's InetAddress.toString puts before a
+// bare address ("/10.0.0.1"), keeping "name/10.0.0.1" whole.
+func clientHost(h string) string {
+	return strings.TrimPrefix(h, "/")
+}
+
+func sortMembers(ms []groupMember) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].memberID < ms[j].memberID })
+}
