@@ -167,7 +167,9 @@ func (t *offsetTable) markGapEnd(at int64) {
 // interpolate assumes lo.offset <= c < hi.offset and lo.at < hi.at.
 func interpolate(lo, hi offsetSample, c int64) int64 {
 	frac := float64(c-lo.offset) / float64(hi.offset-lo.offset)
-	return lo.at + int64(frac*float64(hi.at-lo.at))
+	// Float rounding on spans beyond 2^53 can overshoot by a nanosecond;
+	// an estimate must stay inside its brackets.
+	return min(hi.at, lo.at+int64(frac*float64(hi.at-lo.at)))
 }
 
 // oldest returns the oldest point, if any.
