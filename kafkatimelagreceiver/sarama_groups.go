@@ -32,7 +32,7 @@ func (c *saramaCluster) describeGroups(ctx context.Context, groups []string) (ma
 		coordinator, err := client.Coordinator(g)
 		c.metrics.request(ctx, "FindCoordinator", err)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("find coordinator of group %q: %w", g, err))
+			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
 			continue
 		}
 		byCoordinator[coordinator] = append(byCoordinator[coordinator], g)
@@ -93,7 +93,7 @@ func (c *saramaCluster) describeOn(ctx context.Context, client sarama.Client, b 
 		}
 		if !errors.Is(gd.Err, sarama.ErrNoError) {
 			c.refreshCoordinatorOn(client, gd.GroupId, gd.Err)
-			errs = append(errs, fmt.Errorf("describe group %q on coordinator %d: %w", gd.GroupId, b.ID(), gd.Err))
+			errs = append(errs, groupError(gd.GroupId, fmt.Errorf("describe group %q on coordinator %d: %w", gd.GroupId, b.ID(), gd.Err)))
 			continue
 		}
 		d, err := classicDescription(gd)
@@ -155,7 +155,7 @@ func (c *saramaCluster) describeNextGen(ctx context.Context, b *sarama.Broker, g
 				msg = ": " + *gd.ErrorMessage
 			}
 			out[gd.GroupID] = groupDescription{state: groupStateUnknown, epoch: -1}
-			errs = append(errs, fmt.Errorf("describe KIP-848 group %q on coordinator %d: %w%s", gd.GroupID, b.ID(), gd.ErrorCode, msg))
+			errs = append(errs, groupError(gd.GroupID, fmt.Errorf("describe KIP-848 group %q on coordinator %d: %w%s", gd.GroupID, b.ID(), gd.ErrorCode, msg)))
 		default:
 			out[gd.GroupID] = nextGenDescription(gd)
 		}

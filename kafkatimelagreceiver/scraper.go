@@ -217,7 +217,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// Described after the offset reads, so as not to widen the gap between
 	// committed and end offsets that the lag is measured across.
 	described, err := s.describeGroups(ctx, groups)
-	if err != nil {
+	if err = denied.filter(err); err != nil {
 		errs.AddPartial(len(groups)-len(described), err)
 	}
 
