@@ -206,17 +206,8 @@ func (c *saramaCluster) committedOffsets(ctx context.Context, groups []string) (
 	if err != nil {
 		return nil, err
 	}
-	var errs []error
-	byCoordinator := map[*sarama.Broker][]string{}
-	for _, g := range groups {
-		coordinator, err := client.Coordinator(g)
-		c.metrics.request(ctx, "FindCoordinator", err)
-		if err != nil {
-			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
-			continue
-		}
-		byCoordinator[coordinator] = append(byCoordinator[coordinator], g)
-	}
+	byCoordinator, coordinatorErr := groupsByCoordinator(client, groups)
+	errs := []error{coordinatorErr}
 	var (
 		mu  sync.Mutex
 		out = make(map[string]map[topicPartition]int64, len(groups))
@@ -334,6 +325,23 @@ func (c *saramaCluster) refreshCoordinatorOn(client sarama.Client, group string,
 			c.logger.Debug("refresh coordinator", zap.String("group", group), zap.Error(err))
 		}
 	}
+}
+
+// groupsByCoordinator groups the groups by their coordinator broker. The
+// client caches coordinators, so only a group it has not seen before (or
+// whose coordinator moved) costs a FindCoordinator request.
+func groupsByCoordinator(client sarama.Client, groups []string) (map[*sarama.Broker][]string, error) {
+	var errs []error
+	out := map[*sarama.Broker][]string{}
+	for _, g := range groups {
+		coordinator, err := client.Coordinator(g)
+		if err != nil {
+			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
+			continue
+		}
+		out[coordinator] = append(out[coordinator], g)
+	}
+	return out, errors.Join(errs...)
 }
 
 // byLeader groups partitions by their leader broker. Partitions whose leader

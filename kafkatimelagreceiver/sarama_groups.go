@@ -26,17 +26,8 @@ func (c *saramaCluster) describeGroups(ctx context.Context, groups []string) (ma
 	if err != nil {
 		return out, err
 	}
-	var errs []error
-	byCoordinator := map[*sarama.Broker][]string{}
-	for _, g := range groups {
-		coordinator, err := client.Coordinator(g)
-		c.metrics.request(ctx, "FindCoordinator", err)
-		if err != nil {
-			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
-			continue
-		}
-		byCoordinator[coordinator] = append(byCoordinator[coordinator], g)
-	}
+	byCoordinator, coordinatorErr := groupsByCoordinator(client, groups)
+	errs := []error{coordinatorErr}
 	var mu sync.Mutex
 	err = perBroker(ctx, byCoordinator, func(b *sarama.Broker, groups []string) error {
 		described, err := c.describeOn(ctx, client, b, groups)
