@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"sync"
 	"time"
@@ -63,6 +64,9 @@ func newSaramaCluster(cfg *Config, logger *zap.Logger, metrics *requestMetrics) 
 	if err != nil {
 		return nil, err
 	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
 	warnInsecureSecurity(cfg, logger)
 	return &saramaCluster{brokers: cfg.Brokers, config: sc, logger: logger, metrics: metrics}, nil
 }
@@ -114,6 +118,20 @@ func (c *saramaCluster) close() error {
 		return nil
 	}
 	return err
+}
+
+// observe counts a request and, when it timed out, closes the broker's
+// connection: sarama keeps a connection open after a read timeout, and a
+// broker that never answered one request answers none after it on that
+// connection (responses come in order). The next request reconnects.
+func (c *saramaCluster) observe(ctx context.Context, b *sarama.Broker, api string, err error) {
+	c.metrics.request(ctx, api, err)
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		c.logger.Debug("closing the connection of a broker that did not answer in time",
+			zap.Int32("broker", b.ID()), zap.String("api", api), zap.Error(err))
+		_ = b.Close()
+	}
 }
 
 // perBroker runs fn once per broker concurrently and waits for all of them.
@@ -172,7 +190,7 @@ func (c *saramaCluster) consumerGroups(ctx context.Context) ([]string, error) {
 			req.Version = 4
 		}
 		resp, err := b.ListGroups(req)
-		c.metrics.request(ctx, "ListGroups", err)
+		c.observe(ctx, b, "ListGroups", err)
 		if err != nil {
 			return fmt.Errorf("list groups on broker %d: %w", b.ID(), err)
 		}
@@ -255,7 +273,7 @@ func (c *saramaCluster) committedOffsets(ctx context.Context, groups []string) (
 				req = &sarama.OffsetFetchRequest{Version: 7, ConsumerGroup: g}
 			}
 			resp, err := b.FetchOffset(req)
-			c.metrics.request(ctx, "OffsetFetch", err)
+			c.observe(ctx, b, "OffsetFetch", err)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g, b.ID(), err))
 				continue
@@ -292,7 +310,7 @@ func (c *saramaCluster) offsetFetchBatch(
 		req.Groups = append(req.Groups, sarama.OffsetFetchRequestGroup{GroupId: g})
 	}
 	resp, err := b.FetchOffset(req)
-	c.metrics.request(ctx, "OffsetFetch", err)
+	c.observe(ctx, b, "OffsetFetch", err)
 	if err != nil {
 		var encErr sarama.PacketEncodingError
 		if errors.As(err, &encErr) || errors.Is(err, sarama.ErrUnsupportedVersion) {
@@ -398,7 +416,7 @@ func (c *saramaCluster) listOffsets(ctx context.Context, partitions []topicParti
 			req.AddBlock(tp.topic, tp.partition, which, 1)
 		}
 		resp, err := b.GetAvailableOffsets(req)
-		c.metrics.request(ctx, "ListOffsets", err)
+		c.observe(ctx, b, "ListOffsets", err)
 		if err != nil {
 			return fmt.Errorf("list offsets from broker %d: %w", b.ID(), err)
 		}
@@ -490,7 +508,7 @@ func (c *saramaCluster) recordTimestamps(ctx context.Context, records []recordAt
 					req.AddBlock(tp.topic, tp.partition, offsetOf[tp], fetchBytesPerPartition, -1)
 				}
 				resp, err := b.Fetch(req)
-				c.metrics.request(ctx, "Fetch", err)
+				c.observe(ctx, b, "Fetch", err)
 				if err != nil {
 					return fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
 				}

@@ -62,7 +62,7 @@ func (c *saramaCluster) describeGroupsVersion() int16 {
 
 func (c *saramaCluster) describeOn(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string) (map[string]groupDescription, error) {
 	resp, err := b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: c.describeGroupsVersion(), Groups: groups})
-	c.metrics.request(ctx, "DescribeGroups", err)
+	c.observe(ctx, b, "DescribeGroups", err)
 	if err != nil {
 		return nil, fmt.Errorf("describe %d groups on coordinator %d: %w", len(groups), b.ID(), err)
 	}
@@ -128,7 +128,7 @@ func (c *saramaCluster) describeNextGen(ctx context.Context, b *sarama.Broker, g
 		// groups, so the classic answers stand.
 		return nil
 	}
-	c.metrics.request(ctx, "ConsumerGroupDescribe", err)
+	c.observe(ctx, b, "ConsumerGroupDescribe", err)
 	if err != nil {
 		for _, g := range groups {
 			out[g] = groupDescription{state: groupStateUnknown, epoch: -1}
