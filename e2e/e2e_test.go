@@ -56,7 +56,7 @@ func TestCollectorReportsLagAndTimeLag(t *testing.T) {
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "config.yaml")
-	cfg := collectorConfig(cluster.Addrs(), sink.URL, healthPort)
+	cfg := collectorConfig(cluster.Addrs(), sink.URL, healthPort, storageOptions{})
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatalf("write collector config: %v", err)
 	}
@@ -153,16 +153,33 @@ func startDemo(t *testing.T) *demo.Demo {
 	return d
 }
 
-func collectorConfig(brokers []string, otlpURL string, healthPort int) string {
+// storageOptions turns on table persistence in the collector config.
+type storageOptions struct {
+	dir         string // file_storage directory; empty: no storage
+	recordReads int    // max_record_reads_per_scrape when dir is set
+}
+
+func collectorConfig(brokers []string, otlpURL string, healthPort int, storage storageOptions) string {
 	quoted := make([]string, len(brokers))
 	for i, b := range brokers {
 		quoted[i] = strconv.Quote(b)
+	}
+	receiverExtra, extensionExtra, extensions := "", "", "[health_check]"
+	if storage.dir != "" {
+		receiverExtra = fmt.Sprintf(`
+    storage: file_storage
+    storage_interval: 2s
+    max_record_reads_per_scrape: %d`, storage.recordReads)
+		extensionExtra = fmt.Sprintf(`
+  file_storage:
+    directory: %s`, strconv.Quote(storage.dir))
+		extensions = "[health_check, file_storage]"
 	}
 	return fmt.Sprintf(`receivers:
   kafka_time_lag:
     brokers: [%s]
     collection_interval: 2s
-    sampling_interval: 1s
+    sampling_interval: 1s%s
 exporters:
   otlp_http:
     endpoint: %s
@@ -170,9 +187,9 @@ exporters:
       enabled: false
 extensions:
   health_check:
-    endpoint: 127.0.0.1:%d
+    endpoint: 127.0.0.1:%d%s
 service:
-  extensions: [health_check]
+  extensions: %s
   telemetry:
     metrics:
       level: none
@@ -180,7 +197,7 @@ service:
     metrics:
       receivers: [kafka_time_lag]
       exporters: [otlp_http]
-`, strings.Join(quoted, ", "), otlpURL, healthPort)
+`, strings.Join(quoted, ", "), receiverExtra, otlpURL, healthPort, extensionExtra, extensions)
 }
 
 // seriesKey identifies one data point stream.
@@ -224,6 +241,23 @@ type otlpSink struct {
 	*httptest.Server
 	mu     sync.Mutex
 	latest series
+	// first is the first export since the last reset that carried any lag
+	// point: what one scrape reported, unmixed with later ones.
+	first series
+}
+
+// reset forgets everything received so far.
+func (s *otlpSink) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latest, s.first = series{}, nil
+}
+
+// firstExport returns the first export since the last reset, if any.
+func (s *otlpSink) firstExport() (series, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.first, s.first != nil
 }
 
 func startOTLPSink(t *testing.T) *otlpSink {
@@ -291,6 +325,12 @@ func readBody(r *http.Request) ([]byte, error) {
 func (s *otlpSink) record(md pmetric.Metrics) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	batch := series{}
+	defer func() {
+		if s.first == nil && len(batch) > 0 {
+			s.first = batch
+		}
+	}()
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		sms := rms.At(i).ScopeMetrics()
@@ -309,6 +349,7 @@ func (s *otlpSink) record(md pmetric.Metrics) {
 						continue
 					}
 					s.latest[key] = value(dp)
+					batch[key] = value(dp)
 				}
 			}
 		}
