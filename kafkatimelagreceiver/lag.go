@@ -1,7 +1,9 @@
 package kafkatimelagreceiver
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 )
 
 // snapshot is what one scrape read from Kafka: committed offsets first, then
@@ -66,9 +68,29 @@ func consumeFrom(committed int64, tp topicPartition, snap *snapshot) int64 {
 // computeLags turns a snapshot into per-partition lags. It does no I/O: every
 // estimate of an append time comes from appendTime.
 func computeLags(snap *snapshot, appendTime appendTimeFunc) []partitionLag {
-	var out []partitionLag
+	n := 0
+	groups := make([]string, 0, len(snap.committed))
 	for group, offsets := range snap.committed {
-		for tp, committed := range offsets {
+		n += len(offsets)
+		groups = append(groups, group)
+	}
+	slices.Sort(groups)
+	out := make([]partitionLag, 0, n)
+	var tps []topicPartition
+	for _, group := range groups {
+		offsets := snap.committed[group]
+		tps = tps[:0]
+		for tp := range offsets {
+			tps = append(tps, tp)
+		}
+		slices.SortFunc(tps, func(a, b topicPartition) int {
+			if c := strings.Compare(a.topic, b.topic); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.partition, b.partition)
+		})
+		for _, tp := range tps {
+			committed := offsets[tp]
 			pl := partitionLag{group: group, topicPartition: tp, committed: committed}
 			end, ok := snap.end[tp]
 			if ok {
@@ -91,16 +113,6 @@ func computeLags(snap *snapshot, appendTime appendTimeFunc) []partitionLag {
 			out = append(out, pl)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.group != b.group {
-			return a.group < b.group
-		}
-		if a.topic != b.topic {
-			return a.topic < b.topic
-		}
-		return a.partition < b.partition
-	})
 	return out
 }
 

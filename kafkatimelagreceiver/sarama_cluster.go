@@ -231,7 +231,11 @@ func (c *saramaCluster) committedOffsets(ctx context.Context, groups []string) (
 		out = make(map[string]map[topicPartition]int64, len(groups))
 	)
 	record := func(group string, blocks map[string]map[int32]*sarama.OffsetFetchResponseBlock) error {
-		offsets := make(map[topicPartition]int64)
+		n := 0
+		for _, partitions := range blocks {
+			n += len(partitions)
+		}
+		offsets := make(map[topicPartition]int64, n)
 		var errs []error
 		for topic, partitions := range blocks {
 			for partition, block := range partitions {

@@ -40,7 +40,12 @@ type timeLagScraper struct {
 	receiverID component.ID
 	health     *healthTracker // created at the first scrape
 	state      *stateStorage
-	telemetry  *selfTelemetry
+
+	// startTime and buildVersion are what the MetricsBuilder stamps; the
+	// gauges built without it (emit_direct.go) carry the same.
+	startTime    pcommon.Timestamp
+	buildVersion string
+	telemetry    *selfTelemetry
 }
 
 func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper, error) {
@@ -62,6 +67,9 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper
 		records:    newRecordTimes(),
 		requests:   newRequestMetrics(),
 		receiverID: settings.ID,
+
+		startTime:    pcommon.NewTimestampFromTime(time.Now()),
+		buildVersion: settings.BuildInfo.Version,
 	}
 	// Three missed samples make a gap: one late sample is noise, not an outage.
 	s.tables.maxGap = int64(gapSamples * cfg.SamplingInterval)
@@ -160,9 +168,15 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// What was denied is not described or judged either: nothing is known.
 	groups = denied.allowedGroups(groups)
 	tracked := map[topicPartition]struct{}{}
+	topicOK := map[string]bool{} // the topic filter, once per topic
 	for group, offsets := range committed {
 		for tp := range offsets {
-			if !s.topics.matches(tp.topic) {
+			ok, seen := topicOK[tp.topic]
+			if !seen {
+				ok = s.topics.matches(tp.topic)
+				topicOK[tp.topic] = ok
+			}
+			if !ok {
 				delete(offsets, tp)
 				continue
 			}
@@ -225,8 +239,10 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	s.telemetry.estimates(ctx, lags)
 	s.telemetry.tables(ctx, len(tracked), s.tables.points())
 	s.recordGroupHealth(snap, groups, described, lags)
+	direct := pmetric.NewMetricSlice()
+	s.emitDirect(direct, snap, lags, true)
 	s.emit(snap, lags)
-	return s.mb.Emit(), errs.Combine()
+	return s.withDirect(s.mb.Emit(), direct), errs.Combine()
 }
 
 // upperBracket is the scrape's own end-offset read of tp, the newest point there is.
@@ -362,26 +378,6 @@ func dedupePartitions(tps []topicPartition) []topicPartition {
 // the end offsets were read.
 func (s *timeLagScraper) emit(snap *snapshot, lags []partitionLag) {
 	ts := pcommon.Timestamp(snap.at)
-	omitted := 0
-	for _, pl := range lags {
-		partition := int64(pl.partition)
-		s.mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, pl.committed, pl.group, pl.topic, partition)
-		if !pl.hasEnd {
-			continue
-		}
-		s.mb.RecordKafkaConsumerGroupLagDataPoint(ts, pl.lag, pl.group, pl.topic, partition)
-		if pl.lost > 0 {
-			s.mb.RecordKafkaConsumerGroupLostMessagesDataPoint(ts, pl.lost, pl.group, pl.topic, partition)
-		}
-		if pl.hasTimeLag {
-			s.mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, pl.timeLag, pl.group, pl.topic, partition)
-		} else {
-			omitted++
-		}
-	}
-	if omitted > 0 {
-		s.logger.Debug("time lag omitted: no table point or record brackets the committed offset", zap.Int("partitions", omitted))
-	}
 	for _, agg := range aggregateLags(lags) {
 		if agg.hasLag {
 			s.mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, agg.lagSum, agg.group, agg.topic)
@@ -389,12 +385,6 @@ func (s *timeLagScraper) emit(snap *snapshot, lags []partitionLag) {
 		}
 		if agg.hasTimeLag {
 			s.mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, agg.timeLagMax, agg.group, agg.topic)
-		}
-	}
-	for _, tp := range sortedKeys(snap.end) {
-		s.mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, snap.end[tp], tp.topic, int64(tp.partition))
-		if start, ok := snap.start[tp]; ok {
-			s.mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, start, tp.topic, int64(tp.partition))
 		}
 	}
 	rb := s.mb.NewResourceBuilder()

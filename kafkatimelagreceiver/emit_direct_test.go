@@ -1,0 +1,114 @@
+package kafkatimelagreceiver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+func directTestScraper(t *testing.T, configure func(*Config)) *timeLagScraper {
+	t.Helper()
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
+	if configure != nil {
+		configure(cfg)
+	}
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	return s
+}
+
+func directTestSnapshot() (*snapshot, []partitionLag) {
+	now := time.Now().UnixNano()
+	tp0, tp1 := topicPartition{"orders", 0}, topicPartition{"orders", 1}
+	snap := &snapshot{
+		at:        now,
+		committed: map[string]map[topicPartition]int64{"billing": {tp0: 2, tp1: 5}},
+		end:       map[topicPartition]int64{tp0: 10, tp1: 9},
+		start:     map[topicPartition]int64{tp0: 4, tp1: 0},
+	}
+	lags := computeLags(snap, func(_ topicPartition, c int64) (int64, estimateMethod, bool) {
+		return now - c*int64(time.Second), methodTable, true
+	})
+	return snap, lags
+}
+
+func metricsByName(md pmetric.Metrics) map[string]pmetric.Metric {
+	out := map[string]pmetric.Metric{}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				out[ms.At(k).Name()] = ms.At(k)
+			}
+		}
+	}
+	return out
+}
+
+// The gauges built without the MetricsBuilder must be indistinguishable from
+// the builder's: same names, descriptions, units and types.
+func TestDirectGaugesMatchBuilder(t *testing.T) {
+	cfg := metadata.NewDefaultMetricsBuilderConfig()
+	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
+	mb := metadata.NewMetricsBuilder(cfg, receivertest.NewNopSettings(metadata.Type))
+	ts := pcommon.NewTimestampFromTime(time.Now())
+	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "g", "t", 0)
+	mb.RecordKafkaConsumerGroupLagDataPoint(ts, 1, "g", "t", 0)
+	mb.RecordKafkaConsumerGroupLostMessagesDataPoint(ts, 1, "g", "t", 0)
+	mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, 1, "g", "t", 0)
+	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 1, "t", 0)
+	mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 1, "t", 0)
+	want := metricsByName(mb.Emit())
+
+	s := directTestScraper(t, nil)
+	snap, lags := directTestSnapshot()
+	direct := pmetric.NewMetricSlice()
+	s.emitDirect(direct, snap, lags, true)
+	require.Equal(t, len(want), direct.Len())
+	for i := range direct.Len() {
+		got := direct.At(i)
+		w, ok := want[got.Name()]
+		require.True(t, ok, got.Name())
+		require.Equal(t, w.Description(), got.Description(), got.Name())
+		require.Equal(t, w.Unit(), got.Unit(), got.Name())
+		require.Equal(t, w.Type(), got.Type(), got.Name())
+		require.Equal(t, w.Gauge().DataPoints().At(0).ValueType(), got.Gauge().DataPoints().At(0).ValueType(), got.Name())
+	}
+	byName := map[string]pmetric.Metric{}
+	for i := range direct.Len() {
+		byName[direct.At(i).Name()] = direct.At(i)
+	}
+	require.Equal(t, 2, byName["kafka.consumer_group.lag"].Gauge().DataPoints().Len())
+	require.Equal(t, 1, byName["kafka.consumer_group.lost_messages"].Gauge().DataPoints().Len(), "only partition 0 lost records")
+}
+
+// A user who reduces a metric's attributes gets the builder's re-aggregation.
+func TestReducedAttributesGoThroughBuilder(t *testing.T) {
+	s := directTestScraper(t, func(cfg *Config) {
+		cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes = []metadata.KafkaConsumerGroupLagMetricAttributeKey{
+			metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup, metadata.KafkaConsumerGroupLagMetricAttributeKeyTopic,
+		}
+		cfg.Metrics.KafkaConsumerGroupLag.AggregationStrategy = metadata.AggregationStrategySum
+	})
+	snap, lags := directTestSnapshot()
+	direct := pmetric.NewMetricSlice()
+	s.emitDirect(direct, snap, lags, true)
+	s.emit(snap, lags)
+	md := s.withDirect(s.mb.Emit(), direct)
+	lag := metricsByName(md)["kafka.consumer_group.lag"]
+	require.Equal(t, 1, lag.Gauge().DataPoints().Len(), "two partitions folded into one point")
+	dp := lag.Gauge().DataPoints().At(0)
+	require.Equal(t, int64(8+4), dp.IntValue())
+	_, hasPartition := dp.Attributes().Get("partition")
+	require.False(t, hasPartition)
+	require.Equal(t, 2, metricsByName(md)["kafka.consumer_group.time_lag"].Gauge().DataPoints().Len(), "other metrics stay direct")
+}
