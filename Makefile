@@ -68,9 +68,14 @@ unit:
 e2e: build
 	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags e2e -race -count=1 -v ./e2e/
 
-## bench: run the benchmarks (no tests)
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+## bench: Go benchmarks (in-process Kafka) and the scale program against the built collector (BENCHMARKS.md)
+# BENCHTIME and SCALEBENCH_FLAGS (e.g. SCALEBENCH_FLAGS='-workloads 50x2000
+# -naive=false') override the defaults. The collector is built first; the
+# scale program runs it as a subprocess and measures that process alone.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(or $(BENCHTIME),3s) -timeout 60m ./kafkatimelagreceiver/
+	$(GO) build -o $(BUILD_DIR)/scalebench ./cmd/scalebench
+	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) $(SCALEBENCH_FLAGS)
 
 ## clean: remove build output
 clean:

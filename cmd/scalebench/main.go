@@ -1,0 +1,411 @@
+// Command scalebench measures the otelcol-kafkatimelag collector at scale
+// (issue #5). For each workload it serves an in-process Kafka (kfake, 3
+// brokers) holding GROUPS x PARTITIONS (group, partition) pairs, runs the
+// REAL collector binary against it as a subprocess, exporting through
+// otlp_http to a sink in this program, and measures the collector process:
+//
+//   - CPU time (utime + stime from /proc/<pid>/stat) between consecutive
+//     scrapes, each scrape told by the first export carrying its points: one
+//     collection interval of the whole process (scrape, export, the samples
+//     in between);
+//   - peak RSS (VmHWM from /proc/<pid>/status) over the whole run, start and
+//     first scrapes included;
+//   - Kafka requests per interval by API key, counted by kfake's Control
+//     observer.
+//
+// It then runs the naive path (one ListOffsets per partition per group, one
+// OffsetFetch per group) in a child process on the same cluster and prints
+// the ratio. The results are a Markdown table on stdout; BENCHMARKS.md has
+// the figures and the commands. Run it with `make bench`, or:
+//
+//	go run ./cmd/scalebench -collector _build/otelcol-kafkatimelag
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type options struct {
+	collector   string
+	brokers     int
+	interval    time.Duration
+	sampling    time.Duration
+	scrapes     int
+	warmupMax   int
+	naive       bool
+	naivePasses int
+	env         []string
+	workDir     string
+	keep        bool
+	extraConfig []string
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "scalebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var o options
+	fs := flag.NewFlagSet("scalebench", flag.ContinueOnError)
+	fs.StringVar(&o.collector, "collector", "_build/otelcol-kafkatimelag", "path of the collector binary (make build)")
+	workloads := fs.String("workloads", "50x2000,30x3000", "comma-separated GROUPSxPARTITIONS workloads, each on one topic; every group commits on every partition")
+	fs.IntVar(&o.brokers, "brokers", 3, "brokers of the in-process Kafka")
+	fs.DurationVar(&o.interval, "collection-interval", 10*time.Second, "receiver collection_interval")
+	fs.DurationVar(&o.sampling, "sampling-interval", 5*time.Second, "receiver sampling_interval")
+	fs.IntVar(&o.scrapes, "scrapes", 6, "steady-state scrapes to measure after the warm-up")
+	fs.IntVar(&o.warmupMax, "warmup-max", 20, "most warm-up scrapes (the record-timestamp cache fills at max_record_reads_per_scrape per scrape)")
+	fs.BoolVar(&o.naive, "naive", true, "also measure the naive path on each workload")
+	fs.IntVar(&o.naivePasses, "naive-passes", 2, "passes of the naive path")
+	env := fs.String("collector-env", "", "comma-separated NAME=VALUE added to the collector's environment, e.g. GOMEMLIMIT=100MiB")
+	fs.StringVar(&o.workDir, "dir", "", "directory for the configs and logs (default: a temporary one, removed unless -keep)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the configs and logs")
+	extra := fs.String("extra-config", "", "comma-separated collector config files merged over the generated one (e.g. to add the pprof extension)")
+	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
+	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
+	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return err
+	}
+	if *naiveWorker {
+		ws, err := parseWorkloads(*naiveWorkload)
+		if err != nil {
+			return err
+		}
+		return runNaiveWorker(strings.Split(*naiveBrokers, ","), ws[0], o.naivePasses)
+	}
+	ws, err := parseWorkloads(*workloads)
+	if err != nil {
+		return err
+	}
+	if *env != "" {
+		o.env = strings.Split(*env, ",")
+	}
+	if *extra != "" {
+		o.extraConfig = strings.Split(*extra, ",")
+	}
+	if _, err := os.Stat(o.collector); err != nil {
+		return fmt.Errorf("collector binary: %w (run `make build`)", err)
+	}
+	if o.collector, err = filepath.Abs(o.collector); err != nil {
+		return err
+	}
+	if o.workDir == "" {
+		if o.workDir, err = os.MkdirTemp("", "scalebench-"); err != nil {
+			return err
+		}
+		if !o.keep {
+			defer os.RemoveAll(o.workDir)
+		}
+	} else if err := os.MkdirAll(o.workDir, 0o755); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var results []*result
+	for _, w := range ws {
+		logf("workload %s: %d groups x %d partitions = %d pairs on %d brokers", w, w.groups, w.partitions, w.pairs(), o.brokers)
+		r, err := runWorkload(ctx, o, w)
+		if err != nil {
+			return fmt.Errorf("workload %s: %w", w, err)
+		}
+		results = append(results, r)
+	}
+	printReport(os.Stdout, o, results)
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s scalebench: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// mark is the state at the first export of a scrape.
+type mark struct {
+	at       time.Time // when the export arrived
+	cpu      time.Duration
+	rss      int64
+	requests requestCounts
+	err      error
+}
+
+// interval is what happened between two marks: one scrape and the samples
+// before it.
+type interval struct {
+	cpu      time.Duration
+	wall     time.Duration
+	requests requestCounts
+}
+
+type result struct {
+	w            workload
+	brokers      int
+	coordinators int
+	loadTime     time.Duration
+
+	first   interval   // process start to the first scrape's export
+	warmup  []interval // scrapes that read record timestamps
+	steady  []interval // scrapes after the record-timestamp cache filled
+	settled bool       // a scrape without record reads was seen
+
+	points   int // data points of a steady scrape
+	lagPts   int
+	exportKB float64 // compressed OTLP bytes of a steady scrape
+	requests int     // export requests of a steady scrape
+	peakRSS  int64   // VmHWM at the end
+	endRSS   int64   // VmRSS at the end
+	maxRSS   int64   // largest VmRSS seen at a scrape mark during the steady window
+
+	naive    *naiveMeasurement
+	naiveErr error
+}
+
+func runWorkload(ctx context.Context, o options, w workload) (*result, error) {
+	r := &result{w: w, brokers: o.brokers}
+	k, err := startKafka(o.brokers)
+	if err != nil {
+		return nil, err
+	}
+	defer k.close()
+	loadStart := time.Now()
+	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	err = k.load(loadCtx, w)
+	if err == nil {
+		r.coordinators, err = k.coordinators(loadCtx, w)
+	}
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("load the workload: %w", err)
+	}
+	r.loadTime = time.Since(loadStart)
+	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), int(w.partitions)*recordsPerPartition, w.groups, r.coordinators)
+
+	var (
+		pid   atomic.Int64
+		mu    sync.Mutex
+		marks []mark
+	)
+	notify := make(chan struct{}, 1024)
+	snk, err := startSink(func(time.Time) {
+		m := mark{at: time.Now(), requests: k.snapshot()}
+		p := int(pid.Load())
+		m.cpu, m.err = procCPU(p)
+		if m.err == nil {
+			_, m.rss, m.err = procMemory(p)
+		}
+		mu.Lock()
+		marks = append(marks, m)
+		mu.Unlock()
+		notify <- struct{}{}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer snk.close()
+
+	name := fmt.Sprintf("%s-%d", w, time.Now().UnixNano())
+	cfgPath := filepath.Join(o.workDir, name+".yaml")
+	if err := os.WriteFile(cfgPath, []byte(collectorConfig(k.addrs, snk.url(), o)), 0o600); err != nil {
+		return nil, err
+	}
+	start := mark{requests: k.snapshot()}
+	args := []string{"--config", cfgPath}
+	for _, c := range o.extraConfig {
+		args = append(args, "--config", c)
+	}
+	col, err := startChild(filepath.Join(o.workDir, name+".log"), o.env, o.collector, args...)
+	if err != nil {
+		return nil, err
+	}
+	pid.Store(int64(col.pid()))
+	logf("collector pid %d started (config %s)", col.pid(), cfgPath)
+	defer func() {
+		if err := col.stop(time.Minute); err != nil {
+			logf("collector stop: %v", err)
+		}
+	}()
+
+	// first, then warm-up until a scrape reads no record, then o.scrapes more.
+	deadline := time.After(time.Duration(o.warmupMax+o.scrapes+6)*o.interval + 5*time.Minute)
+	firstDeadline := time.After(3*o.interval + 2*time.Minute)
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+	steadyFrom := -1
+	for {
+		mu.Lock()
+		n := len(marks)
+		mu.Unlock()
+		if steadyFrom >= 0 && n >= steadyFrom+o.scrapes {
+			break
+		}
+		if steadyFrom < 0 && n >= 1+o.warmupMax+o.scrapes {
+			break // never settled; report what there is
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline:
+			return nil, fmt.Errorf("timed out after %d scrapes; collector log:\n%s", n, col.logTail(40))
+		case <-col.done:
+			return nil, fmt.Errorf("collector exited: %v; log:\n%s", col.err, col.logTail(40))
+		case <-firstDeadline:
+			if n == 0 {
+				return nil, fmt.Errorf("no scrape exported within %s; collector log:\n%s", 3*o.interval+2*time.Minute, col.logTail(40))
+			}
+			continue
+		case <-check.C:
+			if err := snk.err(); err != nil {
+				return nil, fmt.Errorf("sink: %w", err)
+			}
+			continue
+		case <-notify:
+		}
+		mu.Lock()
+		n = len(marks)
+		if steadyFrom < 0 && n >= 2 {
+			last := between(marks[n-2], marks[n-1])
+			if last.requests[kmsg.Fetch] == 0 {
+				steadyFrom = n - 1 // marks[n-2] -> marks[n-1] is the first steady interval
+			}
+		}
+		mu.Unlock()
+		logf("scrape %d exported (%s)", n, progress(marks, &mu))
+	}
+	hwm, rss, err := procMemory(col.pid())
+	if err != nil {
+		return nil, err
+	}
+	r.peakRSS, r.endRSS = hwm, rss
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, m := range marks {
+		if m.err != nil {
+			return nil, fmt.Errorf("read /proc of the collector: %w", m.err)
+		}
+	}
+	r.first = between(start, marks[0])
+	r.settled = steadyFrom >= 0
+	if !r.settled {
+		steadyFrom = len(marks) - o.scrapes
+	}
+	for i := 1; i < len(marks); i++ {
+		iv := between(marks[i-1], marks[i])
+		switch {
+		case i < steadyFrom:
+			r.warmup = append(r.warmup, iv)
+		case i < steadyFrom+o.scrapes:
+			r.steady = append(r.steady, iv)
+			r.maxRSS = max(r.maxRSS, marks[i].rss)
+		}
+	}
+	seen, err := snk.seen()
+	if err != nil {
+		return nil, err
+	}
+	if len(seen) > steadyFrom {
+		s := seen[steadyFrom]
+		r.points, r.lagPts, r.requests = s.points, s.lagPoints, s.requests
+		r.exportKB = float64(s.bytes) / 1024
+	}
+	if r.lagPts != w.pairs() {
+		logf("warning: a steady scrape exported %d lag points, want %d", r.lagPts, w.pairs())
+	}
+	if err := col.stop(time.Minute); err != nil {
+		logf("collector stop: %v", err)
+	}
+
+	if o.naive {
+		logf("naive path: %d passes of %d requests each", o.naivePasses, w.groups*(1+int(w.partitions)))
+		r.naive, r.naiveErr = runNaive(ctx, k, w, o.naivePasses, filepath.Join(o.workDir, name+"-naive.log"))
+		if r.naiveErr != nil {
+			logf("naive path: %v", r.naiveErr)
+		}
+	}
+	return r, nil
+}
+
+func between(a, b mark) interval {
+	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.since(a.requests)}
+}
+
+func progress(marks []mark, mu *sync.Mutex) string {
+	mu.Lock()
+	defer mu.Unlock()
+	n := len(marks)
+	if n < 2 {
+		return fmt.Sprintf("process CPU %s since start", marks[n-1].cpu)
+	}
+	iv := between(marks[n-2], marks[n-1])
+	return fmt.Sprintf("interval CPU %s, RSS %s, requests %s", iv.cpu, mib(marks[n-1].rss), iv.requests.perOp(1))
+}
+
+func collectorConfig(brokers []string, sinkURL string, o options) string {
+	quoted := make([]string, len(brokers))
+	for i, b := range brokers {
+		quoted[i] = fmt.Sprintf("%q", b)
+	}
+	return fmt.Sprintf(`# Generated by cmd/scalebench.
+receivers:
+  kafka_time_lag:
+    brokers: [%s]
+    collection_interval: %s
+    sampling_interval: %s
+exporters:
+  otlp_http:
+    endpoint: %s
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [kafka_time_lag]
+      exporters: [otlp_http]
+`, strings.Join(quoted, ", "), o.interval, o.sampling, sinkURL)
+}
+
+func joinComma(s []string) string { return strings.Join(s, ",") }
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+var errNoSteady = errors.New("no steady scrape")
+
+func meanCPU(ivs []interval) (mean, lo, hi time.Duration, err error) {
+	if len(ivs) == 0 {
+		return 0, 0, 0, errNoSteady
+	}
+	lo = ivs[0].cpu
+	for _, iv := range ivs {
+		mean += iv.cpu
+		lo, hi = min(lo, iv.cpu), max(hi, iv.cpu)
+	}
+	return mean / time.Duration(len(ivs)), lo, hi, nil
+}
+
+func sumRequests(ivs []interval) requestCounts {
+	var out requestCounts
+	for _, iv := range ivs {
+		for i := range out {
+			out[i] += iv.requests[i]
+		}
+	}
+	return out
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+func printReport(out io.Writer, o options, results []*result) {
+	samples := int(o.interval / o.sampling)
+	fmt.Fprintf(out, "\n## scalebench: collector %s\n\n", o.collector)
+	fmt.Fprintf(out, "collection_interval %s, sampling_interval %s (%d samples per interval), %d brokers, exporter otlp_http (gzip) to an in-process sink", o.interval, o.sampling, samples, o.brokers)
+	if len(o.env) > 0 {
+		fmt.Fprintf(out, ", collector environment %v", o.env)
+	}
+	fmt.Fprint(out, ".\nCPU is the collector process's utime+stime over one collection interval (one scrape, its export and the samples in between).\n\n")
+
+	fmt.Fprintln(out, "| workload | pairs | points/scrape | OTLP bytes/scrape | start + first scrape CPU | warm-up CPU/interval | steady CPU/interval, mean (min-max) | peak RSS (VmHWM) | RSS in steady state (max) |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range results {
+		warm := "-"
+		if m, _, _, err := meanCPU(r.warmup); err == nil {
+			warm = fmt.Sprintf("%s (%d scrapes)", secs(m), len(r.warmup))
+		}
+		steady := "-"
+		if m, lo, hi, err := meanCPU(r.steady); err == nil {
+			steady = fmt.Sprintf("%s (%s-%s), %d scrapes", secs(m), secs(lo), secs(hi), len(r.steady))
+			if !r.settled {
+				steady += " (record reads never settled)"
+			}
+		}
+		fmt.Fprintf(out, "| %s | %d | %d | %.0f KiB in %d request(s) | %s | %s | %s | %s | %s |\n",
+			r.w, r.w.pairs(), r.points, r.exportKB, r.requests, secs(r.first.cpu), warm, steady, mib(r.peakRSS), mib(r.maxRSS))
+	}
+
+	fmt.Fprintf(out, "\nKafka requests per collection interval (one scrape + %d samples), by API key:\n\n", samples)
+	fmt.Fprintln(out, "| workload | coordinators | start + first scrape | warm-up (mean) | steady (mean) |")
+	fmt.Fprintln(out, "|---|---:|---|---|---|")
+	for _, r := range results {
+		fmt.Fprintf(out, "| %s | %d | %s | %s | %s |\n", r.w, r.coordinators,
+			r.first.requests.perOp(1), sumRequests(r.warmup).perOp(len(r.warmup)), sumRequests(r.steady).perOp(len(r.steady)))
+	}
+
+	fmt.Fprintln(out, "\nNaive path (one OffsetFetch per group, one ListOffsets per partition per group; offsets only, no metrics built), in its own process on the same cluster:")
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "| workload | naive requests/pass | naive CPU/pass | naive wall/pass | naive peak RSS | collector requests/interval | collector CPU/interval | CPU ratio naive/collector | request ratio |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range results {
+		if r.naive == nil {
+			reason := "not run"
+			if r.naiveErr != nil {
+				reason = r.naiveErr.Error()
+			}
+			fmt.Fprintf(out, "| %s | %s | | | | | | | |\n", r.w, reason)
+			continue
+		}
+		n := r.naive
+		naiveReq := float64(n.requests.total()) / float64(n.passes)
+		steadyCPU, _, _, err := meanCPU(r.steady)
+		colReq := float64(sumRequests(r.steady).total()) / float64(max(1, len(r.steady)))
+		cpuRatio, reqRatio := "-", "-"
+		if err == nil && steadyCPU > 0 {
+			cpuRatio = fmt.Sprintf("%.1fx", float64(n.cpu)/float64(steadyCPU))
+		}
+		if colReq > 0 {
+			reqRatio = fmt.Sprintf("%.0fx", naiveReq/colReq)
+		}
+		fmt.Fprintf(out, "| %s | %.0f (%s) | %s | %s | %s | %.0f | %s | %s | %s |\n",
+			r.w, naiveReq, n.requests.perOp(n.passes), secs(n.cpu), n.wall.Round(time.Millisecond), mib(n.peakRSS), colReq, secs(steadyCPU), cpuRatio, reqRatio)
+	}
+	fmt.Fprintln(out)
+}

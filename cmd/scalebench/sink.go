@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+)
+
+// lagMetric identifies a scrape: all its points carry the instant the
+// scrape read the end offsets, and every scrape of the workload has lag points.
+const lagMetric = "kafka.consumer_group.lag"
+
+// scrapeSeen is what the sink learned about one scrape.
+type scrapeSeen struct {
+	at        time.Time // the scrape's end-offset read, from its points
+	arrived   time.Time // first export request carrying it
+	requests  int       // export requests that carried its points
+	points    int       // data points of every metric
+	lagPoints int       // points of kafka.consumer_group.lag
+	bytes     int       // request bodies as sent (compressed)
+}
+
+// sink is an OTLP/HTTP metrics endpoint that counts what it receives, per
+// scrape, and calls onScrape when the first export of a new scrape arrives,
+// before answering it (the collector waits for the answer).
+type sink struct {
+	server   *http.Server
+	listener net.Listener
+	onScrape func(at time.Time)
+
+	mu      sync.Mutex
+	scrapes map[int64]*scrapeSeen
+	order   []int64
+	bad     error
+}
+
+func startSink(onScrape func(time.Time)) (*sink, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{listener: l, onScrape: onScrape, scrapes: map[int64]*scrapeSeen{}}
+	s.server = &http.Server{Handler: http.HandlerFunc(s.handle), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.server.Serve(l) }()
+	return s, nil
+}
+
+func (s *sink) url() string { return "http://" + s.listener.Addr().String() }
+
+func (s *sink) close() { _ = s.server.Close() }
+
+func (s *sink) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/metrics" {
+		http.Error(w, "only POST /v1/metrics is served", http.StatusNotFound)
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	body := raw
+	switch enc := r.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err == nil {
+			body, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			s.fail(fmt.Errorf("gzip body: %w", err))
+			http.Error(w, "gzip: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	case "zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(raw))
+		if err == nil {
+			body, err = io.ReadAll(zr)
+			zr.Close()
+		}
+		if err != nil {
+			s.fail(fmt.Errorf("zstd body: %w", err))
+			http.Error(w, "zstd: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	default:
+		s.fail(fmt.Errorf("unsupported Content-Encoding %q (gzip, zstd and none are)", enc))
+		http.Error(w, "unsupported Content-Encoding "+enc, http.StatusBadRequest)
+		return
+	}
+	req := pmetricotlp.NewExportRequest()
+	if err := req.UnmarshalProto(body); err != nil {
+		s.fail(fmt.Errorf("decode export: %w", err))
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.record(req.Metrics(), len(raw))
+	resp, _ := pmetricotlp.NewExportResponse().MarshalProto()
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(resp)
+}
+
+func (s *sink) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bad == nil {
+		s.bad = err
+	}
+}
+
+// record counts the points of one export by timestamp and reports each
+// scrape the first time one of its lag points is seen.
+func (s *sink) record(md pmetric.Metrics, size int) {
+	byAt := map[int64]*scrapeSeen{}
+	seen := func(ts int64) *scrapeSeen {
+		c, ok := byAt[ts]
+		if !ok {
+			c = &scrapeSeen{}
+			byAt[ts] = c
+		}
+		return c
+	}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				if m.Type() != pmetric.MetricTypeGauge {
+					continue
+				}
+				dps := m.Gauge().DataPoints()
+				for d := range dps.Len() {
+					c := seen(int64(dps.At(d).Timestamp()))
+					c.points++
+					if m.Name() == lagMetric {
+						c.lagPoints++
+					}
+				}
+			}
+		}
+	}
+	now := time.Now()
+	var fresh []time.Time
+	s.mu.Lock()
+	for ts, c := range byAt {
+		cur, ok := s.scrapes[ts]
+		if !ok {
+			if c.lagPoints == 0 {
+				continue // not a scrape's lag (e.g. only group metrics without end offsets)
+			}
+			cur = &scrapeSeen{at: time.Unix(0, ts), arrived: now}
+			s.scrapes[ts] = cur
+			s.order = append(s.order, ts)
+			fresh = append(fresh, cur.at)
+		}
+		cur.requests++
+		cur.points += c.points
+		cur.lagPoints += c.lagPoints
+		cur.bytes += size
+	}
+	s.mu.Unlock()
+	for _, at := range fresh {
+		if s.onScrape != nil {
+			s.onScrape(at)
+		}
+	}
+}
+
+// err is the first export the sink could not read, if any.
+func (s *sink) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bad
+}
+
+// seen returns what is known of every scrape, in arrival order.
+func (s *sink) seen() ([]scrapeSeen, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]scrapeSeen, 0, len(s.order))
+	for _, ts := range s.order {
+		out = append(out, *s.scrapes[ts])
+	}
+	return out, s.bad
+}

@@ -1,0 +1,593 @@
+package kafkatimelagreceiver
+
+// Scale benchmarks (issue #5): one full scrape at 1k, 10k and 100k
+// (group, partition) pairs, the sampler at 10k and 100k partitions, and the
+// naive end-offset path (one ListOffsets per partition per group, as a
+// `client.GetOffset` loop sends) at the same sizes, all against an in-process
+// kfake cluster of 3 brokers. Every benchmark reports the Kafka requests it
+// sent per operation, by API key, as counted by kfake's Control observer.
+//
+// kfake runs in the benchmark's process, so ns/op, cpu-ms/op, B/op and
+// allocs/op include the broker's side of every request. cmd/scalebench
+// measures the collector process alone. Run with `make bench`; BENCHMARKS.md
+// has the figures and the commands.
+//
+// TestScaleRequestsPerScrape keeps the request-count bounds in `go test`:
+// requests per scrape grow with brokers and coordinators, never with
+// partitions or groups. It asserts counts only, never timings.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// scaleBrokers is the broker count of every scale cluster.
+const scaleBrokers = 3
+
+// scaleRecordsPerPartition is how many records each partition holds. Group g
+// commits partition p at (g+p) mod (scaleRecordsPerPartition+1), so every
+// partition has groups at each offset from 0 (the whole partition behind)
+// to the end (caught up).
+const scaleRecordsPerPartition = 4
+
+// superlinearGrowth bounds how much the cost per pair of a steady scrape
+// may grow from one size to the next (10x more pairs) before BenchmarkScrape
+// skips the larger sizes.
+const superlinearGrowth = 4
+
+// scaleWorkload is groups x partitions (group, partition) pairs: every group
+// commits on every partition of the topics.
+type scaleWorkload struct {
+	name   string
+	groups int
+	// topics x partitionsPerTopic partitions in all.
+	topics             int
+	partitionsPerTopic int32
+}
+
+func (w scaleWorkload) pairs() int { return w.groups * w.topics * int(w.partitionsPerTopic) }
+
+func (w scaleWorkload) topic(i int) string { return fmt.Sprintf("scale-%03d", i) }
+
+func (w scaleWorkload) group(i int) string { return fmt.Sprintf("group-%03d", i) }
+
+// scrapeWorkloads are the scrape sizes of the issue; 100k is 50 groups on
+// one topic of 2,000 partitions.
+var scrapeWorkloads = []scaleWorkload{
+	{name: "1k", groups: 10, topics: 1, partitionsPerTopic: 100},
+	{name: "10k", groups: 20, topics: 1, partitionsPerTopic: 500},
+	{name: "100k", groups: 50, topics: 1, partitionsPerTopic: 2000},
+}
+
+// scaleKafka is a kfake cluster with a franz-go client to load it and
+// per-API-key counters of every request it serves. Unlike testKafka it
+// serves benchmarks too (testing.TB).
+type scaleKafka struct {
+	cluster *kfake.Cluster
+	addrs   []string
+	client  *kgo.Client
+	admin   *kadm.Client
+	counts  [kmsg.MaxKey + 1]atomic.Int64
+}
+
+func newScaleKafka(tb testing.TB, opts ...kfake.Opt) *scaleKafka {
+	tb.Helper()
+	opts = append([]kfake.Opt{kfake.NumBrokers(scaleBrokers)}, opts...)
+	c, err := kfake.NewCluster(opts...)
+	require.NoError(tb, err)
+	k := &scaleKafka{cluster: c, addrs: c.ListenAddrs()}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(k.addrs...),
+		kgo.ProducerLinger(0),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchMaxBytes(1<<20),
+		// No KIP-714 telemetry pushes: only the receiver's requests count.
+		kgo.DisableClientMetrics(),
+	)
+	if err != nil {
+		c.Close()
+		require.NoError(tb, err)
+	}
+	k.client = cl
+	k.admin = kadm.NewClient(cl)
+	// Observe every request without handling it.
+	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if key := req.Key(); key >= 0 && int(key) < len(k.counts) {
+			k.counts[key].Add(1)
+		}
+		return nil, nil, false
+	})
+	tb.Cleanup(func() {
+		cl.Close()
+		c.Close()
+	})
+	return k
+}
+
+// requestCounts are requests served, by API key.
+type requestCounts [kmsg.MaxKey + 1]int64
+
+func (k *scaleKafka) snapshot() requestCounts {
+	var out requestCounts
+	for i := range k.counts {
+		out[i] = k.counts[i].Load()
+	}
+	return out
+}
+
+func (a requestCounts) since(before requestCounts) requestCounts {
+	for i := range a {
+		a[i] -= before[i]
+	}
+	return a
+}
+
+func (a requestCounts) of(key kmsg.Key) int64 { return a[key] }
+
+func (a requestCounts) total() int64 {
+	var n int64
+	for _, v := range a {
+		n += v
+	}
+	return n
+}
+
+func (a requestCounts) String() string {
+	var parts []string
+	for key, n := range a {
+		if n != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", kmsg.NameForKey(int16(key)), n))
+		}
+	}
+	sort.Strings(parts)
+	return fmt.Sprint(parts)
+}
+
+// report adds one metric per API key seen, as requests per operation.
+func (a requestCounts) report(b *testing.B) {
+	for key, n := range a {
+		if n != 0 {
+			b.ReportMetric(float64(n)/float64(b.N), kmsg.NameForKey(int16(key))+"/op")
+		}
+	}
+	b.ReportMetric(float64(a.total())/float64(b.N), "requests/op")
+}
+
+// load creates the workload's topics, writes scaleRecordsPerPartition
+// records to every partition (timestamps an hour to a few minutes old) and
+// commits every group on every partition.
+func (k *scaleKafka) load(tb testing.TB, w scaleWorkload) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for t := range w.topics {
+		resp, err := k.admin.CreateTopic(ctx, w.partitionsPerTopic, 1, nil, w.topic(t))
+		require.NoError(tb, err)
+		require.NoError(tb, resp.Err)
+	}
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	records := make([]*kgo.Record, 0, w.topics*int(w.partitionsPerTopic)*scaleRecordsPerPartition)
+	for t := range w.topics {
+		for p := range w.partitionsPerTopic {
+			for i := range scaleRecordsPerPartition {
+				ts := base.Add(time.Duration(i)*10*time.Minute + time.Duration(p)*time.Millisecond)
+				records = append(records, &kgo.Record{Topic: w.topic(t), Partition: p, Timestamp: ts, Value: []byte("x")})
+			}
+		}
+	}
+	require.NoError(tb, k.client.ProduceSync(ctx, records...).FirstErr())
+	for g := range w.groups {
+		offsets := kadm.Offsets{}
+		for t := range w.topics {
+			topic := w.topic(t)
+			offsets[topic] = make(map[int32]kadm.Offset, w.partitionsPerTopic)
+			for p := range w.partitionsPerTopic {
+				at := int64((g + int(p)) % (scaleRecordsPerPartition + 1))
+				offsets[topic][p] = kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1}
+			}
+		}
+		resp, err := k.admin.CommitOffsets(ctx, w.group(g), offsets)
+		require.NoError(tb, err)
+		require.NoError(tb, resp.Error())
+	}
+}
+
+// config is the receiver's default configuration pointed at the cluster,
+// with the sampler out of the way (the scrape benchmarks time scrapes only).
+func (k *scaleKafka) config() *Config {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Brokers = k.addrs
+	cfg.SamplingInterval = time.Hour
+	cfg.Timeout = time.Minute
+	return cfg
+}
+
+// newScaleScraper builds and starts a scraper; stop shuts it down.
+func newScaleScraper(tb testing.TB, cfg *Config) (s *timeLagScraper, stop func()) {
+	tb.Helper()
+	require.NoError(tb, cfg.Validate())
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(tb, err)
+	require.NoError(tb, s.start(context.Background(), nil))
+	var once atomic.Bool
+	stop = func() {
+		if once.CompareAndSwap(false, true) {
+			require.NoError(tb, s.shutdown(context.Background()))
+		}
+	}
+	tb.Cleanup(stop)
+	return s, stop
+}
+
+// warmUp scrapes until a scrape reads no record timestamps: every committed
+// offset older than its table then has its timestamp cached, which is where
+// a long-running receiver on an unchanging cluster settles. It returns the
+// number of scrapes it took.
+func warmUp(tb testing.TB, k *scaleKafka, s *timeLagScraper) int {
+	tb.Helper()
+	for i := 1; i <= 30; i++ {
+		before := k.snapshot()
+		_, err := s.scrape(context.Background())
+		require.NoError(tb, err)
+		if k.snapshot().since(before).of(kmsg.Fetch) == 0 {
+			return i
+		}
+	}
+	tb.Fatal("record reads did not settle within 30 scrapes")
+	return 0
+}
+
+// cpuTime is the CPU time (user + system) the process has used so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports CPU time per operation; kfake's share is in it.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkScrape times one full scrape (list groups, committed offsets, end
+// offsets, record reads, group descriptions, lags and the pdata build).
+//
+//   - steady: a receiver that has been running: coordinators known and the
+//     record timestamps of committed offsets older than their tables cached.
+//   - first: a fresh receiver's first scrape: connecting, finding the
+//     coordinators and reading record timestamps, at most
+//     max_record_reads_per_scrape (default 1,000) of them.
+//
+// A size is skipped when the steady scrape's cost per pair grew more than
+// superlinearGrowth times between the two sizes before it: a quadratic step
+// (such as the generated MetricsBuilder's search for a point with the same
+// attributes, see BENCHMARKS.md) would make 100k pairs take many minutes a
+// scrape.
+func BenchmarkScrape(b *testing.B) {
+	perPair := make([]time.Duration, len(scrapeWorkloads)) // steady scrape time per pair
+	for i, w := range scrapeWorkloads {
+		b.Run(w.name, func(b *testing.B) {
+			if i >= 2 && perPair[i-2] > 0 && perPair[i-1] > superlinearGrowth*perPair[i-2] {
+				msg := fmt.Sprintf("%s skipped: a steady scrape cost %s per pair at %d pairs against %s at %d: superlinear, %d pairs would take minutes a scrape",
+					b.Name(), perPair[i-1], scrapeWorkloads[i-1].pairs(), perPair[i-2], scrapeWorkloads[i-2].pairs(), w.pairs())
+				// A skipped benchmark prints nothing without -v: say it anyway.
+				fmt.Fprintln(os.Stderr, msg)
+				b.Skip(msg)
+			}
+			k := newScaleKafka(b)
+			k.load(b, w)
+			b.Run("steady", func(b *testing.B) {
+				s, _ := newScaleScraper(b, k.config())
+				warmUp(b, k, s)
+				points := 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				before, cpu := k.snapshot(), cpuTime(b)
+				for range b.N {
+					md, err := s.scrape(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					points = md.DataPointCount()
+				}
+				b.StopTimer()
+				reportScrape(b, w, k.snapshot().since(before), cpuTime(b)-cpu, points)
+				perPair[i] = b.Elapsed() / time.Duration(b.N*w.pairs())
+			})
+			b.Run("first", func(b *testing.B) {
+				cfg := k.config()
+				var (
+					requests requestCounts
+					cpu      time.Duration
+					points   int
+				)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					b.StopTimer()
+					s, stop := newScaleScraper(b, cfg)
+					before, cpuBefore := k.snapshot(), cpuTime(b)
+					b.StartTimer()
+					md, err := s.scrape(context.Background())
+					b.StopTimer()
+					if err != nil {
+						b.Fatal(err)
+					}
+					cpu += cpuTime(b) - cpuBefore
+					got := k.snapshot().since(before)
+					for i := range requests {
+						requests[i] += got[i]
+					}
+					points = md.DataPointCount()
+					stop()
+					b.StartTimer()
+				}
+				b.StopTimer()
+				reportScrape(b, w, requests, cpu, points)
+			})
+		})
+	}
+}
+
+func reportScrape(b *testing.B, w scaleWorkload, requests requestCounts, cpu time.Duration, points int) {
+	requests.report(b)
+	reportCPU(b, cpu)
+	b.ReportMetric(float64(w.pairs()), "pairs")
+	b.ReportMetric(float64(points), "points/op")
+}
+
+// samplerWorkloads spread the partitions over topics of 2,000 partitions.
+var samplerWorkloads = []scaleWorkload{
+	{name: "10k", topics: 5, partitionsPerTopic: 2000},
+	{name: "100k", topics: 50, partitionsPerTopic: 2000},
+}
+
+// BenchmarkSampler times one sample: the end offsets of every tracked
+// partition, read and appended to the tables.
+func BenchmarkSampler(b *testing.B) {
+	for _, w := range samplerWorkloads {
+		b.Run(w.name, func(b *testing.B) {
+			k := newScaleKafka(b)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			tracked := map[topicPartition]struct{}{}
+			for t := range w.topics {
+				resp, err := k.admin.CreateTopic(ctx, w.partitionsPerTopic, 1, nil, w.topic(t))
+				require.NoError(b, err)
+				require.NoError(b, resp.Err)
+				for p := range w.partitionsPerTopic {
+					tracked[topicPartition{w.topic(t), p}] = struct{}{}
+				}
+			}
+			cfg := k.config()
+			cl, err := newSaramaCluster(cfg, zap.NewNop(), newRequestMetrics())
+			require.NoError(b, err)
+			b.Cleanup(func() { _ = cl.close() })
+			tables := newTableStore(cfg.MaxSamples)
+			tables.maxGap = int64(gapSamples * cfg.SamplingInterval)
+			tables.track(tracked)
+			smp := &sampler{cluster: cl, tables: tables, interval: cfg.SamplingInterval, timeout: cfg.requestTimeout(), logger: zap.NewNop()}
+			// The first sample connects and loads the metadata.
+			require.NoError(b, smp.sampleOnce(ctx, false))
+			b.ReportAllocs()
+			b.ResetTimer()
+			before, cpu := k.snapshot(), cpuTime(b)
+			for range b.N {
+				if err := smp.sampleOnce(ctx, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			k.snapshot().since(before).report(b)
+			reportCPU(b, cpuTime(b)-cpu)
+			b.ReportMetric(float64(len(tracked)), "partitions")
+		})
+	}
+}
+
+// BenchmarkNaiveEndOffsets compares the end-offset reads of one scrape:
+//
+//   - naive: one ListOffsets per partition and again per group, with sarama's
+//     client.GetOffset, as kafka_exporter does;
+//   - batched: the receiver's endOffsets, one ListOffsets per leader broker
+//     for the distinct partitions.
+//
+// Both run on the same cluster and workload as BenchmarkScrape; the ratio of
+// their ns/op (and of naive to BenchmarkScrape/<size>/steady) is in
+// BENCHMARKS.md.
+func BenchmarkNaiveEndOffsets(b *testing.B) {
+	for _, w := range scrapeWorkloads {
+		b.Run(w.name, func(b *testing.B) {
+			k := newScaleKafka(b)
+			k.load(b, w)
+			cfg := k.config()
+			var partitions []topicPartition
+			for t := range w.topics {
+				for p := range w.partitionsPerTopic {
+					partitions = append(partitions, topicPartition{w.topic(t), p})
+				}
+			}
+			b.Run("naive", func(b *testing.B) {
+				sc, err := newSaramaConfig(cfg)
+				require.NoError(b, err)
+				client, err := sarama.NewClient(cfg.Brokers, sc)
+				require.NoError(b, err)
+				b.Cleanup(func() { _ = client.Close() })
+				// Leaders known and connections open before the timer.
+				_, err = client.GetOffset(partitions[0].topic, partitions[0].partition, sarama.OffsetNewest)
+				require.NoError(b, err)
+				b.ReportAllocs()
+				b.ResetTimer()
+				before, cpu := k.snapshot(), cpuTime(b)
+				for range b.N {
+					for range w.groups {
+						for _, tp := range partitions {
+							if _, err := client.GetOffset(tp.topic, tp.partition, sarama.OffsetNewest); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+				}
+				b.StopTimer()
+				k.snapshot().since(before).report(b)
+				reportCPU(b, cpuTime(b)-cpu)
+				b.ReportMetric(float64(w.pairs()), "pairs")
+			})
+			b.Run("batched", func(b *testing.B) {
+				cl, err := newSaramaCluster(cfg, zap.NewNop(), newRequestMetrics())
+				require.NoError(b, err)
+				b.Cleanup(func() { _ = cl.close() })
+				ctx := context.Background()
+				_, err = cl.endOffsets(ctx, partitions)
+				require.NoError(b, err)
+				b.ReportAllocs()
+				b.ResetTimer()
+				before, cpu := k.snapshot(), cpuTime(b)
+				for range b.N {
+					read, err := cl.endOffsets(ctx, partitions)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(read.offsets) != len(partitions) {
+						b.Fatalf("read %d end offsets, want %d", len(read.offsets), len(partitions))
+					}
+				}
+				b.StopTimer()
+				k.snapshot().since(before).report(b)
+				reportCPU(b, cpuTime(b)-cpu)
+				b.ReportMetric(float64(w.pairs()), "pairs")
+			})
+		})
+	}
+}
+
+// TestScaleRequestsPerScrape: 50 groups x 2,000 partitions on 3 brokers.
+// However many groups and partitions, a scrape sends at most one ListOffsets
+// per broker and one OffsetFetch (batched, v8) per coordinator, and so does
+// a sample. Counts only: timings stay in the benchmarks.
+func TestScaleRequestsPerScrape(t *testing.T) {
+	w := scrapeWorkloads[len(scrapeWorkloads)-1]
+	k := newScaleKafka(t)
+	k.load(t, w)
+	coordinators := k.coordinators(t, w)
+	t.Logf("%d groups on %d coordinators", w.groups, coordinators)
+
+	cfg := k.config()
+	// The per-pair metrics are off: they do not change what is asked of
+	// Kafka, and building 100,000 points of each is the benchmarks' concern,
+	// not this test's. The per-topic aggregates stay on: they need every
+	// pair's lag and time lag all the same.
+	cfg.Metrics.KafkaConsumerGroupOffset.Enabled = false
+	cfg.Metrics.KafkaConsumerGroupLag.Enabled = false
+	cfg.Metrics.KafkaConsumerGroupTimeLag.Enabled = false
+	cfg.Metrics.KafkaConsumerGroupLostMessages.Enabled = false
+	cfg.Metrics.KafkaPartitionCurrentOffset.Enabled = false
+	s, _ := newScaleScraper(t, cfg)
+	for i := range 2 {
+		before := k.snapshot()
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		got := k.snapshot().since(before)
+		t.Logf("scrape %d of %d pairs: %v", i+1, w.pairs(), got)
+		require.Equal(t, w.groups*w.topics, pointsOfCount(md, "kafka.consumer_group.lag_sum"))
+		require.Equal(t, w.groups*w.topics, pointsOfCount(md, "kafka.consumer_group.time_lag_max"))
+		require.LessOrEqual(t, got.of(kmsg.ListOffsets), int64(scaleBrokers), "ListOffsets per scrape")
+		require.LessOrEqual(t, got.of(kmsg.OffsetFetch), int64(coordinators), "OffsetFetch per scrape")
+		require.LessOrEqual(t, got.of(kmsg.ListGroups), int64(scaleBrokers), "ListGroups per scrape")
+		require.LessOrEqual(t, got.of(kmsg.DescribeGroups), int64(coordinators), "DescribeGroups per scrape")
+		// Record reads are capped (1,000 per scrape), which one Fetch per
+		// leader carries; a partition cut off by the response size limit
+		// is asked again.
+		require.LessOrEqual(t, got.of(kmsg.Fetch), int64(4*scaleBrokers), "Fetch per scrape")
+		if i > 0 {
+			require.Zero(t, got.of(kmsg.FindCoordinator), "coordinators are cached")
+			require.Zero(t, got.of(kmsg.Metadata), "metadata is cached")
+		}
+	}
+
+	before := k.snapshot()
+	require.NoError(t, s.sampler.sampleOnce(context.Background(), true))
+	got := k.snapshot().since(before)
+	t.Logf("sample with log start offsets: %v", got)
+	require.LessOrEqual(t, got.of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")
+	require.Equal(t, got.of(kmsg.ListOffsets), got.total(), "a sample sends ListOffsets only")
+}
+
+// TestScaleOffsetFetchFallback: a coordinator without OffsetFetch v8 gets
+// one OffsetFetch per group, and the scrape still reports every pair.
+func TestScaleOffsetFetchFallback(t *testing.T) {
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(int16(kmsg.OffsetFetch), 7)
+	w := scaleWorkload{name: "fallback", groups: 12, topics: 1, partitionsPerTopic: 50}
+	k := newScaleKafka(t, kfake.MaxVersions(versions))
+	k.load(t, w)
+
+	s, _ := newScaleScraper(t, k.config())
+	_, err := s.scrape(context.Background()) // connects, finds coordinators, may try v8 once
+	require.NoError(t, err)
+	before := k.snapshot()
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	got := k.snapshot().since(before)
+	t.Logf("scrape of %d groups without OffsetFetch v8: %v", w.groups, got)
+	require.Equal(t, w.pairs(), pointsOfCount(md, "kafka.consumer_group.lag"))
+	require.LessOrEqual(t, got.of(kmsg.OffsetFetch), int64(w.groups+scaleBrokers), "one per group, plus at most one refused batch per coordinator")
+	require.GreaterOrEqual(t, got.of(kmsg.OffsetFetch), int64(w.groups))
+	require.LessOrEqual(t, got.of(kmsg.ListOffsets), int64(scaleBrokers))
+}
+
+// coordinators counts the distinct coordinators of the workload's groups.
+func (k *scaleKafka) coordinators(tb testing.TB, w scaleWorkload) int {
+	tb.Helper()
+	groups := make([]string, w.groups)
+	for g := range groups {
+		groups[g] = w.group(g)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	described, err := k.admin.DescribeGroups(ctx, groups...)
+	require.NoError(tb, err)
+	nodes := map[int32]struct{}{}
+	for _, d := range described {
+		nodes[d.Coordinator.NodeID] = struct{}{}
+	}
+	return len(nodes)
+}
+
+// pointsOfCount counts the data points of a gauge.
+func pointsOfCount(md pmetric.Metrics, name string) int {
+	n := 0
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for m := range ms.Len() {
+				if ms.At(m).Name() == name {
+					n += ms.At(m).Gauge().DataPoints().Len()
+				}
+			}
+		}
+	}
+	return n
+}
