@@ -91,7 +91,9 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	steadyCold := measure("cold, steady (commits unchanged):", s)
 	require.Zero(t, steadyCold["Fetch"], "record timestamps are cached")
 	require.Zero(t, steadyCold["FindCoordinator"], "coordinators are cached")
-	require.Zero(t, steadyCold["Metadata"])
+	// The counter also sees the test's own franz-go client, which may
+	// refresh its metadata at any time; the receiver's is cached.
+	require.LessOrEqual(t, steadyCold["Metadata"], int64(1))
 
 	// Warm: commits inside the table (the scrapes above put end offset 2
 	// into it), so no record is read.
