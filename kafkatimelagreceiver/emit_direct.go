@@ -55,9 +55,9 @@ func partitionPoint(dps pmetric.NumberDataPointSlice, start, ts pcommon.Timestam
 	dp.SetIntValue(value)
 }
 
-// emitDirect appends the per-pair gauges of lags and, with withPartitions,
-// the per-partition gauges of the snapshot to ms. Empty gauges are left out.
-func (s *timeLagScraper) emitDirect(ms pmetric.MetricSlice, snap *snapshot, lags []partitionLag, withPartitions bool) {
+// emitDirect appends the per-pair gauges of lags and the per-partition gauges
+// of the snapshot to ms. Empty gauges are left out.
+func (s *timeLagScraper) emitDirect(ms pmetric.MetricSlice, snap *snapshot, lags []partitionLag) {
 	ts := pcommon.Timestamp(snap.at)
 	start := s.startTime
 	m := s.cfg.Metrics
@@ -106,24 +106,22 @@ func (s *timeLagScraper) emitDirect(ms pmetric.MetricSlice, snap *snapshot, lags
 	if omitted > 0 {
 		s.logger.Debug("time lag omitted: no table point or record brackets the committed offset", zap.Int("partitions", omitted))
 	}
-	if withPartitions {
-		partitions := sortedKeys(snap.end)
-		currentDirect := len(m.KafkaPartitionCurrentOffset.EnabledAttributes) == partitionAttributes
-		oldestDirect := len(m.KafkaPartitionOldestOffset.EnabledAttributes) == partitionAttributes
-		current, currentOn := appendGauge(ms, currentDirect && m.KafkaPartitionCurrentOffset.Enabled, "kafka.partition.current_offset", "End offset (high watermark) of the partition.", "{offset}", len(partitions))
-		oldest, oldestOn := appendGauge(ms, oldestDirect && m.KafkaPartitionOldestOffset.Enabled, "kafka.partition.oldest_offset", "Log start offset (oldest available offset) of the partition.", "{offset}", len(partitions))
-		for _, tp := range partitions {
-			if currentOn {
-				partitionPoint(current, start, ts, tp, snap.end[tp])
-			} else if !currentDirect {
-				s.mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, snap.end[tp], tp.topic, int64(tp.partition))
-			}
-			if st, ok := snap.start[tp]; ok {
-				if oldestOn {
-					partitionPoint(oldest, start, ts, tp, st)
-				} else if !oldestDirect {
-					s.mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, st, tp.topic, int64(tp.partition))
-				}
+	partitions := sortedKeys(snap.end)
+	currentDirect := len(m.KafkaPartitionCurrentOffset.EnabledAttributes) == partitionAttributes
+	oldestDirect := len(m.KafkaPartitionOldestOffset.EnabledAttributes) == partitionAttributes
+	current, currentOn := appendGauge(ms, currentDirect && m.KafkaPartitionCurrentOffset.Enabled, "kafka.partition.current_offset", "End offset (high watermark) of the partition.", "{offset}", len(partitions))
+	oldest, oldestOn := appendGauge(ms, oldestDirect && m.KafkaPartitionOldestOffset.Enabled, "kafka.partition.oldest_offset", "Log start offset (oldest available offset) of the partition.", "{offset}", len(partitions))
+	for _, tp := range partitions {
+		if currentOn {
+			partitionPoint(current, start, ts, tp, snap.end[tp])
+		} else if !currentDirect {
+			s.mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, snap.end[tp], tp.topic, int64(tp.partition))
+		}
+		if st, ok := snap.start[tp]; ok {
+			if oldestOn {
+				partitionPoint(oldest, start, ts, tp, st)
+			} else if !oldestDirect {
+				s.mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, st, tp.topic, int64(tp.partition))
 			}
 		}
 	}

@@ -72,7 +72,7 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	s := directTestScraper(t, nil)
 	snap, lags := directTestSnapshot()
 	direct := pmetric.NewMetricSlice()
-	s.emitDirect(direct, snap, lags, true)
+	s.emitDirect(direct, snap, lags)
 	require.Equal(t, len(want), direct.Len())
 	for i := range direct.Len() {
 		got := direct.At(i)
@@ -101,7 +101,7 @@ func TestReducedAttributesGoThroughBuilder(t *testing.T) {
 	})
 	snap, lags := directTestSnapshot()
 	direct := pmetric.NewMetricSlice()
-	s.emitDirect(direct, snap, lags, true)
+	s.emitDirect(direct, snap, lags)
 	s.emit(snap, lags)
 	md := s.withDirect(s.mb.Emit(), direct)
 	lag := metricsByName(md)["kafka.consumer_group.lag"]

@@ -3,7 +3,6 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -46,13 +45,9 @@ func (s *timeLagScraper) recordGroupHealth(snap *snapshot, groups []string, desc
 	}
 	groupResults, partitionResults := s.health.observe(healthInput{groups: groups, described: described, lags: lags})
 
-	// The scrape's points share the end-offset read time; a scrape that read
-	// no end offsets (no group has committed offsets) has none.
-	at := snap.at
-	if at == 0 {
-		at = time.Now().UnixNano()
-	}
-	ts := pcommon.Timestamp(at)
+	// The scrape's points share the end-offset read time (or the scrape's
+	// start, when there were no end offsets to read).
+	ts := pcommon.Timestamp(snap.at)
 	for _, g := range groupResults {
 		s.mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.rebalances, g.group)
 		for _, st := range healthStatuses {

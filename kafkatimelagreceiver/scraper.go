@@ -240,7 +240,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	s.telemetry.tables(ctx, len(tracked), s.tables.points())
 	s.recordGroupHealth(snap, groups, described, lags)
 	direct := pmetric.NewMetricSlice()
-	s.emitDirect(direct, snap, lags, true)
+	s.emitDirect(direct, snap, lags)
 	s.emit(snap, lags)
 	return s.withDirect(s.mb.Emit(), direct), errs.Combine()
 }
@@ -253,8 +253,8 @@ func upperBracket(snap *snapshot, tp topicPartition) offsetSample {
 func (s *timeLagScraper) appendTimeFunc(snap *snapshot) appendTimeFunc {
 	return func(tp topicPartition, c int64) (int64, estimateMethod, bool) {
 		upper := upperBracket(snap, tp)
-		at, inTable := s.tables.appendTime(tp, c, upper)
-		if inTable && !s.tables.inGap(tp, c, upper) {
+		at, inTable, gap := s.tables.estimate(tp, c, upper)
+		if inTable && !gap {
 			return at, methodTable, true
 		}
 		if ts, ok := s.records.get(recordAt{tp, c}); ok {
@@ -285,7 +285,7 @@ func (s *timeLagScraper) outOfTable(snap *snapshot) (missing []recordAt, used ma
 				continue
 			}
 			upper := upperBracket(snap, tp)
-			if _, ok := s.tables.appendTime(tp, from, upper); ok && !s.tables.inGap(tp, from, upper) {
+			if _, ok, gap := s.tables.estimate(tp, from, upper); ok && !gap {
 				continue
 			}
 			at := recordAt{tp, from}

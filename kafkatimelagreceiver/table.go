@@ -110,46 +110,42 @@ func (t *offsetTable) add(offset int64, sent, received time.Time) addResult {
 	return sampleAppended
 }
 
-// appendTime estimates when the record at offset c was appended: linear
+// estimate estimates when the record at offset c was appended: linear
 // interpolation between the last point with end offset <= c and the first
 // point with end offset > c. upper is an observation newer than the table
 // (normally the scrape's own end-offset read) used as the upper bracket when no
 // table point is above c. It never extrapolates: ok is false when c lies below
-// the oldest point or above every point.
-func (t *offsetTable) appendTime(c int64, upper offsetSample) (at int64, ok bool) {
+// the oldest point or above every point. gap tells whether the bracketing
+// segment is one whose production was not watched (see maxGap).
+func (t *offsetTable) estimate(c int64, upper offsetSample) (at int64, ok, gap bool) {
 	n := len(t.points)
 	// First index whose offset is > c.
 	i := sort.Search(n, func(i int) bool { return t.points[i].offset > c })
 	if i == 0 {
 		// The table is empty or c predates every point.
-		return 0, false
+		return 0, false, false
 	}
 	lo := t.points[i-1]
-	var hi offsetSample
 	if i < n {
-		hi = t.points[i]
-	} else {
-		if upper.offset <= c || upper.at <= lo.at {
-			return 0, false
-		}
-		hi = upper
+		hi := t.points[i]
+		return interpolate(lo, hi, c), true, t.isGapEnd(hi)
 	}
-	return interpolate(lo, hi, c), true
+	if upper.offset <= c || upper.at <= lo.at {
+		return 0, false, false
+	}
+	return interpolate(lo, upper, c), true, t.maxGap > 0 && upper.at-lo.at > t.maxGap
 }
 
-// inGap tells whether the estimate for c comes from a gap segment: one whose
-// production was not watched (see maxGap).
+// appendTime is estimate without the gap flag.
+func (t *offsetTable) appendTime(c int64, upper offsetSample) (at int64, ok bool) {
+	at, ok, _ = t.estimate(c, upper)
+	return at, ok
+}
+
+// inGap tells whether the estimate for c comes from a gap segment.
 func (t *offsetTable) inGap(c int64, upper offsetSample) bool {
-	n := len(t.points)
-	i := sort.Search(n, func(i int) bool { return t.points[i].offset > c })
-	switch {
-	case i == 0:
-		return false
-	case i < n:
-		return t.isGapEnd(t.points[i])
-	default:
-		return t.maxGap > 0 && upper.at-t.points[n-1].at > t.maxGap
-	}
+	_, ok, gap := t.estimate(c, upper)
+	return ok && gap
 }
 
 func (t *offsetTable) isGapEnd(p offsetSample) bool {

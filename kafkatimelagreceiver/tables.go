@@ -102,25 +102,17 @@ func (s *tableStore) startOffsets() map[topicPartition]int64 {
 	return out
 }
 
-// appendTime estimates when the record at offset c of tp was appended; see
-// offsetTable.appendTime.
-func (s *tableStore) appendTime(tp topicPartition, c int64, upper offsetSample) (int64, bool) {
+// estimate estimates when the record at offset c of tp was appended, and
+// whether that comes from an unwatched stretch of the table; see
+// offsetTable.estimate. One lock and one search serve both answers.
+func (s *tableStore) estimate(tp topicPartition, c int64, upper offsetSample) (at int64, ok, gap bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	table, ok := s.tables[tp]
-	if !ok {
-		return 0, false
+	table, found := s.tables[tp]
+	if !found {
+		return 0, false, false
 	}
-	return table.appendTime(c, upper)
-}
-
-// inGap tells whether the estimate for c of tp comes from an unwatched
-// stretch of the table; see offsetTable.inGap.
-func (s *tableStore) inGap(tp topicPartition, c int64, upper offsetSample) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	table, ok := s.tables[tp]
-	return ok && table.inGap(c, upper)
+	return table.estimate(c, upper)
 }
 
 // export copies every table with its log start offset, for saving.
