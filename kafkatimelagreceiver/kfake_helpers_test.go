@@ -2,8 +2,6 @@ package kafkatimelagreceiver
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,10 +9,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
@@ -26,8 +24,7 @@ type testKafka struct {
 	addrs   []string
 	client  *kgo.Client
 	admin   *kadm.Client
-
-	counts sync.Map // int16 api key -> *atomic.Int64
+	counts  *kafkacount.Counter
 }
 
 func newTestKafka(t *testing.T, brokers int, opts ...kfake.Opt) *testKafka {
@@ -40,13 +37,7 @@ func newTestKafka(t *testing.T, brokers int, opts ...kfake.Opt) *testKafka {
 	require.NoError(t, err)
 	k.client = cl
 	k.admin = kadm.NewClient(cl)
-	// Count every request by API key without handling it.
-	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		v, _ := k.counts.LoadOrStore(req.Key(), new(atomic.Int64))
-		v.(*atomic.Int64).Add(1)
-		return nil, nil, false
-	})
+	k.counts = kafkacount.Observe(c)
 	t.Cleanup(func() {
 		cl.Close()
 		c.Close()
@@ -57,11 +48,7 @@ func newTestKafka(t *testing.T, brokers int, opts ...kfake.Opt) *testKafka {
 // requests returns how many requests with the API key the cluster served.
 // The test's own franz-go client counts too: read it around receiver calls only.
 func (k *testKafka) requests(key int16) int64 {
-	v, ok := k.counts.Load(key)
-	if !ok {
-		return 0
-	}
-	return v.(*atomic.Int64).Load()
+	return k.counts.Snapshot()[key]
 }
 
 func (k *testKafka) createTopic(topic string, partitions int32) {

@@ -3,47 +3,14 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 )
-
-// requestCounts snapshots the cluster's per-API request counters.
-func (k *testKafka) requestCounts() map[int16]int64 {
-	out := map[int16]int64{}
-	k.counts.Range(func(key, _ any) bool {
-		out[key.(int16)] = k.requests(key.(int16))
-		return true
-	})
-	return out
-}
-
-func diffCounts(before, after map[int16]int64) map[string]int64 {
-	out := map[string]int64{}
-	for key, n := range after {
-		if d := n - before[key]; d > 0 {
-			out[kmsg.NameForKey(key)] = d
-		}
-	}
-	return out
-}
-
-func formatCounts(c map[string]int64) string {
-	names := make([]string, 0, len(c))
-	for n := range c {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s=%d", n, c[n])
-	}
-	return strings.Join(parts, " ")
-}
 
 // TestRequestsPerScrapeByAPI counts the Kafka requests of one steady-state
 // scrape, by API, with every committed offset inside its table and with every
@@ -71,12 +38,12 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 		}
 	}
 
-	measure := func(name string, s *timeLagScraper) map[string]int64 {
-		before := k.requestCounts()
+	measure := func(name string, s *timeLagScraper) kafkacount.Counts {
+		before := k.counts.Snapshot()
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
-		counts := diffCounts(before, k.requestCounts())
-		t.Logf("%-42s %s (time lag points: %d)", name, formatCounts(counts), len(pointsOf(md, "kafka.consumer_group.time_lag")))
+		counts := k.counts.Snapshot().Since(before)
+		t.Logf("%-42s %s (time lag points: %d)", name, counts, len(pointsOf(md, "kafka.consumer_group.time_lag")))
 		return counts
 	}
 
@@ -84,16 +51,16 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	commitAll(0)
 	s := startScraper(t, k.testConfig())
 	first := measure("cold, first scrape:", s)
-	require.LessOrEqual(t, first["ListOffsets"], int64(3))
-	require.LessOrEqual(t, first["OffsetFetch"], int64(3), "one batched OffsetFetch per coordinator")
-	require.LessOrEqual(t, first["Fetch"], int64(3), "one record Fetch per broker")
-	require.LessOrEqual(t, first["DescribeGroups"], int64(3))
+	require.LessOrEqual(t, first.Of(kmsg.ListOffsets), int64(3))
+	require.LessOrEqual(t, first.Of(kmsg.OffsetFetch), int64(3), "one batched OffsetFetch per coordinator")
+	require.LessOrEqual(t, first.Of(kmsg.Fetch), int64(3), "one record Fetch per broker")
+	require.LessOrEqual(t, first.Of(kmsg.DescribeGroups), int64(3))
 	steadyCold := measure("cold, steady (commits unchanged):", s)
-	require.Zero(t, steadyCold["Fetch"], "record timestamps are cached")
-	require.Zero(t, steadyCold["FindCoordinator"], "coordinators are cached")
+	require.Zero(t, steadyCold.Of(kmsg.Fetch), "record timestamps are cached")
+	require.Zero(t, steadyCold.Of(kmsg.FindCoordinator), "coordinators are cached")
 	// The counter also sees the test's own franz-go client, which may
 	// refresh its metadata at any time; the receiver's is cached.
-	require.LessOrEqual(t, steadyCold["Metadata"], int64(1))
+	require.LessOrEqual(t, steadyCold.Of(kmsg.Metadata), int64(1))
 
 	// Warm: commits inside the table (the scrapes above put end offset 2
 	// into it), so no record is read.
@@ -103,12 +70,8 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	}
 	require.NoError(t, s.sampler.sampleOnce(context.Background(), false))
 	warm := measure("in table:", s)
-	require.Zero(t, warm["Fetch"])
-	require.LessOrEqual(t, warm["ListOffsets"], int64(3))
-	require.LessOrEqual(t, warm["OffsetFetch"], int64(3))
-	total := int64(0)
-	for _, n := range warm {
-		total += n
-	}
-	t.Logf("%d group-partitions on 3 brokers: %d requests per steady scrape", partitions*groups, total)
+	require.Zero(t, warm.Of(kmsg.Fetch))
+	require.LessOrEqual(t, warm.Of(kmsg.ListOffsets), int64(3))
+	require.LessOrEqual(t, warm.Of(kmsg.OffsetFetch), int64(3))
+	t.Logf("%d group-partitions on 3 brokers: %d requests per steady scrape", partitions*groups, warm.Total())
 }

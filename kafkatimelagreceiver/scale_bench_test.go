@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -37,6 +36,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
@@ -86,7 +86,7 @@ type scaleKafka struct {
 	addrs   []string
 	client  *kgo.Client
 	admin   *kadm.Client
-	counts  [kmsg.MaxKey + 1]atomic.Int64
+	counts  *kafkacount.Counter
 }
 
 func newScaleKafka(tb testing.TB, opts ...kfake.Opt) *scaleKafka {
@@ -109,14 +109,7 @@ func newScaleKafka(tb testing.TB, opts ...kfake.Opt) *scaleKafka {
 	}
 	k.client = cl
 	k.admin = kadm.NewClient(cl)
-	// Observe every request without handling it.
-	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		if key := req.Key(); key >= 0 && int(key) < len(k.counts) {
-			k.counts[key].Add(1)
-		}
-		return nil, nil, false
-	})
+	k.counts = kafkacount.Observe(c)
 	tb.Cleanup(func() {
 		cl.Close()
 		c.Close()
@@ -125,52 +118,18 @@ func newScaleKafka(tb testing.TB, opts ...kfake.Opt) *scaleKafka {
 }
 
 // requestCounts are requests served, by API key.
-type requestCounts [kmsg.MaxKey + 1]int64
+type requestCounts = kafkacount.Counts
 
-func (k *scaleKafka) snapshot() requestCounts {
-	var out requestCounts
-	for i := range k.counts {
-		out[i] = k.counts[i].Load()
-	}
-	return out
-}
+func (k *scaleKafka) snapshot() requestCounts { return k.counts.Snapshot() }
 
-func (a requestCounts) since(before requestCounts) requestCounts {
-	for i := range a {
-		a[i] -= before[i]
-	}
-	return a
-}
-
-func (a requestCounts) of(key kmsg.Key) int64 { return a[key] }
-
-func (a requestCounts) total() int64 {
-	var n int64
-	for _, v := range a {
-		n += v
-	}
-	return n
-}
-
-func (a requestCounts) String() string {
-	var parts []string
-	for key, n := range a {
-		if n != 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", kmsg.NameForKey(int16(key)), n))
-		}
-	}
-	sort.Strings(parts)
-	return fmt.Sprint(parts)
-}
-
-// report adds one metric per API key seen, as requests per operation.
-func (a requestCounts) report(b *testing.B) {
+// reportRequests adds one metric per API key seen, as requests per operation.
+func reportRequests(b *testing.B, a requestCounts) {
 	for key, n := range a {
 		if n != 0 {
 			b.ReportMetric(float64(n)/float64(b.N), kmsg.NameForKey(int16(key))+"/op")
 		}
 	}
-	b.ReportMetric(float64(a.total())/float64(b.N), "requests/op")
+	b.ReportMetric(float64(a.Total())/float64(b.N), "requests/op")
 }
 
 // load creates the workload's topics, writes scaleRecordsPerPartition
@@ -249,7 +208,7 @@ func warmUp(tb testing.TB, k *scaleKafka, s *timeLagScraper) int {
 		before := k.snapshot()
 		_, err := s.scrape(context.Background())
 		require.NoError(tb, err)
-		if k.snapshot().since(before).of(kmsg.Fetch) == 0 {
+		if k.snapshot().Since(before).Of(kmsg.Fetch) == 0 {
 			return i
 		}
 	}
@@ -311,7 +270,7 @@ func BenchmarkScrape(b *testing.B) {
 					points = md.DataPointCount()
 				}
 				b.StopTimer()
-				reportScrape(b, w, k.snapshot().since(before), cpuTime(b)-cpu, points)
+				reportScrape(b, w, k.snapshot().Since(before), cpuTime(b)-cpu, points)
 				perPair[i] = b.Elapsed() / time.Duration(b.N*w.pairs())
 			})
 			b.Run("first", func(b *testing.B) {
@@ -334,7 +293,7 @@ func BenchmarkScrape(b *testing.B) {
 						b.Fatal(err)
 					}
 					cpu += cpuTime(b) - cpuBefore
-					got := k.snapshot().since(before)
+					got := k.snapshot().Since(before)
 					for i := range requests {
 						requests[i] += got[i]
 					}
@@ -350,7 +309,7 @@ func BenchmarkScrape(b *testing.B) {
 }
 
 func reportScrape(b *testing.B, w scaleWorkload, requests requestCounts, cpu time.Duration, points int) {
-	requests.report(b)
+	reportRequests(b, requests)
 	reportCPU(b, cpu)
 	b.ReportMetric(float64(w.pairs()), "pairs")
 	b.ReportMetric(float64(points), "points/op")
@@ -398,7 +357,7 @@ func BenchmarkSampler(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			k.snapshot().since(before).report(b)
+			reportRequests(b, k.snapshot().Since(before))
 			reportCPU(b, cpuTime(b)-cpu)
 			b.ReportMetric(float64(len(tracked)), "partitions")
 		})
@@ -449,7 +408,7 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				k.snapshot().since(before).report(b)
+				reportRequests(b, k.snapshot().Since(before))
 				reportCPU(b, cpuTime(b)-cpu)
 				b.ReportMetric(float64(w.pairs()), "pairs")
 			})
@@ -473,7 +432,7 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				k.snapshot().since(before).report(b)
+				reportRequests(b, k.snapshot().Since(before))
 				reportCPU(b, cpuTime(b)-cpu)
 				b.ReportMetric(float64(w.pairs()), "pairs")
 			})
@@ -507,34 +466,34 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 		before := k.snapshot()
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
-		got := k.snapshot().since(before)
+		got := k.snapshot().Since(before)
 		t.Logf("scrape %d of %d pairs: %v", i+1, w.pairs(), got)
 		require.Equal(t, w.groups*w.topics, pointsOfCount(md, "kafka.consumer_group.lag_sum"))
 		require.Equal(t, w.groups*w.topics, pointsOfCount(md, "kafka.consumer_group.time_lag_max"))
-		require.LessOrEqual(t, got.of(kmsg.ListOffsets), int64(scaleBrokers), "ListOffsets per scrape")
-		require.LessOrEqual(t, got.of(kmsg.OffsetFetch), int64(coordinators), "OffsetFetch per scrape")
-		require.LessOrEqual(t, got.of(kmsg.ListGroups), int64(scaleBrokers), "ListGroups per scrape")
-		require.LessOrEqual(t, got.of(kmsg.DescribeGroups), int64(coordinators), "DescribeGroups per scrape")
+		require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(scaleBrokers), "ListOffsets per scrape")
+		require.LessOrEqual(t, got.Of(kmsg.OffsetFetch), int64(coordinators), "OffsetFetch per scrape")
+		require.LessOrEqual(t, got.Of(kmsg.ListGroups), int64(scaleBrokers), "ListGroups per scrape")
+		require.LessOrEqual(t, got.Of(kmsg.DescribeGroups), int64(coordinators), "DescribeGroups per scrape")
 		// Record reads are capped (1,000 per scrape), which one Fetch per
 		// leader carries; a partition cut off by the response size limit
 		// is asked again.
-		require.LessOrEqual(t, got.of(kmsg.Fetch), int64(4*scaleBrokers), "Fetch per scrape")
+		require.LessOrEqual(t, got.Of(kmsg.Fetch), int64(4*scaleBrokers), "Fetch per scrape")
 		if i > 0 {
-			require.Zero(t, got.of(kmsg.FindCoordinator), "coordinators are cached")
+			require.Zero(t, got.Of(kmsg.FindCoordinator), "coordinators are cached")
 			// The counter sees every client, and the test's own franz-go
 			// client refreshes its metadata on a timer of its own: one
 			// Metadata request in the window is not the receiver's doing
 			// (it asks only on its 5-minute refresh or after an error).
-			require.LessOrEqual(t, got.of(kmsg.Metadata), int64(1), "metadata is cached")
+			require.LessOrEqual(t, got.Of(kmsg.Metadata), int64(1), "metadata is cached")
 		}
 	}
 
 	before := k.snapshot()
 	require.NoError(t, s.sampler.sampleOnce(context.Background(), true))
-	got := k.snapshot().since(before)
+	got := k.snapshot().Since(before)
 	t.Logf("sample with log start offsets: %v", got)
-	require.LessOrEqual(t, got.of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")
-	require.Equal(t, got.of(kmsg.ListOffsets), got.total(), "a sample sends ListOffsets only")
+	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")
+	require.Equal(t, got.Of(kmsg.ListOffsets), got.Total(), "a sample sends ListOffsets only")
 }
 
 // TestScaleOffsetFetchFallback: a coordinator without OffsetFetch v8 gets
@@ -552,12 +511,12 @@ func TestScaleOffsetFetchFallback(t *testing.T) {
 	before := k.snapshot()
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	got := k.snapshot().since(before)
+	got := k.snapshot().Since(before)
 	t.Logf("scrape of %d groups without OffsetFetch v8: %v", w.groups, got)
 	require.Equal(t, w.pairs(), pointsOfCount(md, "kafka.consumer_group.lag"))
-	require.LessOrEqual(t, got.of(kmsg.OffsetFetch), int64(w.groups+scaleBrokers), "one per group, plus at most one refused batch per coordinator")
-	require.GreaterOrEqual(t, got.of(kmsg.OffsetFetch), int64(w.groups))
-	require.LessOrEqual(t, got.of(kmsg.ListOffsets), int64(scaleBrokers))
+	require.LessOrEqual(t, got.Of(kmsg.OffsetFetch), int64(w.groups+scaleBrokers), "one per group, plus at most one refused batch per coordinator")
+	require.GreaterOrEqual(t, got.Of(kmsg.OffsetFetch), int64(w.groups))
+	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(scaleBrokers))
 }
 
 // coordinators counts the distinct coordinators of the workload's groups.

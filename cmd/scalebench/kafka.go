@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 )
 
 // recordsPerPartition is how many records every partition holds. Group g
@@ -53,7 +52,7 @@ type kafka struct {
 	addrs   []string
 	client  *kgo.Client
 	admin   *kadm.Client
-	counts  [kmsg.MaxKey + 1]atomic.Int64
+	counts  *kafkacount.Counter
 }
 
 func startKafka(brokers int) (*kafka, error) {
@@ -75,14 +74,7 @@ func startKafka(brokers int) (*kafka, error) {
 	}
 	k.client = cl
 	k.admin = kadm.NewClient(cl)
-	// Observe every request without handling it.
-	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		if key := req.Key(); key >= 0 && int(key) < len(k.counts) {
-			k.counts[key].Add(1)
-		}
-		return nil, nil, false
-	})
+	k.counts = kafkacount.Observe(c)
 	return k, nil
 }
 
@@ -146,52 +138,6 @@ func (k *kafka) coordinators(ctx context.Context, w workload) (int, error) {
 }
 
 // requestCounts are requests served, by API key.
-type requestCounts [kmsg.MaxKey + 1]int64
+type requestCounts = kafkacount.Counts
 
-func (k *kafka) snapshot() requestCounts {
-	var out requestCounts
-	for i := range k.counts {
-		out[i] = k.counts[i].Load()
-	}
-	return out
-}
-
-func (a requestCounts) since(before requestCounts) requestCounts {
-	for i := range a {
-		a[i] -= before[i]
-	}
-	return a
-}
-
-func (a requestCounts) total() int64 {
-	var n int64
-	for _, v := range a {
-		n += v
-	}
-	return n
-}
-
-// perOp formats the counts divided by n, by API name, e.g.
-// "ListOffsets 9, OffsetFetch 3".
-func (a requestCounts) perOp(n int) string {
-	if n <= 0 {
-		return "-"
-	}
-	var parts []string
-	for key, v := range a {
-		if v == 0 {
-			continue
-		}
-		per := float64(v) / float64(n)
-		s := fmt.Sprintf("%.1f", per)
-		if per == float64(int64(per)) {
-			s = fmt.Sprintf("%d", int64(per))
-		}
-		parts = append(parts, kmsg.NameForKey(int16(key))+" "+s)
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ", ")
-}
+func (k *kafka) snapshot() requestCounts { return k.counts.Snapshot() }

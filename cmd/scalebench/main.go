@@ -341,7 +341,7 @@ func runWorkload(ctx context.Context, o options, w workload) (*result, error) {
 }
 
 func between(a, b mark) interval {
-	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.since(a.requests)}
+	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.Since(a.requests)}
 }
 
 func progress(marks []mark, mu *sync.Mutex) string {
@@ -352,7 +352,7 @@ func progress(marks []mark, mu *sync.Mutex) string {
 		return fmt.Sprintf("process CPU %s since start", marks[n-1].cpu)
 	}
 	iv := between(marks[n-2], marks[n-1])
-	return fmt.Sprintf("interval CPU %s, RSS %s, requests %s", iv.cpu, mib(marks[n-1].rss), iv.requests.perOp(1))
+	return fmt.Sprintf("interval CPU %s, RSS %s, requests %s", iv.cpu, mib(marks[n-1].rss), iv.requests.PerOp(1))
 }
 
 func collectorConfig(brokers []string, sinkURL string, o options) string {

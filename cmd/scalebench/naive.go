@@ -149,7 +149,7 @@ func runNaive(ctx context.Context, k *kafka, w workload, passes int, logPath str
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("naive worker: %w (see %s)", err, logPath)
 	}
-	requests := k.snapshot().since(before)
+	requests := k.snapshot().Since(before)
 	if err := json.Unmarshal([]byte(last), &res); err != nil {
 		return nil, fmt.Errorf("naive worker result %q: %w", last, err)
 	}

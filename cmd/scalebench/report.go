@@ -38,7 +38,7 @@ func printReport(out io.Writer, o options, results []*result) {
 	fmt.Fprintln(out, "|---|---:|---|---|---|")
 	for _, r := range results {
 		fmt.Fprintf(out, "| %s | %d | %s | %s | %s |\n", r.w, r.coordinators,
-			r.first.requests.perOp(1), sumRequests(r.warmup).perOp(len(r.warmup)), sumRequests(r.steady).perOp(len(r.steady)))
+			r.first.requests.PerOp(1), sumRequests(r.warmup).PerOp(len(r.warmup)), sumRequests(r.steady).PerOp(len(r.steady)))
 	}
 
 	fmt.Fprintln(out, "\nNaive path (one OffsetFetch per group, one ListOffsets per partition per group; offsets only, no metrics built), in its own process on the same cluster:")
@@ -55,9 +55,9 @@ func printReport(out io.Writer, o options, results []*result) {
 			continue
 		}
 		n := r.naive
-		naiveReq := float64(n.requests.total()) / float64(n.passes)
+		naiveReq := float64(n.requests.Total()) / float64(n.passes)
 		steadyCPU, _, _, err := meanCPU(r.steady)
-		colReq := float64(sumRequests(r.steady).total()) / float64(max(1, len(r.steady)))
+		colReq := float64(sumRequests(r.steady).Total()) / float64(max(1, len(r.steady)))
 		cpuRatio, reqRatio := "-", "-"
 		if err == nil && steadyCPU > 0 {
 			cpuRatio = fmt.Sprintf("%.1fx", float64(n.cpu)/float64(steadyCPU))
@@ -66,7 +66,7 @@ func printReport(out io.Writer, o options, results []*result) {
 			reqRatio = fmt.Sprintf("%.0fx", naiveReq/colReq)
 		}
 		fmt.Fprintf(out, "| %s | %.0f (%s) | %s | %s | %s | %.0f | %s | %s | %s |\n",
-			r.w, naiveReq, n.requests.perOp(n.passes), secs(n.cpu), n.wall.Round(time.Millisecond), mib(n.peakRSS), colReq, secs(steadyCPU), cpuRatio, reqRatio)
+			r.w, naiveReq, n.requests.PerOp(n.passes), secs(n.cpu), n.wall.Round(time.Millisecond), mib(n.peakRSS), colReq, secs(steadyCPU), cpuRatio, reqRatio)
 	}
 	fmt.Fprintln(out)
 }
