@@ -1,7 +1,9 @@
 package kafkatimelagreceiver
 
 import (
+	"cmp"
 	"context"
+	"strings"
 	"time"
 )
 
@@ -9,6 +11,14 @@ import (
 type topicPartition struct {
 	topic     string
 	partition int32
+}
+
+// compareTopicPartition orders by topic, then partition.
+func compareTopicPartition(a, b topicPartition) int {
+	if c := strings.Compare(a.topic, b.topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.partition, b.partition)
 }
 
 // offsetRead is the answer to one end- or start-offset read. Sent and received

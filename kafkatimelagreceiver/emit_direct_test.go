@@ -39,6 +39,20 @@ func directTestSnapshot() (*snapshot, []partitionLag) {
 	return snap, lags
 }
 
+// emitAll builds the per-pair and per-partition gauges of a scrape, in one
+// piece.
+func emitAll(t *testing.T, s *timeLagScraper, snap *snapshot, lags []partitionLag) pmetric.MetricSlice {
+	t.Helper()
+	out := pmetric.NewMetricSlice()
+	pairs := s.newPairEmitter(t.Context(), snap, len(lags))
+	for _, pl := range lags {
+		pairs.add(pl)
+	}
+	require.NoError(t, pairs.finish(out))
+	s.emitPartitions(out, snap)
+	return out
+}
+
 func metricsByName(md pmetric.Metrics) map[string]pmetric.Metric {
 	out := map[string]pmetric.Metric{}
 	rms := md.ResourceMetrics()
@@ -71,8 +85,7 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 
 	s := directTestScraper(t, nil)
 	snap, lags := directTestSnapshot()
-	direct := pmetric.NewMetricSlice()
-	s.emitDirect(direct, snap, lags)
+	direct := emitAll(t, s, snap, lags)
 	require.Equal(t, len(want), direct.Len())
 	for i := range direct.Len() {
 		got := direct.At(i)
@@ -100,9 +113,8 @@ func TestReducedAttributesGoThroughBuilder(t *testing.T) {
 		cfg.Metrics.KafkaConsumerGroupLag.AggregationStrategy = metadata.AggregationStrategySum
 	})
 	snap, lags := directTestSnapshot()
-	direct := pmetric.NewMetricSlice()
-	s.emitDirect(direct, snap, lags)
-	s.emit(snap, lags)
+	direct := emitAll(t, s, snap, lags)
+	s.emit(snap, aggregateLags(nil, lags))
 	md := s.withDirect(s.mb.Emit(), direct)
 	lag := metricsByName(md)["kafka.consumer_group.lag"]
 	require.Equal(t, 1, lag.Gauge().DataPoints().Len(), "two partitions folded into one point")

@@ -34,21 +34,13 @@ func (s *timeLagScraper) describeGroups(ctx context.Context, groups []string) (m
 	return described, nil
 }
 
-// recordGroupHealth feeds the scrape to the health tracker and records the
-// group-health metrics. It must run before emit, which flushes the builder.
-func (s *timeLagScraper) recordGroupHealth(snap *snapshot, groups []string, described map[string]groupDescription, lags []partitionLag) {
-	if !s.groupHealthEnabled() {
-		return
-	}
-	if s.health == nil {
-		s.health = newHealthTracker(s.cfg.Status.Window, s.cfg.Status.MaxTimeLag.Seconds())
-	}
-	groupResults, partitionResults := s.health.observe(healthInput{groups: groups, described: described, lags: lags})
-
+// recordGroupHealth records the group-health metrics of the scrape's groups.
+// It must run before emit, which flushes the builder.
+func (s *timeLagScraper) recordGroupHealth(snap *snapshot, groups []groupHealth) {
 	// The scrape's points share the end-offset read time (or the scrape's
 	// start, when there were no end offsets to read).
 	ts := pcommon.Timestamp(snap.at)
-	for _, g := range groupResults {
+	for _, g := range groups {
 		s.mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.rebalances, g.group)
 		for _, st := range healthStatuses {
 			s.mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.status), g.group, metadata.MapAttributeStatus[st.String()])
@@ -66,13 +58,6 @@ func (s *timeLagScraper) recordGroupHealth(snap *snapshot, groups []string, desc
 		if s.cfg.Metrics.KafkaConsumerGroupAssignedPartitions.Enabled {
 			for _, a := range assignedPartitions(g.description) {
 				s.mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, a.partitions, g.group, a.clientID, a.host, a.instanceID)
-			}
-		}
-	}
-	if s.cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled {
-		for _, p := range partitionResults {
-			for _, st := range healthStatuses {
-				s.mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, oneIf(st == p.status), p.group, p.topic, int64(p.partition), metadata.MapAttributeStatus[st.String()])
 			}
 		}
 	}

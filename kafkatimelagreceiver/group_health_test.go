@@ -2,6 +2,7 @@ package kafkatimelagreceiver
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -11,6 +12,138 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
+
+// partitionInput is a partition's window of points, as Burrow's rules
+// define it, and what else its status is judged on.
+type partitionInput struct {
+	points         []lagPoint // the window, oldest first
+	completeWindow int        // how many points make a complete window
+	noMembers      bool       // the group is known to have no members
+	timeLag        float64    // seconds, the latest
+	hasTimeLag     bool
+	maxTimeLag     float64 // seconds; 0 turns the check off
+}
+
+// status feeds the points to a lagWindow and judges it as the tracker does.
+func (in partitionInput) status(t *testing.T) healthStatus {
+	t.Helper()
+	require.LessOrEqual(t, len(in.points), max(in.completeWindow, 2), "the test's points are one window")
+	var w lagWindow
+	for _, p := range in.points {
+		w.add(p, in.completeWindow)
+	}
+	latest := partitionLag{hasEnd: true, timeLag: in.timeLag, hasTimeLag: in.hasTimeLag}
+	return partitionStatus(w, in.completeWindow, in.noMembers, latest, in.maxTimeLag)
+}
+
+// windowStatus is Burrow's rules read straight off a window of points: the
+// reference the run lengths of lagWindow must agree with.
+func windowStatus(pts []lagPoint, window int, noMembers bool) healthStatus {
+	for i := 1; i < len(pts); i++ {
+		if pts[i].committed < pts[i-1].committed {
+			return statusRewind
+		}
+	}
+	if len(pts) < window || len(pts) < 2 {
+		return statusOK
+	}
+	lagging, unchanged, growing := true, true, true
+	for i, p := range pts {
+		if p.lag <= 0 {
+			lagging = false
+		}
+		if i > 0 {
+			if p.committed != pts[i-1].committed {
+				unchanged = false
+			}
+			if p.lag <= pts[i-1].lag {
+				growing = false
+			}
+		}
+	}
+	switch {
+	case lagging && unchanged && noMembers:
+		return statusStop
+	case lagging && unchanged:
+		return statusStall
+	case !unchanged && growing:
+		return statusWarn
+	}
+	return statusOK
+}
+
+// The tracker keeps run lengths, not the window's points: on random
+// histories its status must be the one read off the last window of points.
+func TestLagWindowMatchesWindowOfPoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 20000 {
+		window := 2 + rng.IntN(6)
+		noMembers := rng.IntN(2) == 0
+		var w lagWindow
+		var history []lagPoint
+		committed, lag := int64(rng.IntN(5)), int64(rng.IntN(3))
+		for range 1 + rng.IntN(25) {
+			// Small steps, so that equal offsets and equal lags are common.
+			switch rng.IntN(6) {
+			case 0:
+				committed -= int64(rng.IntN(3))
+			case 1, 2:
+				committed += int64(rng.IntN(3))
+			}
+			lag = max(0, lag+int64(rng.IntN(5))-2)
+			p := lagPoint{committed: committed, lag: lag}
+			w.add(p, window)
+			history = append(history, p)
+			last := history[max(0, len(history)-window):]
+			require.Equal(t, windowStatus(last, window, noMembers), w.status(window, noMembers),
+				"trial %d, window %d, no members %v, history %v", trial, window, noMembers, history)
+		}
+	}
+}
+
+// partitionHealth is one group's status on one partition after a scrape.
+type partitionHealth struct {
+	group string
+	topicPartition
+	status healthStatus
+}
+
+// healthInput is what one scrape observed.
+type healthInput struct {
+	groups    []string                    // the groups the scrape reports on
+	described map[string]groupDescription // the groups described in the scrape
+	lags      []partitionLag              // sorted by group, topic, partition
+}
+
+// observe runs one scrape through the tracker as the scraper does: group by
+// group in name order, every group of in.groups and of in.lags, returning
+// the health of in.groups.
+func (t *healthTracker) observe(in healthInput) ([]groupHealth, []partitionHealth) {
+	names := append([]string(nil), in.groups...)
+	byGroup := map[string][]partitionLag{}
+	for _, pl := range in.lags {
+		byGroup[pl.group] = append(byGroup[pl.group], pl)
+		names = append(names, pl.group)
+	}
+	reported := map[string]bool{}
+	for _, g := range in.groups {
+		reported[g] = true
+	}
+	var groups []groupHealth
+	var partitions []partitionHealth
+	t.beginScrape()
+	for _, name := range dedupeStrings(names) {
+		d, ok := in.described[name]
+		gh := t.observeGroup(name, d, ok, byGroup[name], func(pl partitionLag, st healthStatus) {
+			partitions = append(partitions, partitionHealth{pl.group, pl.topicPartition, st})
+		})
+		if reported[name] {
+			groups = append(groups, gh)
+		}
+	}
+	t.endScrape()
+	return groups, partitions
+}
 
 func TestParseGroupState(t *testing.T) {
 	for in, want := range map[string]groupState{
@@ -97,7 +230,7 @@ func TestPartitionStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, partitionStatus(tt.in))
+			require.Equal(t, tt.want, tt.in.status(t))
 		})
 	}
 }
@@ -274,7 +407,9 @@ func TestHealthTrackerForgets(t *testing.T) {
 	other := partitionLag{group: "g", topicPartition: topicPartition{"u", 0}, hasEnd: true}
 	tr.observe(healthInput{groups: []string{"g"}, lags: []partitionLag{other}})
 	tr.observe(healthInput{groups: []string{"g"}, lags: []partitionLag{other}})
-	require.NotContains(t, tr.groups["g"].partitions, tp)
+	for _, p := range tr.groups["g"].pairs {
+		require.NotEqual(t, tp, p.topicPartition)
+	}
 
 	// Churn does not grow it: every scrape has new groups and partitions.
 	tr = newHealthTracker(3, 0)

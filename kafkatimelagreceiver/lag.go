@@ -1,10 +1,6 @@
 package kafkatimelagreceiver
 
-import (
-	"cmp"
-	"slices"
-	"strings"
-)
+import "slices"
 
 // snapshot is what one scrape read from Kafka: committed offsets first, then
 // end offsets, all stamped with the instant the end offsets were read.
@@ -65,53 +61,49 @@ func consumeFrom(committed int64, tp topicPartition, snap *snapshot) int64 {
 	return committed
 }
 
-// computeLags turns a snapshot into per-partition lags. It does no I/O: every
-// estimate of an append time comes from appendTime.
-func computeLags(snap *snapshot, appendTime appendTimeFunc) []partitionLag {
-	n := 0
+// sortedGroups returns the groups of the snapshot, sorted.
+func sortedGroups(snap *snapshot) []string {
 	groups := make([]string, 0, len(snap.committed))
-	for group, offsets := range snap.committed {
-		n += len(offsets)
+	for group := range snap.committed {
 		groups = append(groups, group)
 	}
 	slices.Sort(groups)
-	out := make([]partitionLag, 0, n)
-	var tps []topicPartition
-	for _, group := range groups {
-		offsets := snap.committed[group]
-		tps = tps[:0]
-		for tp := range offsets {
-			tps = append(tps, tp)
-		}
-		slices.SortFunc(tps, func(a, b topicPartition) int {
-			if c := strings.Compare(a.topic, b.topic); c != 0 {
-				return c
+	return groups
+}
+
+// groupLags appends one group's per-partition lags to out, sorted by
+// (topic, partition). It does no I/O: every estimate of an append time
+// comes from appendTime. A scrape goes group by group so that only one
+// group's lags are held at a time, not every pair of the cluster.
+func groupLags(out []partitionLag, group string, snap *snapshot, appendTime appendTimeFunc) []partitionLag {
+	offsets := snap.committed[group]
+	tps := make([]topicPartition, 0, len(offsets))
+	for tp := range offsets {
+		tps = append(tps, tp)
+	}
+	slices.SortFunc(tps, compareTopicPartition)
+	for _, tp := range tps {
+		committed := offsets[tp]
+		pl := partitionLag{group: group, topicPartition: tp, committed: committed}
+		end, ok := snap.end[tp]
+		if ok {
+			pl.hasEnd = true
+			pl.end = end
+			pl.lag = max(0, end-committed)
+			if start, ok := snap.start[tp]; ok && start > committed {
+				pl.lost = start - committed
 			}
-			return cmp.Compare(a.partition, b.partition)
-		})
-		for _, tp := range tps {
-			committed := offsets[tp]
-			pl := partitionLag{group: group, topicPartition: tp, committed: committed}
-			end, ok := snap.end[tp]
-			if ok {
-				pl.hasEnd = true
-				pl.end = end
-				pl.lag = max(0, end-committed)
-				if start, ok := snap.start[tp]; ok && start > committed {
-					pl.lost = start - committed
-				}
-				from := consumeFrom(committed, tp, snap)
-				if from >= end {
-					pl.hasTimeLag, pl.method = true, methodCaughtUp
-				} else if appendedAt, method, ok := appendTime(tp, from); ok {
-					pl.hasTimeLag, pl.method = true, method
-					// Never negative: a producer clock ahead of ours, or a
-					// point taken a moment after the read, is not a lead.
-					pl.timeLag = float64(max(0, snap.at-appendedAt)) / 1e9
-				}
+			from := consumeFrom(committed, tp, snap)
+			if from >= end {
+				pl.hasTimeLag, pl.method = true, methodCaughtUp
+			} else if appendedAt, method, ok := appendTime(tp, from); ok {
+				pl.hasTimeLag, pl.method = true, method
+				// Never negative: a producer clock ahead of ours, or a
+				// point taken a moment after the read, is not a lead.
+				pl.timeLag = float64(max(0, snap.at-appendedAt)) / 1e9
 			}
-			out = append(out, pl)
 		}
+		out = append(out, pl)
 	}
 	return out
 }
@@ -126,12 +118,12 @@ type topicLag struct {
 	hasTimeLag   bool
 }
 
-// aggregateLags sums and maxes per (group, topic). Input must be sorted as
-// computeLags sorts it; so is the output.
-func aggregateLags(lags []partitionLag) []topicLag {
-	var out []topicLag
+// aggregateLags appends to out the sums and maxima per (group, topic) of
+// lags, which must be sorted by group, then topic; so is what it appends.
+func aggregateLags(out []topicLag, lags []partitionLag) []topicLag {
+	from := len(out)
 	for _, pl := range lags {
-		if n := len(out); n == 0 || out[n-1].group != pl.group || out[n-1].topic != pl.topic {
+		if n := len(out); n == from || out[n-1].group != pl.group || out[n-1].topic != pl.topic {
 			out = append(out, topicLag{group: pl.group, topic: pl.topic})
 		}
 		agg := &out[len(out)-1]

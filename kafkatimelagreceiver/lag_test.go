@@ -1,6 +1,7 @@
 package kafkatimelagreceiver
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -265,7 +266,7 @@ func TestAggregateLags(t *testing.T) {
 	}}
 
 	lags := computeLags(snap, fake.appendTime)
-	got := aggregateLags(lags)
+	got := aggregateLags(nil, lags)
 
 	require.Equal(t, []topicLag{
 		{group: "analytics", topic: "orders", lagSum: 100, lagMax: 100, hasLag: true, timeLagMax: 3600, hasTimeLag: true},
@@ -337,7 +338,7 @@ func TestAggregateLagsTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, aggregateLags(tt.in))
+			require.Equal(t, tt.want, aggregateLags(nil, tt.in))
 		})
 	}
 }
@@ -351,3 +352,25 @@ func TestEstimateMethodString(t *testing.T) {
 }
 
 func lagPtr[T any](v T) *T { return &v }
+
+// computeLags is every group's lags, in the order a scrape computes them.
+func computeLags(snap *snapshot, appendTime appendTimeFunc) []partitionLag {
+	groups := make([]string, 0, len(snap.committed))
+	for group := range snap.committed {
+		groups = append(groups, group)
+	}
+	slices.Sort(groups)
+	var out []partitionLag
+	for _, group := range groups {
+		out = groupLags(out, group, snap, appendTime)
+	}
+	return out
+}
+
+// A scrape's aggregates are built group by group, appended to the ones
+// before: the result is the same as over all the lags at once.
+func TestAggregateLagsAppends(t *testing.T) {
+	a := []partitionLag{{group: "a", topicPartition: topicPartition{"t", 0}, hasEnd: true, lag: 2}}
+	b := []partitionLag{{group: "b", topicPartition: topicPartition{"t", 0}, hasEnd: true, lag: 3}}
+	require.Equal(t, aggregateLags(nil, append(append([]partitionLag(nil), a...), b...)), aggregateLags(aggregateLags(nil, a), b))
+}

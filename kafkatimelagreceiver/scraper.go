@@ -46,6 +46,9 @@ type timeLagScraper struct {
 	startTime    pcommon.Timestamp
 	buildVersion string
 	telemetry    *selfTelemetry
+	// push, when set, sends chunks of a large scrape's per-pair gauges to
+	// the next consumer while the scrape is built (emit_direct.go).
+	push pushFunc
 }
 
 func newTimeLagScraper(cfg *Config, settings receiver.Settings) (*timeLagScraper, error) {
@@ -235,14 +238,78 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		errs.AddPartial(len(groups)-len(described), err)
 	}
 
-	lags := computeLags(snap, s.appendTimeFunc(snap))
-	s.telemetry.estimates(ctx, lags)
 	s.telemetry.tables(ctx, len(tracked), s.tables.points())
-	s.recordGroupHealth(snap, groups, described, lags)
+	md, err := s.report(ctx, snap, groups, described)
+	if err != nil {
+		// The points were read; the pipeline refused them (and counted them
+		// as refused): not a failed scrape point.
+		errs.AddPartial(0, err)
+	}
+	return md, errs.Combine()
+}
+
+// report turns the snapshot into metrics, group by group, so that only one
+// group's lags are held at a time: the per-pair gauges (pushed to the next
+// consumer in chunks when the scrape is large), the group health and the
+// per-topic aggregates. What is not pushed is returned, to go out with the
+// scrape.
+func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, groups []string, described map[string]groupDescription) (pmetric.Metrics, error) {
+	total := 0
+	names := append([]string(nil), groups...)
+	for group, offsets := range snap.committed {
+		total += len(offsets)
+		names = append(names, group)
+	}
+	names = dedupeStrings(names)
+	reported := make(map[string]bool, len(groups))
+	for _, g := range groups {
+		reported[g] = true
+	}
+
+	pairs := s.newPairEmitter(ctx, snap, total)
+	healthOn := s.groupHealthEnabled()
+	var onStatus func(partitionLag, healthStatus)
+	if healthOn {
+		if s.health == nil {
+			s.health = newHealthTracker(s.cfg.Status.Window, s.cfg.Status.MaxTimeLag.Seconds())
+		}
+		s.health.beginScrape()
+		if s.cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled {
+			onStatus = pairs.addStatus
+		}
+	}
+	appendTime := s.appendTimeFunc(snap)
+	var (
+		lags       []partitionLag
+		aggregates []topicLag
+		health     []groupHealth
+		methods    methodCounts
+	)
+	for _, name := range names {
+		lags = groupLags(lags[:0], name, snap, appendTime)
+		methods.add(lags)
+		aggregates = aggregateLags(aggregates, lags)
+		if healthOn {
+			d, ok := described[name]
+			gh := s.health.observeGroup(name, d, ok, lags, onStatus)
+			if reported[name] {
+				health = append(health, gh)
+			}
+		}
+		for _, pl := range lags {
+			pairs.add(pl)
+		}
+	}
+	if healthOn {
+		s.health.endScrape()
+	}
+	s.telemetry.estimates(ctx, methods)
+	s.recordGroupHealth(snap, health)
+	s.emit(snap, aggregates)
 	direct := pmetric.NewMetricSlice()
-	s.emitDirect(direct, snap, lags)
-	s.emit(snap, lags)
-	return s.withDirect(s.mb.Emit(), direct), errs.Combine()
+	err := pairs.finish(direct)
+	s.emitPartitions(direct, snap)
+	return s.withDirect(s.mb.Emit(), direct), err
 }
 
 // upperBracket is the scrape's own end-offset read of tp, the newest point there is.
@@ -374,11 +441,11 @@ func dedupePartitions(tps []topicPartition) []topicPartition {
 	return out
 }
 
-// emit records every metric of the snapshot; all points carry the instant
-// the end offsets were read.
-func (s *timeLagScraper) emit(snap *snapshot, lags []partitionLag) {
+// emit records the per-topic aggregates and flushes the builder; all points
+// carry the instant the end offsets were read.
+func (s *timeLagScraper) emit(snap *snapshot, aggregates []topicLag) {
 	ts := pcommon.Timestamp(snap.at)
-	for _, agg := range aggregateLags(lags) {
+	for _, agg := range aggregates {
 		if agg.hasLag {
 			s.mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, agg.lagSum, agg.group, agg.topic)
 			s.mb.RecordKafkaConsumerGroupLagMaxDataPoint(ts, agg.lagMax, agg.group, agg.topic)

@@ -1,7 +1,7 @@
 package kafkatimelagreceiver
 
 import (
-	"sort"
+	"slices"
 	"sync"
 )
 
@@ -169,10 +169,5 @@ func (s *tableStore) points() int {
 }
 
 func sortPartitions(tps []topicPartition) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].topic != tps[j].topic {
-			return tps[i].topic < tps[j].topic
-		}
-		return tps[i].partition < tps[j].partition
-	})
+	slices.SortFunc(tps, compareTopicPartition)
 }

@@ -87,15 +87,22 @@ func (t *selfTelemetry) tables(ctx context.Context, partitions, points int) {
 	t.builder.KafkaTimeLagTablePoints.Record(ctx, int64(points))
 }
 
-func (t *selfTelemetry) estimates(ctx context.Context, lags []partitionLag) {
-	if t == nil {
-		return
-	}
-	var counts [methodRecord + 1]int64
+// methodCounts counts a scrape's estimates by method.
+type methodCounts [methodRecord + 1]int64
+
+// add counts the lags whose end offset was read: the others had nothing to
+// estimate.
+func (c *methodCounts) add(lags []partitionLag) {
 	for _, pl := range lags {
 		if pl.hasEnd {
-			counts[pl.method]++
+			c[pl.method]++
 		}
+	}
+}
+
+func (t *selfTelemetry) estimates(ctx context.Context, counts methodCounts) {
+	if t == nil {
+		return
 	}
 	for method, n := range counts {
 		if n > 0 {

@@ -1,0 +1,192 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+)
+
+// chunkTestSnapshot has groups x partitions pairs on topic "t"; every
+// partition ends at offset 10 and group g commits partition p at (g+p) mod 11.
+func chunkTestSnapshot(groups, partitions int) (*snapshot, []string) {
+	snap := &snapshot{
+		at:        time.Now().UnixNano(),
+		committed: map[string]map[topicPartition]int64{},
+		end:       map[topicPartition]int64{},
+		start:     map[topicPartition]int64{},
+	}
+	var names []string
+	for p := range partitions {
+		snap.end[topicPartition{"t", int32(p)}] = 10
+	}
+	for g := range groups {
+		name := fmt.Sprintf("group-%02d", g)
+		names = append(names, name)
+		offsets := map[topicPartition]int64{}
+		for p := range partitions {
+			offsets[topicPartition{"t", int32(p)}] = int64((g + p) % 11)
+		}
+		snap.committed[name] = offsets
+	}
+	return snap, names
+}
+
+// chunkTestScraper is a scraper with every per-pair metric on, whose table
+// estimates every append time as one second per offset before the read.
+func chunkTestScraper(t *testing.T, snap *snapshot) *timeLagScraper {
+	s := directTestScraper(t, func(cfg *Config) {
+		cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
+		cfg.Metrics.KafkaConsumerGroupLostMessages.Enabled = true
+	})
+	for tp, end := range snap.end {
+		s.tables.tables[tp] = &offsetTable{maxPoints: 8, points: []offsetSample{{offset: 0, at: snap.at - end*int64(time.Second)}}}
+	}
+	return s
+}
+
+// pointsByMetric counts the points of each metric and the distinct
+// (group, partition) pairs of kafka.consumer_group.offset in md.
+func pointsByMetric(t *testing.T, md pmetric.Metrics, counts map[string]int, pairs map[string]bool) {
+	t.Helper()
+	for name, m := range metricsByName(md) {
+		dps := m.Gauge().DataPoints()
+		counts[name] += dps.Len()
+		if name != "kafka.consumer_group.offset" {
+			continue
+		}
+		for i := range dps.Len() {
+			group, _ := dps.At(i).Attributes().Get("group")
+			partition, _ := dps.At(i).Attributes().Get("partition")
+			key := fmt.Sprintf("%s/%d", group.Str(), partition.Int())
+			require.False(t, pairs[key], "pair %s sent twice", key)
+			pairs[key] = true
+		}
+	}
+}
+
+// A scrape of more pairs than chunkPairs sends its per-pair gauges to the
+// next consumer in chunks as it builds them; what goes with the scrape is
+// the per-group and per-partition metrics. Nothing is lost or sent twice.
+func TestLargeScrapeIsPushedInChunks(t *testing.T) {
+	const groups, partitions = 3, 4000 // 12,000 pairs: chunks of 5,000, 5,000, 2,000
+	snap, names := chunkTestSnapshot(groups, partitions)
+	s := chunkTestScraper(t, snap)
+	var chunks []pmetric.Metrics
+	s.push = func(_ context.Context, md pmetric.Metrics) error {
+		chunks = append(chunks, md)
+		return nil
+	}
+
+	md, err := s.report(t.Context(), snap, names, nil)
+	require.NoError(t, err)
+
+	require.Len(t, chunks, 3)
+	counts, pairs := map[string]int{}, map[string]bool{}
+	for i, chunk := range chunks {
+		rm := chunk.ResourceMetrics()
+		require.Equal(t, 1, rm.Len())
+		require.Equal(t, metadata.ScopeName, rm.At(0).ScopeMetrics().At(0).Scope().Name())
+		before := len(pairs)
+		pointsByMetric(t, chunk, counts, pairs)
+		require.LessOrEqual(t, len(pairs)-before, chunkPairs, "chunk %d", i)
+	}
+	const n = groups * partitions
+	require.Len(t, pairs, n)
+	require.Equal(t, n, counts["kafka.consumer_group.offset"])
+	require.Equal(t, n, counts["kafka.consumer_group.lag"])
+	require.Equal(t, n, counts["kafka.consumer_group.time_lag"])
+	require.Equal(t, n*len(healthStatuses), counts["kafka.consumer_group.partition_status"])
+
+	rest := metricsByName(md)
+	for _, perPair := range []string{"kafka.consumer_group.offset", "kafka.consumer_group.lag", "kafka.consumer_group.time_lag", "kafka.consumer_group.partition_status"} {
+		require.NotContains(t, rest, perPair, "sent in the chunks, not again with the scrape")
+	}
+	require.Equal(t, partitions, rest["kafka.partition.current_offset"].Gauge().DataPoints().Len())
+	require.Equal(t, groups, rest["kafka.consumer_group.lag_sum"].Gauge().DataPoints().Len())
+	require.Equal(t, groups*len(healthStatuses), rest["kafka.consumer_group.status"].Gauge().DataPoints().Len())
+}
+
+// A scrape that fits in one chunk, or one without a consumer to push to,
+// goes out whole with the scrape.
+func TestSmallScrapeGoesOutWhole(t *testing.T) {
+	snap, names := chunkTestSnapshot(2, 50)
+	s := chunkTestScraper(t, snap)
+	s.push = func(context.Context, pmetric.Metrics) error {
+		t.Fatal("a scrape of 100 pairs must not be pushed in chunks")
+		return nil
+	}
+	md, err := s.report(t.Context(), snap, names, nil)
+	require.NoError(t, err)
+	require.Equal(t, 100, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
+
+	snap, names = chunkTestSnapshot(3, 4000)
+	s = chunkTestScraper(t, snap)
+	md, err = s.report(t.Context(), snap, names, nil)
+	require.NoError(t, err)
+	require.Equal(t, 12000, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
+}
+
+// A chunk the pipeline refuses is reported with the scrape's error, with
+// how many points it held; the other chunks are still sent.
+func TestRefusedChunkIsReported(t *testing.T) {
+	snap, names := chunkTestSnapshot(3, 4000)
+	s := chunkTestScraper(t, snap)
+	calls := 0
+	s.push = func(_ context.Context, md pmetric.Metrics) error {
+		calls++
+		if calls == 2 {
+			return fmt.Errorf("sending queue is full (%d points)", md.DataPointCount())
+		}
+		return nil
+	}
+	md, err := s.report(t.Context(), snap, names, nil)
+	require.Equal(t, 3, calls)
+	require.ErrorContains(t, err, "send per-pair metrics")
+	require.ErrorContains(t, err, "sending queue is full")
+	require.NotEmpty(t, metricsByName(md), "the scrape's own metrics still go out")
+}
+
+// The chunks a scrape pushes itself count in the receiver's accepted and
+// refused points, as what the scraper controller sends does.
+func TestPushCountsReceiverTelemetry(t *testing.T) {
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	snap, names := chunkTestSnapshot(1, 10)
+	s := chunkTestScraper(t, snap)
+	md, err := s.report(t.Context(), snap, names, nil)
+	require.NoError(t, err)
+	points := md.DataPointCount()
+
+	sink := new(consumertest.MetricsSink)
+	push, err := newPush(metadatatest.NewSettings(tt), sink)
+	require.NoError(t, err)
+	require.NoError(t, push(t.Context(), md))
+	require.Equal(t, points, sink.DataPointCount())
+	accepted, err := tt.GetMetric("otelcol_receiver_accepted_metric_points")
+	require.NoError(t, err)
+	require.Equal(t, int64(points), accepted.Data.(metricdata.Sum[int64]).DataPoints[0].Value)
+
+	refusing, err := newPush(metadatatest.NewSettings(tt), consumertest.NewErr(errors.New("refused")))
+	require.NoError(t, err)
+	require.Error(t, refusing(t.Context(), md))
+	var notAccepted int64
+	for _, name := range []string{"otelcol_receiver_refused_metric_points", "otelcol_receiver_failed_metric_points"} {
+		if m, err := tt.GetMetric(name); err == nil {
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				notAccepted += dp.Value
+			}
+		}
+	}
+	require.Equal(t, int64(points), notAccepted)
+}
