@@ -88,7 +88,7 @@ func TestLargeScrapeIsPushedInChunks(t *testing.T) {
 		return nil
 	}
 
-	md, err := s.report(t.Context(), snap, names, nil)
+	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
 	require.NoError(t, err)
 
 	require.Len(t, chunks, 3)
@@ -126,13 +126,13 @@ func TestSmallScrapeGoesOutWhole(t *testing.T) {
 		t.Fatal("a scrape of 100 pairs must not be pushed in chunks")
 		return nil
 	}
-	md, err := s.report(t.Context(), snap, names, nil)
+	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
 	require.NoError(t, err)
 	require.Equal(t, 100, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
 
 	snap, names = chunkTestSnapshot(3, 4000)
 	s = chunkTestScraper(t, snap)
-	md, err = s.report(t.Context(), snap, names, nil)
+	md, err = s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
 	require.NoError(t, err)
 	require.Equal(t, 12000, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
 }
@@ -150,7 +150,7 @@ func TestRefusedChunkIsReported(t *testing.T) {
 		}
 		return nil
 	}
-	md, err := s.report(t.Context(), snap, names, nil)
+	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
 	require.Equal(t, 3, calls)
 	require.ErrorContains(t, err, "send per-pair metrics")
 	require.ErrorContains(t, err, "sending queue is full")
@@ -164,7 +164,7 @@ func TestPushCountsReceiverTelemetry(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
 	snap, names := chunkTestSnapshot(1, 10)
 	s := chunkTestScraper(t, snap)
-	md, err := s.report(t.Context(), snap, names, nil)
+	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
 	require.NoError(t, err)
 	points := md.DataPointCount()
 
@@ -189,4 +189,26 @@ func TestPushCountsReceiverTelemetry(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(points), notAccepted)
+}
+
+// A pipeline that never takes a chunk holds the scrape at most one
+// collection interval (when the scrape has no deadline of its own): each
+// chunk is then refused with the context's error.
+func TestStuckPipelineDoesNotHoldTheScrape(t *testing.T) {
+	snap, names := chunkTestSnapshot(3, 4000)
+	s := chunkTestScraper(t, snap)
+	s.cfg.CollectionInterval = 50 * time.Millisecond
+	var deadlines []time.Duration
+	s.push = func(ctx context.Context, _ pmetric.Metrics) error {
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok, "pushed without a deadline")
+		deadlines = append(deadlines, time.Until(deadline))
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	_, err := s.report(context.Background(), snap, indexSnapshot(snap), names, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.EqualError(t, err, "send per-pair metrics: 96000 of 96000 points refused: context deadline exceeded")
+	require.Len(t, deadlines, 3)
+	require.LessOrEqual(t, deadlines[0], s.cfg.CollectionInterval)
 }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -205,7 +206,10 @@ func (e *pairEmitter) send() {
 	e.pushedChunks++
 	if err := e.push(e.ctx, md); err != nil {
 		e.refusedPoints += points
-		e.errs = append(e.errs, err)
+		// Chunks refused for the same reason say it once.
+		if !slices.ContainsFunc(e.errs, func(seen error) bool { return seen.Error() == err.Error() }) {
+			e.errs = append(e.errs, err)
+		}
 		return
 	}
 	e.sentPoints += points

@@ -1,6 +1,9 @@
 package kafkatimelagreceiver
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // snapshot is what one scrape read from Kafka: committed offsets first, then
 // end offsets, all stamped with the instant the end offsets were read.
@@ -34,8 +37,9 @@ func (m estimateMethod) String() string {
 	}
 }
 
-// appendTimeFunc estimates when the record at offset c of tp was appended.
-type appendTimeFunc func(tp topicPartition, c int64) (appendedAt int64, method estimateMethod, ok bool)
+// appendTimeFunc estimates when the record at offset c of tp, whose end
+// offset in the snapshot is end, was appended.
+type appendTimeFunc func(tp topicPartition, c, end int64) (appendedAt int64, method estimateMethod, ok bool)
 
 // partitionLag is one group's position on one partition.
 type partitionLag struct {
@@ -54,53 +58,109 @@ type partitionLag struct {
 // consumeFrom is the offset of the oldest record the group can still
 // consume: its committed offset, or the log start when retention has already
 // deleted the records at the committed offset.
-func consumeFrom(committed int64, tp topicPartition, snap *snapshot) int64 {
-	if start, ok := snap.start[tp]; ok && start > committed {
+func consumeFrom(committed, start int64, hasStart bool) int64 {
+	if hasStart && start > committed {
 		return start
 	}
 	return committed
 }
 
-// sortedGroups returns the groups of the snapshot, sorted.
-func sortedGroups(snap *snapshot) []string {
-	groups := make([]string, 0, len(snap.committed))
-	for group := range snap.committed {
-		groups = append(groups, group)
+// partitionIndex numbers a scrape's partitions in (topic, partition) order
+// and holds what the snapshot says of each. A group's commits are then
+// sorted by an integer rather than by topic name, and each partition's
+// offsets are looked up once per scrape rather than once per group that
+// commits on it: at 100,000 pairs that was 40 % of the time lags took.
+type partitionIndex struct {
+	parts []indexedPartition // by rank
+	// commits is each group's committed offsets by partition rank, in no
+	// particular order.
+	commits map[string][]rankedCommit
+}
+
+type indexedPartition struct {
+	topicPartition
+	end, start       int64
+	hasEnd, hasStart bool
+}
+
+type rankedCommit struct {
+	rank      int32
+	committed int64
+}
+
+// indexSnapshot builds the index of every partition the snapshot has an end
+// offset or a commit for, hashing each (group, partition) pair once.
+func indexSnapshot(snap *snapshot) *partitionIndex {
+	ids := make(map[topicPartition]int32, len(snap.end))
+	var tps []topicPartition
+	id := func(tp topicPartition) int32 {
+		if n, ok := ids[tp]; ok {
+			return n
+		}
+		n := int32(len(tps))
+		ids[tp] = n
+		tps = append(tps, tp)
+		return n
 	}
-	slices.Sort(groups)
-	return groups
+	for tp := range snap.end {
+		id(tp)
+	}
+	idx := &partitionIndex{commits: make(map[string][]rankedCommit, len(snap.committed))}
+	for group, offsets := range snap.committed {
+		commits := make([]rankedCommit, 0, len(offsets))
+		for tp, committed := range offsets {
+			commits = append(commits, rankedCommit{rank: id(tp), committed: committed})
+		}
+		idx.commits[group] = commits
+	}
+	// Ids were handed out in map order; ranks follow (topic, partition).
+	order := make([]int32, len(tps))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return compareTopicPartition(tps[a], tps[b]) })
+	rankOf := make([]int32, len(tps))
+	idx.parts = make([]indexedPartition, len(tps))
+	for rank, n := range order {
+		rankOf[n] = int32(rank)
+		tp := tps[n]
+		p := indexedPartition{topicPartition: tp}
+		p.end, p.hasEnd = snap.end[tp]
+		p.start, p.hasStart = snap.start[tp]
+		idx.parts[rank] = p
+	}
+	for _, commits := range idx.commits {
+		for i := range commits {
+			commits[i].rank = rankOf[commits[i].rank]
+		}
+	}
+	return idx
 }
 
 // groupLags appends one group's per-partition lags to out, sorted by
 // (topic, partition). It does no I/O: every estimate of an append time
 // comes from appendTime. A scrape goes group by group so that only one
 // group's lags are held at a time, not every pair of the cluster.
-func groupLags(out []partitionLag, group string, snap *snapshot, appendTime appendTimeFunc) []partitionLag {
-	offsets := snap.committed[group]
-	tps := make([]topicPartition, 0, len(offsets))
-	for tp := range offsets {
-		tps = append(tps, tp)
-	}
-	slices.SortFunc(tps, compareTopicPartition)
-	for _, tp := range tps {
-		committed := offsets[tp]
-		pl := partitionLag{group: group, topicPartition: tp, committed: committed}
-		end, ok := snap.end[tp]
-		if ok {
+func groupLags(out []partitionLag, group string, idx *partitionIndex, at int64, appendTime appendTimeFunc) []partitionLag {
+	commits := idx.commits[group]
+	slices.SortFunc(commits, func(a, b rankedCommit) int { return cmp.Compare(a.rank, b.rank) })
+	for _, rc := range commits {
+		p := &idx.parts[rc.rank]
+		committed := rc.committed
+		pl := partitionLag{group: group, topicPartition: p.topicPartition, committed: committed}
+		if p.hasEnd {
 			pl.hasEnd = true
-			pl.end = end
-			pl.lag = max(0, end-committed)
-			if start, ok := snap.start[tp]; ok && start > committed {
-				pl.lost = start - committed
-			}
-			from := consumeFrom(committed, tp, snap)
-			if from >= end {
+			pl.end = p.end
+			pl.lag = max(0, p.end-committed)
+			from := consumeFrom(committed, p.start, p.hasStart)
+			pl.lost = from - committed
+			if from >= p.end {
 				pl.hasTimeLag, pl.method = true, methodCaughtUp
-			} else if appendedAt, method, ok := appendTime(tp, from); ok {
+			} else if appendedAt, method, ok := appendTime(p.topicPartition, from, p.end); ok {
 				pl.hasTimeLag, pl.method = true, method
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.
-				pl.timeLag = float64(max(0, snap.at-appendedAt)) / 1e9
+				pl.timeLag = float64(max(0, at-appendedAt)) / 1e9
 			}
 		}
 		out = append(out, pl)

@@ -20,7 +20,7 @@ type fakeLagAppendTimes struct {
 	calls []recordAt
 }
 
-func (f *fakeLagAppendTimes) appendTime(tp topicPartition, c int64) (int64, estimateMethod, bool) {
+func (f *fakeLagAppendTimes) appendTime(tp topicPartition, c, _ int64) (int64, estimateMethod, bool) {
 	f.calls = append(f.calls, recordAt{tp, c})
 	e, ok := f.known[recordAt{tp, c}]
 	if !ok {
@@ -360,9 +360,10 @@ func computeLags(snap *snapshot, appendTime appendTimeFunc) []partitionLag {
 		groups = append(groups, group)
 	}
 	slices.Sort(groups)
+	idx := indexSnapshot(snap)
 	var out []partitionLag
 	for _, group := range groups {
-		out = groupLags(out, group, snap, appendTime)
+		out = groupLags(out, group, idx, snap.at, appendTime)
 	}
 	return out
 }

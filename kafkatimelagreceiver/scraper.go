@@ -210,6 +210,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// With nothing to read, the snapshot is of now; otherwise it is re-stamped
 	// with the end-offset read below.
 	snap := &snapshot{at: time.Now().UnixNano(), committed: committed, end: map[topicPartition]int64{}, start: s.tables.startOffsets()}
+	var idx *partitionIndex
 	if len(partitions) > 0 {
 		read, err := s.cluster.endOffsets(ctx, partitions)
 		if err = denied.filter(err); err != nil {
@@ -226,7 +227,8 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			s.tables.recordStart(startRead)
 			snap.start = s.tables.startOffsets()
 		}
-		if err := denied.filter(s.readOutOfTableRecords(ctx, snap)); err != nil {
+		idx, err = s.readOutOfTableRecords(ctx, snap, indexSnapshot(snap))
+		if err = denied.filter(err); err != nil {
 			errs.AddPartial(0, err)
 		}
 	}
@@ -239,7 +241,10 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 
 	s.telemetry.tables(ctx, len(tracked), s.tables.points())
-	md, err := s.report(ctx, snap, groups, described)
+	if idx == nil {
+		idx = indexSnapshot(snap)
+	}
+	md, err := s.report(ctx, snap, idx, groups, described)
 	if err != nil {
 		// The points were read; the pipeline refused them (and counted them
 		// as refused): not a failed scrape point.
@@ -253,7 +258,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 // consumer in chunks when the scrape is large), the group health and the
 // per-topic aggregates. What is not pushed is returned, to go out with the
 // scrape.
-func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, groups []string, described map[string]groupDescription) (pmetric.Metrics, error) {
+func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, idx *partitionIndex, groups []string, described map[string]groupDescription) (pmetric.Metrics, error) {
 	total := 0
 	names := append([]string(nil), groups...)
 	for group, offsets := range snap.committed {
@@ -266,7 +271,16 @@ func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, groups []st
 		reported[g] = true
 	}
 
-	pairs := s.newPairEmitter(ctx, snap, total)
+	pushCtx := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		// A pipeline that does not take a chunk (an exporter waiting on a
+		// backend that is down) must not hold the scrape, and the shutdown
+		// that waits for it, forever: by the next scrape the chunk is stale.
+		var cancel context.CancelFunc
+		pushCtx, cancel = context.WithTimeout(ctx, s.cfg.CollectionInterval)
+		defer cancel()
+	}
+	pairs := s.newPairEmitter(pushCtx, snap, total)
 	healthOn := s.groupHealthEnabled()
 	var onStatus func(partitionLag, healthStatus)
 	if healthOn {
@@ -286,7 +300,7 @@ func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, groups []st
 		methods    methodCounts
 	)
 	for _, name := range names {
-		lags = groupLags(lags[:0], name, snap, appendTime)
+		lags = groupLags(lags[:0], name, idx, snap.at, appendTime)
 		methods.add(lags)
 		aggregates = aggregateLags(aggregates, lags)
 		if healthOn {
@@ -312,14 +326,10 @@ func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, groups []st
 	return s.withDirect(s.mb.Emit(), direct), err
 }
 
-// upperBracket is the scrape's own end-offset read of tp, the newest point there is.
-func upperBracket(snap *snapshot, tp topicPartition) offsetSample {
-	return offsetSample{offset: snap.end[tp], at: snap.at}
-}
-
 func (s *timeLagScraper) appendTimeFunc(snap *snapshot) appendTimeFunc {
-	return func(tp topicPartition, c int64) (int64, estimateMethod, bool) {
-		upper := upperBracket(snap, tp)
+	return func(tp topicPartition, c, end int64) (int64, estimateMethod, bool) {
+		// The scrape's own end-offset read is the newest point there is.
+		upper := offsetSample{offset: end, at: snap.at}
 		at, inTable, gap := s.tables.estimate(tp, c, upper)
 		if inTable && !gap {
 			return at, methodTable, true
@@ -339,23 +349,22 @@ func (s *timeLagScraper) appendTimeFunc(snap *snapshot) appendTimeFunc {
 // outOfTable lists the records whose append time no table can tell well: the
 // oldest unconsumed record of a lagging group, older than its table or inside
 // a stretch of it that was not watched (the collector or Kafka was down).
-func (s *timeLagScraper) outOfTable(snap *snapshot) (missing []recordAt, used map[recordAt]struct{}) {
+func (s *timeLagScraper) outOfTable(snap *snapshot, idx *partitionIndex) (missing []recordAt, used map[recordAt]struct{}) {
 	used = map[recordAt]struct{}{}
-	for _, offsets := range snap.committed {
-		for tp, committed := range offsets {
-			end, ok := snap.end[tp]
-			if !ok {
+	for _, commits := range idx.commits {
+		for _, rc := range commits {
+			p := &idx.parts[rc.rank]
+			if !p.hasEnd {
 				continue
 			}
-			from := consumeFrom(committed, tp, snap)
-			if from >= end {
+			from := consumeFrom(rc.committed, p.start, p.hasStart)
+			if from >= p.end {
 				continue
 			}
-			upper := upperBracket(snap, tp)
-			if _, ok, gap := s.tables.estimate(tp, from, upper); ok && !gap {
+			if _, ok, gap := s.tables.estimate(p.topicPartition, from, offsetSample{offset: p.end, at: snap.at}); ok && !gap {
 				continue
 			}
-			at := recordAt{tp, from}
+			at := recordAt{p.topicPartition, from}
 			if _, seen := used[at]; seen {
 				continue
 			}
@@ -384,9 +393,11 @@ func (s *timeLagScraper) outOfTable(snap *snapshot) (missing []recordAt, used ma
 // max_record_reads_per_scrape of them. A record that is gone was deleted by
 // retention: the partition's log start is read and the oldest record still
 // there is read instead.
-func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *snapshot) error {
+//
+// It returns the index of the snapshot, rebuilt when log starts were read.
+func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *snapshot, idx *partitionIndex) (*partitionIndex, error) {
 	budget := s.cfg.MaxRecordReadsPerScrape
-	missing, used := s.outOfTable(snap)
+	missing, used := s.outOfTable(snap, idx)
 	if len(missing) > budget {
 		s.logger.Debug("record reads capped for this scrape", zap.Int("wanted", len(missing)), zap.Int("cap", budget))
 		missing = missing[:budget]
@@ -410,7 +421,8 @@ func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *snapsh
 			for tp, start := range startRead.offsets {
 				snap.start[tp] = start
 			}
-			retry, usedNow := s.outOfTable(snap)
+			idx = indexSnapshot(snap)
+			retry, usedNow := s.outOfTable(snap, idx)
 			for at := range usedNow {
 				used[at] = struct{}{}
 			}
@@ -425,7 +437,7 @@ func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *snapsh
 		}
 	}
 	s.records.retain(used)
-	return errors.Join(errs...)
+	return idx, errors.Join(errs...)
 }
 
 func dedupePartitions(tps []topicPartition) []topicPartition {

@@ -51,6 +51,7 @@ type options struct {
 	workDir     string
 	keep        bool
 	extraConfig []string
+	extraArgs   []string
 }
 
 func main() {
@@ -76,6 +77,7 @@ func run() error {
 	fs.StringVar(&o.workDir, "dir", "", "directory for the configs and logs (default: a temporary one, removed unless -keep)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the configs and logs")
 	extra := fs.String("extra-config", "", "comma-separated collector config files merged over the generated one (e.g. to add the pprof extension)")
+	extraArgs := fs.String("collector-args", "", "comma-separated extra command-line arguments of the collector, e.g. --feature-gates=pdata.useProtoPooling")
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
 	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
@@ -92,6 +94,9 @@ func run() error {
 	ws, err := parseWorkloads(*workloads)
 	if err != nil {
 		return err
+	}
+	if *extraArgs != "" {
+		o.extraArgs = strings.Split(*extraArgs, ",")
 	}
 	if *env != "" {
 		o.env = strings.Split(*env, ",")
@@ -228,6 +233,7 @@ func runWorkload(ctx context.Context, o options, w workload) (*result, error) {
 	for _, c := range o.extraConfig {
 		args = append(args, "--config", c)
 	}
+	args = append(args, o.extraArgs...)
 	col, err := startChild(filepath.Join(o.workDir, name+".log"), o.env, o.collector, args...)
 	if err != nil {
 		return nil, err

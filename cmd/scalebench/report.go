@@ -3,17 +3,32 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 )
 
 func printReport(out io.Writer, o options, results []*result) {
 	samples := int(o.interval / o.sampling)
 	fmt.Fprintf(out, "\n## scalebench: collector %s\n\n", o.collector)
-	fmt.Fprintf(out, "collection_interval %s, sampling_interval %s (%d samples per interval), %d brokers, exporter otlp_http (gzip) to an in-process sink", o.interval, o.sampling, samples, o.brokers)
+	fmt.Fprintf(out, "collection_interval %s, sampling_interval %s (%d samples per interval), %d brokers, exporter otlp_http to an in-process sink", o.interval, o.sampling, samples, o.brokers)
+	if len(o.extraConfig) == 0 {
+		fmt.Fprint(out, " with its defaults (gzip, asynchronous sending queue)")
+	}
 	if len(o.env) > 0 {
 		fmt.Fprintf(out, ", collector environment %v", o.env)
 	}
-	fmt.Fprint(out, ".\nCPU is the collector process's utime+stime over one collection interval (one scrape, its export and the samples in between).\n\n")
+	if len(o.extraArgs) > 0 {
+		fmt.Fprintf(out, ", collector arguments %v", o.extraArgs)
+	}
+	fmt.Fprint(out, ".\n")
+	for _, path := range o.extraConfig {
+		// The extra configuration is part of what was measured: show it.
+		if b, err := os.ReadFile(path); err == nil {
+			fmt.Fprintf(out, "\nMerged over the generated configuration (%s):\n\n```yaml\n%s```\n", filepath.Base(path), b)
+		}
+	}
+	fmt.Fprint(out, "\nCPU is the collector process's utime+stime over one collection interval (one scrape, its export and the samples in between).\n\n")
 
 	fmt.Fprintln(out, "| workload | pairs | points/scrape | OTLP bytes/scrape | start + first scrape CPU | warm-up CPU/interval | steady CPU/interval, mean (min-max) | peak RSS (VmHWM) | RSS in steady state (max) |")
 	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
