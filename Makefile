@@ -76,6 +76,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(or $(BENCHTIME),3s) -timeout 60m ./kafkatimelagreceiver/
 	$(GO) build -o $(BUILD_DIR)/scalebench ./cmd/scalebench
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) $(SCALEBENCH_FLAGS)
+	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) -extra-config testdata/otlp-http-large-cluster.yaml $(SCALEBENCH_FLAGS)
 
 ## clean: remove build output
 clean:

@@ -8,9 +8,7 @@ package e2e
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -27,9 +25,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/demo"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/otlpsink"
 )
 
 const (
@@ -263,7 +261,7 @@ func (s *otlpSink) firstExport() (series, bool) {
 func startOTLPSink(t *testing.T) *otlpSink {
 	t.Helper()
 	s := &otlpSink{latest: series{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.Server = httptest.NewServer(otlpsink.Handler(s.record, nil))
 	t.Cleanup(s.Close)
 	return s
 }
@@ -278,51 +276,7 @@ func (s *otlpSink) snapshot() series {
 	return out
 }
 
-func (s *otlpSink) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/metrics" {
-		http.Error(w, "only POST /v1/metrics is served", http.StatusNotFound)
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	req := pmetricotlp.NewExportRequest()
-	if err := req.UnmarshalProto(body); err != nil {
-		http.Error(w, "decode ExportMetricsServiceRequest: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.record(req.Metrics())
-
-	resp, err := pmetricotlp.NewExportResponse().MarshalProto()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(resp)
-}
-
-// readBody undoes the exporter's default gzip compression.
-func readBody(r *http.Request) ([]byte, error) {
-	var rd io.Reader = r.Body
-	switch enc := r.Header.Get("Content-Encoding"); enc {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			return nil, fmt.Errorf("gzip body: %w", err)
-		}
-		defer zr.Close()
-		rd = zr
-	default:
-		return nil, fmt.Errorf("unsupported Content-Encoding %q", enc)
-	}
-	return io.ReadAll(rd)
-}
-
-func (s *otlpSink) record(md pmetric.Metrics) {
+func (s *otlpSink) record(md pmetric.Metrics, _ int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	batch := series{}

@@ -27,9 +27,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -37,90 +35,47 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
 // scaleBrokers is the broker count of every scale cluster.
 const scaleBrokers = 3
 
-// scaleRecordsPerPartition is how many records each partition holds. Group g
-// commits partition p at (g+p) mod (scaleRecordsPerPartition+1), so every
-// partition has groups at each offset from 0 (the whole partition behind)
-// to the end (caught up).
-const scaleRecordsPerPartition = 4
-
 // superlinearGrowth bounds how much the cost per pair of a steady scrape
 // may grow from one size to the next (10x more pairs) before BenchmarkScrape
 // skips the larger sizes.
 const superlinearGrowth = 4
 
-// scaleWorkload is groups x partitions (group, partition) pairs: every group
-// commits on every partition of the topics.
+// scaleWorkload is a scaleload.Workload with the name its benchmark runs under.
 type scaleWorkload struct {
-	name   string
-	groups int
-	// topics x partitionsPerTopic partitions in all.
-	topics             int
-	partitionsPerTopic int32
+	name string
+	scaleload.Workload
 }
-
-func (w scaleWorkload) pairs() int { return w.groups * w.topics * int(w.partitionsPerTopic) }
-
-func (w scaleWorkload) topic(i int) string { return fmt.Sprintf("scale-%03d", i) }
-
-func (w scaleWorkload) group(i int) string { return fmt.Sprintf("group-%03d", i) }
 
 // scrapeWorkloads are the scrape sizes of the issue; 100k is 50 groups on
 // one topic of 2,000 partitions.
 var scrapeWorkloads = []scaleWorkload{
-	{name: "1k", groups: 10, topics: 1, partitionsPerTopic: 100},
-	{name: "10k", groups: 20, topics: 1, partitionsPerTopic: 500},
-	{name: "100k", groups: 50, topics: 1, partitionsPerTopic: 2000},
+	{"1k", scaleload.Workload{Groups: 10, Topics: 1, PartitionsPerTopic: 100}},
+	{"10k", scaleload.Workload{Groups: 20, Topics: 1, PartitionsPerTopic: 500}},
+	{"100k", scaleload.Workload{Groups: 50, Topics: 1, PartitionsPerTopic: 2000}},
 }
 
-// scaleKafka is a kfake cluster with a franz-go client to load it and
-// per-API-key counters of every request it serves. Unlike testKafka it
-// serves benchmarks too (testing.TB).
-type scaleKafka struct {
-	cluster *kfake.Cluster
-	addrs   []string
-	client  *kgo.Client
-	admin   *kadm.Client
-	counts  *kafkacount.Counter
-}
+// scaleKafka is the scale cluster of one test or benchmark, closed with it.
+type scaleKafka struct{ *scaleload.Cluster }
 
 func newScaleKafka(tb testing.TB, opts ...kfake.Opt) *scaleKafka {
 	tb.Helper()
-	opts = append([]kfake.Opt{kfake.NumBrokers(scaleBrokers)}, opts...)
-	c, err := kfake.NewCluster(opts...)
+	c, err := scaleload.Start(scaleBrokers, opts...)
 	require.NoError(tb, err)
-	k := &scaleKafka{cluster: c, addrs: c.ListenAddrs()}
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(k.addrs...),
-		kgo.ProducerLinger(0),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchMaxBytes(1<<20),
-		// No KIP-714 telemetry pushes: only the receiver's requests count.
-		kgo.DisableClientMetrics(),
-	)
-	if err != nil {
-		c.Close()
-		require.NoError(tb, err)
-	}
-	k.client = cl
-	k.admin = kadm.NewClient(cl)
-	k.counts = kafkacount.Observe(c)
-	tb.Cleanup(func() {
-		cl.Close()
-		c.Close()
-	})
-	return k
+	tb.Cleanup(c.Close)
+	return &scaleKafka{c}
 }
 
 // requestCounts are requests served, by API key.
 type requestCounts = kafkacount.Counts
 
-func (k *scaleKafka) snapshot() requestCounts { return k.counts.Snapshot() }
+func (k *scaleKafka) snapshot() requestCounts { return k.Requests() }
 
 // reportRequests adds one metric per API key seen, as requests per operation.
 func reportRequests(b *testing.B, a requestCounts) {
@@ -132,50 +87,21 @@ func reportRequests(b *testing.B, a requestCounts) {
 	b.ReportMetric(float64(a.Total())/float64(b.N), "requests/op")
 }
 
-// load creates the workload's topics, writes scaleRecordsPerPartition
-// records to every partition (timestamps an hour to a few minutes old) and
-// commits every group on every partition.
+// load loads the workload: scaleload.RecordsPerPartition records an hour
+// to ten minutes old on every partition, every group committed on every
+// partition.
 func (k *scaleKafka) load(tb testing.TB, w scaleWorkload) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	for t := range w.topics {
-		resp, err := k.admin.CreateTopic(ctx, w.partitionsPerTopic, 1, nil, w.topic(t))
-		require.NoError(tb, err)
-		require.NoError(tb, resp.Err)
-	}
-	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	records := make([]*kgo.Record, 0, w.topics*int(w.partitionsPerTopic)*scaleRecordsPerPartition)
-	for t := range w.topics {
-		for p := range w.partitionsPerTopic {
-			for i := range scaleRecordsPerPartition {
-				ts := base.Add(time.Duration(i)*10*time.Minute + time.Duration(p)*time.Millisecond)
-				records = append(records, &kgo.Record{Topic: w.topic(t), Partition: p, Timestamp: ts, Value: []byte("x")})
-			}
-		}
-	}
-	require.NoError(tb, k.client.ProduceSync(ctx, records...).FirstErr())
-	for g := range w.groups {
-		offsets := kadm.Offsets{}
-		for t := range w.topics {
-			topic := w.topic(t)
-			offsets[topic] = make(map[int32]kadm.Offset, w.partitionsPerTopic)
-			for p := range w.partitionsPerTopic {
-				at := int64((g + int(p)) % (scaleRecordsPerPartition + 1))
-				offsets[topic][p] = kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1}
-			}
-		}
-		resp, err := k.admin.CommitOffsets(ctx, w.group(g), offsets)
-		require.NoError(tb, err)
-		require.NoError(tb, resp.Error())
-	}
+	require.NoError(tb, k.Load(ctx, w.Workload))
 }
 
 // config is the receiver's default configuration pointed at the cluster,
 // with the sampler out of the way (the scrape benchmarks time scrapes only).
 func (k *scaleKafka) config() *Config {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	cfg.Brokers = k.addrs
+	cfg.Brokers = k.Addrs
 	cfg.SamplingInterval = time.Hour
 	cfg.Timeout = time.Minute
 	return cfg
@@ -248,7 +174,7 @@ func BenchmarkScrape(b *testing.B) {
 		b.Run(w.name, func(b *testing.B) {
 			if i >= 2 && perPair[i-2] > 0 && perPair[i-1] > superlinearGrowth*perPair[i-2] {
 				msg := fmt.Sprintf("%s skipped: a steady scrape cost %s per pair at %d pairs against %s at %d: superlinear, %d pairs would take minutes a scrape",
-					b.Name(), perPair[i-1], scrapeWorkloads[i-1].pairs(), perPair[i-2], scrapeWorkloads[i-2].pairs(), w.pairs())
+					b.Name(), perPair[i-1], scrapeWorkloads[i-1].Pairs(), perPair[i-2], scrapeWorkloads[i-2].Pairs(), w.Pairs())
 				// A skipped benchmark prints nothing without -v: say it anyway.
 				fmt.Fprintln(os.Stderr, msg)
 				b.Skip(msg)
@@ -271,7 +197,7 @@ func BenchmarkScrape(b *testing.B) {
 				}
 				b.StopTimer()
 				reportScrape(b, w, k.snapshot().Since(before), cpuTime(b)-cpu, points)
-				perPair[i] = b.Elapsed() / time.Duration(b.N*w.pairs())
+				perPair[i] = b.Elapsed() / time.Duration(b.N*w.Pairs())
 			})
 			b.Run("first", func(b *testing.B) {
 				cfg := k.config()
@@ -311,14 +237,14 @@ func BenchmarkScrape(b *testing.B) {
 func reportScrape(b *testing.B, w scaleWorkload, requests requestCounts, cpu time.Duration, points int) {
 	reportRequests(b, requests)
 	reportCPU(b, cpu)
-	b.ReportMetric(float64(w.pairs()), "pairs")
+	b.ReportMetric(float64(w.Pairs()), "pairs")
 	b.ReportMetric(float64(points), "points/op")
 }
 
 // samplerWorkloads spread the partitions over topics of 2,000 partitions.
 var samplerWorkloads = []scaleWorkload{
-	{name: "10k", topics: 5, partitionsPerTopic: 2000},
-	{name: "100k", topics: 50, partitionsPerTopic: 2000},
+	{"10k", scaleload.Workload{Topics: 5, PartitionsPerTopic: 2000}},
+	{"100k", scaleload.Workload{Topics: 50, PartitionsPerTopic: 2000}},
 }
 
 // BenchmarkSampler times one sample: the end offsets of every tracked
@@ -330,12 +256,12 @@ func BenchmarkSampler(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			tracked := map[topicPartition]struct{}{}
-			for t := range w.topics {
-				resp, err := k.admin.CreateTopic(ctx, w.partitionsPerTopic, 1, nil, w.topic(t))
+			for t := range w.Topics {
+				resp, err := k.Admin.CreateTopic(ctx, w.PartitionsPerTopic, 1, nil, w.Topic(t))
 				require.NoError(b, err)
 				require.NoError(b, resp.Err)
-				for p := range w.partitionsPerTopic {
-					tracked[topicPartition{w.topic(t), p}] = struct{}{}
+				for p := range w.PartitionsPerTopic {
+					tracked[topicPartition{w.Topic(t), p}] = struct{}{}
 				}
 			}
 			cfg := k.config()
@@ -381,9 +307,9 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 			k.load(b, w)
 			cfg := k.config()
 			var partitions []topicPartition
-			for t := range w.topics {
-				for p := range w.partitionsPerTopic {
-					partitions = append(partitions, topicPartition{w.topic(t), p})
+			for t := range w.Topics {
+				for p := range w.PartitionsPerTopic {
+					partitions = append(partitions, topicPartition{w.Topic(t), p})
 				}
 			}
 			b.Run("naive", func(b *testing.B) {
@@ -399,7 +325,7 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 				b.ResetTimer()
 				before, cpu := k.snapshot(), cpuTime(b)
 				for range b.N {
-					for range w.groups {
+					for range w.Groups {
 						for _, tp := range partitions {
 							if _, err := client.GetOffset(tp.topic, tp.partition, sarama.OffsetNewest); err != nil {
 								b.Fatal(err)
@@ -410,7 +336,7 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 				b.StopTimer()
 				reportRequests(b, k.snapshot().Since(before))
 				reportCPU(b, cpuTime(b)-cpu)
-				b.ReportMetric(float64(w.pairs()), "pairs")
+				b.ReportMetric(float64(w.Pairs()), "pairs")
 			})
 			b.Run("batched", func(b *testing.B) {
 				cl, err := newSaramaCluster(cfg, zap.NewNop(), newRequestMetrics())
@@ -434,7 +360,7 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 				b.StopTimer()
 				reportRequests(b, k.snapshot().Since(before))
 				reportCPU(b, cpuTime(b)-cpu)
-				b.ReportMetric(float64(w.pairs()), "pairs")
+				b.ReportMetric(float64(w.Pairs()), "pairs")
 			})
 		})
 	}
@@ -449,7 +375,7 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 	k := newScaleKafka(t)
 	k.load(t, w)
 	coordinators := k.coordinators(t, w)
-	t.Logf("%d groups on %d coordinators", w.groups, coordinators)
+	t.Logf("%d groups on %d coordinators", w.Groups, coordinators)
 
 	cfg := k.config()
 	// The per-pair metrics are off: they do not change what is asked of
@@ -467,9 +393,9 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
 		got := k.snapshot().Since(before)
-		t.Logf("scrape %d of %d pairs: %v", i+1, w.pairs(), got)
-		require.Equal(t, w.groups*w.topics, pointsOfCount(md, "kafka.consumer_group.lag_sum"))
-		require.Equal(t, w.groups*w.topics, pointsOfCount(md, "kafka.consumer_group.time_lag_max"))
+		t.Logf("scrape %d of %d pairs: %v", i+1, w.Pairs(), got)
+		require.Equal(t, w.Groups*w.Topics, pointsOfCount(md, "kafka.consumer_group.lag_sum"))
+		require.Equal(t, w.Groups*w.Topics, pointsOfCount(md, "kafka.consumer_group.time_lag_max"))
 		require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(scaleBrokers), "ListOffsets per scrape")
 		require.LessOrEqual(t, got.Of(kmsg.OffsetFetch), int64(coordinators), "OffsetFetch per scrape")
 		require.LessOrEqual(t, got.Of(kmsg.ListGroups), int64(scaleBrokers), "ListGroups per scrape")
@@ -501,7 +427,7 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 func TestScaleOffsetFetchFallback(t *testing.T) {
 	versions := kversion.Stable()
 	versions.SetMaxKeyVersion(int16(kmsg.OffsetFetch), 7)
-	w := scaleWorkload{name: "fallback", groups: 12, topics: 1, partitionsPerTopic: 50}
+	w := scaleWorkload{"fallback", scaleload.Workload{Groups: 12, Topics: 1, PartitionsPerTopic: 50}}
 	k := newScaleKafka(t, kfake.MaxVersions(versions))
 	k.load(t, w)
 
@@ -512,29 +438,21 @@ func TestScaleOffsetFetchFallback(t *testing.T) {
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	got := k.snapshot().Since(before)
-	t.Logf("scrape of %d groups without OffsetFetch v8: %v", w.groups, got)
-	require.Equal(t, w.pairs(), pointsOfCount(md, "kafka.consumer_group.lag"))
-	require.LessOrEqual(t, got.Of(kmsg.OffsetFetch), int64(w.groups+scaleBrokers), "one per group, plus at most one refused batch per coordinator")
-	require.GreaterOrEqual(t, got.Of(kmsg.OffsetFetch), int64(w.groups))
+	t.Logf("scrape of %d groups without OffsetFetch v8: %v", w.Groups, got)
+	require.Equal(t, w.Pairs(), pointsOfCount(md, "kafka.consumer_group.lag"))
+	require.LessOrEqual(t, got.Of(kmsg.OffsetFetch), int64(w.Groups+scaleBrokers), "one per group, plus at most one refused batch per coordinator")
+	require.GreaterOrEqual(t, got.Of(kmsg.OffsetFetch), int64(w.Groups))
 	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(scaleBrokers))
 }
 
 // coordinators counts the distinct coordinators of the workload's groups.
 func (k *scaleKafka) coordinators(tb testing.TB, w scaleWorkload) int {
 	tb.Helper()
-	groups := make([]string, w.groups)
-	for g := range groups {
-		groups[g] = w.group(g)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	described, err := k.admin.DescribeGroups(ctx, groups...)
+	n, err := k.Coordinators(ctx, w.Workload)
 	require.NoError(tb, err)
-	nodes := map[int32]struct{}{}
-	for _, d := range described {
-		nodes[d.Coordinator.NodeID] = struct{}{}
-	}
-	return len(nodes)
+	return n
 }
 
 // pointsOfCount counts the data points of a gauge.

@@ -36,7 +36,13 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
 )
+
+// requestCounts are requests served, by API key.
+type requestCounts = kafkacount.Counts
 
 type options struct {
 	collector   string
@@ -85,13 +91,13 @@ func run() error {
 		return err
 	}
 	if *naiveWorker {
-		ws, err := parseWorkloads(*naiveWorkload)
+		ws, err := scaleload.Parse(*naiveWorkload)
 		if err != nil {
 			return err
 		}
 		return runNaiveWorker(strings.Split(*naiveBrokers, ","), ws[0], o.naivePasses)
 	}
-	ws, err := parseWorkloads(*workloads)
+	ws, err := scaleload.Parse(*workloads)
 	if err != nil {
 		return err
 	}
@@ -125,7 +131,7 @@ func run() error {
 	defer stop()
 	var results []*result
 	for _, w := range ws {
-		logf("workload %s: %d groups x %d partitions = %d pairs on %d brokers", w, w.groups, w.partitions, w.pairs(), o.brokers)
+		logf("workload %s: %d groups x %d partitions = %d pairs on %d brokers", w, w.Groups, w.PartitionsPerTopic, w.Pairs(), o.brokers)
 		r, err := runWorkload(ctx, o, w)
 		if err != nil {
 			return fmt.Errorf("workload %s: %w", w, err)
@@ -158,7 +164,7 @@ type interval struct {
 }
 
 type result struct {
-	w            workload
+	w            scaleload.Workload
 	brokers      int
 	coordinators int
 	loadTime     time.Duration
@@ -180,25 +186,25 @@ type result struct {
 	naiveErr error
 }
 
-func runWorkload(ctx context.Context, o options, w workload) (*result, error) {
+func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result, error) {
 	r := &result{w: w, brokers: o.brokers}
-	k, err := startKafka(o.brokers)
+	k, err := scaleload.Start(o.brokers)
 	if err != nil {
 		return nil, err
 	}
-	defer k.close()
+	defer k.Close()
 	loadStart := time.Now()
 	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	err = k.load(loadCtx, w)
+	err = k.Load(loadCtx, w)
 	if err == nil {
-		r.coordinators, err = k.coordinators(loadCtx, w)
+		r.coordinators, err = k.Coordinators(loadCtx, w)
 	}
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("load the workload: %w", err)
 	}
 	r.loadTime = time.Since(loadStart)
-	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), int(w.partitions)*recordsPerPartition, w.groups, r.coordinators)
+	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), w.Partitions()*scaleload.RecordsPerPartition, w.Groups, r.coordinators)
 
 	var (
 		pid   atomic.Int64
@@ -207,7 +213,7 @@ func runWorkload(ctx context.Context, o options, w workload) (*result, error) {
 	)
 	notify := make(chan struct{}, 1024)
 	snk, err := startSink(func(time.Time) {
-		m := mark{at: time.Now(), requests: k.snapshot()}
+		m := mark{at: time.Now(), requests: k.Requests()}
 		p := int(pid.Load())
 		m.cpu, m.err = procCPU(p)
 		if m.err == nil {
@@ -225,10 +231,10 @@ func runWorkload(ctx context.Context, o options, w workload) (*result, error) {
 
 	name := fmt.Sprintf("%s-%d", w, time.Now().UnixNano())
 	cfgPath := filepath.Join(o.workDir, name+".yaml")
-	if err := os.WriteFile(cfgPath, []byte(collectorConfig(k.addrs, snk.url(), o)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(collectorConfig(k.Addrs, snk.url(), o)), 0o600); err != nil {
 		return nil, err
 	}
-	start := mark{requests: k.snapshot()}
+	start := mark{requests: k.Requests()}
 	args := []string{"--config", cfgPath}
 	for _, c := range o.extraConfig {
 		args = append(args, "--config", c)
@@ -329,15 +335,15 @@ func runWorkload(ctx context.Context, o options, w workload) (*result, error) {
 		r.points, r.lagPts, r.requests = s.points, s.lagPoints, s.requests
 		r.exportKB = float64(s.bytes) / 1024
 	}
-	if r.lagPts != w.pairs() {
-		logf("warning: a steady scrape exported %d lag points, want %d", r.lagPts, w.pairs())
+	if r.lagPts != w.Pairs() {
+		logf("warning: a steady scrape exported %d lag points, want %d", r.lagPts, w.Pairs())
 	}
 	if err := col.stop(time.Minute); err != nil {
 		logf("collector stop: %v", err)
 	}
 
 	if o.naive {
-		logf("naive path: %d passes of %d requests each", o.naivePasses, w.groups*(1+int(w.partitions)))
+		logf("naive path: %d passes of %d requests each", o.naivePasses, w.Groups*(1+w.Partitions()))
 		r.naive, r.naiveErr = runNaive(ctx, k, w, o.naivePasses, filepath.Join(o.workDir, name+"-naive.log"))
 		if r.naiveErr != nil {
 			logf("naive path: %v", r.naiveErr)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
 )
 
 // The naive path is what kafka_exporter-style exporters do on every scrape:
@@ -33,7 +35,7 @@ type naiveResult struct {
 
 // runNaiveWorker connects, learns every leader and coordinator, prints
 // "ready", waits for a line on stdin, runs the passes and prints its result.
-func runNaiveWorker(brokers []string, w workload, passes int) error {
+func runNaiveWorker(brokers []string, w scaleload.Workload, passes int) error {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "scalebench-naive"
 	cfg.Version = sarama.V3_0_0_0
@@ -43,13 +45,13 @@ func runNaiveWorker(brokers []string, w workload, passes int) error {
 		return err
 	}
 	defer client.Close()
-	for g := range w.groups {
-		if _, err := client.Coordinator(w.group(g)); err != nil {
+	for g := range w.Groups {
+		if _, err := client.Coordinator(w.Group(g)); err != nil {
 			return err
 		}
 	}
-	for p := range w.partitions {
-		if _, err := client.Leader(topicName, p); err != nil {
+	for p := range w.PartitionsPerTopic {
+		if _, err := client.Leader(w.Topic(0), p); err != nil {
 			return err
 		}
 	}
@@ -61,8 +63,8 @@ func runNaiveWorker(brokers []string, w workload, passes int) error {
 	for range passes {
 		cpu0, wall0 := selfCPU(), time.Now()
 		res.LagSum = 0
-		for g := range w.groups {
-			group := w.group(g)
+		for g := range w.Groups {
+			group := w.Group(g)
 			coordinator, err := client.Coordinator(group)
 			if err != nil {
 				return err
@@ -71,12 +73,12 @@ func runNaiveWorker(brokers []string, w workload, passes int) error {
 			if err != nil {
 				return fmt.Errorf("offset fetch %s: %w", group, err)
 			}
-			for p := range w.partitions {
-				end, err := client.GetOffset(topicName, p, sarama.OffsetNewest)
+			for p := range w.PartitionsPerTopic {
+				end, err := client.GetOffset(w.Topic(0), p, sarama.OffsetNewest)
 				if err != nil {
-					return fmt.Errorf("get offset %s/%d: %w", topicName, p, err)
+					return fmt.Errorf("get offset %s/%d: %w", w.Topic(0), p, err)
 				}
-				if b := committed.GetBlock(topicName, p); b != nil && b.Offset >= 0 {
+				if b := committed.GetBlock(w.Topic(0), p); b != nil && b.Offset >= 0 {
 					res.LagSum += max(0, end-b.Offset)
 				}
 			}
@@ -105,7 +107,7 @@ type naiveMeasurement struct {
 }
 
 // runNaive runs the worker against k and counts the requests of its passes.
-func runNaive(ctx context.Context, k *kafka, w workload, passes int, logPath string) (*naiveMeasurement, error) {
+func runNaive(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, passes int, logPath string) (*naiveMeasurement, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -113,7 +115,7 @@ func runNaive(ctx context.Context, k *kafka, w workload, passes int, logPath str
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self, "-naive-worker",
-		"-naive-brokers", joinComma(k.addrs), "-naive-workload", w.String(), "-naive-passes", fmt.Sprint(passes))
+		"-naive-brokers", joinComma(k.Addrs), "-naive-workload", w.String(), "-naive-passes", fmt.Sprint(passes))
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -137,7 +139,7 @@ func runNaive(ctx context.Context, k *kafka, w workload, passes int, logPath str
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("naive worker did not get ready (see %s)", logPath)
 	}
-	before := k.snapshot()
+	before := k.Requests()
 	if _, err := io.WriteString(stdin, "go\n"); err != nil {
 		return nil, err
 	}
@@ -149,7 +151,7 @@ func runNaive(ctx context.Context, k *kafka, w workload, passes int, logPath str
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("naive worker: %w (see %s)", err, logPath)
 	}
-	requests := k.snapshot().Since(before)
+	requests := k.Requests().Since(before)
 	if err := json.Unmarshal([]byte(last), &res); err != nil {
 		return nil, fmt.Errorf("naive worker result %q: %w", last, err)
 	}

@@ -45,7 +45,7 @@ func printReport(out io.Writer, o options, results []*result) {
 			}
 		}
 		fmt.Fprintf(out, "| %s | %d | %d | %.0f KiB in %d request(s) | %s | %s | %s | %s | %s |\n",
-			r.w, r.w.pairs(), r.points, r.exportKB, r.requests, secs(r.first.cpu), warm, steady, mib(r.peakRSS), mib(r.maxRSS))
+			r.w, r.w.Pairs(), r.points, r.exportKB, r.requests, secs(r.first.cpu), warm, steady, mib(r.peakRSS), mib(r.maxRSS))
 	}
 
 	fmt.Fprintf(out, "\nKafka requests per collection interval (one scrape + %d samples), by API key:\n\n", samples)

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/otlpsink"
 )
 
 // lagMetric identifies a scrape: all its points carry the instant the
@@ -49,7 +45,7 @@ func startSink(onScrape func(time.Time)) (*sink, error) {
 		return nil, err
 	}
 	s := &sink{listener: l, onScrape: onScrape, scrapes: map[int64]*scrapeSeen{}}
-	s.server = &http.Server{Handler: http.HandlerFunc(s.handle), ReadHeaderTimeout: 10 * time.Second}
+	s.server = &http.Server{Handler: otlpsink.Handler(s.record, s.fail), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.server.Serve(l) }()
 	return s, nil
 }
@@ -57,57 +53,6 @@ func startSink(onScrape func(time.Time)) (*sink, error) {
 func (s *sink) url() string { return "http://" + s.listener.Addr().String() }
 
 func (s *sink) close() { _ = s.server.Close() }
-
-func (s *sink) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/metrics" {
-		http.Error(w, "only POST /v1/metrics is served", http.StatusNotFound)
-		return
-	}
-	raw, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	body := raw
-	switch enc := r.Header.Get("Content-Encoding"); enc {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err == nil {
-			body, err = io.ReadAll(zr)
-		}
-		if err != nil {
-			s.fail(fmt.Errorf("gzip body: %w", err))
-			http.Error(w, "gzip: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-	case "zstd":
-		zr, err := zstd.NewReader(bytes.NewReader(raw))
-		if err == nil {
-			body, err = io.ReadAll(zr)
-			zr.Close()
-		}
-		if err != nil {
-			s.fail(fmt.Errorf("zstd body: %w", err))
-			http.Error(w, "zstd: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-	default:
-		s.fail(fmt.Errorf("unsupported Content-Encoding %q (gzip, zstd and none are)", enc))
-		http.Error(w, "unsupported Content-Encoding "+enc, http.StatusBadRequest)
-		return
-	}
-	req := pmetricotlp.NewExportRequest()
-	if err := req.UnmarshalProto(body); err != nil {
-		s.fail(fmt.Errorf("decode export: %w", err))
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.record(req.Metrics(), len(raw))
-	resp, _ := pmetricotlp.NewExportResponse().MarshalProto()
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(resp)
-}
 
 func (s *sink) fail(err error) {
 	s.mu.Lock()
