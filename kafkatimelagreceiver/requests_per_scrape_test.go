@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
@@ -55,6 +57,7 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	require.LessOrEqual(t, first.Of(kmsg.OffsetFetch), int64(3), "one batched OffsetFetch per coordinator")
 	require.LessOrEqual(t, first.Of(kmsg.Fetch), int64(3), "one record Fetch per broker")
 	require.LessOrEqual(t, first.Of(kmsg.DescribeGroups), int64(3))
+	require.Zero(t, first.Of(kmsg.FindCoordinator), "the listing names every group's coordinator")
 	steadyCold := measure("cold, steady (commits unchanged):", s)
 	require.Zero(t, steadyCold.Of(kmsg.Fetch), "record timestamps are cached")
 	require.Zero(t, steadyCold.Of(kmsg.FindCoordinator), "coordinators are cached")
@@ -74,4 +77,40 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	require.LessOrEqual(t, warm.Of(kmsg.ListOffsets), int64(3))
 	require.LessOrEqual(t, warm.Of(kmsg.OffsetFetch), int64(3))
 	t.Logf("%d group-partitions on 3 brokers: %d requests per steady scrape", partitions*groups, warm.Total())
+}
+
+// TestCoordinatorFromListing: every broker lists the groups it coordinates,
+// so the listing a scrape sends anyway places every group and no
+// FindCoordinator is sent, first scrape included. A group whose coordinator
+// then answers NOT_COORDINATOR is looked up the usual way (FindCoordinator)
+// and is whole again on the next scrape.
+func TestCoordinatorFromListing(t *testing.T) {
+	k := newTestKafka(t, 3)
+	k.createTopic("orders", 6)
+	groups := []string{"g-0", "g-1", "g-2", "g-3", "g-4", "g-5"}
+	for _, g := range groups {
+		k.commit(g, "orders", map[int32]int64{0: 0, 1: 0})
+	}
+	s := startScraper(t, k.testConfig())
+	scrape := func() (kafkacount.Counts, map[pointKey]int64, error) {
+		before := k.counts.Snapshot()
+		md, err := s.scrape(context.Background())
+		return k.counts.Snapshot().Since(before), intValues(pointsOf(md, "kafka.consumer_group.offset")), err
+	}
+
+	first, offsets, err := scrape()
+	require.NoError(t, err)
+	require.Len(t, offsets, 2*len(groups))
+	require.Zero(t, first.Of(kmsg.FindCoordinator), "the listing placed every group")
+
+	k.cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "g-1", Err: kerr.NotCoordinator, Count: 1})
+	moved, offsets, err := scrape()
+	require.ErrorContains(t, err, "g-1")
+	require.Len(t, offsets, 2*(len(groups)-1), "the other groups are still reported")
+	require.Positive(t, moved.Of(kmsg.FindCoordinator), "the group the listing misplaced is looked up")
+
+	again, offsets, err := scrape()
+	require.NoError(t, err)
+	require.Len(t, offsets, 2*len(groups))
+	require.Zero(t, again.Of(kmsg.FindCoordinator))
 }

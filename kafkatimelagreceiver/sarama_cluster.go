@@ -27,6 +27,15 @@ type saramaCluster struct {
 	mu     sync.Mutex
 	client sarama.Client
 	closed bool
+
+	// listedBy is the broker whose ListGroups listed each group in the last
+	// listing: a broker lists exactly the groups it coordinates, so the
+	// listing every scrape sends anyway answers FindCoordinator for every
+	// group at once (there is no batched FindCoordinator below v4, which
+	// sarama does not speak). A group listed by two brokers (mid-move) is
+	// left out and asked for the usual way.
+	listedMu sync.Mutex
+	listedBy map[string]int32
 }
 
 func newSaramaConfig(cfg *Config) (*sarama.Config, error) {
@@ -178,8 +187,10 @@ func (c *saramaCluster) consumerGroups(ctx context.Context) ([]string, error) {
 		work[b] = struct{}{}
 	}
 	var (
-		mu     sync.Mutex
-		groups = map[string]struct{}{}
+		mu       sync.Mutex
+		groups   = map[string]struct{}{}
+		listedBy = map[string]int32{}
+		twice    = map[string]bool{}
 	)
 	err = perBroker(ctx, work, func(b *sarama.Broker, _ struct{}) error {
 		if err := b.Open(client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
@@ -204,10 +215,20 @@ func (c *saramaCluster) consumerGroups(ctx context.Context) ([]string, error) {
 			// Connect workers and share groups have no consumer offsets.
 			if protocolType == "consumer" || protocolType == "" {
 				groups[id] = struct{}{}
+				if _, seen := listedBy[id]; seen {
+					twice[id] = true
+				}
+				listedBy[id] = b.ID()
 			}
 		}
 		return nil
 	})
+	for id := range twice {
+		delete(listedBy, id)
+	}
+	c.listedMu.Lock()
+	c.listedBy = listedBy
+	c.listedMu.Unlock()
 	out := make([]string, 0, len(groups))
 	for g := range groups {
 		out = append(out, g)
@@ -224,7 +245,7 @@ func (c *saramaCluster) committedOffsets(ctx context.Context, groups []string) (
 	if err != nil {
 		return nil, err
 	}
-	byCoordinator, coordinatorErr := groupsByCoordinator(client, groups)
+	byCoordinator, coordinatorErr := c.groupsByCoordinator(client, groups)
 	errs := []error{coordinatorErr}
 	var (
 		mu  sync.Mutex
@@ -342,20 +363,43 @@ func (c *saramaCluster) offsetFetchBatch(
 func (c *saramaCluster) refreshCoordinatorOn(client sarama.Client, group string, kerr sarama.KError) {
 	switch kerr {
 	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrOffsetsLoadInProgress:
-		// The next scrape asks again; refreshing now points it at the right broker.
+		// The next scrape asks again; refreshing now points it at the right
+		// broker, and the listing that named the wrong one is not trusted
+		// for this group until the next listing.
+		c.listedMu.Lock()
+		delete(c.listedBy, group)
+		c.listedMu.Unlock()
 		if err := client.RefreshCoordinator(group); err != nil {
 			c.logger.Debug("refresh coordinator", zap.String("group", group), zap.Error(err))
 		}
 	}
 }
 
-// groupsByCoordinator groups the groups by their coordinator broker. The
-// client caches coordinators, so only a group it has not seen before (or
+// groupsByCoordinator groups the groups by their coordinator broker: the
+// broker that listed the group, else the client's answer, which it caches,
+// so that only a group missing from the listing and not seen before (or
 // whose coordinator moved) costs a FindCoordinator request.
-func groupsByCoordinator(client sarama.Client, groups []string) (map[*sarama.Broker][]string, error) {
+func (c *saramaCluster) groupsByCoordinator(client sarama.Client, groups []string) (map[*sarama.Broker][]string, error) {
+	listed := make([]int32, len(groups))
+	c.listedMu.Lock()
+	for i, g := range groups {
+		id, ok := c.listedBy[g]
+		if !ok {
+			id = -1
+		}
+		listed[i] = id
+	}
+	c.listedMu.Unlock()
 	var errs []error
 	out := map[*sarama.Broker][]string{}
-	for _, g := range groups {
+	for i, g := range groups {
+		if listed[i] >= 0 {
+			if b, err := client.Broker(listed[i]); err == nil {
+				out[b] = append(out[b], g)
+				continue
+			}
+		}
+		// Network I/O on a cache miss: no lock held.
 		coordinator, err := client.Coordinator(g)
 		if err != nil {
 			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))

@@ -26,7 +26,7 @@ func (c *saramaCluster) describeGroups(ctx context.Context, groups []string) (ma
 	if err != nil {
 		return out, err
 	}
-	byCoordinator, coordinatorErr := groupsByCoordinator(client, groups)
+	byCoordinator, coordinatorErr := c.groupsByCoordinator(client, groups)
 	errs := []error{coordinatorErr}
 	var mu sync.Mutex
 	err = perBroker(ctx, byCoordinator, func(b *sarama.Broker, groups []string) error {
