@@ -47,6 +47,9 @@ func emitAll(t *testing.T, s *timeLagScraper, snap *snapshot, lags []partitionLa
 	pairs := s.newPairEmitter(t.Context(), snap, len(lags))
 	for _, pl := range lags {
 		pairs.add(pl)
+		if s.cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled {
+			pairs.addStatus(pl, statusStall)
+		}
 	}
 	require.NoError(t, pairs.finish(out))
 	s.emitPartitions(out, snap)
@@ -73,6 +76,7 @@ func metricsByName(md pmetric.Metrics) map[string]pmetric.Metric {
 func TestDirectGaugesMatchBuilder(t *testing.T) {
 	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
 	mb := metadata.NewMetricsBuilder(cfg, receivertest.NewNopSettings(metadata.Type))
 	ts := pcommon.NewTimestampFromTime(time.Now())
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "g", "t", 0)
@@ -81,9 +85,10 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, 1, "g", "t", 0)
 	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 1, "t", 0)
 	mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 1, "t", 0)
+	mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 1, "g", "t", 0, metadata.AttributeStatusOK)
 	want := metricsByName(mb.Emit())
 
-	s := directTestScraper(t, nil)
+	s := directTestScraper(t, func(cfg *Config) { cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true })
 	snap, lags := directTestSnapshot()
 	direct := emitAll(t, s, snap, lags)
 	require.Equal(t, len(want), direct.Len())
@@ -102,6 +107,13 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	}
 	require.Equal(t, 2, byName["kafka.consumer_group.lag"].Gauge().DataPoints().Len())
 	require.Equal(t, 1, byName["kafka.consumer_group.lost_messages"].Gauge().DataPoints().Len(), "only partition 0 lost records")
+	statuses := byName["kafka.consumer_group.partition_status"].Gauge().DataPoints()
+	require.Equal(t, 2*len(healthStatuses), statuses.Len(), "a point per status per pair")
+	for i := range statuses.Len() {
+		st, _ := statuses.At(i).Attributes().Get("status")
+		require.Equal(t, oneIf(st.Str() == "STALL"), statuses.At(i).IntValue(), st.Str())
+		require.Equal(t, 4, statuses.At(i).Attributes().Len())
+	}
 }
 
 // A user who reduces a metric's attributes gets the builder's re-aggregation.
