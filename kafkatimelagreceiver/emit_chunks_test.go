@@ -88,7 +88,7 @@ func TestLargeScrapeIsPushedInChunks(t *testing.T) {
 		return nil
 	}
 
-	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
+	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
 	require.NoError(t, err)
 
 	require.Len(t, chunks, 3)
@@ -126,13 +126,13 @@ func TestSmallScrapeGoesOutWhole(t *testing.T) {
 		t.Fatal("a scrape of 100 pairs must not be pushed in chunks")
 		return nil
 	}
-	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
+	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
 	require.NoError(t, err)
 	require.Equal(t, 100, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
 
 	snap, names = chunkTestSnapshot(3, 4000)
 	s = chunkTestScraper(t, snap)
-	md, err = s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
+	md, err = s.report(t.Context(), snap, s.index(snap), names, nil)
 	require.NoError(t, err)
 	require.Equal(t, 12000, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
 }
@@ -150,7 +150,7 @@ func TestRefusedChunkIsReported(t *testing.T) {
 		}
 		return nil
 	}
-	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
+	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
 	require.Equal(t, 3, calls)
 	require.ErrorContains(t, err, "send per-pair metrics")
 	require.ErrorContains(t, err, "sending queue is full")
@@ -164,7 +164,7 @@ func TestPushCountsReceiverTelemetry(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
 	snap, names := chunkTestSnapshot(1, 10)
 	s := chunkTestScraper(t, snap)
-	md, err := s.report(t.Context(), snap, indexSnapshot(snap), names, nil)
+	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
 	require.NoError(t, err)
 	points := md.DataPointCount()
 
@@ -206,7 +206,7 @@ func TestStuckPipelineDoesNotHoldTheScrape(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	_, err := s.report(context.Background(), snap, indexSnapshot(snap), names, nil)
+	_, err := s.report(context.Background(), snap, s.index(snap), names, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.EqualError(t, err, "send per-pair metrics: 96000 of 96000 points refused: context deadline exceeded")
 	require.Len(t, deadlines, 3)

@@ -88,13 +88,13 @@ type pairEmitter struct {
 	offsetViaBuilder, lagViaBuilder, lostViaBuilder, timeLagViaBuilder bool
 	statusViaBuilder                                                   bool
 
-	started                                 bool
-	chunk                                   pmetric.MetricSlice
-	offset, lag, lost, timeLag, partStatus  pmetric.NumberDataPointSlice
-	pairs                                   int // in the current chunk
-	omitted                                 int // pairs without a time lag estimate
-	pushedChunks, refusedPoints, sentPoints int
-	errs                                    []error
+	started                                bool
+	chunk                                  pmetric.MetricSlice
+	offset, lag, lost, timeLag, partStatus pmetric.NumberDataPointSlice
+	pairs                                  int // in the current chunk
+	omitted                                int // pairs without a time lag estimate
+	refusedPoints, sentPoints              int
+	errs                                   []error
 }
 
 func (s *timeLagScraper) newPairEmitter(ctx context.Context, snap *snapshot, totalPairs int) *pairEmitter {
@@ -203,7 +203,6 @@ func (e *pairEmitter) send() {
 	}
 	md := e.s.withDirect(pmetric.NewMetrics(), e.chunk)
 	points := md.DataPointCount()
-	e.pushedChunks++
 	if err := e.push(e.ctx, md); err != nil {
 		e.refusedPoints += points
 		// Chunks refused for the same reason say it once.

@@ -33,7 +33,7 @@ func directTestSnapshot() (*snapshot, []partitionLag) {
 		end:       map[topicPartition]int64{tp0: 10, tp1: 9},
 		start:     map[topicPartition]int64{tp0: 4, tp1: 0},
 	}
-	lags := computeLags(snap, func(_ topicPartition, c, _ int64) (int64, estimateMethod, bool) {
+	lags := computeLags(snap, func(_ *indexedPartition, c int64) (int64, estimateMethod, bool) {
 		return now - c*int64(time.Second), methodTable, true
 	})
 	return snap, lags

@@ -37,9 +37,9 @@ func (m estimateMethod) String() string {
 	}
 }
 
-// appendTimeFunc estimates when the record at offset c of tp, whose end
-// offset in the snapshot is end, was appended.
-type appendTimeFunc func(tp topicPartition, c, end int64) (appendedAt int64, method estimateMethod, ok bool)
+// appendTimeFunc estimates when the record at offset c of partition p was
+// appended.
+type appendTimeFunc func(p *indexedPartition, c int64) (appendedAt int64, method estimateMethod, ok bool)
 
 // partitionLag is one group's position on one partition.
 type partitionLag struct {
@@ -81,6 +81,7 @@ type indexedPartition struct {
 	topicPartition
 	end, start       int64
 	hasEnd, hasStart bool
+	table            *offsetTable // see tableStore.resolveTables; nil when none
 }
 
 type rankedCommit struct {
@@ -156,7 +157,7 @@ func groupLags(out []partitionLag, group string, idx *partitionIndex, at int64, 
 			pl.lost = from - committed
 			if from >= p.end {
 				pl.hasTimeLag, pl.method = true, methodCaughtUp
-			} else if appendedAt, method, ok := appendTime(p.topicPartition, from, p.end); ok {
+			} else if appendedAt, method, ok := appendTime(p, from); ok {
 				pl.hasTimeLag, pl.method = true, method
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.

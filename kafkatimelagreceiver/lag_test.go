@@ -20,7 +20,8 @@ type fakeLagAppendTimes struct {
 	calls []recordAt
 }
 
-func (f *fakeLagAppendTimes) appendTime(tp topicPartition, c, _ int64) (int64, estimateMethod, bool) {
+func (f *fakeLagAppendTimes) appendTime(p *indexedPartition, c int64) (int64, estimateMethod, bool) {
+	tp := p.topicPartition
 	f.calls = append(f.calls, recordAt{tp, c})
 	e, ok := f.known[recordAt{tp, c}]
 	if !ok {

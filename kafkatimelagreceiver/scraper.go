@@ -227,7 +227,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			s.tables.recordStart(startRead)
 			snap.start = s.tables.startOffsets()
 		}
-		idx, err = s.readOutOfTableRecords(ctx, snap, indexSnapshot(snap))
+		idx, err = s.readOutOfTableRecords(ctx, snap, s.index(snap))
 		if err = denied.filter(err); err != nil {
 			errs.AddPartial(0, err)
 		}
@@ -242,7 +242,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 
 	s.telemetry.tables(ctx, len(tracked), s.tables.points())
 	if idx == nil {
-		idx = indexSnapshot(snap)
+		idx = s.index(snap)
 	}
 	md, err := s.report(ctx, snap, idx, groups, described)
 	if err != nil {
@@ -326,15 +326,22 @@ func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, idx *partit
 	return s.withDirect(s.mb.Emit(), direct), err
 }
 
+// index indexes the snapshot's partitions, each with its table.
+func (s *timeLagScraper) index(snap *snapshot) *partitionIndex {
+	idx := indexSnapshot(snap)
+	s.tables.resolveTables(idx.parts)
+	return idx
+}
+
 func (s *timeLagScraper) appendTimeFunc(snap *snapshot) appendTimeFunc {
-	return func(tp topicPartition, c, end int64) (int64, estimateMethod, bool) {
+	return func(p *indexedPartition, c int64) (int64, estimateMethod, bool) {
 		// The scrape's own end-offset read is the newest point there is.
-		upper := offsetSample{offset: end, at: snap.at}
-		at, inTable, gap := s.tables.estimate(tp, c, upper)
+		upper := offsetSample{offset: p.end, at: snap.at}
+		at, inTable, gap := s.tables.estimateIn(p.table, c, upper)
 		if inTable && !gap {
 			return at, methodTable, true
 		}
-		if ts, ok := s.records.get(recordAt{tp, c}); ok {
+		if ts, ok := s.records.get(recordAt{p.topicPartition, c}); ok {
 			return ts.timestamp, methodRecord, true
 		}
 		if inTable {
@@ -361,7 +368,7 @@ func (s *timeLagScraper) outOfTable(snap *snapshot, idx *partitionIndex) (missin
 			if from >= p.end {
 				continue
 			}
-			if _, ok, gap := s.tables.estimate(p.topicPartition, from, offsetSample{offset: p.end, at: snap.at}); ok && !gap {
+			if _, ok, gap := s.tables.estimateIn(p.table, from, offsetSample{offset: p.end, at: snap.at}); ok && !gap {
 				continue
 			}
 			at := recordAt{p.topicPartition, from}
@@ -421,7 +428,7 @@ func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *snapsh
 			for tp, start := range startRead.offsets {
 				snap.start[tp] = start
 			}
-			idx = indexSnapshot(snap)
+			idx = s.index(snap)
 			retry, usedNow := s.outOfTable(snap, idx)
 			for at := range usedNow {
 				used[at] = struct{}{}

@@ -102,17 +102,29 @@ func (s *tableStore) startOffsets() map[topicPartition]int64 {
 	return out
 }
 
-// estimate estimates when the record at offset c of tp was appended, and
-// whether that comes from an unwatched stretch of the table; see
-// offsetTable.estimate. One lock and one search serve both answers.
-func (s *tableStore) estimate(tp topicPartition, c int64, upper offsetSample) (at int64, ok, gap bool) {
+// resolveTables points each indexed partition at its table (nil when it has
+// none), so that a scrape finds a table without hashing its partition once
+// per group. The pointers stay right until the next track, which only the
+// scrape calls, before it indexes; the tables' contents, which the sampler
+// appends to meanwhile, are read through estimateIn, under the lock.
+func (s *tableStore) resolveTables(parts []indexedPartition) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	table, found := s.tables[tp]
-	if !found {
+	for i := range parts {
+		parts[i].table = s.tables[parts[i].topicPartition]
+	}
+}
+
+// estimateIn estimates when the record at offset c of table t was appended,
+// and whether that comes from an unwatched stretch of the table; see
+// offsetTable.estimate. One lock and one search serve both answers.
+func (s *tableStore) estimateIn(t *offsetTable, c int64, upper offsetSample) (at int64, ok, gap bool) {
+	if t == nil {
 		return 0, false, false
 	}
-	return table.estimate(c, upper)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return t.estimate(c, upper)
 }
 
 // export copies every table with its log start offset, for saving.
