@@ -285,29 +285,17 @@ func (s *otlpSink) record(md pmetric.Metrics, _ int) {
 			s.first = batch
 		}
 	}()
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeGauge || (m.Name() != metricLag && m.Name() != metricTimeLag) {
-					continue
-				}
-				dps := m.Gauge().DataPoints()
-				for l := range dps.Len() {
-					dp := dps.At(l)
-					key, ok := keyOf(m.Name(), dp.Attributes())
-					if !ok {
-						continue
-					}
-					s.latest[key] = value(dp)
-					batch[key] = value(dp)
-				}
-			}
+	otlpsink.EachGaugePoint(md, func(metric string, dp pmetric.NumberDataPoint) {
+		if metric != metricLag && metric != metricTimeLag {
+			return
 		}
-	}
+		key, ok := keyOf(metric, dp.Attributes())
+		if !ok {
+			return
+		}
+		s.latest[key] = value(dp)
+		batch[key] = value(dp)
+	})
 }
 
 func keyOf(metric string, attrs pcommon.Map) (seriesKey, bool) {

@@ -235,29 +235,34 @@ func (e *pairEmitter) finish(out pmetric.MetricSlice) error {
 	return fmt.Errorf("send per-pair metrics: %d of %d points refused: %w", e.refusedPoints, e.refusedPoints+e.sentPoints, errors.Join(e.errs...))
 }
 
-// emitPartitions appends the per-partition gauges of the snapshot to ms.
-func (s *timeLagScraper) emitPartitions(ms pmetric.MetricSlice, snap *snapshot) {
-	ts := pcommon.Timestamp(snap.at)
+// emitPartitions appends the per-partition gauges of the scrape to ms, from
+// the scrape's index (already in (topic, partition) order); a partition
+// whose end offset was not read has none.
+func (s *timeLagScraper) emitPartitions(ms pmetric.MetricSlice, at int64, parts []indexedPartition) {
+	ts := pcommon.Timestamp(at)
 	start := s.startTime
 	m := s.cfg.Metrics
 	const partitionAttributes = 2
-	partitions := sortedKeys(snap.end)
 	from := ms.Len()
 	currentDirect := len(m.KafkaPartitionCurrentOffset.EnabledAttributes) == partitionAttributes
 	oldestDirect := len(m.KafkaPartitionOldestOffset.EnabledAttributes) == partitionAttributes
-	current, currentOn := appendGauge(ms, currentDirect && m.KafkaPartitionCurrentOffset.Enabled, "kafka.partition.current_offset", "End offset (high watermark) of the partition.", "{offset}", len(partitions))
-	oldest, oldestOn := appendGauge(ms, oldestDirect && m.KafkaPartitionOldestOffset.Enabled, "kafka.partition.oldest_offset", "Log start offset (oldest available offset) of the partition.", "{offset}", len(partitions))
-	for _, tp := range partitions {
-		if currentOn {
-			partitionPoint(current, start, ts, tp, snap.end[tp])
-		} else if !currentDirect {
-			s.mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, snap.end[tp], tp.topic, int64(tp.partition))
+	current, currentOn := appendGauge(ms, currentDirect && m.KafkaPartitionCurrentOffset.Enabled, "kafka.partition.current_offset", "End offset (high watermark) of the partition.", "{offset}", len(parts))
+	oldest, oldestOn := appendGauge(ms, oldestDirect && m.KafkaPartitionOldestOffset.Enabled, "kafka.partition.oldest_offset", "Log start offset (oldest available offset) of the partition.", "{offset}", len(parts))
+	for i := range parts {
+		p := &parts[i]
+		if !p.hasEnd {
+			continue
 		}
-		if st, ok := snap.start[tp]; ok {
+		if currentOn {
+			partitionPoint(current, start, ts, p.topicPartition, p.end)
+		} else if !currentDirect {
+			s.mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, p.end, p.topic, int64(p.partition))
+		}
+		if p.hasStart {
 			if oldestOn {
-				partitionPoint(oldest, start, ts, tp, st)
+				partitionPoint(oldest, start, ts, p.topicPartition, p.start)
 			} else if !oldestDirect {
-				s.mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, st, tp.topic, int64(tp.partition))
+				s.mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, p.start, p.topic, int64(p.partition))
 			}
 		}
 	}

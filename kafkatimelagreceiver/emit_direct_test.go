@@ -52,22 +52,13 @@ func emitAll(t *testing.T, s *timeLagScraper, snap *snapshot, lags []partitionLa
 		}
 	}
 	require.NoError(t, pairs.finish(out))
-	s.emitPartitions(out, snap)
+	s.emitPartitions(out, snap.at, s.index(snap).parts)
 	return out
 }
 
 func metricsByName(md pmetric.Metrics) map[string]pmetric.Metric {
 	out := map[string]pmetric.Metric{}
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				out[ms.At(k).Name()] = ms.At(k)
-			}
-		}
-	}
+	eachMetric(md, func(m pmetric.Metric) { out[m.Name()] = m })
 	return out
 }
 

@@ -123,37 +123,43 @@ type pointKey struct {
 	partition    int64
 }
 
+// eachMetric calls fn with every metric of md, in order.
+func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				fn(ms.At(k))
+			}
+		}
+	}
+}
+
 // pointsOf collects the data points of a gauge by (group, topic, partition);
 // attributes a metric lacks are left empty (partition -1).
 func pointsOf(md pmetric.Metrics, name string) map[pointKey]point {
 	out := map[pointKey]point{}
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				if m.Name() != name {
-					continue
-				}
-				dps := m.Gauge().DataPoints()
-				for d := 0; d < dps.Len(); d++ {
-					dp := dps.At(d)
-					key := pointKey{partition: -1}
-					if v, ok := dp.Attributes().Get("group"); ok {
-						key.group = v.Str()
-					}
-					if v, ok := dp.Attributes().Get("topic"); ok {
-						key.topic = v.Str()
-					}
-					if v, ok := dp.Attributes().Get("partition"); ok {
-						key.partition = v.Int()
-					}
-					out[key] = point{intValue: dp.IntValue(), doubleValue: dp.DoubleValue(), timestamp: dp.Timestamp().AsTime()}
-				}
-			}
+	eachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != name {
+			return
 		}
-	}
+		dps := m.Gauge().DataPoints()
+		for d := range dps.Len() {
+			dp := dps.At(d)
+			key := pointKey{partition: -1}
+			if v, ok := dp.Attributes().Get("group"); ok {
+				key.group = v.Str()
+			}
+			if v, ok := dp.Attributes().Get("topic"); ok {
+				key.topic = v.Str()
+			}
+			if v, ok := dp.Attributes().Get("partition"); ok {
+				key.partition = v.Int()
+			}
+			out[key] = point{intValue: dp.IntValue(), doubleValue: dp.DoubleValue(), timestamp: dp.Timestamp().AsTime()}
+		}
+	})
 	return out
 }

@@ -455,20 +455,13 @@ func (k *scaleKafka) coordinators(tb testing.TB, w scaleWorkload) int {
 	return n
 }
 
-// pointsOfCount counts the data points of a gauge.
+// pointsOfCount counts the data points of a gauge, duplicates included.
 func pointsOfCount(md pmetric.Metrics, name string) int {
 	n := 0
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for m := range ms.Len() {
-				if ms.At(m).Name() == name {
-					n += ms.At(m).Gauge().DataPoints().Len()
-				}
-			}
+	eachMetric(md, func(m pmetric.Metric) {
+		if m.Name() == name {
+			n += m.Gauge().DataPoints().Len()
 		}
-	}
+	})
 	return n
 }

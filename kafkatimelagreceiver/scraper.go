@@ -322,7 +322,7 @@ func (s *timeLagScraper) report(ctx context.Context, snap *snapshot, idx *partit
 	s.emit(snap, aggregates)
 	direct := pmetric.NewMetricSlice()
 	err := pairs.finish(direct)
-	s.emitPartitions(direct, snap)
+	s.emitPartitions(direct, snap.at, idx.parts)
 	return s.withDirect(s.mb.Emit(), direct), err
 }
 
@@ -478,13 +478,4 @@ func (s *timeLagScraper) emit(snap *snapshot, aggregates []topicLag) {
 		rb.SetKafkaClusterAlias(s.cfg.ClusterAlias)
 	}
 	s.mb.EmitForResource(metadata.WithResource(rb.Emit()))
-}
-
-func sortedKeys(m map[topicPartition]int64) []topicPartition {
-	out := make([]topicPartition, 0, len(m))
-	for tp := range m {
-		out = append(out, tp)
-	}
-	sortPartitions(out)
-	return out
 }

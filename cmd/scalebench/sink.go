@@ -74,27 +74,13 @@ func (s *sink) record(md pmetric.Metrics, size int) {
 		}
 		return c
 	}
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeGauge {
-					continue
-				}
-				dps := m.Gauge().DataPoints()
-				for d := range dps.Len() {
-					c := seen(int64(dps.At(d).Timestamp()))
-					c.points++
-					if m.Name() == lagMetric {
-						c.lagPoints++
-					}
-				}
-			}
+	otlpsink.EachGaugePoint(md, func(metric string, dp pmetric.NumberDataPoint) {
+		c := seen(int64(dp.Timestamp()))
+		c.points++
+		if metric == lagMetric {
+			c.lagPoints++
 		}
-	}
+	})
 	now := time.Now()
 	var fresh []time.Time
 	s.mu.Lock()

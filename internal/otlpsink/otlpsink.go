@@ -57,6 +57,28 @@ func Handler(consume func(md pmetric.Metrics, sentBytes int), onError func(error
 	}
 }
 
+// EachGaugePoint calls fn with every data point of every gauge of md, and
+// the name of its metric.
+func EachGaugePoint(md pmetric.Metrics, fn func(metric string, dp pmetric.NumberDataPoint)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				if m.Type() != pmetric.MetricTypeGauge {
+					continue
+				}
+				dps := m.Gauge().DataPoints()
+				for d := range dps.Len() {
+					fn(m.Name(), dps.At(d))
+				}
+			}
+		}
+	}
+}
+
 func decompress(encoding string, raw []byte) ([]byte, error) {
 	switch encoding {
 	case "", "identity":

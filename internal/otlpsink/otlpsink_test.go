@@ -58,3 +58,21 @@ func TestHandlerRejectsWhatItCannotRead(t *testing.T) {
 	h(rec, httptest.NewRequest(http.MethodGet, "/v1/metrics", nil))
 	require.Equal(t, http.StatusNotFound, rec.Code)
 }
+
+func TestEachGaugePointSkipsOtherTypes(t *testing.T) {
+	md := pmetric.NewMetrics()
+	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
+	g := ms.AppendEmpty()
+	g.SetName("g")
+	g.SetEmptyGauge().DataPoints().AppendEmpty().SetIntValue(1)
+	g.Gauge().DataPoints().AppendEmpty().SetIntValue(2)
+	sum := ms.AppendEmpty()
+	sum.SetName("s")
+	sum.SetEmptySum().DataPoints().AppendEmpty().SetIntValue(3)
+	var seen []int64
+	EachGaugePoint(md, func(metric string, dp pmetric.NumberDataPoint) {
+		require.Equal(t, "g", metric)
+		seen = append(seen, dp.IntValue())
+	})
+	require.Equal(t, []int64{1, 2}, seen)
+}
