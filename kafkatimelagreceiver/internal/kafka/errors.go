@@ -1,0 +1,197 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// AuthorizationError is Kafka refusing access to a group or topic: a
+// standing ACL decision, not a fault that retrying fixes.
+type AuthorizationError struct {
+	Err error // the broker's error
+}
+
+func (e *AuthorizationError) Error() string { return e.Err.Error() }
+func (e *AuthorizationError) Unwrap() error { return e.Err }
+
+// GroupError is an error about one consumer group.
+type GroupError struct {
+	Group string
+	Err   error
+}
+
+func (e *GroupError) Error() string { return e.Err.Error() }
+func (e *GroupError) Unwrap() error { return e.Err }
+
+// ACL operations a TopicError names.
+const (
+	OperationDescribe = "Describe"
+	OperationRead     = "Read"
+)
+
+// TopicError is an error about one topic or one of its partitions, met
+// while doing what needs the ACL operation Operation on it.
+type TopicError struct {
+	Topic     string
+	Operation string
+	Err       error
+}
+
+func (e *TopicError) Error() string { return e.Err.Error() }
+func (e *TopicError) Unwrap() error { return e.Err }
+
+// Errors is the error of a call that failed for several items (groups,
+// partitions, brokers). Its message is its items' messages, one per line.
+type Errors []error
+
+func (e Errors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+func (e Errors) Unwrap() []error { return e }
+
+// Join returns the non-nil errors as one Errors (nested Errors are
+// flattened), or nil when there are none.
+func Join(errs ...error) error {
+	var out Errors
+	for _, err := range errs {
+		var nested Errors
+		switch {
+		case err == nil:
+		case isErrors(err, &nested):
+			out = append(out, nested...)
+		default:
+			out = append(out, err)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Denials gathers the groups and topics that one scrape (or one sample)
+// skipped because an ACL denied them, so that they are reported once, as one
+// warning, instead of failing the scrape. It is used by one goroutine at a
+// time.
+type Denials struct {
+	groups map[string]struct{}
+	topics map[string]map[string]struct{} // topic -> ACL operations denied
+}
+
+func NewDenials() *Denials {
+	return &Denials{groups: map[string]struct{}{}, topics: map[string]map[string]struct{}{}}
+}
+
+// Split removes from err the authorization failures about a named group or
+// topic, remembering what they were about, and returns the rest: the errors
+// worth failing a scrape for. A denial that names no group or topic stays
+// an error, so that nothing is hidden that the warning cannot tell.
+func (d *Denials) Split(err error) error {
+	if err == nil {
+		return nil
+	}
+	if items, ok := err.(Errors); ok {
+		var rest []error
+		for _, item := range items {
+			rest = append(rest, d.Split(item))
+		}
+		return Join(rest...)
+	}
+	var (
+		authz *AuthorizationError
+		group *GroupError
+		topic *TopicError
+	)
+	if !errors.As(err, &authz) {
+		return err
+	}
+	switch {
+	case errors.As(err, &group):
+		d.groups[group.Group] = struct{}{}
+	case errors.As(err, &topic):
+		ops := d.topics[topic.Topic]
+		if ops == nil {
+			ops = map[string]struct{}{}
+			d.topics[topic.Topic] = ops
+		}
+		ops[topic.Operation] = struct{}{}
+	default:
+		return err
+	}
+	return nil
+}
+
+// Allowed returns the groups that were not denied.
+func (d *Denials) Allowed(groups []string) []string {
+	if len(d.groups) == 0 {
+		return groups
+	}
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		if _, ok := d.groups[g]; !ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Empty tells whether nothing was denied.
+func (d *Denials) Empty() bool {
+	return len(d.groups) == 0 && len(d.topics) == 0
+}
+
+// maxNamesLogged bounds the names in the warning: a principal denied
+// thousands of groups must not write a megabyte per scrape.
+const maxNamesLogged = 20
+
+// Warn logs what was skipped, as one warning; nothing when nothing was.
+func (d *Denials) Warn(logger *zap.Logger, what string) {
+	if d.Empty() {
+		return
+	}
+	groups := sortedNames(d.groups)
+	topics := make([]string, 0, len(d.topics))
+	for topic, ops := range d.topics {
+		topics = append(topics, topic+" ("+strings.Join(sortedNames(ops), ", ")+")")
+	}
+	sort.Strings(topics)
+	logger.Warn(what+": skipped consumer groups and topics this principal is not authorized for; "+
+		"grant Describe on them (and Read on topics whose records are read for time lag) or filter them out",
+		zap.Int("groups_denied", len(groups)),
+		zap.Strings("groups", truncateNames(groups)),
+		zap.Int("topics_denied", len(topics)),
+		zap.Strings("topics", truncateNames(topics)),
+	)
+}
+
+func sortedNames(set map[string]struct{}) []string {
+	out := make([]string, 0, len(set))
+	for name := range set {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func truncateNames(names []string) []string {
+	if len(names) <= maxNamesLogged {
+		return names
+	}
+	out := append([]string(nil), names[:maxNamesLogged]...)
+	return append(out, fmt.Sprintf("... and %d more", len(names)-maxNamesLogged))
+}
+
+func isErrors(err error, out *Errors) bool {
+	e, ok := err.(Errors)
+	*out = e
+	return ok
+}

@@ -1,0 +1,112 @@
+// Package kafka is what the receiver knows of Kafka: the Cluster interface it
+// asks through, the values that cross it and the typed errors it returns. It
+// imports no Kafka client; saramacluster implements Cluster with sarama.
+package kafka
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// Compare orders by topic, then partition.
+func (tp TopicPartition) Compare(other TopicPartition) int {
+	if c := strings.Compare(tp.Topic, other.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(tp.Partition, other.Partition)
+}
+
+// SortPartitions sorts by (topic, partition).
+func SortPartitions(tps []TopicPartition) {
+	slices.SortFunc(tps, TopicPartition.Compare)
+}
+
+// OffsetRead is the answer to one end- or start-offset read. Sent and
+// Received bracket the requests: the offsets were true at some instant
+// between them.
+type OffsetRead struct {
+	Offsets  map[TopicPartition]int64
+	Sent     time.Time
+	Received time.Time
+}
+
+// RecordAt names the record at an offset of a partition.
+type RecordAt struct {
+	TopicPartition
+	Offset int64
+}
+
+// RecordTimestamp is what a record-timestamp read found: the timestamp of the
+// first record at or after the requested offset, and that record's offset
+// (they differ when compaction or a transaction marker left a gap).
+type RecordTimestamp struct {
+	Offset    int64
+	Timestamp int64 // unix nanoseconds
+}
+
+// Cluster is everything the receiver asks of Kafka.
+//
+// The contract every implementation keeps:
+//   - Work is batched: one request per broker (leader or group coordinator)
+//     per call, whatever the number of groups or partitions, except where a
+//     method says otherwise.
+//   - Every method returns what it could read together with an error that
+//     says what it could not, so that one failing broker or group degrades a
+//     scrape instead of failing it. The error is an Errors of per-item errors
+//     where items can be told apart: a GroupError or TopicError names the
+//     group or topic, and wraps an AuthorizationError when an ACL refused it
+//     (see Denials).
+//   - Every network call honours ctx and a request deadline of its own, and
+//     no lock is held across one.
+//   - Connecting is lazy: a cluster that is down fails calls, not creation.
+type Cluster interface {
+	// ConsumerGroups lists the ids of every consumer group the brokers know,
+	// sorted, including groups that only hold committed offsets.
+	ConsumerGroups(ctx context.Context) ([]string, error)
+	// CommittedOffsets reads the committed offsets of the groups, keyed by
+	// group. Partitions without a committed offset are absent; so are groups
+	// whose read failed.
+	CommittedOffsets(ctx context.Context, groups []string) (map[string]map[TopicPartition]int64, error)
+	// DescribeGroups reads the state, protocol and members of the groups,
+	// keyed by group; groups that could not be described are absent.
+	DescribeGroups(ctx context.Context, groups []string) (map[string]GroupDescription, error)
+	// EndOffsets reads the high watermark of each partition.
+	EndOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+	// StartOffsets reads the log start offset of each partition.
+	StartOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+	// RecordTimestamps reads the timestamp of the record at each offset: one
+	// request per leader per round, a round holding at most one offset per
+	// partition. Offsets below the log start or at the end have no record
+	// and are absent.
+	RecordTimestamps(ctx context.Context, records []RecordAt) (map[RecordAt]RecordTimestamp, error)
+	// Close ends every connection; later calls fail.
+	Close() error
+}
+
+// OffsetReader is the part of Cluster that reads partition offsets.
+type OffsetReader interface {
+	EndOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+	StartOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+}
+
+// RequestObserver is told of every request sent to a broker, by Kafka API
+// name, with its transport error (nil when the broker answered).
+type RequestObserver interface {
+	Request(ctx context.Context, api string, err error)
+}
+
+// SASL mechanisms, in Kafka's spelling (what the SASL handshake sends).
+const (
+	SASLPlain       = "PLAIN"
+	SASLSCRAMSHA256 = "SCRAM-SHA-256"
+	SASLSCRAMSHA512 = "SCRAM-SHA-512"
+)
