@@ -9,10 +9,13 @@ GO          ?= go
 BUILD_DIR   := _build
 OTELCOL_BIN := $(BUILD_DIR)/otelcol-kafkatimelag
 DEMO_BIN    := $(BUILD_DIR)/kafkademo
+# mdatagen, pinned in tools/go.mod (a module of its own, so that its
+# dependencies stay out of the collector's).
+MDATAGEN    := $(BUILD_DIR)/mdatagen
 # First broker port of the demo cluster; must match otelcol-config.yaml.
 DEMO_PORT   := 9092
 
-.PHONY: all help build run test fmt-check vet unit e2e bench clean
+.PHONY: all help build run test fmt-check vet generate generate-check mdatagen unit e2e bench clean
 
 all: build
 
@@ -51,7 +54,18 @@ run: build
 	wait "$$col_pid"
 
 ## test: everything CI runs
-test: fmt-check vet unit build e2e
+test: fmt-check vet generate-check unit build e2e
+
+mdatagen:
+	cd tools && $(GO) build -o ../$(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
+
+## generate: regenerate the receiver's metric code and docs from kafkatimelagreceiver/metadata.yaml
+generate: mdatagen
+	cd kafkatimelagreceiver && ../$(MDATAGEN) metadata.yaml
+
+# Fails when the generated code in the tree is not what mdatagen writes.
+generate-check: mdatagen
+	tools/check-generated.sh $(MDATAGEN)
 
 # _build holds ocb's generated sources, which are not ours to format.
 fmt-check:
@@ -73,7 +87,7 @@ e2e: build
 # -naive=false') override the defaults. The collector is built first; the
 # scale program runs it as a subprocess and measures that process alone.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(or $(BENCHTIME),3s) -timeout 60m ./kafkatimelagreceiver/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(or $(BENCHTIME),3s) -timeout 60m ./kafkatimelagreceiver/...
 	$(GO) build -o $(BUILD_DIR)/scalebench ./cmd/scalebench
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) $(SCALEBENCH_FLAGS)
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) -extra-config testdata/otlp-http-large-cluster.yaml $(SCALEBENCH_FLAGS)
