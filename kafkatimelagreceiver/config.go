@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/IBM/sarama"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
@@ -60,7 +59,7 @@ type Config struct {
 	// Status tunes the Burrow-style consumer status. See status_config.go.
 	Status StatusConfig `mapstructure:"status"`
 	// Auth authenticates to the brokers; the same block as in contrib's
-	// kafka receiver and exporter. See security.go.
+	// kafka receiver and exporter. See auth_config.go.
 	Auth AuthConfig `mapstructure:"auth"`
 	// TLS, when set (even empty), encrypts connections to the brokers;
 	// absent means plaintext, as in contrib's configkafka.
@@ -88,8 +87,8 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("brokers[%d]: must not be empty", i))
 		}
 	}
-	if _, err := sarama.ParseKafkaVersion(cfg.ProtocolVersion); err != nil {
-		errs = append(errs, fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err))
+	if err := cfg.validateClient(); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.CollectionInterval <= 0 {
 		errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
@@ -116,9 +115,6 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := cfg.Status.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := cfg.validateSecurity(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

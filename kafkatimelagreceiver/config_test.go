@@ -237,3 +237,17 @@ func TestNameFilterInvalid(t *testing.T) {
 	_, err = newNameFilter("topics", FilterConfig{Include: []string{"ok"}, Exclude: []string{"ok", "x{2,1}"}})
 	require.ErrorContains(t, err, "topics.exclude[1]")
 }
+
+func TestStatusConfigValidate(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.Equal(t, StatusConfig{Window: 10, MaxTimeLag: 0}, cfg.Status)
+	require.NoError(t, cfg.Validate())
+
+	cfg.Status = StatusConfig{Window: 2, MaxTimeLag: time.Minute}
+	require.NoError(t, cfg.Validate())
+
+	cfg.Status.Window = 1
+	require.ErrorContains(t, cfg.Validate(), "status.window")
+	cfg.Status = StatusConfig{Window: 10, MaxTimeLag: -time.Second}
+	require.ErrorContains(t, cfg.Validate(), "status.max_time_lag")
+}

@@ -13,46 +13,66 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 )
 
 // chunkTestSnapshot has groups x partitions pairs on topic "t"; every
 // partition ends at offset 10 and group g commits partition p at (g+p) mod 11.
-func chunkTestSnapshot(groups, partitions int) (*snapshot, []string) {
-	snap := &snapshot{
-		at:        time.Now().UnixNano(),
-		committed: map[string]map[topicPartition]int64{},
-		end:       map[topicPartition]int64{},
-		start:     map[topicPartition]int64{},
+func chunkTestSnapshot(groups, partitions int) (*lag.Snapshot, []string) {
+	snap := &lag.Snapshot{
+		At:        time.Now().UnixNano(),
+		Committed: map[string]map[kafka.TopicPartition]int64{},
+		End:       map[kafka.TopicPartition]int64{},
+		Start:     map[kafka.TopicPartition]int64{},
 	}
 	var names []string
 	for p := range partitions {
-		snap.end[topicPartition{"t", int32(p)}] = 10
+		snap.End[kafka.TopicPartition{Topic: "t", Partition: int32(p)}] = 10
 	}
 	for g := range groups {
 		name := fmt.Sprintf("group-%02d", g)
 		names = append(names, name)
-		offsets := map[topicPartition]int64{}
+		offsets := map[kafka.TopicPartition]int64{}
 		for p := range partitions {
-			offsets[topicPartition{"t", int32(p)}] = int64((g + p) % 11)
+			offsets[kafka.TopicPartition{Topic: "t", Partition: int32(p)}] = int64((g + p) % 11)
 		}
-		snap.committed[name] = offsets
+		snap.Committed[name] = offsets
 	}
 	return snap, names
 }
 
 // chunkTestScraper is a scraper with every per-pair metric on, whose table
 // estimates every append time as one second per offset before the read.
-func chunkTestScraper(t *testing.T, snap *snapshot) *timeLagScraper {
+func chunkTestScraper(t *testing.T, snap *lag.Snapshot) *timeLagScraper {
 	s := directTestScraper(t, func(cfg *Config) {
 		cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
 		cfg.Metrics.KafkaConsumerGroupLostMessages.Enabled = true
 	})
-	for tp, end := range snap.end {
-		s.tables.tables[tp] = &offsetTable{maxPoints: 8, points: []offsetSample{{offset: 0, at: snap.at - end*int64(time.Second)}}}
+	tracked := map[kafka.TopicPartition]struct{}{}
+	for tp := range snap.End {
+		tracked[tp] = struct{}{}
+	}
+	s.tables.Track(tracked)
+	for tp, end := range snap.End {
+		at := time.Unix(0, snap.At-end*int64(time.Second))
+		s.tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 0}, Sent: at, Received: at})
 	}
 	return s
+}
+
+// chunkTestInput is what a scrape of snap would have read, every group
+// listed.
+func chunkTestInput(s *timeLagScraper, snap *lag.Snapshot, names []string) *scrapeInput {
+	in := &scrapeInput{snap: snap, idx: s.index(snap), names: names, reported: map[string]bool{}}
+	for _, name := range names {
+		in.reported[name] = true
+		in.pairs += len(snap.Committed[name])
+	}
+	return in
 }
 
 // pointsByMetric counts the points of each metric and the distinct
@@ -83,12 +103,12 @@ func TestLargeScrapeIsPushedInChunks(t *testing.T) {
 	snap, names := chunkTestSnapshot(groups, partitions)
 	s := chunkTestScraper(t, snap)
 	var chunks []pmetric.Metrics
-	s.push = func(_ context.Context, md pmetric.Metrics) error {
+	s.writer.push = func(_ context.Context, md pmetric.Metrics) error {
 		chunks = append(chunks, md)
 		return nil
 	}
 
-	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
+	md, err := s.report(t.Context(), chunkTestInput(s, snap, names))
 	require.NoError(t, err)
 
 	require.Len(t, chunks, 3)
@@ -106,7 +126,7 @@ func TestLargeScrapeIsPushedInChunks(t *testing.T) {
 	require.Equal(t, n, counts["kafka.consumer_group.offset"])
 	require.Equal(t, n, counts["kafka.consumer_group.lag"])
 	require.Equal(t, n, counts["kafka.consumer_group.time_lag"])
-	require.Equal(t, n*len(healthStatuses), counts["kafka.consumer_group.partition_status"])
+	require.Equal(t, n*len(health.Statuses), counts["kafka.consumer_group.partition_status"])
 
 	rest := metricsByName(md)
 	for _, perPair := range []string{"kafka.consumer_group.offset", "kafka.consumer_group.lag", "kafka.consumer_group.time_lag", "kafka.consumer_group.partition_status"} {
@@ -114,7 +134,7 @@ func TestLargeScrapeIsPushedInChunks(t *testing.T) {
 	}
 	require.Equal(t, partitions, rest["kafka.partition.current_offset"].Gauge().DataPoints().Len())
 	require.Equal(t, groups, rest["kafka.consumer_group.lag_sum"].Gauge().DataPoints().Len())
-	require.Equal(t, groups*len(healthStatuses), rest["kafka.consumer_group.status"].Gauge().DataPoints().Len())
+	require.Equal(t, groups*len(health.Statuses), rest["kafka.consumer_group.status"].Gauge().DataPoints().Len())
 }
 
 // A scrape that fits in one chunk, or one without a consumer to push to,
@@ -122,17 +142,17 @@ func TestLargeScrapeIsPushedInChunks(t *testing.T) {
 func TestSmallScrapeGoesOutWhole(t *testing.T) {
 	snap, names := chunkTestSnapshot(2, 50)
 	s := chunkTestScraper(t, snap)
-	s.push = func(context.Context, pmetric.Metrics) error {
+	s.writer.push = func(context.Context, pmetric.Metrics) error {
 		t.Fatal("a scrape of 100 pairs must not be pushed in chunks")
 		return nil
 	}
-	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
+	md, err := s.report(t.Context(), chunkTestInput(s, snap, names))
 	require.NoError(t, err)
 	require.Equal(t, 100, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
 
 	snap, names = chunkTestSnapshot(3, 4000)
 	s = chunkTestScraper(t, snap)
-	md, err = s.report(t.Context(), snap, s.index(snap), names, nil)
+	md, err = s.report(t.Context(), chunkTestInput(s, snap, names))
 	require.NoError(t, err)
 	require.Equal(t, 12000, metricsByName(md)["kafka.consumer_group.offset"].Gauge().DataPoints().Len())
 }
@@ -143,14 +163,14 @@ func TestRefusedChunkIsReported(t *testing.T) {
 	snap, names := chunkTestSnapshot(3, 4000)
 	s := chunkTestScraper(t, snap)
 	calls := 0
-	s.push = func(_ context.Context, md pmetric.Metrics) error {
+	s.writer.push = func(_ context.Context, md pmetric.Metrics) error {
 		calls++
 		if calls == 2 {
 			return fmt.Errorf("sending queue is full (%d points)", md.DataPointCount())
 		}
 		return nil
 	}
-	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
+	md, err := s.report(t.Context(), chunkTestInput(s, snap, names))
 	require.Equal(t, 3, calls)
 	require.ErrorContains(t, err, "send per-pair metrics")
 	require.ErrorContains(t, err, "sending queue is full")
@@ -164,7 +184,7 @@ func TestPushCountsReceiverTelemetry(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
 	snap, names := chunkTestSnapshot(1, 10)
 	s := chunkTestScraper(t, snap)
-	md, err := s.report(t.Context(), snap, s.index(snap), names, nil)
+	md, err := s.report(t.Context(), chunkTestInput(s, snap, names))
 	require.NoError(t, err)
 	points := md.DataPointCount()
 
@@ -199,14 +219,14 @@ func TestStuckPipelineDoesNotHoldTheScrape(t *testing.T) {
 	s := chunkTestScraper(t, snap)
 	s.cfg.CollectionInterval = 50 * time.Millisecond
 	var deadlines []time.Duration
-	s.push = func(ctx context.Context, _ pmetric.Metrics) error {
+	s.writer.push = func(ctx context.Context, _ pmetric.Metrics) error {
 		deadline, ok := ctx.Deadline()
 		require.True(t, ok, "pushed without a deadline")
 		deadlines = append(deadlines, time.Until(deadline))
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	_, err := s.report(context.Background(), snap, s.index(snap), names, nil)
+	_, err := s.report(context.Background(), chunkTestInput(s, snap, names))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.EqualError(t, err, "send per-pair metrics: 96000 of 96000 points refused: context deadline exceeded")
 	require.Len(t, deadlines, 3)

@@ -3,13 +3,10 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
@@ -54,39 +51,17 @@ func createMetricsReceiver(
 	if !ok {
 		return nil, errors.New("kafka_time_lag: configuration is not a *Config")
 	}
-	s, err := newTimeLagScraper(c, settings)
-	if err != nil {
-		return nil, err
-	}
 	push, err := newPush(settings, next)
 	if err != nil {
 		return nil, err
 	}
-	s.push = push
+	s, err := newTimeLagScraper(c, settings, push)
+	if err != nil {
+		return nil, err
+	}
 	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 	if err != nil {
 		return nil, err
 	}
 	return scraperhelper.NewMetricsController(&c.ControllerConfig, settings, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
-}
-
-// newPush sends the chunks a large scrape pushes itself (emit_direct.go) to
-// next, counted in the receiver's accepted and refused points exactly as the
-// scraper controller counts what it sends: same receiver id, same (empty)
-// transport.
-func newPush(settings receiver.Settings, next consumer.Metrics) (pushFunc, error) {
-	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
-		ReceiverID:             settings.ID,
-		ReceiverCreateSettings: settings,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("receiver telemetry: %w", err)
-	}
-	return func(ctx context.Context, md pmetric.Metrics) error {
-		points := md.DataPointCount()
-		ctx = obs.StartMetricsOp(ctx)
-		err := next.ConsumeMetrics(ctx, md)
-		obs.EndMetricsOp(ctx, "", points, err)
-		return err
-	}, nil
 }

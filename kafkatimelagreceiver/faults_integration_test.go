@@ -19,7 +19,9 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/goleak"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
 // Fault tests never wait on the clock for an outcome: they poll with
@@ -61,13 +63,12 @@ func groupsOnEachNode(t *testing.T, k *testKafka, brokers int) map[int32]string 
 
 // tableHeads is the oldest point of every table: a reset or dropped table
 // changes it.
-func tableHeads(s *timeLagScraper) map[topicPartition]offsetSample {
-	s.tables.mu.Lock()
-	defer s.tables.mu.Unlock()
-	out := map[topicPartition]offsetSample{}
-	for tp, t := range s.tables.tables {
-		if p, ok := t.oldest(); ok {
-			out[tp] = p
+func tableHeads(s *timeLagScraper) map[kafka.TopicPartition]timetable.Sample {
+	out := map[kafka.TopicPartition]timetable.Sample{}
+	tps := s.tables.Partitions()
+	for i, ref := range s.tables.Refs(tps) {
+		if head, ok := s.tables.Oldest(ref); ok {
+			out[tps[i]] = head
 		}
 	}
 	return out
@@ -75,12 +76,12 @@ func tableHeads(s *timeLagScraper) map[topicPartition]offsetSample {
 
 // requireTablesKept checks that every table that had points still has them,
 // from the same oldest point.
-func requireTablesKept(t *testing.T, s *timeLagScraper, before map[topicPartition]offsetSample) {
+func requireTablesKept(t *testing.T, s *timeLagScraper, before map[kafka.TopicPartition]timetable.Sample) {
 	t.Helper()
 	now := tableHeads(s)
 	for tp, head := range before {
-		require.Contains(t, now, tp, "table of %s/%d was dropped", tp.topic, tp.partition)
-		require.Equal(t, head, now[tp], "table of %s/%d was reset", tp.topic, tp.partition)
+		require.Contains(t, now, tp, "table of %s/%d was dropped", tp.Topic, tp.Partition)
+		require.Equal(t, head, now[tp], "table of %s/%d was reset", tp.Topic, tp.Partition)
 	}
 }
 
@@ -92,10 +93,10 @@ func buildTables(t *testing.T, k *testKafka, s *timeLagScraper, topic string, pa
 		for p := range partitions {
 			k.produce(topic, p, time.Now())
 		}
-		require.NoError(t, s.sampler.sampleOnce(context.Background(), true))
+		require.NoError(t, s.sampler.Sample(context.Background(), true))
 	}
 	for tp, head := range tableHeads(s) {
-		require.NotZero(t, head.at, "table of %v is empty", tp)
+		require.NotZero(t, head.At, "table of %v is empty", tp)
 	}
 }
 
@@ -175,7 +176,7 @@ func TestFaultBrokerRemovedAndAddedBack(t *testing.T) {
 	t.Logf("broker 2 back: whole again after %d scrapes", n)
 	requireTablesKept(t, f.s, heads)
 	require.Eventually(t, func() bool {
-		return f.s.sampler.sampleOnce(context.Background(), true) == nil
+		return f.s.sampler.Sample(context.Background(), true) == nil
 	}, faultDeadline, 50*time.Millisecond, "the sampler recovers too")
 }
 
@@ -199,7 +200,7 @@ func TestFaultPartitionLeadersMoved(t *testing.T) {
 		require.LessOrEqual(t, n, 3, "round %d: a leader move costs at most a scrape or two", round)
 		// The sampler reads the same leaders and recovers the same way.
 		require.Eventually(t, func() bool {
-			return f.s.sampler.sampleOnce(context.Background(), false) == nil
+			return f.s.sampler.Sample(context.Background(), false) == nil
 		}, faultDeadline, 50*time.Millisecond)
 	}
 	requireTablesKept(t, f.s, heads)
@@ -301,7 +302,7 @@ func TestFaultBrokerDownPartialData(t *testing.T) {
 	require.Equal(t, f.wantLag+2, got)
 	buildTables(t, f.k, f.s, "solo", 2)
 	heads := tableHeads(f.s)
-	require.Contains(t, heads, topicPartition{"solo", 0})
+	require.Contains(t, heads, kafka.TopicPartition{Topic: "solo", Partition: 0})
 
 	require.Positive(t, livePartitions)
 	require.Less(t, livePartitions, int(f.partitions))
@@ -319,7 +320,7 @@ func TestFaultBrokerDownPartialData(t *testing.T) {
 		}
 		requireTablesKept(t, f.s, heads)
 	}
-	require.Error(t, f.s.sampler.sampleOnce(context.Background(), false), "the sampler cannot read the dead leader")
+	require.Error(t, f.s.sampler.Sample(context.Background(), false), "the sampler cannot read the dead leader")
 	requireTablesKept(t, f.s, heads)
 
 	sw.down.Store(false)
@@ -339,7 +340,7 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 	_, before, err := lagCount(f.s)
 	require.NoError(t, err)
 	heads := tableHeads(f.s)
-	points := f.s.tables.points()
+	points := f.s.tables.Points()
 	wantLag := intValues(pointsOf(before, "kafka.consumer_group.lag"))
 
 	var ports []int
@@ -360,10 +361,10 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 		require.False(t, scrapererror.IsPartialScrapeError(err), "nothing was read: %v", err)
 		require.Zero(t, md.DataPointCount())
 		require.Less(t, time.Since(start), 30*time.Second, "a down cluster must not hold a scrape")
-		require.Error(t, f.s.sampler.sampleOnce(context.Background(), true))
+		require.Error(t, f.s.sampler.Sample(context.Background(), true))
 	}
 	requireTablesKept(t, f.s, heads)
-	require.Equal(t, points, f.s.tables.points(), "nothing was learned, nothing was lost")
+	require.Equal(t, points, f.s.tables.Points(), "nothing was learned, nothing was lost")
 
 	back := newTestKafka(t, 2, kfake.DataDir(dir), kfake.Ports(ports...))
 	require.Eventually(t, func() bool {
@@ -378,28 +379,28 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 	for p := range f.partitions {
 		back.produce("orders", p, time.Now())
 	}
-	require.NoError(t, f.s.sampler.sampleOnce(context.Background(), true))
-	require.Greater(t, f.s.tables.points(), points, "the tables grow again")
+	require.NoError(t, f.s.sampler.Sample(context.Background(), true))
+	require.Greater(t, f.s.tables.Points(), points, "the tables grow again")
 }
 
 // hookedCluster runs test code between the scraper's calls to Kafka, to
 // change the cluster in the middle of a scrape.
 type hookedCluster struct {
-	cluster
+	kafka.Cluster
 	afterGroups    func()
 	afterCommitted func()
 }
 
-func (h *hookedCluster) consumerGroups(ctx context.Context) ([]string, error) {
-	groups, err := h.cluster.consumerGroups(ctx)
+func (h *hookedCluster) ConsumerGroups(ctx context.Context) ([]string, error) {
+	groups, err := h.Cluster.ConsumerGroups(ctx)
 	if h.afterGroups != nil {
 		h.afterGroups()
 	}
 	return groups, err
 }
 
-func (h *hookedCluster) committedOffsets(ctx context.Context, groups []string) (map[string]map[topicPartition]int64, error) {
-	out, err := h.cluster.committedOffsets(ctx, groups)
+func (h *hookedCluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+	out, err := h.Cluster.CommittedOffsets(ctx, groups)
 	if h.afterCommitted != nil {
 		h.afterCommitted()
 	}
@@ -424,13 +425,13 @@ func TestGroupAndTopicDeletedMidScrape(t *testing.T) {
 	k.commit("goes", "keep", map[int32]int64{0: 0})
 	k.commit("reader", "doomed", map[int32]int64{0: 0, 1: 2})
 
-	s, err := newTimeLagScraper(faultConfig(k), receivertest.NewNopSettings(metadata.Type))
+	s, err := newTimeLagScraper(faultConfig(k), receivertest.NewNopSettings(metadata.Type), nil)
 	require.NoError(t, err)
 	hooks := &hookedCluster{}
 	newCluster := s.newCluster
-	s.newCluster = func() (cluster, error) {
+	s.newCluster = func() (kafka.Cluster, error) {
 		c, err := newCluster()
-		hooks.cluster = c
+		hooks.Cluster = c
 		return hooks, err
 	}
 	require.NoError(t, s.start(context.Background(), nil))
@@ -466,9 +467,9 @@ func TestGroupAndTopicDeletedMidScrape(t *testing.T) {
 		{"stays", "keep", 1}: 2,
 	}, intValues(pointsOf(md, "kafka.consumer_group.lag")))
 	for tp := range tableHeads(s) {
-		require.NotEqual(t, "doomed", tp.topic, "the deleted topic's tables are dropped")
+		require.NotEqual(t, "doomed", tp.Topic, "the deleted topic's tables are dropped")
 	}
-	require.Equal(t, []topicPartition{{"keep", 0}, {"keep", 1}}, s.tables.partitions())
+	require.Equal(t, []kafka.TopicPartition{{Topic: "keep", Partition: 0}, {Topic: "keep", Partition: 1}}, s.tables.Partitions())
 }
 
 // TestGroupWithThousandsOfPartitions: one group committed on 6,000
@@ -496,9 +497,9 @@ func TestGroupWithThousandsOfPartitions(t *testing.T) {
 	require.Len(t, lag, total)
 	require.Equal(t, int64(2), lag[pointKey{"huge", "wide-a", 7}].intValue)
 	require.Equal(t, int64(2), pointsOf(md, "kafka.consumer_group.lag_sum")[pointKey{"huge", "wide-a", -1}].intValue)
-	require.Len(t, s.tables.partitions(), total)
-	require.NoError(t, s.sampler.sampleOnce(context.Background(), true))
-	require.Equal(t, 2*total, s.tables.points(), "a point per partition from the scrape and one from the sample")
+	require.Len(t, s.tables.Partitions(), total)
+	require.NoError(t, s.sampler.Sample(context.Background(), true))
+	require.Equal(t, 2*total, s.tables.Points(), "a point per partition from the scrape and one from the sample")
 }
 
 // TestOddNames: group ids and topic names at the edges of what Kafka allows

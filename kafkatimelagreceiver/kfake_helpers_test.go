@@ -104,7 +104,7 @@ func (k *testKafka) testConfig() *Config {
 func startScraper(t *testing.T, cfg *Config) *timeLagScraper {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
 	require.NoError(t, err)
 	require.NoError(t, s.start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })

@@ -71,7 +71,7 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	for p := range int32(partitions) {
 		k.produce("wide", p, time.Now())
 	}
-	require.NoError(t, s.sampler.sampleOnce(context.Background(), false))
+	require.NoError(t, s.sampler.Sample(context.Background(), false))
 	warm := measure("in table:", s)
 	require.Zero(t, warm.Of(kmsg.Fetch))
 	require.LessOrEqual(t, warm.Of(kmsg.ListOffsets), int64(3))

@@ -84,7 +84,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 		cfg.Storage = &storageID
 		cfg.StorageInterval = time.Hour // only the shutdown save matters here
 		cfg.MaxRecordReadsPerScrape = recordReads
-		s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+		s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
 		require.NoError(t, err)
 		require.NoError(t, s.start(context.Background(), host))
 		return s

@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,7 +35,10 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
 // scaleBrokers is the broker count of every scale cluster.
@@ -111,7 +113,7 @@ func (k *scaleKafka) config() *Config {
 func newScaleScraper(tb testing.TB, cfg *Config) (s *timeLagScraper, stop func()) {
 	tb.Helper()
 	require.NoError(tb, cfg.Validate())
-	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
 	require.NoError(tb, err)
 	require.NoError(tb, s.start(context.Background(), nil))
 	var once atomic.Bool
@@ -255,30 +257,29 @@ func BenchmarkSampler(b *testing.B) {
 			k := newScaleKafka(b)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			tracked := map[topicPartition]struct{}{}
+			tracked := map[kafka.TopicPartition]struct{}{}
 			for t := range w.Topics {
 				resp, err := k.Admin.CreateTopic(ctx, w.PartitionsPerTopic, 1, nil, w.Topic(t))
 				require.NoError(b, err)
 				require.NoError(b, resp.Err)
 				for p := range w.PartitionsPerTopic {
-					tracked[topicPartition{w.Topic(t), p}] = struct{}{}
+					tracked[kafka.TopicPartition{Topic: w.Topic(t), Partition: p}] = struct{}{}
 				}
 			}
 			cfg := k.config()
-			cl, err := newSaramaCluster(cfg, zap.NewNop(), newRequestMetrics())
+			cl, err := newCluster(cfg, zap.NewNop(), nil)
 			require.NoError(b, err)
-			b.Cleanup(func() { _ = cl.close() })
-			tables := newTableStore(cfg.MaxSamples)
-			tables.maxGap = int64(gapSamples * cfg.SamplingInterval)
-			tables.track(tracked)
-			smp := &sampler{cluster: cl, tables: tables, interval: cfg.SamplingInterval, timeout: cfg.requestTimeout(), logger: zap.NewNop()}
+			b.Cleanup(func() { _ = cl.Close() })
+			tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval)
+			tables.Track(tracked)
+			smp := sampler.New(cl, tables, sampler.Settings{Interval: cfg.SamplingInterval, Timeout: cfg.requestTimeout()})
 			// The first sample connects and loads the metadata.
-			require.NoError(b, smp.sampleOnce(ctx, false))
+			require.NoError(b, smp.Sample(ctx, false))
 			b.ReportAllocs()
 			b.ResetTimer()
 			before, cpu := k.snapshot(), cpuTime(b)
 			for range b.N {
-				if err := smp.sampleOnce(ctx, false); err != nil {
+				if err := smp.Sample(ctx, false); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -286,82 +287,6 @@ func BenchmarkSampler(b *testing.B) {
 			reportRequests(b, k.snapshot().Since(before))
 			reportCPU(b, cpuTime(b)-cpu)
 			b.ReportMetric(float64(len(tracked)), "partitions")
-		})
-	}
-}
-
-// BenchmarkNaiveEndOffsets compares the end-offset reads of one scrape:
-//
-//   - naive: one ListOffsets per partition and again per group, with sarama's
-//     client.GetOffset, as kafka_exporter does;
-//   - batched: the receiver's endOffsets, one ListOffsets per leader broker
-//     for the distinct partitions.
-//
-// Both run on the same cluster and workload as BenchmarkScrape; the ratio of
-// their ns/op (and of naive to BenchmarkScrape/<size>/steady) is in
-// BENCHMARKS.md.
-func BenchmarkNaiveEndOffsets(b *testing.B) {
-	for _, w := range scrapeWorkloads {
-		b.Run(w.name, func(b *testing.B) {
-			k := newScaleKafka(b)
-			k.load(b, w)
-			cfg := k.config()
-			var partitions []topicPartition
-			for t := range w.Topics {
-				for p := range w.PartitionsPerTopic {
-					partitions = append(partitions, topicPartition{w.Topic(t), p})
-				}
-			}
-			b.Run("naive", func(b *testing.B) {
-				sc, err := newSaramaConfig(cfg)
-				require.NoError(b, err)
-				client, err := sarama.NewClient(cfg.Brokers, sc)
-				require.NoError(b, err)
-				b.Cleanup(func() { _ = client.Close() })
-				// Leaders known and connections open before the timer.
-				_, err = client.GetOffset(partitions[0].topic, partitions[0].partition, sarama.OffsetNewest)
-				require.NoError(b, err)
-				b.ReportAllocs()
-				b.ResetTimer()
-				before, cpu := k.snapshot(), cpuTime(b)
-				for range b.N {
-					for range w.Groups {
-						for _, tp := range partitions {
-							if _, err := client.GetOffset(tp.topic, tp.partition, sarama.OffsetNewest); err != nil {
-								b.Fatal(err)
-							}
-						}
-					}
-				}
-				b.StopTimer()
-				reportRequests(b, k.snapshot().Since(before))
-				reportCPU(b, cpuTime(b)-cpu)
-				b.ReportMetric(float64(w.Pairs()), "pairs")
-			})
-			b.Run("batched", func(b *testing.B) {
-				cl, err := newSaramaCluster(cfg, zap.NewNop(), newRequestMetrics())
-				require.NoError(b, err)
-				b.Cleanup(func() { _ = cl.close() })
-				ctx := context.Background()
-				_, err = cl.endOffsets(ctx, partitions)
-				require.NoError(b, err)
-				b.ReportAllocs()
-				b.ResetTimer()
-				before, cpu := k.snapshot(), cpuTime(b)
-				for range b.N {
-					read, err := cl.endOffsets(ctx, partitions)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if len(read.offsets) != len(partitions) {
-						b.Fatalf("read %d end offsets, want %d", len(read.offsets), len(partitions))
-					}
-				}
-				b.StopTimer()
-				reportRequests(b, k.snapshot().Since(before))
-				reportCPU(b, cpuTime(b)-cpu)
-				b.ReportMetric(float64(w.Pairs()), "pairs")
-			})
 		})
 	}
 }
@@ -415,7 +340,7 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 	}
 
 	before := k.snapshot()
-	require.NoError(t, s.sampler.sampleOnce(context.Background(), true))
+	require.NoError(t, s.sampler.Sample(context.Background(), true))
 	got := k.snapshot().Since(before)
 	t.Logf("sample with log start offsets: %v", got)
 	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")

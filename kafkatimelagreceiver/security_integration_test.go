@@ -26,6 +26,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
@@ -43,7 +45,7 @@ func newSecureTestKafka(t *testing.T, brokers int, clientOpts []kgo.Opt, opts ..
 	opts = append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)
 	c, err := kfake.NewCluster(opts...)
 	require.NoError(t, err)
-	k := &testKafka{t: t, cluster: c, addrs: c.ListenAddrs()}
+	k := &testKafka{t: t, cluster: c, addrs: c.ListenAddrs(), counts: kafkacount.Observe(c)}
 	clientOpts = append([]kgo.Opt{kgo.SeedBrokers(k.addrs...), kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner())}, clientOpts...)
 	cl, err := kgo.NewClient(clientOpts...)
 	require.NoError(t, err)
@@ -60,11 +62,11 @@ func newSecureTestKafka(t *testing.T, brokers int, clientOpts []kgo.Opt, opts ..
 func saslMechanismFor(t *testing.T, mechanism, user, password string) sasl.Mechanism {
 	t.Helper()
 	switch mechanism {
-	case saslPlain:
+	case kafka.SASLPlain:
 		return plain.Auth{User: user, Pass: password}.AsMechanism()
-	case saslSCRAMSHA256:
+	case kafka.SASLSCRAMSHA256:
 		return scram.Auth{User: user, Pass: password}.AsSha256Mechanism()
-	case saslSCRAMSHA512:
+	case kafka.SASLSCRAMSHA512:
 		return scram.Auth{User: user, Pass: password}.AsSha512Mechanism()
 	}
 	t.Fatalf("no mechanism %s", mechanism)
@@ -77,7 +79,7 @@ func startObservedScraper(t *testing.T, cfg *Config, level zap.AtomicLevel) (*ti
 	core, logs := observer.New(level)
 	settings := receivertest.NewNopSettings(metadata.Type)
 	settings.Logger = zap.New(core)
-	s, err := newTimeLagScraper(cfg, settings)
+	s, err := newTimeLagScraper(cfg, settings, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
@@ -115,7 +117,7 @@ func requireBillingLag(t *testing.T, s *timeLagScraper) {
 }
 
 func TestSASLAgainstKafka(t *testing.T) {
-	for _, mechanism := range []string{saslPlain, saslSCRAMSHA256, saslSCRAMSHA512} {
+	for _, mechanism := range []string{kafka.SASLPlain, kafka.SASLSCRAMSHA256, kafka.SASLSCRAMSHA512} {
 		t.Run(mechanism, func(t *testing.T) {
 			const password = "monitor-Pa55-" + "x9"
 			k := newSecureTestKafka(t, 2,
@@ -142,16 +144,16 @@ func TestSASLAgainstKafka(t *testing.T) {
 func TestSASLWrongPasswordRetried(t *testing.T) {
 	const password = "not-yet-Valid-77"
 	k := newSecureTestKafka(t, 2,
-		[]kgo.Opt{kgo.SASL(saslMechanismFor(t, saslSCRAMSHA256, secAdminUser, secAdminPassword))},
+		[]kgo.Opt{kgo.SASL(saslMechanismFor(t, kafka.SASLSCRAMSHA256, secAdminUser, secAdminPassword))},
 		kfake.EnableSASL(),
-		kfake.Superuser(saslSCRAMSHA256, secAdminUser, secAdminPassword),
-		kfake.User(saslSCRAMSHA256, secMonitorUser, "the-Real-one-88"),
+		kfake.Superuser(kafka.SASLSCRAMSHA256, secAdminUser, secAdminPassword),
+		kfake.User(kafka.SASLSCRAMSHA256, secMonitorUser, "the-Real-one-88"),
 	)
 	secFixture(k)
 
 	cfg := k.testConfig()
 	cfg.Timeout = 3 * time.Second
-	cfg.Auth.SASL = &SASLConfig{Mechanism: saslSCRAMSHA256, Username: secMonitorUser, Password: password, Version: 1}
+	cfg.Auth.SASL = &SASLConfig{Mechanism: kafka.SASLSCRAMSHA256, Username: secMonitorUser, Password: password, Version: 1}
 	s, logs := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.DebugLevel))
 
 	for range 2 {
@@ -280,12 +282,12 @@ func TestSASLOverTLS(t *testing.T) {
 	const password = "over-Tls-Pa55-5"
 	k := newSecureTestKafka(t, 2,
 		[]kgo.Opt{
-			kgo.SASL(saslMechanismFor(t, saslSCRAMSHA512, secAdminUser, secAdminPassword)),
+			kgo.SASL(saslMechanismFor(t, kafka.SASLSCRAMSHA512, secAdminUser, secAdminPassword)),
 			kgo.DialTLSConfig(&tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS12}),
 		},
 		kfake.EnableSASL(),
-		kfake.Superuser(saslSCRAMSHA512, secAdminUser, secAdminPassword),
-		kfake.User(saslSCRAMSHA512, secMonitorUser, password),
+		kfake.Superuser(kafka.SASLSCRAMSHA512, secAdminUser, secAdminPassword),
+		kfake.User(kafka.SASLSCRAMSHA512, secMonitorUser, password),
 		kfake.TLS(ca.serverTLS(t, nil, []net.IP{net.ParseIP("127.0.0.1")}, nil)),
 	)
 	secFixture(k)
@@ -325,18 +327,18 @@ func aclsFor(groupPrefix string, describeTopics, readTopics []string) []kfake.AC
 func newACLTestKafka(t *testing.T, password string, acls []kfake.ACL) *testKafka {
 	t.Helper()
 	return newSecureTestKafka(t, 3,
-		[]kgo.Opt{kgo.SASL(saslMechanismFor(t, saslSCRAMSHA256, secAdminUser, secAdminPassword))},
+		[]kgo.Opt{kgo.SASL(saslMechanismFor(t, kafka.SASLSCRAMSHA256, secAdminUser, secAdminPassword))},
 		kfake.EnableSASL(),
 		kfake.EnableACLs(),
-		kfake.Superuser(saslSCRAMSHA256, secAdminUser, secAdminPassword),
-		kfake.User(saslSCRAMSHA256, secMonitorUser, password, acls...),
+		kfake.Superuser(kafka.SASLSCRAMSHA256, secAdminUser, secAdminPassword),
+		kfake.User(kafka.SASLSCRAMSHA256, secMonitorUser, password, acls...),
 	)
 }
 
 func aclScraperConfig(k *testKafka, password string) *Config {
 	cfg := k.testConfig()
 	cfg.Timeout = 5 * time.Second
-	cfg.Auth.SASL = &SASLConfig{Mechanism: saslSCRAMSHA256, Username: secMonitorUser, Password: configopaque.String(password), Version: 1}
+	cfg.Auth.SASL = &SASLConfig{Mechanism: kafka.SASLSCRAMSHA256, Username: secMonitorUser, Password: configopaque.String(password), Version: 1}
 	return cfg
 }
 
@@ -395,10 +397,9 @@ func TestACLLeastPrivilege(t *testing.T) {
 		require.Equal(t, []any{"audit (Read)", "secret (Describe)"}, fields["topics"])
 		require.EqualValues(t, 0, fields["groups_denied"], "Kafka does not list groups the principal may not describe")
 	}
-	sent, _ := s.requests.snapshot()
+	sent := k.requests(kmsg.ListOffsets.Int16())
 	require.Eventually(t, func() bool {
-		now, _ := s.requests.snapshot()
-		return now["ListOffsets"] >= sent["ListOffsets"]+10
+		return k.requests(kmsg.ListOffsets.Int16()) >= sent+10
 	}, faultDeadline, 20*time.Millisecond, "the sampler keeps sampling")
 	require.Zero(t, logs.FilterMessageSnippet("sampling end offsets failed").Len(), "denials are not sampling failures: %v", logs.All())
 	require.Len(t, deniedWarnings(logs), 2, "the sampler adds no denial warnings of its own")

@@ -43,7 +43,7 @@ func TestSilentBrokerDoesNotStallScrapeOrSampler(t *testing.T) {
 	require.True(t, scrapererror.IsPartialScrapeError(err), "what was read is still reported: %v", err)
 	require.Contains(t, pointsOf(md, "kafka.consumer_group.offset"), pointKey{"waiting", "quiet", 0})
 	require.Empty(t, pointsOf(md, "kafka.consumer_group.lag"), "no end offset, no lag: nothing is invented")
-	require.Error(t, s.sampler.sampleOnce(context.Background(), false))
+	require.Error(t, s.sampler.Sample(context.Background(), false))
 
 	silent.Store(false)
 	require.Eventually(t, func() bool {
@@ -53,5 +53,5 @@ func TestSilentBrokerDoesNotStallScrapeOrSampler(t *testing.T) {
 		}
 		return err == nil && pointsOf(md, "kafka.consumer_group.lag")[pointKey{"waiting", "quiet", 0}].intValue == 1
 	}, 30*time.Second, 100*time.Millisecond)
-	require.NoError(t, s.sampler.sampleOnce(context.Background(), false))
+	require.NoError(t, s.sampler.Sample(context.Background(), false))
 }

@@ -29,7 +29,7 @@ func TestSelfTelemetry(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
 	cfg := k.testConfig()
 	require.NoError(t, cfg.Validate())
-	s, err := newTimeLagScraper(cfg, metadatatest.NewSettings(tt))
+	s, err := newTimeLagScraper(cfg, metadatatest.NewSettings(tt), nil)
 	require.NoError(t, err)
 	require.NoError(t, s.start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })

@@ -107,11 +107,10 @@ func (d *Denials) Split(err error) error {
 		return Join(rest...)
 	}
 	var (
-		authz *AuthorizationError
 		group *GroupError
 		topic *TopicError
 	)
-	if !errors.As(err, &authz) {
+	if !deniedAlone(err) {
 		return err
 	}
 	switch {
@@ -128,6 +127,23 @@ func (d *Denials) Split(err error) error {
 		return err
 	}
 	return nil
+}
+
+// deniedAlone tells whether err is an authorization failure and nothing
+// else: an error that joins a denial with other errors (a multi-error other
+// than Errors) must stay an error, or the other faults would be hidden.
+func deniedAlone(err error) bool {
+	for err != nil {
+		switch e := err.(type) {
+		case *AuthorizationError:
+			return true
+		case interface{ Unwrap() []error }:
+			return false
+		default:
+			err = errors.Unwrap(e)
+		}
+	}
+	return false
 }
 
 // Allowed returns the groups that were not denied.

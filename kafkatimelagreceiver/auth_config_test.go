@@ -1,0 +1,239 @@
+package kafkatimelagreceiver
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+const securityTestPassword = "s3cr3t-Pa55"
+
+// loadSecurityConfig unmarshals the named entry of
+// testdata/security_config.yaml over the default configuration.
+func loadSecurityConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "security_config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	require.NoError(t, err)
+	require.NotEmpty(t, sub.AllKeys(), "no entry %s in testdata/security_config.yaml", name)
+	cfg := NewFactory().CreateDefaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg.(*Config)
+}
+
+func TestSecurityConfigUnmarshal(t *testing.T) {
+	cfg := loadSecurityConfig(t, "sasl_scram_tls")
+	require.NotNil(t, cfg.Auth.SASL)
+	require.Equal(t, "SCRAM-SHA-512", cfg.Auth.SASL.Mechanism)
+	require.Equal(t, "lag-monitor", cfg.Auth.SASL.Username)
+	require.Equal(t, configopaque.String(securityTestPassword), cfg.Auth.SASL.Password)
+	require.Equal(t, 1, cfg.Auth.SASL.Version, "the handshake version defaults to 1")
+	require.NotNil(t, cfg.TLS)
+	require.Equal(t, "/etc/kafka/ca.pem", cfg.TLS.CAFile)
+	require.Equal(t, "/etc/kafka/client.pem", cfg.TLS.CertFile)
+	require.Equal(t, "/etc/kafka/client-key.pem", cfg.TLS.KeyFile)
+	require.Equal(t, "kafka.internal", cfg.TLS.ServerName)
+	// The files do not exist here: everything but loading them is valid.
+	err := confmap.Validate(cfg)
+	require.ErrorContains(t, err, "tls: ")
+	require.ErrorContains(t, err, "/etc/kafka/ca.pem")
+
+	v0 := loadSecurityConfig(t, "sasl_plain_v0")
+	require.NoError(t, confmap.Validate(v0))
+	require.Equal(t, 0, v0.Auth.SASL.Version, "an explicit version 0 is kept")
+	require.Nil(t, v0.TLS, "no tls key: plaintext")
+
+	def := NewFactory().CreateDefaultConfig().(*Config)
+	require.Nil(t, def.Auth.SASL, "no authentication by default")
+	require.Nil(t, def.TLS, "no TLS by default")
+
+	empty := loadSecurityConfig(t, "tls_empty")
+	require.NotNil(t, empty.TLS, "tls: {} turns TLS on")
+	require.NoError(t, confmap.Validate(empty))
+	require.NotNil(t, empty.clusterSettings(nil, nil).TLS, "the Kafka client is asked for TLS")
+	cl, err := newCluster(empty, zap.NewNop(), nil)
+	require.NoError(t, err)
+	require.NoError(t, cl.Close())
+}
+
+// TestSecurityConfigTLSNull documents what a bare `tls:` key means: YAML
+// null, which confmap leaves as no TLS configuration.
+func TestSecurityConfigTLSNull(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "security_config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, "tls_null").String())
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	require.Nil(t, cfg.TLS, "a bare tls: is null: write tls: {} to turn TLS on with defaults")
+	require.NoError(t, confmap.Validate(cfg))
+}
+
+func TestSecurityConfigInvalid(t *testing.T) {
+	for name, wants := range map[string][]string{
+		"sasl_unsupported_mechanism": {"auth::sasl", "mechanism", `"GSSAPI" is not supported`},
+		"sasl_oauthbearer":           {"auth::sasl", `"AWS_MSK_IAM_OAUTHBEARER" is not supported`},
+		"sasl_no_mechanism":          {"auth::sasl", "mechanism: must be set"},
+		"sasl_no_username":           {"auth::sasl", "username: must be set"},
+		"sasl_no_password":           {"auth::sasl", "password: must be set"},
+		"sasl_bad_version":           {"auth::sasl", "version: must be 0 or 1, got 2"},
+		"tls_missing_ca":             {"tls: ", "/nonexistent/kafka-ca.pem"},
+		"tls_cert_without_key":       {"tls: ", "key"},
+		"tls_bad_min_version":        {"0.9"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := loadSecurityConfig(t, name)
+			err := confmap.Validate(cfg)
+			require.Error(t, err)
+			for _, want := range wants {
+				require.ErrorContains(t, err, want)
+			}
+			require.NotContains(t, err.Error(), securityTestPassword)
+			// Whatever Validate let through, building the client rejects.
+			_, err = newCluster(cfg, zap.NewNop(), nil)
+			require.Error(t, err, "the Kafka client's configuration must refuse it too")
+			require.NotContains(t, err.Error(), securityTestPassword)
+		})
+	}
+}
+
+func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Auth.SASL = &SASLConfig{Mechanism: "scram-sha-256", Username: "u", Password: "p", Version: 1}
+	require.NoError(t, confmap.Validate(cfg))
+	require.Equal(t, kafka.SASLSCRAMSHA256, cfg.clusterSettings(nil, nil).SASL.Mechanism)
+	cl, err := newCluster(cfg, zap.NewNop(), nil)
+	require.NoError(t, err)
+	require.NoError(t, cl.Close())
+}
+
+// TestPasswordNeverPrinted: the password must not show in any way the
+// configuration can be printed, marshaled or logged.
+func TestPasswordNeverPrinted(t *testing.T) {
+	cfg := loadSecurityConfig(t, "sasl_plain_v0")
+	require.Equal(t, configopaque.String(securityTestPassword), cfg.Auth.SASL.Password, "the value is there to leak")
+
+	// Only the verbs that call String and GoString: Go's fmt prints a
+	// pointer field under a verb it does not fit (%s, %d) raw, without
+	// calling any method, whatever the field's type.
+	var outputs []string
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		outputs = append(outputs, fmt.Sprintf(verb, cfg), fmt.Sprintf(verb, *cfg.Auth.SASL), fmt.Sprintf(verb, cfg.Auth))
+	}
+	conf := confmap.New()
+	require.NoError(t, conf.Marshal(cfg))
+	outputs = append(outputs, fmt.Sprint(conf.ToStringMap()))
+	require.Equal(t, "[REDACTED]", conf.Get("auth::sasl::password"))
+
+	js, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	outputs = append(outputs, string(js))
+
+	var logged bytes.Buffer
+	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&logged), zapcore.DebugLevel))
+	logger.Info("configuration", zap.Any("config", cfg), zap.Any("sasl", cfg.Auth.SASL), zap.Reflect("reflected", cfg))
+	outputs = append(outputs, logged.String())
+
+	for _, out := range outputs {
+		require.NotContains(t, out, securityTestPassword)
+	}
+	require.Contains(t, logged.String(), "[REDACTED]")
+}
+
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert    *x509.Certificate
+	key     *ecdsa.PrivateKey
+	certPEM []byte
+}
+
+func newTestCA(t testing.TB) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kafka_time_lag test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	return &testCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// issue signs a leaf certificate for the DNS names and IPs (a server) or
+// for neither (a client), and returns its PEM certificate and key.
+func (ca *testCA) issue(t testing.TB, commonName string, dnsNames []string, ips []net.IP) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: commonName},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
+
+// serverTLS is a broker's TLS configuration with a certificate for the
+// names; clientCAs, when set, makes the broker require client certificates.
+func (ca *testCA) serverTLS(t testing.TB, dnsNames []string, ips []net.IP, clientCAs *x509.CertPool) *tls.Config {
+	t.Helper()
+	certPEM, keyPEM := ca.issue(t, "kafka", dnsNames, ips)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	c := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	if clientCAs != nil {
+		c.ClientCAs = clientCAs
+		c.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return c
+}
+
+func (ca *testCA) pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.cert)
+	return p
+}

@@ -1,0 +1,214 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// metricWriter is the one place metrics are written. Per-group, per-topic
+// and per-group-member metrics go through the generated MetricsBuilder.
+// The per-pair and per-partition gauges, up to 300,000 points a scrape, go
+// through a fast path (emit_pairs.go): the builder re-aggregates every point
+// by scanning the metric's points for equal attributes, which is quadratic
+// in points (BENCHMARKS.md has what it cost), and (group, topic, partition) is
+// unique within a scrape, so there is nothing to re-aggregate. The fast path
+// takes names, descriptions and units from the builder itself (see
+// generatedGauges), so metadata.yaml stays their single source.
+type metricWriter struct {
+	metrics      metadata.MetricsConfig
+	clusterAlias string
+	aliasOn      bool
+	mb           *metadata.MetricsBuilder
+	gauges       map[string]gaugeInfo
+	startTime    pcommon.Timestamp
+	buildVersion string
+	logger       *zap.Logger
+	// push, when set, sends chunks of a large scrape's per-pair gauges to
+	// the next consumer while the scrape is built.
+	push pushFunc
+}
+
+func newMetricWriter(cfg *Config, settings receiver.Settings, push pushFunc) *metricWriter {
+	// One start time for both paths' points.
+	start := pcommon.NewTimestampFromTime(time.Now())
+	mb := metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, settings, metadata.WithStartTime(start))
+	return &metricWriter{
+		metrics:      cfg.Metrics,
+		clusterAlias: cfg.ClusterAlias,
+		aliasOn:      cfg.ClusterAlias != "" && cfg.ResourceAttributes.KafkaClusterAlias.Enabled,
+		mb:           mb,
+		gauges:       generatedGauges(settings),
+		startTime:    start,
+		buildVersion: settings.BuildInfo.Version,
+		logger:       settings.Logger,
+		push:         push,
+	}
+}
+
+// pushFunc hands one chunk of a scrape's metrics to the next consumer.
+type pushFunc func(context.Context, pmetric.Metrics) error
+
+// newPush sends the chunks a large scrape pushes itself to next, counted in
+// the receiver's accepted and refused points exactly as the scraper
+// controller counts what it sends: same receiver id, same (empty) transport.
+func newPush(settings receiver.Settings, next consumer.Metrics) (pushFunc, error) {
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID:             settings.ID,
+		ReceiverCreateSettings: settings,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("receiver telemetry: %w", err)
+	}
+	return func(ctx context.Context, md pmetric.Metrics) error {
+		points := md.DataPointCount()
+		ctx = obs.StartMetricsOp(ctx)
+		err := next.ConsumeMetrics(ctx, md)
+		obs.EndMetricsOp(ctx, "", points, err)
+		return err
+	}, nil
+}
+
+// groupHealthEnabled says whether any group-health metric is on; when none
+// is, a scrape sends no DescribeGroups at all.
+func (w *metricWriter) groupHealthEnabled() bool {
+	m := w.metrics
+	return m.KafkaConsumerGroupMembers.Enabled ||
+		m.KafkaConsumerGroupState.Enabled ||
+		m.KafkaConsumerGroupRebalances.Enabled ||
+		m.KafkaConsumerGroupStatus.Enabled ||
+		m.KafkaConsumerGroupAssignedPartitions.Enabled ||
+		m.KafkaConsumerGroupPartitionStatus.Enabled
+}
+
+// scrapeWriter is one scrape's metrics being written. Every point carries
+// the scrape's instant (the end-offset read).
+type scrapeWriter struct {
+	w     *metricWriter
+	ts    pcommon.Timestamp
+	pairs *pairEmitter
+	parts []lag.Partition
+}
+
+// begin starts a scrape's metrics. ctx bounds the pushes of chunks.
+func (w *metricWriter) begin(ctx context.Context, at int64, totalPairs int) *scrapeWriter {
+	return &scrapeWriter{w: w, ts: pcommon.Timestamp(at), pairs: w.newPairEmitter(ctx, pcommon.Timestamp(at), totalPairs)}
+}
+
+// pairs writes one group's per-pair gauges.
+func (sw *scrapeWriter) groupLags(lags []lag.PartitionLag) {
+	for i := range lags {
+		sw.pairs.add(&lags[i])
+	}
+}
+
+// partitionStatuses writes kafka.consumer_group.partition_status of one
+// group's pairs; statuses is in the order of lags.
+func (sw *scrapeWriter) partitionStatuses(lags []lag.PartitionLag, statuses []health.Status) {
+	if !sw.w.metrics.KafkaConsumerGroupPartitionStatus.Enabled {
+		return
+	}
+	for i := range lags {
+		sw.pairs.addStatus(&lags[i], statuses[i])
+	}
+}
+
+// groupHealth writes one group's health metrics.
+func (sw *scrapeWriter) groupHealth(g health.GroupHealth) {
+	mb, ts := sw.w.mb, sw.ts
+	mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.Rebalances, g.Group)
+	for _, st := range health.Statuses {
+		mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.Status), g.Group, metadata.MapAttributeStatus[st.String()])
+	}
+	if !g.Described {
+		return
+	}
+	for _, st := range kafka.GroupStates {
+		mb.RecordKafkaConsumerGroupStateDataPoint(ts, oneIf(st == g.Description.State), g.Group, metadata.MapAttributeState[st.String()])
+	}
+	if g.Description.State == kafka.GroupStateUnknown {
+		return // the members are unknown, not absent
+	}
+	mb.RecordKafkaConsumerGroupMembersDataPoint(ts, int64(len(g.Description.Members)), g.Group, g.Protocol)
+	if sw.w.metrics.KafkaConsumerGroupAssignedPartitions.Enabled {
+		for _, a := range health.AssignedPartitions(g.Description) {
+			mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, a.Partitions, g.Group, a.ClientID, a.Host, a.InstanceID)
+		}
+	}
+}
+
+// aggregates writes the per-(group, topic) sums and maxima.
+func (sw *scrapeWriter) aggregates(aggs []lag.TopicLag) {
+	mb, ts := sw.w.mb, sw.ts
+	for _, agg := range aggs {
+		if agg.HasLag {
+			mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, agg.LagSum, agg.Group, agg.Topic)
+			mb.RecordKafkaConsumerGroupLagMaxDataPoint(ts, agg.LagMax, agg.Group, agg.Topic)
+		}
+		if agg.HasTimeLag {
+			mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, agg.TimeLagMax, agg.Group, agg.Topic)
+		}
+	}
+}
+
+// partitions writes the per-partition gauges, in the index's (topic,
+// partition) order, with finish.
+func (sw *scrapeWriter) partitions(parts []lag.Partition) {
+	sw.parts = parts
+}
+
+// finish sends the last chunk of pairs, or returns every point of the
+// scrape when nothing was pushed. The error says what the next consumer
+// refused.
+func (sw *scrapeWriter) finish() (pmetric.Metrics, error) {
+	rb := sw.w.mb.NewResourceBuilder()
+	if sw.w.clusterAlias != "" {
+		rb.SetKafkaClusterAlias(sw.w.clusterAlias)
+	}
+	sw.w.mb.EmitForResource(metadata.WithResource(rb.Emit()))
+	direct := pmetric.NewMetricSlice()
+	err := sw.pairs.finish(direct)
+	sw.w.appendPartitionGauges(direct, sw.ts, sw.parts)
+	return sw.w.withDirect(sw.w.mb.Emit(), direct), err
+}
+
+// withDirect moves the fast path's gauges into md's scope, creating the
+// resource and scope when the builder emitted nothing.
+func (w *metricWriter) withDirect(md pmetric.Metrics, direct pmetric.MetricSlice) pmetric.Metrics {
+	if direct.Len() == 0 {
+		return md
+	}
+	var sm pmetric.ScopeMetrics
+	if md.ResourceMetrics().Len() == 0 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		if w.aliasOn {
+			rm.Resource().Attributes().PutStr("kafka.cluster.alias", w.clusterAlias)
+		}
+		sm = rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName(metadata.ScopeName)
+		sm.Scope().SetVersion(w.buildVersion)
+	} else {
+		sm = md.ResourceMetrics().At(0).ScopeMetrics().At(0)
+	}
+	direct.MoveAndAppendTo(sm.Metrics())
+	return md
+}
+
+func oneIf(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,206 @@
+package health
+
+import (
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+)
+
+// forgetAfter is how many consecutive scrapes a group or partition may be
+// missing from before its history is dropped. One scrape is tolerated so that
+// a read that failed once does not reset a rebalance count or a window.
+const forgetAfter = 2
+
+// Tracker follows consumer groups from scrape to scrape: it counts
+// rebalances and keeps, per partition, what Burrow's rules need of its
+// recent positions. A scrape's observations go in group by group
+// (BeginScrape, ObserveGroup for each group, EndScrape), so that only one
+// group's lags need be held at a time; each group's health comes out.
+// A Tracker is not safe for concurrent use.
+type Tracker struct {
+	window     int
+	maxTimeLag float64 // seconds; 0 turns the check off
+
+	scrapes uint64
+	groups  map[string]*groupTrack
+
+	// statuses backs GroupHealth.Partitions, reused from group to group so
+	// that a scrape allocates nothing per group.
+	statuses []Status
+}
+
+// NewTracker returns a tracker judging each partition on its last window
+// scrapes (at least 2: a rule on steps needs one) and, when
+// maxTimeLagSeconds is above 0, on its time lag as well.
+func NewTracker(window int, maxTimeLagSeconds float64) *Tracker {
+	return &Tracker{window: max(2, window), maxTimeLag: maxTimeLagSeconds, groups: map[string]*groupTrack{}}
+}
+
+// groupTrack is what the tracker remembers of one group.
+type groupTrack struct {
+	lastSeen uint64
+
+	rebalances int64
+	// inRebalance is set once a rebalance has been counted and until the
+	// group is seen settled again, so that a rebalance seen over several
+	// scrapes counts once.
+	inRebalance bool
+	// settledMembers is the membership (identity -> assignment fingerprint)
+	// when the group was last seen settled; nil before that.
+	settledMembers map[string]uint64
+	epoch          int32 // last KIP-848 epoch seen; -1 when none
+
+	protocol     string // last protocol the coordinator told
+	membersKnown bool
+	members      int
+
+	// pairs is one entry per partition the group commits on, sorted by
+	// (topic, partition) as a scrape's lags are, so that a scrape is merged
+	// in with one pass and no per-partition map or allocation: the tracker
+	// holds every (group, partition) pair of the cluster, so a pair must
+	// cost no more than its pairTrack.
+	pairs []pairTrack
+}
+
+// pairTrack is one group's recent positions on one partition.
+type pairTrack struct {
+	kafka.TopicPartition
+	lastSeen uint64
+	window   lagWindow
+}
+
+// GroupHealth is one group's health after a scrape.
+type GroupHealth struct {
+	Group string
+	// Described is false when the group could not be described in this
+	// scrape: its state, members and assignment are then not known.
+	Described   bool
+	Description kafka.GroupDescription
+	// Protocol is the last protocol the coordinator told: a classic group's
+	// coordinator tells it only while the group is Stable.
+	Protocol   string
+	Rebalances int64
+	Status     Status // the worst of its partitions'
+	// Partitions is each partition's status, in the order of the lags
+	// passed in. It is a buffer of the tracker's, valid until the next
+	// ObserveGroup call, so that a scrape of many pairs allocates nothing
+	// per group.
+	Partitions []Status
+}
+
+// BeginScrape starts a scrape: groups and partitions not observed from now
+// to EndScrape count as missing from it.
+func (t *Tracker) BeginScrape() {
+	t.scrapes++
+}
+
+// ObserveGroup folds one group's observations of the scrape in and returns
+// the group's health. d is its description when described is true; lags are
+// its lags, sorted by (topic, partition) as lag.Index.GroupLags sorts them.
+// A group is to be observed at most once per scrape: every observation adds
+// a point to its partitions' windows.
+func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described bool, lags []lag.PartitionLag) GroupHealth {
+	g := t.track(name)
+	if described {
+		g.describe(d)
+	}
+	g.pairs = mergePairs(g.pairs, lags, t.scrapes)
+	noMembers := g.membersKnown && g.members == 0
+	worst := StatusOK
+	t.statuses = t.statuses[:0]
+	j := 0
+	for i := range lags {
+		pl := &lags[i]
+		for g.pairs[j].TopicPartition != pl.TopicPartition {
+			j++
+		}
+		p := &g.pairs[j]
+		if pl.HasEnd { // an unknown lag leaves the window waiting for the next one
+			p.window.add(lagPoint{committed: pl.Committed, lag: pl.Lag}, t.window)
+		}
+		st := partitionStatus(p.window, t.window, noMembers, pl, t.maxTimeLag)
+		worst = max(worst, st)
+		t.statuses = append(t.statuses, st)
+	}
+	return GroupHealth{
+		Group:       name,
+		Described:   described,
+		Description: d,
+		Protocol:    g.protocol,
+		Rebalances:  g.rebalances,
+		Status:      worst,
+		Partitions:  t.statuses,
+	}
+}
+
+// EndScrape drops the groups missing from the last forgetAfter scrapes, so
+// that churn of groups does not make the tracker grow (ObserveGroup does the
+// same for a group's partitions).
+func (t *Tracker) EndScrape() {
+	for name, g := range t.groups {
+		if t.scrapes-g.lastSeen >= forgetAfter {
+			delete(t.groups, name)
+		}
+	}
+}
+
+func (t *Tracker) track(name string) *groupTrack {
+	g, ok := t.groups[name]
+	if !ok {
+		g = &groupTrack{epoch: -1}
+		t.groups[name] = g
+	}
+	g.lastSeen = t.scrapes
+	return g
+}
+
+// mergePairs marks the tracks of lags seen in scrape, adds tracks for new
+// ones and drops those missing from the last forgetAfter scrapes. Both are
+// sorted by (topic, partition); so is the result. A scrape that sees the
+// same partitions as the last one, the usual case, updates in place.
+func mergePairs(pairs []pairTrack, lags []lag.PartitionLag, scrape uint64) []pairTrack {
+	if len(pairs) == len(lags) {
+		same := true
+		for i := range lags {
+			if pairs[i].TopicPartition != lags[i].TopicPartition {
+				same = false
+				break
+			}
+		}
+		if same {
+			for i := range pairs {
+				pairs[i].lastSeen = scrape
+			}
+			return pairs
+		}
+	}
+	out := make([]pairTrack, 0, len(lags)+len(pairs))
+	i, j := 0, 0
+	for i < len(pairs) || j < len(lags) {
+		var c int
+		switch {
+		case i == len(pairs):
+			c = 1
+		case j == len(lags):
+			c = -1
+		default:
+			c = pairs[i].TopicPartition.Compare(lags[j].TopicPartition)
+		}
+		switch {
+		case c < 0: // not seen in this scrape
+			if scrape-pairs[i].lastSeen < forgetAfter {
+				out = append(out, pairs[i])
+			}
+			i++
+		case c > 0: // first seen
+			out = append(out, pairTrack{TopicPartition: lags[j].TopicPartition, lastSeen: scrape})
+			j++
+		default:
+			p := pairs[i]
+			p.lastSeen = scrape
+			out = append(out, p)
+			i++
+			j++
+		}
+	}
+	return out
+}

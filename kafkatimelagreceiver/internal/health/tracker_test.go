@@ -1,0 +1,172 @@
+package health
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+)
+
+// partitionHealth is one group's status on one partition after a scrape.
+type partitionHealth struct {
+	group string
+	kafka.TopicPartition
+	status Status
+}
+
+// healthInput is what one scrape observed.
+type healthInput struct {
+	groups    []string                          // the groups the scrape reports on
+	described map[string]kafka.GroupDescription // the groups described in the scrape
+	lags      []lag.PartitionLag                // sorted by group, topic, partition
+}
+
+// observe runs one scrape through the tracker as the scraper does: group by
+// group in name order, every group of in.groups and of in.lags, returning
+// the health of in.groups.
+func (t *Tracker) observe(in healthInput) ([]GroupHealth, []partitionHealth) {
+	names := append([]string(nil), in.groups...)
+	byGroup := map[string][]lag.PartitionLag{}
+	for _, pl := range in.lags {
+		byGroup[pl.Group] = append(byGroup[pl.Group], pl)
+		names = append(names, pl.Group)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	reported := map[string]bool{}
+	for _, g := range in.groups {
+		reported[g] = true
+	}
+	var groups []GroupHealth
+	var partitions []partitionHealth
+	t.BeginScrape()
+	for _, name := range names {
+		d, ok := in.described[name]
+		lags := byGroup[name]
+		gh := t.ObserveGroup(name, d, ok, lags)
+		for i, st := range gh.Partitions {
+			partitions = append(partitions, partitionHealth{lags[i].Group, lags[i].TopicPartition, st})
+		}
+		// The buffer is the tracker's: the next group reuses it.
+		gh.Partitions = slices.Clone(gh.Partitions)
+		if reported[name] {
+			groups = append(groups, gh)
+		}
+	}
+	t.EndScrape()
+	return groups, partitions
+}
+
+func TestTrackerStatuses(t *testing.T) {
+	tr := NewTracker(2, 0)
+	pl := func(group, topic string, p int32, committed, end int64) lag.PartitionLag {
+		return lag.PartitionLag{
+			Group: group, TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p},
+			Committed: committed, HasEnd: true, End: end, Lag: max(0, end-committed),
+		}
+	}
+	observe := func(lags []lag.PartitionLag, described map[string]kafka.GroupDescription) (map[string]GroupHealth, map[partitionHealth]bool) {
+		groups, partitions := tr.observe(healthInput{groups: []string{"gone", "live", "idle"}, described: described, lags: lags})
+		byName := map[string]GroupHealth{}
+		for _, g := range groups {
+			byName[g.Group] = g
+		}
+		set := map[partitionHealth]bool{}
+		for _, p := range partitions {
+			set[p] = true
+		}
+		return byName, set
+	}
+	tp := func(topic string, p int32) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: topic, Partition: p}
+	}
+	described := map[string]kafka.GroupDescription{
+		"gone": *classicGroup(kafka.GroupStateEmpty),
+		"live": *classicGroup(kafka.GroupStateStable, testMember("a", "", 0, 1)),
+	}
+	observe([]lag.PartitionLag{pl("gone", "t", 0, 5, 9), pl("gone", "t", 1, 9, 9), pl("live", "t", 0, 5, 9), pl("live", "t", 1, 1, 9)}, described)
+	groups, partitions := observe([]lag.PartitionLag{
+		pl("gone", "t", 0, 5, 10), pl("gone", "t", 1, 9, 9),
+		pl("live", "t", 0, 5, 10), pl("live", "t", 1, 0, 9),
+	}, described)
+	require.Equal(t, StatusStop, groups["gone"].Status, "the worst partition decides")
+	require.Equal(t, StatusRewind, groups["live"].Status)
+	require.Equal(t, StatusOK, groups["idle"].Status, "a group without partitions is OK")
+	require.False(t, groups["idle"].Described)
+	require.True(t, partitions[partitionHealth{"gone", tp("t", 0), StatusStop}])
+	require.True(t, partitions[partitionHealth{"gone", tp("t", 1), StatusOK}])
+	require.True(t, partitions[partitionHealth{"live", tp("t", 0), StatusStall}])
+	require.True(t, partitions[partitionHealth{"live", tp("t", 1), StatusRewind}])
+
+	// A partition whose end offset could not be read keeps its window.
+	unread := pl("gone", "t", 0, 5, 0)
+	unread.HasEnd, unread.Lag = false, 0
+	groups, _ = observe([]lag.PartitionLag{unread}, nil)
+	require.Equal(t, StatusStop, groups["gone"].Status, "the window is not reset by a missing read")
+	require.True(t, groups["gone"].Rebalances == 0)
+}
+
+func TestTrackerForgets(t *testing.T) {
+	tr := NewTracker(3, 0)
+	tp := kafka.TopicPartition{Topic: "t", Partition: 0}
+	stuck := lag.PartitionLag{Group: "g", TopicPartition: tp, Committed: 1, HasEnd: true, End: 5, Lag: 4}
+	empty := map[string]kafka.GroupDescription{"g": *classicGroup(kafka.GroupStateEmpty)}
+	stable := map[string]kafka.GroupDescription{"g": *classicGroup(kafka.GroupStateStable, testMember("a", "", 0))}
+
+	tr.observe(healthInput{groups: []string{"g"}, described: empty, lags: []lag.PartitionLag{stuck}})
+	tr.observe(healthInput{groups: []string{"g"}, described: stable, lags: []lag.PartitionLag{stuck}})
+	// Missing from one scrape: kept.
+	tr.observe(healthInput{groups: []string{"other"}})
+	groups, partitions := tr.observe(healthInput{groups: []string{"g"}, described: stable, lags: []lag.PartitionLag{stuck}})
+	require.Equal(t, int64(1), groups[0].Rebalances)
+	require.Equal(t, StatusStall, partitions[0].status, "three points survived a scrape without the group")
+
+	// Missing from two: dropped, so it starts over.
+	tr.observe(healthInput{groups: []string{"other"}})
+	tr.observe(healthInput{groups: []string{"other"}})
+	require.NotContains(t, tr.groups, "g")
+	groups, partitions = tr.observe(healthInput{groups: []string{"g"}, described: stable, lags: []lag.PartitionLag{stuck}})
+	require.Equal(t, int64(0), groups[0].Rebalances)
+	require.Equal(t, StatusOK, partitions[0].status)
+
+	// A partition the group stopped committing on goes too.
+	other := lag.PartitionLag{Group: "g", TopicPartition: kafka.TopicPartition{Topic: "u", Partition: 0}, HasEnd: true}
+	tr.observe(healthInput{groups: []string{"g"}, lags: []lag.PartitionLag{other}})
+	tr.observe(healthInput{groups: []string{"g"}, lags: []lag.PartitionLag{other}})
+	for _, p := range tr.groups["g"].pairs {
+		require.NotEqual(t, tp, p.TopicPartition)
+	}
+
+	// Churn does not grow it: every scrape has new groups and partitions.
+	tr = NewTracker(3, 0)
+	for i := range 1000 {
+		name := fmt.Sprintf("churn-%d", i)
+		tr.observe(healthInput{
+			groups:    []string{name},
+			described: map[string]kafka.GroupDescription{name: *classicGroup(kafka.GroupStateStable, testMember("m", "", 0))},
+			lags:      []lag.PartitionLag{{Group: name, TopicPartition: kafka.TopicPartition{Topic: name, Partition: 0}, HasEnd: true}},
+		})
+		require.LessOrEqual(t, len(tr.groups), forgetAfter)
+	}
+}
+
+// A scrape goes through every (group, partition) pair of the cluster: once
+// a group's partitions are known, observing it again must not allocate.
+func TestObserveGroupDoesNotAllocate(t *testing.T) {
+	tr := NewTracker(3, 0)
+	lags := make([]lag.PartitionLag, 100)
+	for i := range lags {
+		lags[i] = lag.PartitionLag{Group: "g", TopicPartition: kafka.TopicPartition{Topic: "t", Partition: int32(i)}, Committed: 1, HasEnd: true, End: 5, Lag: 4}
+	}
+	scrape := func() {
+		tr.BeginScrape()
+		tr.ObserveGroup("g", kafka.GroupDescription{}, false, lags)
+		tr.EndScrape()
+	}
+	scrape()
+	require.Zero(t, testing.AllocsPerRun(10, scrape))
+}

@@ -1,0 +1,205 @@
+package saramacluster
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configtls"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+const securityTestPassword = "s3cr3t-Pa55"
+
+// defaultSettings are the receiver's defaults.
+func defaultSettings() Settings {
+	return Settings{
+		Brokers:         []string{"localhost:9092"},
+		ClientID:        "otel-kafkatimelag",
+		ProtocolVersion: "3.0.0",
+		RequestTimeout:  10 * time.Second,
+	}
+}
+
+func TestConfigureSecurity(t *testing.T) {
+	s := defaultSettings()
+	sc, err := newConfig(s)
+	require.NoError(t, err)
+	require.False(t, sc.Net.SASL.Enable, "no auth by default")
+	require.False(t, sc.Net.TLS.Enable, "no TLS by default")
+	require.Equal(t, "plaintext, no SASL", securitySummary(sc))
+
+	for mechanism, want := range map[string]sarama.SASLMechanism{
+		kafka.SASLPlain:       sarama.SASLTypePlaintext,
+		kafka.SASLSCRAMSHA256: sarama.SASLTypeSCRAMSHA256,
+		kafka.SASLSCRAMSHA512: sarama.SASLTypeSCRAMSHA512,
+	} {
+		s.SASL = &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
+		sc, err := newConfig(s)
+		require.NoError(t, err, mechanism)
+		require.True(t, sc.Net.SASL.Enable)
+		require.Equal(t, want, sc.Net.SASL.Mechanism)
+		require.Equal(t, "monitor", sc.Net.SASL.User)
+		require.Equal(t, securityTestPassword, sc.Net.SASL.Password)
+		require.Equal(t, sarama.SASLHandshakeV1, sc.Net.SASL.Version)
+		if mechanism == kafka.SASLPlain {
+			require.Nil(t, sc.Net.SASL.SCRAMClientGeneratorFunc)
+		} else {
+			require.NotNil(t, sc.Net.SASL.SCRAMClientGeneratorFunc)
+			// A new conversation per connection.
+			require.NotSame(t, sc.Net.SASL.SCRAMClientGeneratorFunc(), sc.Net.SASL.SCRAMClientGeneratorFunc())
+		}
+	}
+	s.SASL = &SASL{Mechanism: kafka.SASLSCRAMSHA512, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 0}
+	sc, err = newConfig(s)
+	require.NoError(t, err)
+	require.Equal(t, sarama.SASLHandshakeV0, sc.Net.SASL.Version)
+	require.False(t, sc.ApiVersionsRequest, "a v0 handshake cannot follow an ApiVersions request")
+
+	// `insecure: true` without a CA is configkafka's way of saying plaintext.
+	s.TLS = &configtls.ClientConfig{Insecure: true}
+	sc, err = newConfig(s)
+	require.NoError(t, err)
+	require.False(t, sc.Net.TLS.Enable)
+
+	s.TLS = &configtls.ClientConfig{ServerName: "kafka.internal", Config: configtls.Config{CAPem: configopaque.String(testCAPEM(t))}}
+	sc, err = newConfig(s)
+	require.NoError(t, err)
+	require.True(t, sc.Net.TLS.Enable)
+	require.Equal(t, "kafka.internal", sc.Net.TLS.Config.ServerName)
+	require.NotNil(t, sc.Net.TLS.Config.RootCAs)
+	summary := securitySummary(sc)
+	require.Equal(t, `TLS, SASL SCRAM-SHA-512 as "monitor"`, summary, "what a connection error says was attempted")
+	require.NotContains(t, summary, securityTestPassword)
+}
+
+func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
+	s := defaultSettings()
+	s.SASL = &SASL{Mechanism: " scram-sha-256", Username: "u", Password: "p", HandshakeVersion: 1}
+	sc, err := newConfig(s)
+	require.NoError(t, err)
+	require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeSCRAMSHA256), sc.Net.SASL.Mechanism)
+}
+
+// TestNewNamesTheKey: New's errors name the configuration key at fault, and
+// never show the password.
+func TestNewNamesTheKey(t *testing.T) {
+	sasl := func(mechanism, user, password string, version int) Settings {
+		s := defaultSettings()
+		s.SASL = &SASL{Mechanism: mechanism, Username: user, Password: password, HandshakeVersion: version}
+		return s
+	}
+	version := defaultSettings()
+	version.ProtocolVersion = "three"
+	missingCA := defaultSettings()
+	missingCA.TLS = &configtls.ClientConfig{Config: configtls.Config{CAFile: "/nonexistent/kafka-ca.pem"}}
+	noBrokers := defaultSettings()
+	noBrokers.Brokers = nil
+	for name, tt := range map[string]struct {
+		s     Settings
+		wants []string
+	}{
+		"protocol version":      {version, []string{"protocol_version: "}},
+		"no brokers":            {noBrokers, []string{"brokers: "}},
+		"tls missing ca":        {missingCA, []string{"tls: ", "/nonexistent/kafka-ca.pem"}},
+		"unsupported mechanism": {sasl("GSSAPI", "u", securityTestPassword, 1), []string{"auth::sasl: ", "mechanism", `"GSSAPI" is not supported`}},
+		"no mechanism":          {sasl("", "u", securityTestPassword, 1), []string{"auth::sasl: ", "mechanism: must be set"}},
+		"no username":           {sasl("PLAIN", "", securityTestPassword, 1), []string{"auth::sasl: ", "username: must be set"}},
+		"no password":           {sasl("PLAIN", "u", "", 1), []string{"auth::sasl: ", "password: must be set"}},
+		"bad version":           {sasl("PLAIN", "u", securityTestPassword, 2), []string{"auth::sasl: ", "version: must be 0 or 1, got 2"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := New(tt.s)
+			require.Nil(t, c)
+			require.Error(t, err)
+			for _, want := range tt.wants {
+				require.ErrorContains(t, err, want)
+			}
+			require.NotContains(t, err.Error(), securityTestPassword)
+		})
+	}
+}
+
+func TestCheckVersion(t *testing.T) {
+	require.NoError(t, CheckVersion("3.0.0"))
+	require.NoError(t, CheckVersion("4.0.0"))
+	require.Error(t, CheckVersion("three"))
+	require.Error(t, CheckVersion(""))
+}
+
+// TestSCRAMClientConversation runs the adapter against xdg-go/scram's own
+// server, so a wiring mistake (wrong hash, reused conversation) shows here
+// rather than as an authentication failure against a broker.
+func TestSCRAMClientConversation(t *testing.T) {
+	s := defaultSettings()
+	s.SASL = &SASL{Mechanism: kafka.SASLSCRAMSHA512, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
+	sc, err := newConfig(s)
+	require.NoError(t, err)
+	client := sc.Net.SASL.SCRAMClientGeneratorFunc()
+	require.NoError(t, client.Begin("monitor", securityTestPassword, ""))
+	msg, err := client.Step("")
+	require.NoError(t, err)
+	require.Contains(t, msg, "n=monitor")
+	require.NotContains(t, msg, securityTestPassword, "SCRAM never sends the password")
+	require.False(t, client.Done())
+}
+
+func TestWarnInsecureSecurity(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	s := defaultSettings()
+	warnInsecureSecurity(s, zap.New(core))
+	require.Zero(t, logs.Len(), "nothing configured, nothing to warn about")
+
+	s.SASL = &SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: securityTestPassword, HandshakeVersion: 1}
+	warnInsecureSecurity(s, zap.New(core))
+	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len())
+
+	s.TLS = &configtls.ClientConfig{InsecureSkipVerify: true}
+	warnInsecureSecurity(s, zap.New(core))
+	require.Equal(t, 1, logs.FilterMessageSnippet("insecure_skip_verify").Len())
+	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len(), "TLS is on now")
+	for _, entry := range logs.All() {
+		require.NotContains(t, fmt.Sprint(entry.Message, entry.ContextMap()), securityTestPassword)
+	}
+
+	// New warns once, at creation.
+	s.Logger = zap.New(core)
+	before := logs.Len()
+	c, err := New(s)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.Equal(t, before+1, logs.Len(), "insecure_skip_verify, once")
+}
+
+// testCAPEM is the PEM certificate of a certificate authority made for one
+// test.
+func testCAPEM(t testing.TB) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kafka_time_lag test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}

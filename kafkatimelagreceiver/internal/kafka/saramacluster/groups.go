@@ -1,0 +1,262 @@
+package saramacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/IBM/sarama"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// ConsumerGroups sends one ListGroups to every broker, and remembers which
+// broker listed each group as that group's coordinator.
+func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
+	client, err := c.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	brokers := client.Brokers()
+	if len(brokers) == 0 {
+		return nil, errors.New("list groups: no brokers known")
+	}
+	work := make(map[*sarama.Broker]struct{}, len(brokers))
+	for _, b := range brokers {
+		work[b] = struct{}{}
+	}
+	var (
+		mu       sync.Mutex
+		groups   = map[string]struct{}{}
+		listedBy = map[string]int32{}
+		twice    = map[string]bool{}
+	)
+	err = perBroker(ctx, work, func(b *sarama.Broker, _ struct{}) error {
+		if err := b.Open(client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+			return fmt.Errorf("list groups on broker %d: connect: %w", b.ID(), err)
+		}
+		req := &sarama.ListGroupsRequest{}
+		if c.config.Version.IsAtLeast(sarama.V2_6_0_0) {
+			req.Version = 4
+		}
+		resp, err := b.ListGroups(req)
+		c.observe(ctx, b, "ListGroups", err)
+		if err != nil {
+			return fmt.Errorf("list groups on broker %d: %w", b.ID(), err)
+		}
+		if !errors.Is(resp.Err, sarama.ErrNoError) {
+			return fmt.Errorf("list groups on broker %d: %w", b.ID(), clusterAuthorization(resp.Err))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for id, protocolType := range resp.Groups {
+			// Groups with only committed offsets have no protocol type;
+			// Connect workers and share groups have no consumer offsets.
+			if protocolType == "consumer" || protocolType == "" {
+				groups[id] = struct{}{}
+				if _, seen := listedBy[id]; seen {
+					twice[id] = true
+				}
+				listedBy[id] = b.ID()
+			}
+		}
+		return nil
+	})
+	for id := range twice {
+		delete(listedBy, id)
+	}
+	c.listedMu.Lock()
+	c.listedBy = listedBy
+	c.listedMu.Unlock()
+	out := make([]string, 0, len(groups))
+	for g := range groups {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out, err
+}
+
+// offsetsRecorder stores one group's committed offsets and returns the
+// errors of its partitions.
+type offsetsRecorder func(group string, blocks map[string]map[int32]*sarama.OffsetFetchResponseBlock) error
+
+// CommittedOffsets sends one OffsetFetch per coordinator carrying all its
+// groups when the protocol allows it (v8, Kafka 3.0+), and one per group
+// otherwise or when the batched request is refused.
+func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+	client, err := c.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, client, groups)
+	var (
+		mu  sync.Mutex
+		out = make(map[string]map[kafka.TopicPartition]int64, len(groups))
+	)
+	record := func(group string, blocks map[string]map[int32]*sarama.OffsetFetchResponseBlock) error {
+		n := 0
+		for _, partitions := range blocks {
+			n += len(partitions)
+		}
+		offsets := make(map[kafka.TopicPartition]int64, n)
+		var errs []error
+		for topic, partitions := range blocks {
+			for partition, block := range partitions {
+				if !errors.Is(block.Err, sarama.ErrNoError) {
+					errs = append(errs, topicError(topic, kafka.OperationDescribe, fmt.Errorf("committed offset of group %q on %s/%d: %w",
+						group, topic, partition, authorization(block.Err))))
+					continue
+				}
+				if block.Offset < 0 {
+					continue // no commit on this partition
+				}
+				offsets[kafka.TopicPartition{Topic: topic, Partition: partition}] = block.Offset
+			}
+		}
+		mu.Lock()
+		out[group] = offsets
+		mu.Unlock()
+		return kafka.Join(errs...)
+	}
+	batched := c.config.Version.IsAtLeast(sarama.V3_0_0_0)
+	err = perBroker(ctx, byCoordinator, func(b *sarama.Broker, groups []string) error {
+		if batched && len(groups) > 1 {
+			err := c.offsetFetchBatch(ctx, client, b, groups, record)
+			if err == nil || !errors.Is(err, errBatchUnsupported) {
+				return err
+			}
+			c.logger.Debug("broker refused a batched OffsetFetch; falling back to one request per group",
+				zap.Int32("broker", b.ID()), zap.Error(err))
+		}
+		return c.offsetFetchEach(ctx, client, b, groups, record)
+	})
+	return out, kafka.Join(coordinatorErr, err)
+}
+
+// offsetFetchEach sends one OffsetFetch per group.
+func (c *Cluster) offsetFetchEach(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+	var errs []error
+	for _, g := range groups {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, groupError(g, fmt.Errorf("fetch committed offsets of group %q: %w", g, err)))
+			break
+		}
+		req := sarama.NewOffsetFetchRequest(c.config.Version, g, nil)
+		if req.Version >= 8 {
+			// One group per request: build the v7 shape so a broker
+			// without v8 reads it as well.
+			req = &sarama.OffsetFetchRequest{Version: 7, ConsumerGroup: g}
+		}
+		resp, err := b.FetchOffset(req)
+		c.observe(ctx, b, "OffsetFetch", err)
+		if err != nil {
+			errs = append(errs, groupError(g, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g, b.ID(), err)))
+			continue
+		}
+		if !errors.Is(resp.Err, sarama.ErrNoError) {
+			c.refreshCoordinatorOn(ctx, client, g, resp.Err)
+			errs = append(errs, groupError(g, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g, b.ID(), authorization(resp.Err))))
+			continue
+		}
+		errs = append(errs, record(g, resp.Blocks))
+	}
+	return kafka.Join(errs...)
+}
+
+var errBatchUnsupported = errors.New("batched OffsetFetch unsupported")
+
+// offsetFetchBatch sends one OffsetFetch v8 for all the groups. It returns
+// an error wrapping errBatchUnsupported when the broker cannot take one, for
+// the caller to fall back to one request per group.
+func (c *Cluster) offsetFetchBatch(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+	req := &sarama.OffsetFetchRequest{Version: 8}
+	for _, g := range groups {
+		// Nil partitions: every partition the group has committed on.
+		req.Groups = append(req.Groups, sarama.OffsetFetchRequestGroup{GroupId: g})
+	}
+	resp, err := b.FetchOffset(req)
+	c.observe(ctx, b, "OffsetFetch", err)
+	if err != nil {
+		var encErr sarama.PacketEncodingError
+		if errors.As(err, &encErr) || errors.Is(err, sarama.ErrUnsupportedVersion) {
+			return fmt.Errorf("%w: %w", errBatchUnsupported, err)
+		}
+		return fmt.Errorf("fetch committed offsets of %d groups from coordinator %d: %w", len(groups), b.ID(), err)
+	}
+	if resp.Version < 8 {
+		return fmt.Errorf("%w: broker %d answered with version %d", errBatchUnsupported, b.ID(), resp.Version)
+	}
+	var errs []error
+	for _, g := range resp.Groups {
+		if !errors.Is(g.Err, sarama.ErrNoError) {
+			c.refreshCoordinatorOn(ctx, client, g.GroupId, g.Err)
+			errs = append(errs, groupError(g.GroupId, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w",
+				g.GroupId, b.ID(), authorization(g.Err))))
+			continue
+		}
+		errs = append(errs, record(g.GroupId, g.Blocks))
+	}
+	return kafka.Join(errs...)
+}
+
+// refreshCoordinatorOn looks the group's coordinator up again when the
+// broker asked says it is not (or not yet) the group's coordinator.
+func (c *Cluster) refreshCoordinatorOn(ctx context.Context, client sarama.Client, group string, kerr sarama.KError) {
+	switch kerr {
+	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrOffsetsLoadInProgress:
+		// The next scrape asks again; refreshing now points it at the right
+		// broker, and the listing that named the wrong one is not trusted
+		// for this group until the next listing.
+		c.listedMu.Lock()
+		delete(c.listedBy, group)
+		c.listedMu.Unlock()
+		if ctx.Err() != nil {
+			return // the next call finds it out
+		}
+		if err := client.RefreshCoordinator(group); err != nil {
+			c.logger.Debug("refresh coordinator", zap.String("group", group), zap.Error(err))
+		}
+	}
+}
+
+// groupsByCoordinator groups the groups by their coordinator broker: the
+// broker that listed the group, else the client's answer, which it caches,
+// so that only a group missing from the listing and not seen before (or
+// whose coordinator moved) costs a FindCoordinator request.
+func (c *Cluster) groupsByCoordinator(ctx context.Context, client sarama.Client, groups []string) (map[*sarama.Broker][]string, error) {
+	listed := make([]int32, len(groups))
+	c.listedMu.Lock()
+	for i, g := range groups {
+		id, ok := c.listedBy[g]
+		if !ok {
+			id = -1
+		}
+		listed[i] = id
+	}
+	c.listedMu.Unlock()
+	var errs []error
+	out := map[*sarama.Broker][]string{}
+	for i, g := range groups {
+		if listed[i] >= 0 {
+			if b, err := client.Broker(listed[i]); err == nil {
+				out[b] = append(out[b], g)
+				continue
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
+			continue
+		}
+		// A FindCoordinator on a cache miss: no lock held.
+		coordinator, err := client.Coordinator(g)
+		if err != nil {
+			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, authorization(err))))
+			continue
+		}
+		out[coordinator] = append(out[coordinator], g)
+	}
+	return out, kafka.Join(errs...)
+}

@@ -1,0 +1,118 @@
+package saramacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// EndOffsets reads the high watermark of each partition.
+func (c *Cluster) EndOffsets(ctx context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
+	return c.listOffsets(ctx, partitions, sarama.OffsetNewest)
+}
+
+// StartOffsets reads the log start offset of each partition.
+func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
+	return c.listOffsets(ctx, partitions, sarama.OffsetOldest)
+}
+
+// listOffsets sends one ListOffsets per leader carrying all its partitions.
+func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64) (kafka.OffsetRead, error) {
+	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
+	client, err := c.connected(ctx)
+	if err != nil {
+		return read, err
+	}
+	byLeader, leaderErr := c.byLeader(ctx, client, partitions)
+	var (
+		mu    sync.Mutex
+		stale = map[string]struct{}{}
+	)
+	read.Sent = time.Now()
+	err = perBroker(ctx, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+		req := sarama.NewOffsetRequest(c.config.Version)
+		for _, tp := range tps {
+			req.AddBlock(tp.Topic, tp.Partition, which, 1)
+		}
+		resp, err := b.GetAvailableOffsets(req)
+		c.observe(ctx, b, "ListOffsets", err)
+		if err != nil {
+			return fmt.Errorf("list offsets from broker %d: %w", b.ID(), err)
+		}
+		var errs []error
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tp := range tps {
+			block := resp.GetBlock(tp.Topic, tp.Partition)
+			if block == nil {
+				errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
+					fmt.Errorf("list offsets of %s/%d from broker %d: no answer", tp.Topic, tp.Partition, b.ID())))
+				continue
+			}
+			if !errors.Is(block.Err, sarama.ErrNoError) {
+				errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
+					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), authorization(block.Err))))
+				stale[tp.Topic] = struct{}{}
+				continue
+			}
+			offset := block.Offset
+			if req.Version == 0 && len(block.Offsets) > 0 {
+				offset = block.Offsets[0]
+			}
+			read.Offsets[tp] = offset
+		}
+		return kafka.Join(errs...)
+	})
+	read.Received = time.Now()
+	if len(stale) > 0 && ctx.Err() == nil {
+		// Leadership moved or the topic changed: the next read should see
+		// fresh metadata.
+		topics := make([]string, 0, len(stale))
+		for t := range stale {
+			topics = append(topics, t)
+		}
+		if refreshErr := client.RefreshMetadata(topics...); refreshErr != nil {
+			c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(refreshErr))
+		}
+	}
+	return read, kafka.Join(leaderErr, err)
+}
+
+// byLeader groups partitions by their leader broker. Partitions whose leader
+// cannot be found are reported in the error and left out.
+func (c *Cluster) byLeader(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, error) {
+	var errs []error
+	out := map[*sarama.Broker][]kafka.TopicPartition{}
+	failedTopics := map[string]bool{}
+	for i, tp := range partitions {
+		if failedTopics[tp.Topic] {
+			continue
+		}
+		// A leader missing from the cache costs a metadata request.
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("find leaders of %d partitions: %w", len(partitions)-i, err))
+			break
+		}
+		leader, err := client.Leader(tp.Topic, tp.Partition)
+		if err != nil {
+			if errors.Is(err, sarama.ErrUnknownTopicOrPartition) || errors.Is(err, sarama.ErrLeaderNotAvailable) ||
+				errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
+				// Do not ask again for every partition of a missing (or
+				// forbidden) topic.
+				failedTopics[tp.Topic] = true
+			}
+			errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
+				fmt.Errorf("find leader of %s/%d: %w", tp.Topic, tp.Partition, authorization(err))))
+			continue
+		}
+		out[leader] = append(out[leader], tp)
+	}
+	return out, kafka.Join(errs...)
+}

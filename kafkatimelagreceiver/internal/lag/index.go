@@ -1,0 +1,94 @@
+package lag
+
+import (
+	"slices"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// Index numbers a scrape's partitions in (topic, partition) order and holds
+// what the snapshot says of each. A group's commits are then sorted by an
+// integer rather than by topic name, and each partition's offsets (and
+// table) are looked up once per scrape rather than once per group that
+// commits on it (BENCHMARKS.md, "How we got here", has what that saved).
+type Index struct {
+	Parts []Partition // by rank
+	// commits is each group's committed offsets by partition rank, in no
+	// particular order.
+	commits map[string][]rankedCommit
+}
+
+// Partition is what a scrape knows of one partition.
+type Partition struct {
+	kafka.TopicPartition
+	End, Start       int64
+	HasEnd, HasStart bool
+	// Table is the partition's interpolation table, once ResolveTables ran.
+	Table timetable.Ref
+}
+
+type rankedCommit struct {
+	rank      int32
+	committed int64
+}
+
+// NewIndex indexes every partition the snapshot has an end offset or a
+// commit for, hashing each (group, partition) pair once.
+func NewIndex(snap *Snapshot) *Index {
+	ids := make(map[kafka.TopicPartition]int32, len(snap.End))
+	var tps []kafka.TopicPartition
+	id := func(tp kafka.TopicPartition) int32 {
+		if n, ok := ids[tp]; ok {
+			return n
+		}
+		n := int32(len(tps))
+		ids[tp] = n
+		tps = append(tps, tp)
+		return n
+	}
+	for tp := range snap.End {
+		id(tp)
+	}
+	idx := &Index{commits: make(map[string][]rankedCommit, len(snap.Committed))}
+	for group, offsets := range snap.Committed {
+		commits := make([]rankedCommit, 0, len(offsets))
+		for tp, committed := range offsets {
+			commits = append(commits, rankedCommit{rank: id(tp), committed: committed})
+		}
+		idx.commits[group] = commits
+	}
+	// Ids were handed out in map order; ranks follow (topic, partition).
+	order := make([]int32, len(tps))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return tps[a].Compare(tps[b]) })
+	rankOf := make([]int32, len(tps))
+	idx.Parts = make([]Partition, len(tps))
+	for rank, n := range order {
+		rankOf[n] = int32(rank)
+		tp := tps[n]
+		p := Partition{TopicPartition: tp}
+		p.End, p.HasEnd = snap.End[tp]
+		p.Start, p.HasStart = snap.Start[tp]
+		idx.Parts[rank] = p
+	}
+	for _, commits := range idx.commits {
+		for i := range commits {
+			commits[i].rank = rankOf[commits[i].rank]
+		}
+	}
+	return idx
+}
+
+// ResolveTables points each partition at its table in the store.
+func (idx *Index) ResolveTables(tables *timetable.Store) {
+	tps := make([]kafka.TopicPartition, len(idx.Parts))
+	for i := range idx.Parts {
+		tps[i] = idx.Parts[i].TopicPartition
+	}
+	for i, ref := range tables.Refs(tps) {
+		idx.Parts[i].Table = ref
+	}
+}

@@ -1,0 +1,147 @@
+// Package lag turns one scrape's snapshot of offsets into each group's
+// per-partition lag and time lag, and their per-(group, topic) aggregates.
+// It does no I/O: append times come from an AppendTimeFunc.
+package lag
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// Snapshot is what one scrape read from Kafka: committed offsets first, then
+// end offsets, all stamped with the instant the end offsets were read.
+type Snapshot struct {
+	At        int64                                     // unix nanoseconds
+	Committed map[string]map[kafka.TopicPartition]int64 // group -> partition -> committed offset
+	End       map[kafka.TopicPartition]int64            // high watermarks
+	Start     map[kafka.TopicPartition]int64            // log start offsets, where read
+}
+
+// Method says how a time lag was obtained.
+type Method int
+
+const (
+	MethodNone     Method = iota // no estimate could be made
+	MethodCaughtUp               // nothing left to consume: 0
+	MethodTable                  // interpolated in the partition's table
+	MethodRecord                 // the record's own timestamp
+)
+
+func (m Method) String() string {
+	switch m {
+	case MethodCaughtUp:
+		return "caught_up"
+	case MethodTable:
+		return "interpolation"
+	case MethodRecord:
+		return "record_timestamp"
+	default:
+		return "none"
+	}
+}
+
+// AppendTimeFunc estimates when the record at offset c of partition p was
+// appended.
+type AppendTimeFunc func(p *Partition, c int64) (appendedAt int64, method Method, ok bool)
+
+// PartitionLag is one group's position on one partition.
+type PartitionLag struct {
+	Group string
+	kafka.TopicPartition
+	Committed  int64
+	HasEnd     bool // false when the end offset could not be read
+	End        int64
+	Lag        int64
+	TimeLag    float64 // seconds
+	HasTimeLag bool
+	Lost       int64 // records deleted by retention before the group read them
+	Method     Method
+}
+
+// ConsumeFrom is the offset of the oldest record the group can still
+// consume: its committed offset, or the log start when retention has already
+// deleted the records at the committed offset.
+func ConsumeFrom(committed, start int64, hasStart bool) int64 {
+	if hasStart && start > committed {
+		return start
+	}
+	return committed
+}
+
+// GroupLags appends one group's per-partition lags to out, sorted by
+// (topic, partition). Every estimate of an append time comes from
+// appendTime. A scrape goes group by group so that only one group's lags are
+// held at a time, not every pair of the cluster.
+func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTime AppendTimeFunc) []PartitionLag {
+	commits := idx.commits[group]
+	slices.SortFunc(commits, func(a, b rankedCommit) int { return cmp.Compare(a.rank, b.rank) })
+	for _, rc := range commits {
+		p := &idx.Parts[rc.rank]
+		committed := rc.committed
+		pl := PartitionLag{Group: group, TopicPartition: p.TopicPartition, Committed: committed}
+		if p.HasEnd {
+			pl.HasEnd = true
+			pl.End = p.End
+			pl.Lag = max(0, p.End-committed)
+			from := ConsumeFrom(committed, p.Start, p.HasStart)
+			pl.Lost = from - committed
+			if from >= p.End {
+				pl.HasTimeLag, pl.Method = true, MethodCaughtUp
+			} else if appendedAt, method, ok := appendTime(p, from); ok {
+				pl.HasTimeLag, pl.Method = true, method
+				// Never negative: a producer clock ahead of ours, or a
+				// point taken a moment after the read, is not a lead.
+				pl.TimeLag = float64(max(0, at-appendedAt)) / 1e9
+			}
+		}
+		out = append(out, pl)
+	}
+	return out
+}
+
+// TopicLag aggregates one group's lags over the partitions of one topic.
+type TopicLag struct {
+	Group, Topic string
+	LagSum       int64
+	LagMax       int64
+	HasLag       bool
+	TimeLagMax   float64
+	HasTimeLag   bool
+}
+
+// Aggregate appends to out the sums and maxima per (group, topic) of lags,
+// which must be sorted by group, then topic; so is what it appends.
+func Aggregate(out []TopicLag, lags []PartitionLag) []TopicLag {
+	from := len(out)
+	for _, pl := range lags {
+		if n := len(out); n == from || out[n-1].Group != pl.Group || out[n-1].Topic != pl.Topic {
+			out = append(out, TopicLag{Group: pl.Group, Topic: pl.Topic})
+		}
+		agg := &out[len(out)-1]
+		if pl.HasEnd {
+			agg.HasLag = true
+			agg.LagSum += pl.Lag
+			agg.LagMax = max(agg.LagMax, pl.Lag)
+		}
+		if pl.HasTimeLag {
+			agg.HasTimeLag = true
+			agg.TimeLagMax = max(agg.TimeLagMax, pl.TimeLag)
+		}
+	}
+	return out
+}
+
+// MethodCounts counts a scrape's estimates by method.
+type MethodCounts [MethodRecord + 1]int64
+
+// Add counts the lags whose end offset was read: the others had nothing to
+// estimate.
+func (c *MethodCounts) Add(lags []PartitionLag) {
+	for _, pl := range lags {
+		if pl.HasEnd {
+			c[pl.Method]++
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package timetable
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+var (
+	tpA0 = kafka.TopicPartition{Topic: "a", Partition: 0}
+	tpA1 = kafka.TopicPartition{Topic: "a", Partition: 1}
+	tpB0 = kafka.TopicPartition{Topic: "b", Partition: 0}
+)
+
+func partitionSet(tps ...kafka.TopicPartition) map[kafka.TopicPartition]struct{} {
+	set := make(map[kafka.TopicPartition]struct{}, len(tps))
+	for _, tp := range tps {
+		set[tp] = struct{}{}
+	}
+	return set
+}
+
+// offsetRead is a read sent 5 ms before it was received at receivedSec.
+func offsetRead(receivedSec int64, offsets map[kafka.TopicPartition]int64) kafka.OffsetRead {
+	received := time.Unix(receivedSec, 0)
+	return kafka.OffsetRead{Offsets: offsets, Sent: received.Add(-5 * time.Millisecond), Received: received}
+}
+
+func TestStoreTrack(t *testing.T) {
+	s := NewStore(8, 0)
+	require.Empty(t, s.Partitions())
+	require.Zero(t, s.Track(partitionSet(tpB0, tpA1, tpA0)))
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpA1, tpB0}, s.Partitions())
+
+	s.Record(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 10, tpA1: 20, tpB0: 30}))
+	s.RecordStart(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 1, tpA1: 2, tpB0: 3}))
+	require.Equal(t, 3, s.Points())
+
+	// Tracking again keeps the tables of partitions still tracked.
+	require.Equal(t, 2, s.Track(partitionSet(tpA1)))
+	require.Equal(t, []kafka.TopicPartition{tpA1}, s.Partitions())
+	require.Equal(t, 1, s.Points())
+	require.Equal(t, map[kafka.TopicPartition]int64{tpA1: 2}, s.StartOffsets(), "a dropped table's log start goes with it")
+
+	// A partition tracked again starts from nothing.
+	require.Zero(t, s.Track(partitionSet(tpA0, tpA1)))
+	require.Equal(t, 1, s.Points())
+	_, ok, _ := s.Estimate(s.Refs([]kafka.TopicPartition{tpA0})[0], 5, Sample{Offset: 100, At: unixSec(200)})
+	require.False(t, ok)
+}
+
+func TestStoreRecordOnlyTracked(t *testing.T) {
+	s := NewStore(8, 0)
+	s.Track(partitionSet(tpA0))
+	s.Record(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 10, tpB0: 30}))
+	s.RecordStart(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 1, tpB0: 3}))
+	require.Equal(t, 1, s.Points())
+	require.Equal(t, []kafka.TopicPartition{tpA0}, s.Partitions(), "a read does not start tracking")
+	require.Equal(t, map[kafka.TopicPartition]int64{tpA0: 1}, s.StartOffsets())
+
+	starts := s.StartOffsets()
+	starts[tpA0] = 99
+	require.Equal(t, map[kafka.TopicPartition]int64{tpA0: 1}, s.StartOffsets(), "StartOffsets returns a copy")
+}
+
+func TestStoreResets(t *testing.T) {
+	s := NewStore(8, 0)
+	s.Track(partitionSet(tpA0, tpA1, tpB0))
+	require.Nil(t, s.TakeResets())
+	s.Record(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 1000, tpA1: 1000, tpB0: 1000}))
+	s.RecordStart(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 10, tpA1: 10, tpB0: 10}))
+
+	// b/0 and a/0 went backwards, in a read sent after the last: their logs
+	// were recreated. Their log starts belong to the old logs.
+	s.Record(offsetRead(110, map[kafka.TopicPartition]int64{tpA0: 5, tpA1: 1100, tpB0: 7}))
+	require.Equal(t, map[kafka.TopicPartition]int64{tpA1: 10}, s.StartOffsets())
+	// a/0 again, and a read served out of order, which is no reset.
+	s.Record(offsetRead(120, map[kafka.TopicPartition]int64{tpA0: 2}))
+	s.Record(kafka.OffsetRead{
+		Offsets: map[kafka.TopicPartition]int64{tpA1: 1050},
+		Sent:    time.Unix(109, 0), Received: time.Unix(121, 0),
+	})
+
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, s.TakeResets(), "sorted, each once")
+	require.Nil(t, s.TakeResets(), "taken resets are forgotten")
+
+	// The new log's table is there to estimate from.
+	at, ok, _ := s.Estimate(s.Refs([]kafka.TopicPartition{tpB0})[0], 7, Sample{Offset: 17, At: unixSec(120)})
+	require.True(t, ok)
+	require.Equal(t, unixSec(110), at)
+
+	// A reset of a partition dropped before it was taken is not reported.
+	s.Record(offsetRead(130, map[kafka.TopicPartition]int64{tpA0: 1, tpB0: 1}))
+	s.Track(partitionSet(tpA0, tpA1))
+	require.Equal(t, []kafka.TopicPartition{tpA0}, s.TakeResets())
+}
+
+func TestStoreRefs(t *testing.T) {
+	s := NewStore(8, 30*time.Second)
+	s.Track(partitionSet(tpA0, tpA1))
+	for sec := int64(0); sec <= 100; sec += 10 {
+		s.Record(offsetRead(sec, map[kafka.TopicPartition]int64{tpA0: 10 * sec, tpA1: sec}))
+	}
+	// Down from 100 s to 400 s while records were appended.
+	s.Record(offsetRead(400, map[kafka.TopicPartition]int64{tpA0: 4000, tpA1: 4000}))
+
+	refs := s.Refs([]kafka.TopicPartition{tpB0, tpA1, tpA0})
+	require.Len(t, refs, 3)
+	require.Equal(t, Ref{}, refs[0], "an untracked partition has no table")
+
+	upper := Sample{Offset: 4100, At: unixSec(410)}
+	at, ok, gap := s.Estimate(refs[2], 500, upper)
+	require.True(t, ok)
+	require.False(t, gap)
+	require.Equal(t, unixSec(50), at)
+	at, ok, gap = s.Estimate(refs[2], 2500, upper)
+	require.True(t, ok)
+	require.True(t, gap, "the store's maxGap applies to its tables")
+	require.Equal(t, unixSec(250), at)
+	at, ok, _ = s.Estimate(refs[1], 50, upper)
+	require.True(t, ok)
+	require.Equal(t, unixSec(50), at)
+
+	at, ok, gap = s.Estimate(Ref{}, 50, upper)
+	require.Equal(t, [3]any{int64(0), false, false}, [3]any{at, ok, gap})
+	at, ok, gap = s.Estimate(refs[0], 50, upper)
+	require.Equal(t, [3]any{int64(0), false, false}, [3]any{at, ok, gap})
+	require.Empty(t, s.Refs(nil))
+}
+
+func TestStoreStateRoundTrip(t *testing.T) {
+	s := NewStore(64, time.Minute)
+	s.Track(partitionSet(tpA0, tpA1, tpB0))
+	for sec := int64(0); sec < 200; sec += 10 {
+		s.Record(offsetRead(1_700_000_000+sec, map[kafka.TopicPartition]int64{tpA0: 7 * sec, tpB0: sec * sec}))
+	}
+	s.RecordStart(offsetRead(1_700_000_200, map[kafka.TopicPartition]int64{tpA0: 3, tpA1: 0}))
+	data := s.EncodeState()
+
+	r := NewStore(8, time.Minute)
+	tables, err := r.RestoreState(data)
+	require.NoError(t, err)
+	require.Equal(t, 2, tables, "a table without points is not saved")
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, r.Partitions())
+	require.Equal(t, map[kafka.TopicPartition]int64{tpA0: 3}, r.StartOffsets())
+	require.LessOrEqual(t, r.Points(), 16, "restored tables are thinned to the store's bound")
+
+	// Restored tables are tracked like any other until Track says otherwise.
+	r.Record(offsetRead(1_700_000_300, map[kafka.TopicPartition]int64{tpA0: 2000}))
+	upper := Sample{Offset: 2100, At: unixSec(1_700_000_310)}
+	refs := r.Refs([]kafka.TopicPartition{tpA0})
+	at, ok, gap := r.Estimate(refs[0], 7*150, upper)
+	require.True(t, ok)
+	require.False(t, gap)
+	require.Equal(t, unixSec(1_700_000_150), at)
+	_, ok, gap = r.Estimate(refs[0], 1500, upper)
+	require.True(t, ok)
+	require.True(t, gap, "110 s without a sample is a gap under the restoring store's maxGap")
+}
+
+func TestStoreRestoreRejectsCorruptState(t *testing.T) {
+	s := NewStore(16, 0)
+	s.Track(partitionSet(tpA0))
+	tables, err := s.RestoreState([]byte("KTLT\x01\x05garbage"))
+	require.ErrorIs(t, err, ErrStateCorrupt)
+	require.ErrorContains(t, err, "restore interpolation tables from 13 bytes")
+	require.Zero(t, tables)
+	require.Equal(t, []kafka.TopicPartition{tpA0}, s.Partitions(), "nothing is installed from corrupt state")
+
+	_, err = s.RestoreState(append([]byte(stateMagic), 7, 0))
+	require.ErrorContains(t, err, "version 7")
+	require.NotErrorIs(t, err, ErrStateCorrupt)
+}
+
+// TestStoreConcurrentUse runs the sampler's, the scraper's and the saver's
+// calls together, for the race detector.
+func TestStoreConcurrentUse(t *testing.T) {
+	s := NewStore(32, time.Minute)
+	tps := []kafka.TopicPartition{tpA0, tpA1, tpB0}
+	s.Track(partitionSet(tps...))
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { // the sampler
+		defer wg.Done()
+		for i := int64(1); i <= 500; i++ {
+			offset := 10 * i
+			if i%100 == 0 {
+				offset = 1 // a truncation now and then
+			}
+			s.Record(offsetRead(i, map[kafka.TopicPartition]int64{tpA0: offset, tpA1: offset, tpB0: offset}))
+			if i%10 == 0 {
+				s.RecordStart(offsetRead(i, map[kafka.TopicPartition]int64{tpA0: i}))
+			}
+		}
+	}()
+	go func() { // the scraper
+		defer wg.Done()
+		for range 200 {
+			s.Track(partitionSet(tps...))
+			_ = s.StartOffsets()
+			_ = s.TakeResets()
+			for _, ref := range s.Refs(tps) {
+				s.Estimate(ref, 100, Sample{Offset: 1 << 40, At: 1 << 62})
+			}
+			_ = s.Points()
+		}
+	}()
+	go func() { // the saver
+		defer wg.Done()
+		for range 50 {
+			_, err := decodeState(s.EncodeState(), 32, time.Minute)
+			require.NoError(t, err)
+		}
+	}()
+	wg.Wait()
+}

@@ -1,0 +1,246 @@
+// Package timetable holds the interpolation tables that turn a committed
+// offset into the time its record was appended: per partition, end offsets
+// sampled over time. Table is one partition's table, Store the tables of every
+// tracked partition behind one lock, and the state encoding lets a restarted
+// receiver keep its history. It does no I/O and never reads a clock.
+package timetable
+
+import (
+	"sort"
+	"time"
+)
+
+// Sample says: by time At, every record below Offset had been appended to the
+// partition (Offset is the end offset, i.e. the next offset to be written).
+type Sample struct {
+	Offset int64
+	At     int64 // unix nanoseconds
+}
+
+// Table is the interpolation table of one partition: end offsets sampled over
+// time, strictly increasing in time and non-decreasing in offset. Every time
+// comes from the caller. It is not safe for concurrent use; Store guards it.
+type Table struct {
+	points    []Sample
+	maxPoints int
+	// lastRead is when the request behind the newest point was received; an
+	// older read that completes later must not be mistaken for a truncation.
+	lastRead int64
+	// maxGap is the longest time between two points that still counts as
+	// watched (0: any). A longer segment, as when the collector was down or
+	// Kafka unreachable, is a gap: production inside it was not observed, so
+	// straight-line interpolation there is a guess the caller may replace.
+	maxGap int64
+	// gaps holds the times of the points that end a gap segment. Gaps are
+	// rare, so a small map beats a flag in every point.
+	gaps map[int64]struct{}
+}
+
+// thinningResolutionWeight trades exactness against spread when thinning: a
+// point whose removal costs no interpolation error is still worth keeping if
+// its neighbours are far apart relative to its age. With this weight a
+// constant-rate series settles into points spaced roughly in proportion to
+// their age, so a group an hour behind is estimated from points about a
+// minute apart and a group a day behind from points under an hour apart.
+const thinningResolutionWeight = 0.02
+
+// NewTable returns an empty table of at most maxPoints points (at least 2:
+// interpolation needs both ends) whose segments longer than maxGap are gaps
+// (0 or less: none is).
+func NewTable(maxPoints int, maxGap time.Duration) *Table {
+	if maxPoints < 2 {
+		maxPoints = 2
+	}
+	return &Table{maxPoints: maxPoints, maxGap: int64(maxGap)}
+}
+
+// AddResult tells the caller what Add did with an observation.
+type AddResult int
+
+const (
+	Appended AddResult = iota // a new newest point
+	Merged                    // extended a flat run or refined the newest point
+	Ignored                   // older than the newest point: a concurrent read finished late
+	Reset                     // the end offset went backwards: the log was recreated or truncated
+)
+
+// Add records that the end offset was offset for a request sent at sent whose
+// response arrived at received. The point is stamped with received: the
+// broker answered before then, so every record below offset existed by then.
+func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
+	at := received.UnixNano()
+	n := len(t.points)
+	if n == 0 {
+		t.points = append(t.points, Sample{Offset: offset, At: at})
+		t.lastRead = at
+		return Appended
+	}
+	last := &t.points[n-1]
+	if offset < last.Offset {
+		if sent.UnixNano() <= t.lastRead {
+			// Both reads were in flight together: this one may simply have
+			// been served first. Only a read sent after the newest point was
+			// received proves the log went backwards.
+			return Ignored
+		}
+		t.points = append(t.points[:0], Sample{Offset: offset, At: at})
+		t.lastRead = at
+		t.gaps = nil
+		return Reset
+	}
+	if at <= last.At {
+		if at == last.At && offset > last.Offset {
+			last.Offset = offset
+			return Merged
+		}
+		return Ignored
+	}
+	t.lastRead = at
+	if offset == last.Offset && n >= 2 && t.points[n-2].Offset == offset {
+		// A flat run keeps its first point (when the offset was first seen)
+		// and its last (the latest time it was still the end): interpolation
+		// needs nothing in between. No record was appended meanwhile, so
+		// the run is never a gap, however long.
+		if t.isGapEnd(*last) {
+			delete(t.gaps, last.At)
+		}
+		last.At = at
+		return Merged
+	}
+	if t.maxGap > 0 && at-last.At > t.maxGap && offset > last.Offset {
+		t.markGapEnd(at)
+	}
+	t.points = append(t.points, Sample{Offset: offset, At: at})
+	if len(t.points) > t.maxPoints {
+		t.thin()
+	}
+	return Appended
+}
+
+// Estimate estimates when the record at offset c was appended: linear
+// interpolation between the last point with end offset <= c and the first
+// point with end offset > c. upper is an observation newer than the table
+// (normally the scrape's own end-offset read) used as the upper bracket when
+// no table point is above c. It never extrapolates: ok is false when c lies
+// below the oldest point or above every point. gap tells whether the
+// bracketing segment is one whose production was not watched (see maxGap).
+func (t *Table) Estimate(c int64, upper Sample) (at int64, ok, gap bool) {
+	n := len(t.points)
+	// First index whose offset is > c.
+	i := sort.Search(n, func(i int) bool { return t.points[i].Offset > c })
+	if i == 0 {
+		// The table is empty or c predates every point.
+		return 0, false, false
+	}
+	lo := t.points[i-1]
+	if i < n {
+		hi := t.points[i]
+		return interpolate(lo, hi, c), true, t.isGapEnd(hi)
+	}
+	if upper.Offset <= c || upper.At <= lo.At {
+		return 0, false, false
+	}
+	return interpolate(lo, upper, c), true, t.maxGap > 0 && upper.At-lo.At > t.maxGap
+}
+
+func (t *Table) isGapEnd(p Sample) bool {
+	_, ok := t.gaps[p.At]
+	return ok
+}
+
+func (t *Table) markGapEnd(at int64) {
+	if t.gaps == nil {
+		t.gaps = map[int64]struct{}{}
+	}
+	t.gaps[at] = struct{}{}
+}
+
+// clone returns a deep copy, so that it can be read without the lock that
+// guards t.
+func (t *Table) clone() *Table {
+	cp := &Table{
+		points:    append([]Sample(nil), t.points...),
+		maxPoints: t.maxPoints,
+		lastRead:  t.lastRead,
+		maxGap:    t.maxGap,
+	}
+	for at := range t.gaps {
+		cp.markGapEnd(at)
+	}
+	return cp
+}
+
+// interpolate assumes lo.Offset <= c < hi.Offset and lo.At < hi.At.
+func interpolate(lo, hi Sample, c int64) int64 {
+	frac := float64(c-lo.Offset) / float64(hi.Offset-lo.Offset)
+	// Float rounding on spans beyond 2^53 can overshoot by a nanosecond;
+	// an estimate must stay inside its brackets.
+	return min(hi.At, lo.At+int64(frac*float64(hi.At-lo.At)))
+}
+
+// thin removes interior points until the table holds three quarters of its
+// bound, so that thinning runs once per maxPoints/4 appends rather than on
+// every append. The first and last points always stay. A point's cost is the
+// interpolation error its removal would introduce at its own offset plus a
+// resolution term, both relative to its age: error matters in proportion to
+// the lag being measured, so recent points are dear and old ones cheap.
+func (t *Table) thin() {
+	target := t.maxPoints - t.maxPoints/4
+	if target < 2 {
+		target = 2
+	}
+	type candidate struct {
+		index int
+		cost  float64
+	}
+	candidates := make([]candidate, 0, len(t.points))
+	for len(t.points) > target {
+		newest := t.points[len(t.points)-1].At
+		candidates = candidates[:0]
+		for i := 1; i < len(t.points)-1; i++ {
+			prev, cur, next := t.points[i-1], t.points[i], t.points[i+1]
+			var errNanos float64
+			if next.Offset > prev.Offset {
+				errNanos = abs(float64(cur.At - interpolate(prev, next, cur.Offset)))
+			} else {
+				errNanos = 0 // inside a flat run: the endpoints say it all
+			}
+			span := float64(next.At - prev.At)
+			age := float64(newest-cur.At) + 1
+			candidates = append(candidates, candidate{i, (errNanos + thinningResolutionWeight*span) / age})
+		}
+		sort.Slice(candidates, func(a, b int) bool { return candidates[a].cost < candidates[b].cost })
+		excess := len(t.points) - target
+		remove := make(map[int]bool, excess)
+		for _, c := range candidates {
+			if len(remove) == excess {
+				break
+			}
+			// Removing two neighbours at once would make both costs wrong.
+			if remove[c.index-1] || remove[c.index+1] {
+				continue
+			}
+			remove[c.index] = true
+		}
+		kept := t.points[:0]
+		for i, p := range t.points {
+			if !remove[i] {
+				kept = append(kept, p)
+				continue
+			}
+			// The merged segment contains the removed one's gap.
+			if t.isGapEnd(p) {
+				delete(t.gaps, p.At)
+				t.markGapEnd(t.points[i+1].At)
+			}
+		}
+		t.points = kept
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

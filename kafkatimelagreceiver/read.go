@@ -1,0 +1,213 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+)
+
+// scrapeInput is what one scrape read from Kafka.
+type scrapeInput struct {
+	snap *lag.Snapshot
+	idx  *lag.Index
+	// names are the groups to compute, sorted: the reported groups and
+	// every group with commits.
+	names []string
+	// reported are the groups whose health is reported: listed, matching
+	// the filter and not denied.
+	reported  map[string]bool
+	described map[string]kafka.GroupDescription
+	pairs     int // (group, partition) pairs with a commit
+}
+
+// read reads the scrape's snapshot. Committed offsets are read before end
+// offsets: a commit landing between the two reads can then only overstate
+// the lag, never make it negative. What fails partly is added to errs; the
+// error returned means nothing could be read.
+func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs *scrapererror.ScrapeErrors) (*scrapeInput, error) {
+	// complete is whether every group and its commits were read.
+	complete := true
+	allGroups, err := s.cluster.ConsumerGroups(ctx)
+	if err != nil {
+		if len(allGroups) == 0 {
+			return nil, fmt.Errorf("list consumer groups: %w", err)
+		}
+		errs.AddPartial(1, fmt.Errorf("list consumer groups: %w", err))
+		complete = false
+	}
+	groups := allGroups[:0:0]
+	for _, g := range allGroups {
+		if s.groups.matches(g) {
+			groups = append(groups, g)
+		}
+	}
+	committed, err := s.cluster.CommittedOffsets(ctx, groups)
+	if err = denials.Split(err); err != nil {
+		errs.AddPartial(len(groups)-len(committed), err)
+		complete = false
+	}
+	// What was denied is not described or judged either: nothing is known.
+	groups = denials.Allowed(groups)
+	partitions := s.track(committed, complete)
+
+	// With nothing to read, the snapshot is of now; otherwise it is
+	// stamped with the end-offset read.
+	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: s.tables.StartOffsets()}
+	var idx *lag.Index
+	if len(partitions) > 0 {
+		withStart := s.cfg.Metrics.KafkaPartitionOldestOffset.Enabled
+		end, start, err := sampler.Read(ctx, s.cluster, s.tables, partitions, withStart)
+		if err = denials.Split(err); err != nil {
+			missing := len(partitions) - len(end.Offsets)
+			if withStart {
+				missing += len(partitions) - len(start.Offsets)
+			}
+			errs.AddPartial(missing, err)
+		}
+		s.records.Forget(s.tables.TakeResets())
+		snap.End = end.Offsets
+		snap.At = end.Received.UnixNano()
+		if withStart {
+			snap.Start = s.tables.StartOffsets()
+		}
+		idx, err = s.readOutOfTableRecords(ctx, snap)
+		if err = denials.Split(err); err != nil {
+			errs.AddPartial(0, err)
+		}
+	} else {
+		idx = s.index(snap)
+	}
+
+	// Described after the offset reads, so as not to widen the gap between
+	// committed and end offsets that the lag is measured across.
+	var described map[string]kafka.GroupDescription
+	if s.health != nil && len(groups) > 0 {
+		described, err = s.cluster.DescribeGroups(ctx, groups)
+		if err = denials.Split(err); err != nil {
+			errs.AddPartial(len(groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
+		}
+	}
+	s.telemetry.tables(ctx, len(partitions), s.tables.Points())
+
+	in := &scrapeInput{snap: snap, idx: idx, reported: make(map[string]bool, len(groups)), described: described}
+	in.names = append([]string(nil), groups...)
+	for group, offsets := range committed {
+		in.pairs += len(offsets)
+		in.names = append(in.names, group)
+	}
+	slices.Sort(in.names)
+	in.names = slices.Compact(in.names)
+	for _, g := range groups {
+		in.reported[g] = true
+	}
+	return in, nil
+}
+
+// track drops the commits on topics the filter excludes, makes the
+// partitions left the tables' tracked set and returns them, sorted.
+func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
+	tracked := map[kafka.TopicPartition]struct{}{}
+	topicOK := map[string]bool{} // the topic filter, once per topic
+	for group, offsets := range committed {
+		for tp := range offsets {
+			ok, seen := topicOK[tp.Topic]
+			if !seen {
+				ok = s.topics.matches(tp.Topic)
+				topicOK[tp.Topic] = ok
+			}
+			if !ok {
+				delete(offsets, tp)
+				continue
+			}
+			tracked[tp] = struct{}{}
+		}
+		if len(offsets) == 0 {
+			delete(committed, group)
+		}
+	}
+	if !complete {
+		// A partial read cannot tell a partition no group commits on any
+		// more from one whose group or coordinator could not be read: keep
+		// every table until a complete read says which are gone, so that
+		// history survives a broker outage.
+		for _, tp := range s.tables.Partitions() {
+			tracked[tp] = struct{}{}
+		}
+	}
+	if dropped := s.tables.Track(tracked); dropped > 0 {
+		s.logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped))
+	}
+	partitions := make([]kafka.TopicPartition, 0, len(tracked))
+	for tp := range tracked {
+		partitions = append(partitions, tp)
+	}
+	kafka.SortPartitions(partitions)
+	return partitions
+}
+
+// index indexes the snapshot's partitions, each with its table.
+func (s *timeLagScraper) index(snap *lag.Snapshot) *lag.Index {
+	idx := lag.NewIndex(snap)
+	idx.ResolveTables(s.tables)
+	return idx
+}
+
+// readOutOfTableRecords reads the timestamps of the records no table can
+// date (lag.OutOfTable), at most max_record_reads_per_scrape of them. A
+// record that is gone was deleted by retention: the partition's log start
+// is read and the oldest record still there is read instead. It returns the
+// snapshot's index, rebuilt when log starts were read.
+func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) (*lag.Index, error) {
+	idx := s.index(snap)
+	budget := s.cfg.MaxRecordReadsPerScrape
+	missing, used := lag.OutOfTable(idx, snap.At, s.tables, s.records)
+	if len(missing) > budget {
+		s.logger.Debug("record reads capped for this scrape", zap.Int("wanted", len(missing)), zap.Int("cap", budget))
+		missing = missing[:budget]
+	}
+	var errs []error
+	if len(missing) > 0 {
+		found, err := s.cluster.RecordTimestamps(ctx, missing)
+		errs = append(errs, err)
+		budget -= len(missing)
+		s.records.PutAll(found)
+		var gone []kafka.TopicPartition
+		for _, at := range missing {
+			if _, ok := found[at]; !ok {
+				gone = append(gone, at.TopicPartition)
+			}
+		}
+		if len(gone) > 0 {
+			kafka.SortPartitions(gone)
+			startRead, err := s.cluster.StartOffsets(ctx, slices.Compact(gone))
+			errs = append(errs, err)
+			s.tables.RecordStart(startRead)
+			for tp, start := range startRead.Offsets {
+				snap.Start[tp] = start
+			}
+			idx = s.index(snap)
+			retry, usedNow := lag.OutOfTable(idx, snap.At, s.tables, s.records)
+			for at := range usedNow {
+				used[at] = struct{}{}
+			}
+			if len(retry) > budget {
+				retry = retry[:budget]
+			}
+			if len(retry) > 0 {
+				found, err := s.cluster.RecordTimestamps(ctx, retry)
+				errs = append(errs, err)
+				s.records.PutAll(found)
+			}
+		}
+	}
+	s.records.Retain(used)
+	return idx, kafka.Join(errs...)
+}

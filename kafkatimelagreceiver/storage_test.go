@@ -1,0 +1,106 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// memoryStorage is a storage extension keeping values in memory, standing
+// in for file_storage so that a restart can be simulated in-process.
+type memoryStorage struct {
+	component.StartFunc
+	component.ShutdownFunc
+	mu     sync.Mutex
+	values map[string][]byte
+	opened int
+	closed int
+}
+
+func newMemoryStorage() *memoryStorage { return &memoryStorage{values: map[string][]byte{}} }
+
+func (m *memoryStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.opened++
+	return &memoryClient{m}, nil
+}
+
+type memoryClient struct{ m *memoryStorage }
+
+func (c *memoryClient) Get(_ context.Context, key string) ([]byte, error) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return append([]byte(nil), c.m.values[key]...), nil
+}
+
+func (c *memoryClient) Set(_ context.Context, key string, value []byte) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	c.m.values[key] = append([]byte(nil), value...)
+	return nil
+}
+
+func (c *memoryClient) Delete(_ context.Context, key string) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	delete(c.m.values, key)
+	return nil
+}
+
+func (c *memoryClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	for _, op := range ops {
+		switch op.Type {
+		case storage.Get:
+			op.Value, _ = c.Get(ctx, op.Key)
+		case storage.Set:
+			_ = c.Set(ctx, op.Key, op.Value)
+		case storage.Delete:
+			_ = c.Delete(ctx, op.Key)
+		}
+	}
+	return nil
+}
+
+func (c *memoryClient) Close(context.Context) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	c.m.closed++
+	return nil
+}
+
+// hostWith is a component.Host offering the given extensions.
+type hostWith map[component.ID]component.Component
+
+func (h hostWith) GetExtensions() map[component.ID]component.Component { return h }
+
+func TestCorruptStoredStateIsIgnoredWithWarning(t *testing.T) {
+	store := newMemoryStorage()
+	store.values[stateKey] = []byte("KTLT\x01\x05garbage")
+	tables := timetable.NewStore(16, 0)
+	core, logs := observer.New(zap.WarnLevel)
+	s := &stateStorage{client: &memoryClient{store}, tables: tables, interval: time.Hour, logger: zap.New(core)}
+	s.load(context.Background())
+	require.Empty(t, tables.Partitions())
+	require.Equal(t, 1, logs.FilterMessageSnippet("ignoring saved tables").Len())
+}
+
+func TestStorageExtensionMissingOrWrongKind(t *testing.T) {
+	id := component.MustNewID("file_storage")
+	_, err := openStateStorage(context.Background(), hostWith{}, id, component.MustNewID("kafka_time_lag"))
+	require.ErrorContains(t, err, `storage: extension "file_storage" is not configured`)
+	_, err = openStateStorage(context.Background(), hostWith{id: struct {
+		component.StartFunc
+		component.ShutdownFunc
+	}{}}, id, component.MustNewID("kafka_time_lag"))
+	require.ErrorContains(t, err, "is not a storage extension")
+}
