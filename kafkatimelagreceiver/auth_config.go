@@ -1,10 +1,6 @@
 package kafkatimelagreceiver
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 
@@ -43,28 +39,5 @@ func (c *SASLConfig) Unmarshal(conf *confmap.Conf) error {
 
 // Validate names the offending key; confmap prefixes it with auth::sasl.
 func (c *SASLConfig) Validate() error {
-	var errs []error
-	switch c.mechanism() {
-	case kafka.SASLPlain, kafka.SASLSCRAMSHA256, kafka.SASLSCRAMSHA512:
-	case "":
-		errs = append(errs, fmt.Errorf("mechanism: must be set to %s, %s or %s", kafka.SASLPlain, kafka.SASLSCRAMSHA256, kafka.SASLSCRAMSHA512))
-	default:
-		errs = append(errs, fmt.Errorf("mechanism: %q is not supported; use %s, %s or %s", c.Mechanism, kafka.SASLPlain, kafka.SASLSCRAMSHA256, kafka.SASLSCRAMSHA512))
-	}
-	if c.Username == "" {
-		errs = append(errs, errors.New("username: must be set"))
-	}
-	if c.Password == "" {
-		errs = append(errs, errors.New("password: must be set"))
-	}
-	if c.Version != 0 && c.Version != 1 {
-		errs = append(errs, fmt.Errorf("version: must be 0 or 1, got %d", c.Version))
-	}
-	return errors.Join(errs...)
-}
-
-// mechanism is the configured mechanism in Kafka's spelling: Kafka's names
-// are upper case, and a lower-case `scram-sha-512` means the same thing.
-func (c *SASLConfig) mechanism() string {
-	return strings.ToUpper(strings.TrimSpace(c.Mechanism))
+	return kafka.ValidateSASL(c.Mechanism, c.Username, string(c.Password), c.Version)
 }

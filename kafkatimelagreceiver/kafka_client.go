@@ -23,7 +23,7 @@ func (cfg *Config) clusterSettings(logger *zap.Logger, observer kafka.RequestObs
 	}
 	if sasl := cfg.Auth.SASL; sasl != nil {
 		s.SASL = &saramacluster.SASL{
-			Mechanism:        sasl.mechanism(),
+			Mechanism:        kafka.SASLMechanism(sasl.Mechanism),
 			Username:         sasl.Username,
 			Password:         string(sasl.Password),
 			HandshakeVersion: sasl.Version,

@@ -103,10 +103,3 @@ type OffsetReader interface {
 type RequestObserver interface {
 	Request(ctx context.Context, api string, err error)
 }
-
-// SASL mechanisms, in Kafka's spelling (what the SASL handshake sends).
-const (
-	SASLPlain       = "PLAIN"
-	SASLSCRAMSHA256 = "SCRAM-SHA-256"
-	SASLSCRAMSHA512 = "SCRAM-SHA-512"
-)

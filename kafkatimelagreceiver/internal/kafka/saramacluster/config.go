@@ -2,9 +2,7 @@ package saramacluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -137,35 +135,13 @@ func configureSecurity(sc *sarama.Config, sasl *SASL, tlsCfg *configtls.ClientCo
 	return nil
 }
 
-// validate names the offending key under auth::sasl; the password is never
-// part of a message.
+// validate names the offending key under auth::sasl.
 func (s *SASL) validate() error {
-	var errs []error
-	switch s.mechanism() {
-	case kafka.SASLPlain, kafka.SASLSCRAMSHA256, kafka.SASLSCRAMSHA512:
-	case "":
-		errs = append(errs, fmt.Errorf("mechanism: must be set to %s, %s or %s",
-			kafka.SASLPlain, kafka.SASLSCRAMSHA256, kafka.SASLSCRAMSHA512))
-	default:
-		errs = append(errs, fmt.Errorf("mechanism: %q is not supported; use %s, %s or %s",
-			s.Mechanism, kafka.SASLPlain, kafka.SASLSCRAMSHA256, kafka.SASLSCRAMSHA512))
-	}
-	if s.Username == "" {
-		errs = append(errs, errors.New("username: must be set"))
-	}
-	if s.Password == "" {
-		errs = append(errs, errors.New("password: must be set"))
-	}
-	if s.HandshakeVersion != 0 && s.HandshakeVersion != 1 {
-		errs = append(errs, fmt.Errorf("version: must be 0 or 1, got %d", s.HandshakeVersion))
-	}
-	return errors.Join(errs...)
+	return kafka.ValidateSASL(s.Mechanism, s.Username, s.Password, s.HandshakeVersion)
 }
 
-// mechanism is the mechanism in Kafka's spelling: a lower-case
-// `scram-sha-512` means the same thing.
 func (s *SASL) mechanism() string {
-	return strings.ToUpper(strings.TrimSpace(s.Mechanism))
+	return kafka.SASLMechanism(s.Mechanism)
 }
 
 // warnInsecureSecurity logs, once at start, settings that expose the
