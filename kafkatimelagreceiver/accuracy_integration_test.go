@@ -58,7 +58,7 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 		t.Skip("runs for about 55 s")
 	}
 	k := newTestKafka(t, 1)
-	k.createTopic("steady", 1)
+	k.CreateTopic("steady", 1)
 	var log producedLog
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,7 +79,7 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 			case <-time.After(gap):
 			}
 			ts := time.Now()
-			offset := k.produce("steady", 0, ts)
+			offset := k.Produce("steady", 0, ts)
 			log.add(offset, ts)
 		}
 	}()
@@ -92,7 +92,7 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 			case <-time.After(250 * time.Millisecond):
 			}
 			if offset, ok := log.firstAfter(time.Now().Add(-10 * time.Second)); ok {
-				k.commit("held-back", "steady", map[int32]int64{0: offset})
+				k.Commit("held-back", "steady", map[int32]int64{0: offset})
 			}
 		}
 	}()

@@ -13,9 +13,9 @@ import (
 
 func TestCaughtUpGroupOnIdleTopicIsZero(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("idle", 1)
-	k.produce("idle", 0, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
-	k.commit("done", "idle", map[int32]int64{0: 2})
+	k.CreateTopic("idle", 1)
+	k.Produce("idle", 0, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+	k.Commit("done", "idle", map[int32]int64{0: 2})
 
 	s := startScraper(t, k.testConfig())
 	for range 2 {
@@ -33,10 +33,10 @@ func TestCaughtUpGroupOnIdleTopicIsZero(t *testing.T) {
 // a group behind it keeps growing with the clock, finite and correct.
 func TestTimeLagGrowsAfterProducerStops(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("stopped", 1)
+	k.CreateTopic("stopped", 1)
 	stamp := time.Now().Add(-3 * time.Second).Truncate(time.Millisecond)
-	k.produce("stopped", 0, stamp, stamp.Add(time.Second))
-	k.commit("late", "stopped", map[int32]int64{0: 1})
+	k.Produce("stopped", 0, stamp, stamp.Add(time.Second))
+	k.Commit("late", "stopped", map[int32]int64{0: 1})
 
 	cfg := k.testConfig()
 	cfg.SamplingInterval = 200 * time.Millisecond
@@ -59,14 +59,14 @@ func TestTimeLagGrowsAfterProducerStops(t *testing.T) {
 // what was read about old records must not leak into the new topic's values.
 func TestTopicRecreatedResetsTable(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("phoenix", 1)
+	k.CreateTopic("phoenix", 1)
 	old := time.Now().Add(-2 * time.Hour)
 	var stamps []time.Time
 	for i := range 10 {
 		stamps = append(stamps, old.Add(time.Duration(i)*time.Minute))
 	}
-	k.produce("phoenix", 0, stamps...)
-	k.commit("reader", "phoenix", map[int32]int64{0: 2})
+	k.Produce("phoenix", 0, stamps...)
+	k.Commit("reader", "phoenix", map[int32]int64{0: 2})
 
 	s := startScraper(t, k.testConfig())
 	md, err := s.scrape(context.Background())
@@ -75,16 +75,16 @@ func TestTopicRecreatedResetsTable(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err = k.admin.DeleteTopics(ctx, "phoenix")
+	_, err = k.Admin.DeleteTopics(ctx, "phoenix")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		resp, err := k.admin.CreateTopic(ctx, 1, 1, nil, "phoenix")
+		resp, err := k.Admin.CreateTopic(ctx, 1, 1, nil, "phoenix")
 		return err == nil && resp.Err == nil
 	}, 20*time.Second, 100*time.Millisecond)
-	k.client.PurgeTopicsFromClient("phoenix") // forget the old topic id
+	k.Client.PurgeTopicsFromClient("phoenix") // forget the old topic id
 	fresh := time.Now().Add(-5 * time.Second)
-	k.produce("phoenix", 0, fresh, fresh.Add(time.Second), fresh.Add(2*time.Second), fresh.Add(3*time.Second))
-	k.commit("reader", "phoenix", map[int32]int64{0: 2}) // the group starts again on the new topic
+	k.Produce("phoenix", 0, fresh, fresh.Add(time.Second), fresh.Add(2*time.Second), fresh.Add(3*time.Second))
+	k.Commit("reader", "phoenix", map[int32]int64{0: 2}) // the group starts again on the new topic
 
 	// Wait out the receiver's metadata: sarama learns of the new topic when
 	// the old leader answers for it.
@@ -107,17 +107,17 @@ func TestTopicRecreatedResetsTable(t *testing.T) {
 // lost_messages says how many are gone.
 func TestCommittedBelowLogStart(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("retained", 1)
+	k.CreateTopic("retained", 1)
 	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	var stamps []time.Time
 	for i := range 10 {
 		stamps = append(stamps, base.Add(time.Duration(i)*time.Minute))
 	}
-	k.produce("retained", 0, stamps...)
-	k.commit("slowpoke", "retained", map[int32]int64{0: 2})
+	k.Produce("retained", 0, stamps...)
+	k.Commit("slowpoke", "retained", map[int32]int64{0: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := k.admin.DeleteRecords(ctx, kadm.Offsets{"retained": {0: {Topic: "retained", Partition: 0, At: 6}}})
+	resp, err := k.Admin.DeleteRecords(ctx, kadm.Offsets{"retained": {0: {Topic: "retained", Partition: 0, At: 6}}})
 	require.NoError(t, err)
 	require.NoError(t, resp.Error())
 
@@ -133,9 +133,9 @@ func TestCommittedBelowLogStart(t *testing.T) {
 
 func TestCommittedAboveEndOffset(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("short", 1)
-	k.produce("short", 0, time.Now())
-	k.commit("ahead", "short", map[int32]int64{0: 50})
+	k.CreateTopic("short", 1)
+	k.Produce("short", 0, time.Now())
+	k.Commit("ahead", "short", map[int32]int64{0: 50})
 
 	s := startScraper(t, k.testConfig())
 	md, err := s.scrape(context.Background())
@@ -152,22 +152,22 @@ func TestCommittedAboveEndOffset(t *testing.T) {
 // never more records than max_record_reads_per_scrape.
 func TestRecordReadsAreBoundedAndCached(t *testing.T) {
 	k := newTestKafka(t, 3)
-	k.createTopic("history", 30)
+	k.CreateTopic("history", 30)
 	old := time.Now().Add(-30 * time.Minute)
 	offsets := map[int32]int64{}
 	for p := range int32(30) {
-		k.produce("history", p, old, old.Add(time.Second), old.Add(2*time.Second))
+		k.Produce("history", p, old, old.Add(time.Second), old.Add(2*time.Second))
 		offsets[p] = 1
 	}
-	k.commit("behind", "history", offsets)
+	k.Commit("behind", "history", offsets)
 
 	cfg := k.testConfig()
 	cfg.MaxRecordReadsPerScrape = 20
 	s := startScraper(t, cfg)
-	fetchesBefore := k.requests(int16(kmsg.Fetch))
+	fetchesBefore := k.Requests(int16(kmsg.Fetch))
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	fetches := k.requests(int16(kmsg.Fetch)) - fetchesBefore
+	fetches := k.Requests(int16(kmsg.Fetch)) - fetchesBefore
 	t.Logf("first scrape: %d Fetch requests for 20 capped record reads over 3 brokers", fetches)
 	require.LessOrEqual(t, fetches, int64(3))
 	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 20, "the cap bounds the estimates of this scrape")
@@ -176,9 +176,9 @@ func TestRecordReadsAreBoundedAndCached(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 30, "the rest are read on the next scrape")
 
-	fetchesBefore = k.requests(int16(kmsg.Fetch))
+	fetchesBefore = k.Requests(int16(kmsg.Fetch))
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, fetchesBefore, k.requests(int16(kmsg.Fetch)), "unchanged commits cost no Fetch")
+	require.Equal(t, fetchesBefore, k.Requests(int16(kmsg.Fetch)), "unchanged commits cost no Fetch")
 	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 30)
 }

@@ -54,7 +54,7 @@ func groupsOnEachNode(t *testing.T, k *testKafka, brokers int) map[int32]string 
 	for i := 0; len(out) < brokers; i++ {
 		require.Less(t, i, 10000, "no group name hashes to every broker")
 		g := fmt.Sprintf("group-%d", i)
-		if node := k.cluster.CoordinatorFor(g); out[node] == "" {
+		if node := k.Cluster.CoordinatorFor(g); out[node] == "" {
 			out[node] = g
 		}
 	}
@@ -91,7 +91,7 @@ func buildTables(t *testing.T, k *testKafka, s *timeLagScraper, topic string, pa
 	t.Helper()
 	for range 3 {
 		for p := range partitions {
-			k.produce(topic, p, time.Now())
+			k.Produce(topic, p, time.Now())
 		}
 		require.NoError(t, s.sampler.Sample(context.Background(), true))
 	}
@@ -134,16 +134,16 @@ func newFaultCluster(t *testing.T, brokers int, opts ...kfake.Opt) *faultCluster
 	t.Helper()
 	k := newTestKafka(t, brokers, opts...)
 	f := &faultCluster{k: k, partitions: int32(2 * brokers)}
-	k.createTopic("orders", f.partitions)
+	k.CreateTopic("orders", f.partitions)
 	base := time.Now().Add(-10 * time.Minute)
 	offsets := map[int32]int64{}
 	for p := range f.partitions {
-		k.produce("orders", p, base, base.Add(time.Second), base.Add(2*time.Second))
+		k.Produce("orders", p, base, base.Add(time.Second), base.Add(2*time.Second))
 		offsets[p] = 1
 	}
 	f.groups = groupsOnEachNode(t, k, brokers)
 	for _, g := range f.groups {
-		k.commit(g, "orders", offsets)
+		k.Commit(g, "orders", offsets)
 	}
 	f.wantLag = len(f.groups) * int(f.partitions)
 	f.s = startScraper(t, faultConfig(k))
@@ -161,16 +161,16 @@ func TestFaultBrokerRemovedAndAddedBack(t *testing.T) {
 	f := newFaultCluster(t, 3)
 	heads := tableHeads(f.s)
 
-	_, portText, err := net.SplitHostPort(f.k.addrs[2])
+	_, portText, err := net.SplitHostPort(f.k.Addrs[2])
 	require.NoError(t, err)
 	port, err := strconv.Atoi(portText)
 	require.NoError(t, err)
-	require.NoError(t, f.k.cluster.RemoveNode(2))
+	require.NoError(t, f.k.Cluster.RemoveNode(2))
 	n := scrapesUntilWhole(t, f.s, f.wantLag)
 	t.Logf("broker 2 removed: whole again after %d scrapes", n)
 	requireTablesKept(t, f.s, heads)
 
-	_, _, err = f.k.cluster.AddNode(2, port)
+	_, _, err = f.k.Cluster.AddNode(2, port)
 	require.NoError(t, err)
 	n = scrapesUntilWhole(t, f.s, f.wantLag)
 	t.Logf("broker 2 back: whole again after %d scrapes", n)
@@ -191,10 +191,10 @@ func TestFaultPartitionLeadersMoved(t *testing.T) {
 
 	for round := range 5 {
 		if round == 0 {
-			leader := f.k.cluster.LeaderFor("orders", 0)
-			require.NoError(t, f.k.cluster.MoveTopicPartition("orders", 0, (leader+1)%3))
+			leader := f.k.Cluster.LeaderFor("orders", 0)
+			require.NoError(t, f.k.Cluster.MoveTopicPartition("orders", 0, (leader+1)%3))
 		} else {
-			f.k.cluster.ShufflePartitionLeaders()
+			f.k.Cluster.ShufflePartitionLeaders()
 		}
 		n := scrapesUntilWhole(t, f.s, f.wantLag)
 		require.LessOrEqual(t, n, 3, "round %d: a leader move costs at most a scrape or two", round)
@@ -217,14 +217,14 @@ func TestFaultCoordinatorMoved(t *testing.T) {
 	for round := range 3 {
 		before := map[string]int32{}
 		for _, g := range f.groups {
-			before[g] = f.k.cluster.CoordinatorFor(g)
+			before[g] = f.k.Cluster.CoordinatorFor(g)
 		}
 		moved := 0
 		for attempt := 0; moved == 0; attempt++ {
 			require.Less(t, attempt, 100, "rehashing never moved a coordinator")
-			f.k.cluster.RehashCoordinators()
+			f.k.Cluster.RehashCoordinators()
 			for _, g := range f.groups {
-				if f.k.cluster.CoordinatorFor(g) != before[g] {
+				if f.k.Cluster.CoordinatorFor(g) != before[g] {
 					moved++
 				}
 			}
@@ -245,9 +245,9 @@ type brokerSwitch struct {
 
 func (k *testKafka) addBrokerSwitch(node int32) *brokerSwitch {
 	sw := &brokerSwitch{node: node}
-	k.cluster.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
-		k.cluster.KeepControl()
-		if sw.down.Load() && k.cluster.CurrentNode() == sw.node {
+	k.Cluster.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		if sw.down.Load() && k.Cluster.CurrentNode() == sw.node {
 			return nil, errors.New("broker is down"), true
 		}
 		return nil, nil, false
@@ -269,7 +269,7 @@ func TestFaultBrokerDownPartialData(t *testing.T) {
 	for node := range int32(brokers) {
 		live := 0
 		for p := range f.partitions {
-			if f.k.cluster.LeaderFor("orders", p) != node {
+			if f.k.Cluster.LeaderFor("orders", p) != node {
 				live++
 			}
 		}
@@ -279,12 +279,12 @@ func TestFaultBrokerDownPartialData(t *testing.T) {
 		}
 	}
 	if dead < 0 {
-		f.k.cluster.ShufflePartitionLeaders()
-		require.NoError(t, f.k.cluster.MoveTopicPartition("orders", 0, 0))
-		require.NoError(t, f.k.cluster.MoveTopicPartition("orders", 1, 1))
+		f.k.Cluster.ShufflePartitionLeaders()
+		require.NoError(t, f.k.Cluster.MoveTopicPartition("orders", 0, 0))
+		require.NoError(t, f.k.Cluster.MoveTopicPartition("orders", 1, 1))
 		dead = 0
 		for p := range f.partitions {
-			if f.k.cluster.LeaderFor("orders", p) != dead {
+			if f.k.Cluster.LeaderFor("orders", p) != dead {
 				livePartitions++
 			}
 		}
@@ -292,11 +292,11 @@ func TestFaultBrokerDownPartialData(t *testing.T) {
 	}
 	// A topic only the dead broker's group reads: while the group cannot be
 	// read, nothing says the topic is still wanted.
-	f.k.createTopic("solo", 2)
+	f.k.CreateTopic("solo", 2)
 	for p := range int32(2) {
-		f.k.produce("solo", p, time.Now())
+		f.k.Produce("solo", p, time.Now())
 	}
-	f.k.commit(f.groups[dead], "solo", map[int32]int64{0: 0, 1: 0})
+	f.k.Commit(f.groups[dead], "solo", map[int32]int64{0: 0, 1: 0})
 	got, _, err := lagCount(f.s)
 	require.NoError(t, err)
 	require.Equal(t, f.wantLag+2, got)
@@ -344,15 +344,15 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 	wantLag := intValues(pointsOf(before, "kafka.consumer_group.lag"))
 
 	var ports []int
-	for _, addr := range f.k.addrs {
+	for _, addr := range f.k.Addrs {
 		_, p, err := net.SplitHostPort(addr)
 		require.NoError(t, err)
 		port, err := strconv.Atoi(p)
 		require.NoError(t, err)
 		ports = append(ports, port)
 	}
-	f.k.client.Close()
-	f.k.cluster.Close()
+	f.k.Client.Close()
+	f.k.Cluster.Close()
 
 	for scrape := range 4 {
 		start := time.Now()
@@ -377,7 +377,7 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 	}, faultDeadline, 100*time.Millisecond)
 	requireTablesKept(t, f.s, heads)
 	for p := range f.partitions {
-		back.produce("orders", p, time.Now())
+		back.Produce("orders", p, time.Now())
 	}
 	require.NoError(t, f.s.sampler.Sample(context.Background(), true))
 	require.Greater(t, f.s.tables.Points(), points, "the tables grow again")
@@ -413,17 +413,17 @@ func (h *hookedCluster) CommittedOffsets(ctx context.Context, groups []string) (
 func TestGroupAndTopicDeletedMidScrape(t *testing.T) {
 	requireNoLeakedGoroutines(t)
 	k := newTestKafka(t, 3)
-	k.createTopic("keep", 2)
-	k.createTopic("doomed", 2)
+	k.CreateTopic("keep", 2)
+	k.CreateTopic("doomed", 2)
 	now := time.Now().Add(-time.Minute)
 	for p := range int32(2) {
-		k.produce("keep", p, now, now)
-		k.produce("doomed", p, now, now, now)
+		k.Produce("keep", p, now, now)
+		k.Produce("doomed", p, now, now, now)
 	}
-	k.commit("stays", "keep", map[int32]int64{0: 1, 1: 0})
-	k.commit("stays", "doomed", map[int32]int64{0: 1})
-	k.commit("goes", "keep", map[int32]int64{0: 0})
-	k.commit("reader", "doomed", map[int32]int64{0: 0, 1: 2})
+	k.Commit("stays", "keep", map[int32]int64{0: 1, 1: 0})
+	k.Commit("stays", "doomed", map[int32]int64{0: 1})
+	k.Commit("goes", "keep", map[int32]int64{0: 0})
+	k.Commit("reader", "doomed", map[int32]int64{0: 0, 1: 2})
 
 	s, err := newTimeLagScraper(faultConfig(k), receivertest.NewNopSettings(metadata.Type), nil)
 	require.NoError(t, err)
@@ -439,12 +439,12 @@ func TestGroupAndTopicDeletedMidScrape(t *testing.T) {
 
 	ctx := context.Background()
 	hooks.afterGroups = func() {
-		resp, err := k.admin.DeleteGroup(ctx, "goes")
+		resp, err := k.Admin.DeleteGroup(ctx, "goes")
 		require.NoError(t, err)
 		require.NoError(t, resp.Err)
 	}
 	hooks.afterCommitted = func() {
-		resp, err := k.admin.DeleteTopic(ctx, "doomed")
+		resp, err := k.Admin.DeleteTopic(ctx, "doomed")
 		require.NoError(t, err)
 		require.NoError(t, resp.Err)
 	}
@@ -480,15 +480,15 @@ func TestGroupWithThousandsOfPartitions(t *testing.T) {
 	sizes := map[string]int32{"wide-a": 4000, "wide-b": 1500, "wide-c": 500}
 	total := 0
 	for topic, n := range sizes {
-		k.createTopic(topic, n)
+		k.CreateTopic(topic, n)
 		offsets := make(map[int32]int64, n)
 		for p := range n {
 			offsets[p] = 0
 		}
-		k.commit("huge", topic, offsets)
+		k.Commit("huge", topic, offsets)
 		total += int(n)
 	}
-	k.produce("wide-a", 7, time.Now(), time.Now())
+	k.Produce("wide-a", 7, time.Now(), time.Now())
 
 	s := startScraper(t, faultConfig(k))
 	md, err := s.scrape(context.Background())
@@ -520,13 +520,13 @@ func TestOddNames(t *testing.T) {
 		"-",
 	}
 	for _, topic := range topics {
-		k.createTopic(topic, 1)
-		k.produce(topic, 0, time.Now(), time.Now(), time.Now())
+		k.CreateTopic(topic, 1)
+		k.Produce(topic, 0, time.Now(), time.Now(), time.Now())
 	}
 	want := map[pointKey]int64{}
 	for i, g := range groups {
 		topic := topics[i%len(topics)]
-		k.commit(g, topic, map[int32]int64{0: int64(i % 3)})
+		k.Commit(g, topic, map[int32]int64{0: int64(i % 3)})
 		want[pointKey{g, topic, 0}] = 3 - int64(i%3)
 	}
 

@@ -28,9 +28,9 @@ type groupConsumer struct {
 // joinGroup starts a member of group consuming topic. It is closed at the
 // end of the test if the test does not close it first.
 func (k *testKafka) joinGroup(group, topic, clientID string, opts ...kgo.Opt) *groupConsumer {
-	k.t.Helper()
+	k.TB.Helper()
 	opts = append([]kgo.Opt{
-		kgo.SeedBrokers(k.addrs...),
+		kgo.SeedBrokers(k.Addrs...),
 		kgo.ClientID(clientID),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
@@ -43,7 +43,7 @@ func (k *testKafka) joinGroup(group, topic, clientID string, opts ...kgo.Opt) *g
 		kgo.HeartbeatInterval(100 * time.Millisecond),
 	}, opts...)
 	cl, err := kgo.NewClient(opts...)
-	require.NoError(k.t, err)
+	require.NoError(k.TB, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &groupConsumer{client: cl, cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -54,7 +54,7 @@ func (k *testKafka) joinGroup(group, topic, clientID string, opts ...kgo.Opt) *g
 			}
 		}
 	}()
-	k.t.Cleanup(c.close)
+	k.TB.Cleanup(c.close)
 	return c
 }
 
@@ -205,7 +205,7 @@ func settled(t *testing.T, s *timeLagScraper, group string, n int64) groupView {
 // one rebalance each, however many scrapes see them in progress.
 func TestRebalancesOnJoinAndLeave(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("work", 4)
+	k.CreateTopic("work", 4)
 	s := startScraper(t, k.healthConfig(3))
 
 	const group = "rebalancing"
@@ -234,7 +234,7 @@ func TestRebalancesOnJoinAndLeave(t *testing.T) {
 // is reported with its group.instance.id.
 func TestStaticMemberRestartIsNotARebalance(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("work", 4)
+	k.CreateTopic("work", 4)
 	s := startScraper(t, k.healthConfig(3))
 
 	const group = "static"
@@ -271,7 +271,7 @@ func staticMemberID(t *testing.T, k *testKafka, group, instance string) string {
 	req.Groups = []string{group}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, k.client)
+	resp, err := req.RequestWith(ctx, k.Client)
 	require.NoError(t, err)
 	for _, g := range resp.Groups {
 		for _, m := range g.Members {
@@ -287,9 +287,9 @@ func staticMemberID(t *testing.T, k *testKafka, group, instance string) string {
 // and it has records left: STOP once the window has seen it long enough.
 func TestStatusStopWhenMembersLeaveWhileLagging(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("work", 1)
+	k.CreateTopic("work", 1)
 	now := time.Now()
-	k.produce("work", 0, now, now, now)
+	k.Produce("work", 0, now, now, now)
 	const group = "stopped"
 	c := k.joinGroup(group, "work", "consumer", kgo.AutoCommitInterval(100*time.Millisecond))
 
@@ -302,7 +302,7 @@ func TestStatusStopWhenMembersLeaveWhileLagging(t *testing.T) {
 		return ok && lag.intValue == 0
 	}, 60*time.Second, 50*time.Millisecond, "the consumer never caught up")
 	c.close()
-	k.produce("work", 0, now, now)
+	k.Produce("work", 0, now, now)
 
 	require.Eventually(t, func() bool {
 		return scrapeGroup(t, s, group).state == "Empty"
@@ -320,11 +320,11 @@ func TestStatusStopWhenMembersLeaveWhileLagging(t *testing.T) {
 // committed offset does not move while records wait: STALL.
 func TestStatusStallWhenLiveMemberStopsCommitting(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("work", 1)
+	k.CreateTopic("work", 1)
 	now := time.Now()
-	k.produce("work", 0, now, now, now, now, now)
+	k.Produce("work", 0, now, now, now, now, now)
 	const group = "stalled"
-	k.commit(group, "work", map[int32]int64{0: 1})
+	k.Commit(group, "work", map[int32]int64{0: 1})
 	// It consumes, but never commits.
 	k.joinGroup(group, "work", "consumer", kgo.DisableAutoCommit())
 
@@ -346,7 +346,7 @@ func TestStatusStallWhenLiveMemberStopsCommitting(t *testing.T) {
 func TestStatusRewindWarnOK(t *testing.T) {
 	k := newTestKafka(t, 1)
 	for _, topic := range []string{"rewound", "behind", "healthy", "old"} {
-		k.createTopic(topic, 1)
+		k.CreateTopic(topic, 1)
 	}
 	now := time.Now()
 	stamps := func(n int, at time.Time) []time.Time {
@@ -356,9 +356,9 @@ func TestStatusRewindWarnOK(t *testing.T) {
 		}
 		return out
 	}
-	k.produce("rewound", 0, stamps(10, now)...)
+	k.Produce("rewound", 0, stamps(10, now)...)
 	// Appended before the receiver starts, so their own timestamps date them.
-	k.produce("old", 0, stamps(10, now.Add(-time.Hour))...)
+	k.Produce("old", 0, stamps(10, now.Add(-time.Hour))...)
 
 	const window = 3
 	cfg := k.healthConfig(window)
@@ -368,17 +368,17 @@ func TestStatusRewindWarnOK(t *testing.T) {
 	behindCommitted, end := int64(0), int64(0)
 	for i := range window + 2 {
 		if i < 2 {
-			k.commit("rewinder", "rewound", map[int32]int64{0: 8})
+			k.Commit("rewinder", "rewound", map[int32]int64{0: 8})
 		} else {
-			k.commit("rewinder", "rewound", map[int32]int64{0: 2})
+			k.Commit("rewinder", "rewound", map[int32]int64{0: 2})
 		}
-		end = k.produce("behind", 0, stamps(3, now)...) + 3
+		end = k.Produce("behind", 0, stamps(3, now)...) + 3
 		behindCommitted++
-		k.commit("lagger", "behind", map[int32]int64{0: behindCommitted})
-		k.commit("keeper", "behind", map[int32]int64{0: end})
+		k.Commit("lagger", "behind", map[int32]int64{0: behindCommitted})
+		k.Commit("keeper", "behind", map[int32]int64{0: end})
 		// Catching up, so Burrow's rules see nothing wrong, but an hour
 		// behind.
-		k.commit("slowpoke", "old", map[int32]int64{0: int64(i + 1)})
+		k.Commit("slowpoke", "old", map[int32]int64{0: int64(i + 1)})
 
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
@@ -408,20 +408,20 @@ func TestStatusRewindWarnOK(t *testing.T) {
 // scrape, however many groups.
 func TestDescribeGroupsPerCoordinator(t *testing.T) {
 	k := newTestKafka(t, 3)
-	k.createTopic("shared", 1)
+	k.CreateTopic("shared", 1)
 	const groups = 60
 	for i := range groups {
-		k.commit(fmt.Sprintf("group-%02d", i), "shared", map[int32]int64{0: 0})
+		k.Commit(fmt.Sprintf("group-%02d", i), "shared", map[int32]int64{0: 0})
 	}
 	s := startScraper(t, k.testConfig())
-	before := k.requests(int16(kmsg.DescribeGroups))
-	beforeNextGen := k.requests(int16(kmsg.ConsumerGroupDescribe))
+	before := k.Requests(int16(kmsg.DescribeGroups))
+	beforeNextGen := k.Requests(int16(kmsg.ConsumerGroupDescribe))
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	described := k.requests(int16(kmsg.DescribeGroups)) - before
+	described := k.Requests(int16(kmsg.DescribeGroups)) - before
 	t.Logf("3 brokers, %d groups: %d DescribeGroups requests in one scrape", groups, described)
 	require.LessOrEqual(t, described, int64(3))
-	require.Equal(t, beforeNextGen, k.requests(int16(kmsg.ConsumerGroupDescribe)), "no group looks like a KIP-848 one")
+	require.Equal(t, beforeNextGen, k.Requests(int16(kmsg.ConsumerGroupDescribe)), "no group looks like a KIP-848 one")
 	for i := range groups {
 		v := viewGroup(t, md, fmt.Sprintf("group-%02d", i))
 		require.Equal(t, "Empty", v.state)
@@ -435,10 +435,10 @@ func TestDescribeGroupsPerCoordinator(t *testing.T) {
 	cfg.Metrics.KafkaConsumerGroupRebalances.Enabled = false
 	cfg.Metrics.KafkaConsumerGroupStatus.Enabled = false
 	off := startScraper(t, cfg)
-	before = k.requests(int16(kmsg.DescribeGroups))
+	before = k.Requests(int16(kmsg.DescribeGroups))
 	_, err = off.scrape(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, before, k.requests(int16(kmsg.DescribeGroups)))
+	require.Equal(t, before, k.Requests(int16(kmsg.DescribeGroups)))
 }
 
 // TestNextGenGroup: a KIP-848 group is invisible to DescribeGroups; with
@@ -448,7 +448,7 @@ func TestDescribeGroupsPerCoordinator(t *testing.T) {
 func TestNextGenGroup(t *testing.T) {
 	// Members learn of their new assignment from their heartbeat.
 	k := newTestKafka(t, 1, kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "200"}))
-	k.createTopic("work", 4)
+	k.CreateTopic("work", 4)
 	const group = "next-gen"
 	serverSide := kgo.ServerSideBalancer()
 
@@ -475,17 +475,17 @@ func TestNextGenGroup(t *testing.T) {
 	}, 60*time.Second, 50*time.Millisecond, "the second member never got its share; last seen %+v", after)
 	require.Equal(t, before.rebalances+1, after.rebalances, "one join bumps the epoch once")
 
-	sent := k.requests(int16(kmsg.ConsumerGroupDescribe))
+	sent := k.Requests(int16(kmsg.ConsumerGroupDescribe))
 	scrapeGroup(t, s, group)
-	require.Equal(t, sent+1, k.requests(int16(kmsg.ConsumerGroupDescribe)), "one ConsumerGroupDescribe for the one coordinator")
+	require.Equal(t, sent+1, k.Requests(int16(kmsg.ConsumerGroupDescribe)), "one ConsumerGroupDescribe for the one coordinator")
 }
 
 // TestRebalancesStartAtReceiverStart: the counter is cumulative from the
 // receiver's start.
 func TestRebalancesStartAtReceiverStart(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("work", 1)
-	k.commit("g", "work", map[int32]int64{0: 0})
+	k.CreateTopic("work", 1)
+	k.Commit("g", "work", map[int32]int64{0: 0})
 	s := startScraper(t, k.testConfig())
 	md1, err := s.scrape(context.Background())
 	require.NoError(t, err)
@@ -512,7 +512,7 @@ func TestRebalancesStartAtReceiverStart(t *testing.T) {
 // commits what is produced stays OK scrape after scrape.
 func TestStatusOKForLiveConsumerKeepingUp(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("work", 2)
+	k.CreateTopic("work", 2)
 	const group = "healthy"
 	k.joinGroup(group, "work", "consumer", kgo.AutoCommitInterval(100*time.Millisecond))
 
@@ -521,14 +521,14 @@ func TestStatusOKForLiveConsumerKeepingUp(t *testing.T) {
 	settled(t, s, group, 1)
 	for round := range window + 2 {
 		now := time.Now()
-		end0 := k.produce("work", 0, now, now, now) + 3
-		end1 := k.produce("work", 1, now) + 1
+		end0 := k.Produce("work", 0, now, now, now) + 3
+		end1 := k.Produce("work", 1, now) + 1
 		// Wait for the commit with the test's own client, so that the
 		// receiver's window only holds scrapes of a caught-up group.
 		require.Eventually(t, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			offsets, err := k.admin.FetchOffsets(ctx, group)
+			offsets, err := k.Admin.FetchOffsets(ctx, group)
 			if err != nil {
 				return false
 			}

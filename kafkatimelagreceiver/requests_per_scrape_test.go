@@ -25,10 +25,10 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 		groups     = 20
 	)
 	k := newTestKafka(t, 3)
-	k.createTopic("wide", partitions)
+	k.CreateTopic("wide", partitions)
 	old := time.Now().Add(-time.Hour)
 	for p := range int32(partitions) {
-		k.produce("wide", p, old, old.Add(time.Second))
+		k.Produce("wide", p, old, old.Add(time.Second))
 	}
 	commitAll := func(offset int64) {
 		offsets := map[int32]int64{}
@@ -36,15 +36,15 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 			offsets[p] = offset
 		}
 		for g := range groups {
-			k.commit(fmt.Sprintf("group-%02d", g), "wide", offsets)
+			k.Commit(fmt.Sprintf("group-%02d", g), "wide", offsets)
 		}
 	}
 
 	measure := func(name string, s *timeLagScraper) kafkacount.Counts {
-		before := k.counts.Snapshot()
+		before := k.Counts.Snapshot()
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
-		counts := k.counts.Snapshot().Since(before)
+		counts := k.Counts.Snapshot().Since(before)
 		t.Logf("%-42s %s (time lag points: %d)", name, counts, len(pointsOf(md, "kafka.consumer_group.time_lag")))
 		return counts
 	}
@@ -69,7 +69,7 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	// into it), so no record is read.
 	commitAll(2)
 	for p := range int32(partitions) {
-		k.produce("wide", p, time.Now())
+		k.Produce("wide", p, time.Now())
 	}
 	require.NoError(t, s.sampler.Sample(context.Background(), false))
 	warm := measure("in table:", s)
@@ -86,16 +86,16 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 // and is whole again on the next scrape.
 func TestCoordinatorFromListing(t *testing.T) {
 	k := newTestKafka(t, 3)
-	k.createTopic("orders", 6)
+	k.CreateTopic("orders", 6)
 	groups := []string{"g-0", "g-1", "g-2", "g-3", "g-4", "g-5"}
 	for _, g := range groups {
-		k.commit(g, "orders", map[int32]int64{0: 0, 1: 0})
+		k.Commit(g, "orders", map[int32]int64{0: 0, 1: 0})
 	}
 	s := startScraper(t, k.testConfig())
 	scrape := func() (kafkacount.Counts, map[pointKey]int64, error) {
-		before := k.counts.Snapshot()
+		before := k.Counts.Snapshot()
 		md, err := s.scrape(context.Background())
-		return k.counts.Snapshot().Since(before), intValues(pointsOf(md, "kafka.consumer_group.offset")), err
+		return k.Counts.Snapshot().Since(before), intValues(pointsOf(md, "kafka.consumer_group.offset")), err
 	}
 
 	first, offsets, err := scrape()
@@ -103,7 +103,7 @@ func TestCoordinatorFromListing(t *testing.T) {
 	require.Len(t, offsets, 2*len(groups))
 	require.Zero(t, first.Of(kmsg.FindCoordinator), "the listing placed every group")
 
-	k.cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "g-1", Err: kerr.NotCoordinator, Count: 1})
+	k.Cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "g-1", Err: kerr.NotCoordinator, Count: 1})
 	moved, offsets, err := scrape()
 	require.ErrorContains(t, err, "g-1")
 	require.Len(t, offsets, 2*(len(groups)-1), "the other groups are still reported")

@@ -27,7 +27,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 	}
 	const partitions = 3
 	k := newTestKafka(t, 1)
-	k.createTopic("steady", partitions)
+	k.CreateTopic("steady", partitions)
 	logs := make([]*producedLog, partitions)
 	for p := range logs {
 		logs[p] = &producedLog{}
@@ -50,7 +50,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 				case <-time.After(time.Duration(float64(30*time.Millisecond) * (0.5 + rng.Float64()))):
 				}
 				ts := time.Now()
-				logs[p].add(k.produce("steady", p, ts), ts)
+				logs[p].add(k.Produce("steady", p, ts), ts)
 			}
 		}()
 	}
@@ -70,7 +70,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 				}
 			}
 			if len(offsets) == partitions {
-				k.commit("patient", "steady", offsets)
+				k.Commit("patient", "steady", offsets)
 			}
 		}
 	}()

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +33,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kfaketest"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
@@ -42,61 +42,19 @@ import (
 )
 
 // scaleBrokers is the broker count of every scale cluster.
-const scaleBrokers = 3
+const scaleBrokers = kfaketest.ScaleBrokers
 
 // superlinearGrowth bounds how much the cost per pair of a steady scrape
 // may grow from one size to the next (10x more pairs) before BenchmarkScrape
 // skips the larger sizes.
 const superlinearGrowth = 4
 
-// scaleWorkload is a scaleload.Workload with the name its benchmark runs under.
-type scaleWorkload struct {
-	name string
-	scaleload.Workload
-}
-
-// scrapeWorkloads are the scrape sizes of the issue; 100k is 50 groups on
-// one topic of 2,000 partitions.
-var scrapeWorkloads = []scaleWorkload{
-	{"1k", scaleload.Workload{Groups: 10, Topics: 1, PartitionsPerTopic: 100}},
-	{"10k", scaleload.Workload{Groups: 20, Topics: 1, PartitionsPerTopic: 500}},
-	{"100k", scaleload.Workload{Groups: 50, Topics: 1, PartitionsPerTopic: 2000}},
-}
-
 // scaleKafka is the scale cluster of one test or benchmark, closed with it.
-type scaleKafka struct{ *scaleload.Cluster }
+type scaleKafka struct{ *kfaketest.Scale }
 
 func newScaleKafka(tb testing.TB, opts ...kfake.Opt) *scaleKafka {
 	tb.Helper()
-	c, err := scaleload.Start(scaleBrokers, opts...)
-	require.NoError(tb, err)
-	tb.Cleanup(c.Close)
-	return &scaleKafka{c}
-}
-
-// requestCounts are requests served, by API key.
-type requestCounts = kafkacount.Counts
-
-func (k *scaleKafka) snapshot() requestCounts { return k.Requests() }
-
-// reportRequests adds one metric per API key seen, as requests per operation.
-func reportRequests(b *testing.B, a requestCounts) {
-	for key, n := range a {
-		if n != 0 {
-			b.ReportMetric(float64(n)/float64(b.N), kmsg.NameForKey(int16(key))+"/op")
-		}
-	}
-	b.ReportMetric(float64(a.Total())/float64(b.N), "requests/op")
-}
-
-// load loads the workload: scaleload.RecordsPerPartition records an hour
-// to ten minutes old on every partition, every group committed on every
-// partition.
-func (k *scaleKafka) load(tb testing.TB, w scaleWorkload) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	require.NoError(tb, k.Load(ctx, w.Workload))
+	return &scaleKafka{kfaketest.NewScale(tb, opts...)}
 }
 
 // config is the receiver's default configuration pointed at the cluster,
@@ -133,27 +91,15 @@ func newScaleScraper(tb testing.TB, cfg *Config) (s *timeLagScraper, stop func()
 func warmUp(tb testing.TB, k *scaleKafka, s *timeLagScraper) int {
 	tb.Helper()
 	for i := 1; i <= 30; i++ {
-		before := k.snapshot()
+		before := k.Requests()
 		_, err := s.scrape(context.Background())
 		require.NoError(tb, err)
-		if k.snapshot().Since(before).Of(kmsg.Fetch) == 0 {
+		if k.Requests().Since(before).Of(kmsg.Fetch) == 0 {
 			return i
 		}
 	}
 	tb.Fatal("record reads did not settle within 30 scrapes")
 	return 0
-}
-
-// cpuTime is the CPU time (user + system) the process has used so far.
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU reports CPU time per operation; kfake's share is in it.
-func reportCPU(b *testing.B, cpu time.Duration) {
-	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkScrape times one full scrape (list groups, committed offsets, end
@@ -171,25 +117,25 @@ func reportCPU(b *testing.B, cpu time.Duration) {
 // attributes, see BENCHMARKS.md) would make 100k pairs take many minutes a
 // scrape.
 func BenchmarkScrape(b *testing.B) {
-	perPair := make([]time.Duration, len(scrapeWorkloads)) // steady scrape time per pair
-	for i, w := range scrapeWorkloads {
-		b.Run(w.name, func(b *testing.B) {
+	perPair := make([]time.Duration, len(kfaketest.ScrapeWorkloads)) // steady scrape time per pair
+	for i, w := range kfaketest.ScrapeWorkloads {
+		b.Run(w.Name, func(b *testing.B) {
 			if i >= 2 && perPair[i-2] > 0 && perPair[i-1] > superlinearGrowth*perPair[i-2] {
 				msg := fmt.Sprintf("%s skipped: a steady scrape cost %s per pair at %d pairs against %s at %d: superlinear, %d pairs would take minutes a scrape",
-					b.Name(), perPair[i-1], scrapeWorkloads[i-1].Pairs(), perPair[i-2], scrapeWorkloads[i-2].Pairs(), w.Pairs())
+					b.Name(), perPair[i-1], kfaketest.ScrapeWorkloads[i-1].Pairs(), perPair[i-2], kfaketest.ScrapeWorkloads[i-2].Pairs(), w.Pairs())
 				// A skipped benchmark prints nothing without -v: say it anyway.
 				fmt.Fprintln(os.Stderr, msg)
 				b.Skip(msg)
 			}
 			k := newScaleKafka(b)
-			k.load(b, w)
+			k.LoadWorkload(b, w.Workload)
 			b.Run("steady", func(b *testing.B) {
 				s, _ := newScaleScraper(b, k.config())
 				warmUp(b, k, s)
 				points := 0
 				b.ReportAllocs()
 				b.ResetTimer()
-				before, cpu := k.snapshot(), cpuTime(b)
+				before, cpu := k.Requests(), kfaketest.CPUTime(b)
 				for range b.N {
 					md, err := s.scrape(context.Background())
 					if err != nil {
@@ -198,13 +144,13 @@ func BenchmarkScrape(b *testing.B) {
 					points = md.DataPointCount()
 				}
 				b.StopTimer()
-				reportScrape(b, w, k.snapshot().Since(before), cpuTime(b)-cpu, points)
+				reportScrape(b, w, k.Requests().Since(before), kfaketest.CPUTime(b)-cpu, points)
 				perPair[i] = b.Elapsed() / time.Duration(b.N*w.Pairs())
 			})
 			b.Run("first", func(b *testing.B) {
 				cfg := k.config()
 				var (
-					requests requestCounts
+					requests kafkacount.Counts
 					cpu      time.Duration
 					points   int
 				)
@@ -213,15 +159,15 @@ func BenchmarkScrape(b *testing.B) {
 				for range b.N {
 					b.StopTimer()
 					s, stop := newScaleScraper(b, cfg)
-					before, cpuBefore := k.snapshot(), cpuTime(b)
+					before, cpuBefore := k.Requests(), kfaketest.CPUTime(b)
 					b.StartTimer()
 					md, err := s.scrape(context.Background())
 					b.StopTimer()
 					if err != nil {
 						b.Fatal(err)
 					}
-					cpu += cpuTime(b) - cpuBefore
-					got := k.snapshot().Since(before)
+					cpu += kfaketest.CPUTime(b) - cpuBefore
+					got := k.Requests().Since(before)
 					for i := range requests {
 						requests[i] += got[i]
 					}
@@ -236,24 +182,24 @@ func BenchmarkScrape(b *testing.B) {
 	}
 }
 
-func reportScrape(b *testing.B, w scaleWorkload, requests requestCounts, cpu time.Duration, points int) {
-	reportRequests(b, requests)
-	reportCPU(b, cpu)
+func reportScrape(b *testing.B, w kfaketest.ScaleWorkload, requests kafkacount.Counts, cpu time.Duration, points int) {
+	kfaketest.ReportRequests(b, requests)
+	kfaketest.ReportCPU(b, cpu)
 	b.ReportMetric(float64(w.Pairs()), "pairs")
 	b.ReportMetric(float64(points), "points/op")
 }
 
 // samplerWorkloads spread the partitions over topics of 2,000 partitions.
-var samplerWorkloads = []scaleWorkload{
-	{"10k", scaleload.Workload{Topics: 5, PartitionsPerTopic: 2000}},
-	{"100k", scaleload.Workload{Topics: 50, PartitionsPerTopic: 2000}},
+var samplerWorkloads = []kfaketest.ScaleWorkload{
+	{Name: "10k", Workload: scaleload.Workload{Topics: 5, PartitionsPerTopic: 2000}},
+	{Name: "100k", Workload: scaleload.Workload{Topics: 50, PartitionsPerTopic: 2000}},
 }
 
 // BenchmarkSampler times one sample: the end offsets of every tracked
 // partition, read and appended to the tables.
 func BenchmarkSampler(b *testing.B) {
 	for _, w := range samplerWorkloads {
-		b.Run(w.name, func(b *testing.B) {
+		b.Run(w.Name, func(b *testing.B) {
 			k := newScaleKafka(b)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -277,15 +223,15 @@ func BenchmarkSampler(b *testing.B) {
 			require.NoError(b, smp.Sample(ctx, false))
 			b.ReportAllocs()
 			b.ResetTimer()
-			before, cpu := k.snapshot(), cpuTime(b)
+			before, cpu := k.Requests(), kfaketest.CPUTime(b)
 			for range b.N {
 				if err := smp.Sample(ctx, false); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.StopTimer()
-			reportRequests(b, k.snapshot().Since(before))
-			reportCPU(b, cpuTime(b)-cpu)
+			kfaketest.ReportRequests(b, k.Requests().Since(before))
+			kfaketest.ReportCPU(b, kfaketest.CPUTime(b)-cpu)
 			b.ReportMetric(float64(len(tracked)), "partitions")
 		})
 	}
@@ -296,9 +242,9 @@ func BenchmarkSampler(b *testing.B) {
 // per broker and one OffsetFetch (batched, v8) per coordinator, and so does
 // a sample. Counts only: timings stay in the benchmarks.
 func TestScaleRequestsPerScrape(t *testing.T) {
-	w := scrapeWorkloads[len(scrapeWorkloads)-1]
+	w := kfaketest.ScrapeWorkloads[len(kfaketest.ScrapeWorkloads)-1]
 	k := newScaleKafka(t)
-	k.load(t, w)
+	k.LoadWorkload(t, w.Workload)
 	coordinators := k.coordinators(t, w)
 	t.Logf("%d groups on %d coordinators", w.Groups, coordinators)
 
@@ -314,10 +260,10 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 	cfg.Metrics.KafkaPartitionCurrentOffset.Enabled = false
 	s, _ := newScaleScraper(t, cfg)
 	for i := range 2 {
-		before := k.snapshot()
+		before := k.Requests()
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
-		got := k.snapshot().Since(before)
+		got := k.Requests().Since(before)
 		t.Logf("scrape %d of %d pairs: %v", i+1, w.Pairs(), got)
 		require.Equal(t, w.Groups*w.Topics, pointsOfCount(md, "kafka.consumer_group.lag_sum"))
 		require.Equal(t, w.Groups*w.Topics, pointsOfCount(md, "kafka.consumer_group.time_lag_max"))
@@ -339,9 +285,9 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 		}
 	}
 
-	before := k.snapshot()
+	before := k.Requests()
 	require.NoError(t, s.sampler.Sample(context.Background(), true))
-	got := k.snapshot().Since(before)
+	got := k.Requests().Since(before)
 	t.Logf("sample with log start offsets: %v", got)
 	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")
 	require.Equal(t, got.Of(kmsg.ListOffsets), got.Total(), "a sample sends ListOffsets only")
@@ -352,17 +298,17 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 func TestScaleOffsetFetchFallback(t *testing.T) {
 	versions := kversion.Stable()
 	versions.SetMaxKeyVersion(int16(kmsg.OffsetFetch), 7)
-	w := scaleWorkload{"fallback", scaleload.Workload{Groups: 12, Topics: 1, PartitionsPerTopic: 50}}
+	w := kfaketest.ScaleWorkload{Name: "fallback", Workload: scaleload.Workload{Groups: 12, Topics: 1, PartitionsPerTopic: 50}}
 	k := newScaleKafka(t, kfake.MaxVersions(versions))
-	k.load(t, w)
+	k.LoadWorkload(t, w.Workload)
 
 	s, _ := newScaleScraper(t, k.config())
 	_, err := s.scrape(context.Background()) // connects, finds coordinators, may try v8 once
 	require.NoError(t, err)
-	before := k.snapshot()
+	before := k.Requests()
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	got := k.snapshot().Since(before)
+	got := k.Requests().Since(before)
 	t.Logf("scrape of %d groups without OffsetFetch v8: %v", w.Groups, got)
 	require.Equal(t, w.Pairs(), pointsOfCount(md, "kafka.consumer_group.lag"))
 	require.LessOrEqual(t, got.Of(kmsg.OffsetFetch), int64(w.Groups+scaleBrokers), "one per group, plus at most one refused batch per coordinator")
@@ -371,7 +317,7 @@ func TestScaleOffsetFetchFallback(t *testing.T) {
 }
 
 // coordinators counts the distinct coordinators of the workload's groups.
-func (k *scaleKafka) coordinators(tb testing.TB, w scaleWorkload) int {
+func (k *scaleKafka) coordinators(tb testing.TB, w kfaketest.ScaleWorkload) int {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -17,21 +17,21 @@ import (
 // timestamps, on the very first scrape (the records predate any table).
 func TestScrapeAgainstKafka(t *testing.T) {
 	k := newTestKafka(t, 3)
-	k.createTopic("orders", 3)
-	k.createTopic("__internal", 1)
+	k.CreateTopic("orders", 3)
+	k.CreateTopic("__internal", 1)
 	base := time.Now().Add(-90 * time.Minute).Truncate(time.Millisecond)
 	var stamps []time.Time
 	for i := range 20 {
 		stamps = append(stamps, base.Add(time.Duration(i)*time.Minute))
 	}
-	k.produce("orders", 0, stamps...)     // offsets 0..19
-	k.produce("orders", 1, stamps[:5]...) // offsets 0..4
-	k.produce("orders", 2, stamps[:3]...) // offsets 0..2
-	k.produce("__internal", 0, stamps[:2]...)
+	k.Produce("orders", 0, stamps...)     // offsets 0..19
+	k.Produce("orders", 1, stamps[:5]...) // offsets 0..4
+	k.Produce("orders", 2, stamps[:3]...) // offsets 0..2
+	k.Produce("__internal", 0, stamps[:2]...)
 
-	k.commit("billing", "orders", map[int32]int64{0: 0, 1: 4, 2: 3}) // p2 caught up
-	k.commit("billing", "__internal", map[int32]int64{0: 0})         // excluded topic
-	k.commit("ignored-batch", "orders", map[int32]int64{0: 1})       // excluded group
+	k.Commit("billing", "orders", map[int32]int64{0: 0, 1: 4, 2: 3}) // p2 caught up
+	k.Commit("billing", "__internal", map[int32]int64{0: 0})         // excluded topic
+	k.Commit("ignored-batch", "orders", map[int32]int64{0: 1})       // excluded group
 
 	cfg := k.testConfig()
 	cfg.Groups.Exclude = []string{"^ignored-"}
@@ -71,21 +71,21 @@ func TestScrapeAgainstKafka(t *testing.T) {
 
 	// A second scrape with unchanged commits reuses the record timestamps it
 	// read: no Fetch.
-	fetches := k.requests(int16(kmsg.Fetch))
+	fetches := k.Requests(int16(kmsg.Fetch))
 	_, err = s.scrape(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, fetches, k.requests(int16(kmsg.Fetch)), "cached record timestamps are not read again")
+	require.Equal(t, fetches, k.Requests(int16(kmsg.Fetch)), "cached record timestamps are not read again")
 }
 
 // TestGroupWithoutCommitOnPartition: a partition the group never committed on
 // gets no lag point at all.
 func TestGroupWithoutCommitOnPartition(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("events", 2)
+	k.CreateTopic("events", 2)
 	now := time.Now()
-	k.produce("events", 0, now, now)
-	k.produce("events", 1, now, now)
-	k.commit("reader", "events", map[int32]int64{0: 1})
+	k.Produce("events", 0, now, now)
+	k.Produce("events", 1, now, now)
+	k.Commit("reader", "events", map[int32]int64{0: 1})
 
 	s := startScraper(t, k.testConfig())
 	md, err := s.scrape(context.Background())
@@ -100,27 +100,27 @@ func TestGroupWithoutCommitOnPartition(t *testing.T) {
 func TestListOffsetsPerScrapeAtMostBrokers(t *testing.T) {
 	k := newTestKafka(t, 3)
 	const partitions = 3000
-	k.createTopic("wide", partitions)
+	k.CreateTopic("wide", partitions)
 	offsets := make(map[int32]int64, partitions)
 	for p := range int32(partitions) {
 		offsets[p] = 0
 	}
-	k.commit("wide-reader", "wide", offsets)
-	k.commit("wide-reader-2", "wide", offsets)
+	k.Commit("wide-reader", "wide", offsets)
+	k.Commit("wide-reader-2", "wide", offsets)
 
 	s := startScraper(t, k.testConfig())
-	before := k.requests(int16(kmsg.ListOffsets))
+	before := k.Requests(int16(kmsg.ListOffsets))
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	listOffsets := k.requests(int16(kmsg.ListOffsets)) - before
+	listOffsets := k.Requests(int16(kmsg.ListOffsets)) - before
 	t.Logf("3 brokers, %d partitions, 2 groups: %d ListOffsets requests in one scrape", partitions, listOffsets)
 	require.LessOrEqual(t, listOffsets, int64(3))
 	require.Len(t, pointsOf(md, "kafka.consumer_group.lag"), 2*partitions)
 
 	// The sampler reads the same partitions with the same bound.
-	before = k.requests(int16(kmsg.ListOffsets))
+	before = k.Requests(int16(kmsg.ListOffsets))
 	require.NoError(t, s.sampler.Sample(context.Background(), false))
-	require.LessOrEqual(t, k.requests(int16(kmsg.ListOffsets))-before, int64(3))
+	require.LessOrEqual(t, k.Requests(int16(kmsg.ListOffsets))-before, int64(3))
 }
 
 // TestKafkaDownThenUp: the receiver starts with no Kafka, scrapes fail with
@@ -140,9 +140,9 @@ func TestKafkaDownThenUp(t *testing.T) {
 	require.False(t, scrapererror.IsPartialScrapeError(err))
 
 	k := newTestKafka(t, 1, kfake.Ports(port))
-	k.createTopic("back", 1)
-	k.produce("back", 0, time.Now())
-	k.commit("g", "back", map[int32]int64{0: 0})
+	k.CreateTopic("back", 1)
+	k.Produce("back", 0, time.Now())
+	k.Commit("g", "back", map[int32]int64{0: 0})
 	require.Eventually(t, func() bool {
 		md, err := s.scrape(context.Background())
 		return err == nil && len(pointsOf(md, "kafka.consumer_group.lag")) == 1

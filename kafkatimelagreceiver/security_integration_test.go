@@ -26,7 +26,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kfaketest"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
@@ -42,20 +42,7 @@ const (
 // superuser), the receiver with whatever the test configures.
 func newSecureTestKafka(t *testing.T, brokers int, clientOpts []kgo.Opt, opts ...kfake.Opt) *testKafka {
 	t.Helper()
-	opts = append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)
-	c, err := kfake.NewCluster(opts...)
-	require.NoError(t, err)
-	k := &testKafka{t: t, cluster: c, addrs: c.ListenAddrs(), counts: kafkacount.Observe(c)}
-	clientOpts = append([]kgo.Opt{kgo.SeedBrokers(k.addrs...), kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner())}, clientOpts...)
-	cl, err := kgo.NewClient(clientOpts...)
-	require.NoError(t, err)
-	k.client = cl
-	k.admin = kadm.NewClient(cl)
-	t.Cleanup(func() {
-		cl.Close()
-		c.Close()
-	})
-	return k
+	return &testKafka{kfaketest.New(t, brokers, clientOpts, opts...)}
 }
 
 // saslMechanismFor is the franz-go side of a mechanism, for the test client.
@@ -100,10 +87,10 @@ func requireNoSecretLogged(t *testing.T, logs *observer.ObservedLogs, secrets ..
 // secFixture produces two old records on one partition and commits a group
 // at the first, so a working scrape reports lag 2 and a time lag.
 func secFixture(k *testKafka) time.Time {
-	k.createTopic("orders", 1)
+	k.CreateTopic("orders", 1)
 	at := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	k.produce("orders", 0, at, at.Add(time.Minute))
-	k.commit("billing", "orders", map[int32]int64{0: 0})
+	k.Produce("orders", 0, at, at.Add(time.Minute))
+	k.Commit("billing", "orders", map[int32]int64{0: 0})
 	return at
 }
 
@@ -171,7 +158,7 @@ func TestSASLWrongPasswordRetried(t *testing.T) {
 	// The operator sets the password the receiver was given.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	altered, err := k.admin.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{
+	altered, err := k.Admin.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{
 		User: secMonitorUser, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: password,
 	}})
 	require.NoError(t, err)
@@ -356,19 +343,19 @@ func TestACLLeastPrivilege(t *testing.T) {
 	const password = "least-Privilege-3"
 	k := newACLTestKafka(t, password, aclsFor("team-", []string{"orders", "audit"}, []string{"orders"}))
 	for _, topic := range []string{"orders", "audit", "secret"} {
-		k.createTopic(topic, 2)
+		k.CreateTopic(topic, 2)
 	}
 	at := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	for _, topic := range []string{"orders", "audit", "secret"} {
 		for p := range int32(2) {
-			k.produce(topic, p, at, at.Add(time.Minute), at.Add(2*time.Minute))
+			k.Produce(topic, p, at, at.Add(time.Minute), at.Add(2*time.Minute))
 		}
 	}
-	k.commit("team-a", "orders", map[int32]int64{0: 0, 1: 1})
-	k.commit("team-a", "audit", map[int32]int64{0: 0})
-	k.commit("team-a", "secret", map[int32]int64{0: 0, 1: 0})
-	k.commit("team-b", "orders", map[int32]int64{0: 2})
-	k.commit("hidden", "orders", map[int32]int64{0: 0})
+	k.Commit("team-a", "orders", map[int32]int64{0: 0, 1: 1})
+	k.Commit("team-a", "audit", map[int32]int64{0: 0})
+	k.Commit("team-a", "secret", map[int32]int64{0: 0, 1: 0})
+	k.Commit("team-b", "orders", map[int32]int64{0: 2})
+	k.Commit("hidden", "orders", map[int32]int64{0: 0})
 
 	cfg := aclScraperConfig(k, password)
 	// The sampler runs too: it samples the denied topic's partitions (the
@@ -397,9 +384,9 @@ func TestACLLeastPrivilege(t *testing.T) {
 		require.Equal(t, []any{"audit (Read)", "secret (Describe)"}, fields["topics"])
 		require.EqualValues(t, 0, fields["groups_denied"], "Kafka does not list groups the principal may not describe")
 	}
-	sent := k.requests(kmsg.ListOffsets.Int16())
+	sent := k.Requests(kmsg.ListOffsets.Int16())
 	require.Eventually(t, func() bool {
-		return k.requests(kmsg.ListOffsets.Int16()) >= sent+10
+		return k.Requests(kmsg.ListOffsets.Int16()) >= sent+10
 	}, faultDeadline, 20*time.Millisecond, "the sampler keeps sampling")
 	require.Zero(t, logs.FilterMessageSnippet("sampling end offsets failed").Len(), "denials are not sampling failures: %v", logs.All())
 	require.Len(t, deniedWarnings(logs), 2, "the sampler adds no denial warnings of its own")
@@ -421,13 +408,13 @@ func TestACLDeniedGroupSkipped(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			const password = "group-Denied-4"
 			k := newACLTestKafka(t, password, aclsFor("team-", []string{"orders"}, []string{"orders"}))
-			k.createTopic("orders", 1)
+			k.CreateTopic("orders", 1)
 			now := time.Now()
-			k.produce("orders", 0, now, now)
-			k.commit("team-a", "orders", map[int32]int64{0: 1})
-			k.commit("team-b", "orders", map[int32]int64{0: 0})
-			k.commit("team-c", "orders", map[int32]int64{0: 0})
-			k.cluster.Fault(kfake.Fault{Keys: keys, Group: "team-b", Err: kerr.GroupAuthorizationFailed, Count: -1})
+			k.Produce("orders", 0, now, now)
+			k.Commit("team-a", "orders", map[int32]int64{0: 1})
+			k.Commit("team-b", "orders", map[int32]int64{0: 0})
+			k.Commit("team-c", "orders", map[int32]int64{0: 0})
+			k.Cluster.Fault(kfake.Fault{Keys: keys, Group: "team-b", Err: kerr.GroupAuthorizationFailed, Count: -1})
 
 			s, logs := startObservedScraper(t, aclScraperConfig(k, password), zap.NewAtomicLevelAt(zap.InfoLevel))
 			for scrape := 1; scrape <= 2; scrape++ {

@@ -19,13 +19,13 @@ import (
 // test only needs the calls to return at all.
 func TestSilentBrokerDoesNotStallScrapeOrSampler(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("quiet", 1)
-	k.produce("quiet", 0, time.Now(), time.Now())
-	k.commit("waiting", "quiet", map[int32]int64{0: 1})
+	k.CreateTopic("quiet", 1)
+	k.Produce("quiet", 0, time.Now(), time.Now())
+	k.Commit("waiting", "quiet", map[int32]int64{0: 1})
 
 	var silent atomic.Bool
-	k.cluster.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
-		k.cluster.KeepControl()
+	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
 		// Handled with neither response nor error: the broker keeps the
 		// connection open and says nothing.
 		return nil, nil, silent.Load()

@@ -19,11 +19,11 @@ import (
 // time lag was estimated, through the component's MeterProvider.
 func TestSelfTelemetry(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.createTopic("observed", 2)
+	k.CreateTopic("observed", 2)
 	old := time.Now().Add(-time.Hour)
-	k.produce("observed", 0, old, old)
-	k.produce("observed", 1, old)
-	k.commit("watcher", "observed", map[int32]int64{0: 0, 1: 1})
+	k.Produce("observed", 0, old, old)
+	k.Produce("observed", 1, old)
+	k.Commit("watcher", "observed", map[int32]int64{0: 0, 1: 1})
 
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kfaketest"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -28,8 +29,8 @@ import (
 // millisecond and costs one request per broker.
 func TestColdStartMethodComparison(t *testing.T) {
 	const partitions = 12
-	k := newTestKafka(t, 3)
-	k.createTopic("history", partitions)
+	k := kfaketest.New(t, 3, nil)
+	k.CreateTopic("history", partitions)
 	// Two hours of history per partition: for the first hour a rate that
 	// swings between a record every 2 s and every 28 s, then a 20-minute
 	// silence, then a record every 2 min.
@@ -44,13 +45,13 @@ func TestColdStartMethodComparison(t *testing.T) {
 	}
 	committed := map[int32]int64{}
 	for p := range int32(partitions) {
-		k.produce("history", p, stamps...)
+		k.Produce("history", p, stamps...)
 		// Spread the groups' positions over the history.
 		committed[p] = int64((int(p)*len(stamps))/partitions + 3)
 	}
-	k.commit("cold", "history", committed)
+	k.Commit("cold", "history", committed)
 
-	cl, err := New(k.testSettings())
+	cl, err := New(testSettings(k.Addrs))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, cl.Close()) }()
 	ctx := context.Background()
@@ -62,10 +63,10 @@ func TestColdStartMethodComparison(t *testing.T) {
 	for p := range int32(partitions) {
 		wanted = append(wanted, kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: committed[p]})
 	}
-	before := k.requests(int16(kmsg.Fetch))
+	before := k.Requests(int16(kmsg.Fetch))
 	found, err := cl.RecordTimestamps(ctx, wanted)
 	require.NoError(t, err)
-	fetches := k.requests(int16(kmsg.Fetch)) - before
+	fetches := k.Requests(int16(kmsg.Fetch)) - before
 	var recordErrs []float64
 	for _, at := range wanted {
 		ts, ok := found[at]
@@ -80,7 +81,7 @@ func TestColdStartMethodComparison(t *testing.T) {
 	client, err := cl.connected(ctx)
 	require.NoError(t, err)
 	for _, probes := range []int{4, 8, 16} {
-		before := k.requests(int16(kmsg.ListOffsets))
+		before := k.Requests(int16(kmsg.ListOffsets))
 		tables := map[int32]*timetable.Table{}
 		for p := range int32(partitions) {
 			tables[p] = timetable.NewTable(64, 0)
@@ -109,7 +110,7 @@ func TestColdStartMethodComparison(t *testing.T) {
 				}
 			}
 		}
-		requests := k.requests(int16(kmsg.ListOffsets)) - before
+		requests := k.Requests(int16(kmsg.ListOffsets)) - before
 		var errs []float64
 		missing := 0
 		now := time.Now()

@@ -34,6 +34,15 @@ func defaultSettings() Settings {
 	}
 }
 
+// testSettings are the receiver's defaults pointed at brokers (a test's
+// kfake cluster): its client id and protocol version, and a 10 s request
+// timeout.
+func testSettings(brokers []string) Settings {
+	s := defaultSettings()
+	s.Brokers = brokers
+	return s
+}
+
 func TestConfigureSecurity(t *testing.T) {
 	s := defaultSettings()
 	sc, err := newConfig(s)

@@ -1,0 +1,103 @@
+// Package kfaketest drives an in-process Kafka cluster (kfake) from tests
+// and benchmarks: a cluster with a franz-go client to create topics, produce
+// and commit, the requests it serves counted by API key (kafkacount), and
+// the scale workloads of the benchmarks (scaleload) with their reporting.
+// Everything it starts is closed when the test or benchmark ends.
+package kfaketest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+)
+
+// opTimeout bounds every request the helpers send.
+const opTimeout = 30 * time.Second
+
+// Kafka is an in-process Kafka cluster with a franz-go client to drive it
+// and counters of the requests it serves. Its methods fail TB on an error.
+type Kafka struct {
+	TB      testing.TB
+	Cluster *kfake.Cluster
+	Addrs   []string
+	Client  *kgo.Client
+	Admin   *kadm.Client
+	Counts  *kafkacount.Counter
+}
+
+// New serves a cluster of brokers brokers, configured by opts, and connects
+// a client to it: no producer linger, records go to the partition they
+// name, then clientOpts (SASL or TLS for a secured cluster). Both are closed
+// at tb's cleanup.
+func New(tb testing.TB, brokers int, clientOpts []kgo.Opt, opts ...kfake.Opt) *Kafka {
+	tb.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)...)
+	require.NoError(tb, err)
+	tb.Cleanup(c.Close)
+	k := &Kafka{TB: tb, Cluster: c, Addrs: c.ListenAddrs(), Counts: kafkacount.Observe(c)}
+	clientOpts = append([]kgo.Opt{
+		kgo.SeedBrokers(k.Addrs...),
+		kgo.ProducerLinger(0),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+	}, clientOpts...)
+	cl, err := kgo.NewClient(clientOpts...)
+	require.NoError(tb, err)
+	tb.Cleanup(cl.Close) // cleanups run last first: the client before the cluster
+	k.Client = cl
+	k.Admin = kadm.NewClient(cl)
+	return k
+}
+
+// Requests returns how many requests with the API key the cluster served.
+// The counter sees every client, the test's own included: read it around
+// the calls under test only.
+func (k *Kafka) Requests(key int16) int64 {
+	return k.Counts.Snapshot()[key]
+}
+
+// CreateTopic creates a topic of partitions partitions, replication 1.
+func (k *Kafka) CreateTopic(topic string, partitions int32) {
+	k.TB.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	resp, err := k.Admin.CreateTopic(ctx, partitions, 1, nil, topic)
+	require.NoError(k.TB, err)
+	require.NoError(k.TB, resp.Err)
+}
+
+// Produce appends records with the given timestamps to one partition and
+// returns the offset of the first.
+func (k *Kafka) Produce(topic string, partition int32, timestamps ...time.Time) int64 {
+	k.TB.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	records := make([]*kgo.Record, len(timestamps))
+	for i, ts := range timestamps {
+		records[i] = &kgo.Record{Topic: topic, Partition: partition, Timestamp: ts, Value: []byte("x")}
+	}
+	results := k.Client.ProduceSync(ctx, records...)
+	require.NoError(k.TB, results.FirstErr())
+	return results[0].Record.Offset
+}
+
+// Commit sets a group's committed offsets, as a consumer that has since
+// left (or an admin tool) would.
+func (k *Kafka) Commit(group, topic string, offsets map[int32]int64) {
+	k.TB.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	os := kadm.Offsets{topic: map[int32]kadm.Offset{}}
+	for p, at := range offsets {
+		os[topic][p] = kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1}
+	}
+	resp, err := k.Admin.CommitOffsets(ctx, group, os)
+	require.NoError(k.TB, err)
+	require.NoError(k.TB, resp.Error())
+}
