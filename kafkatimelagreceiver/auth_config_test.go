@@ -2,6 +2,7 @@ package kafkatimelagreceiver
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -74,8 +75,10 @@ func TestSecurityConfigUnmarshal(t *testing.T) {
 	empty := loadSecurityConfig(t, "tls_empty")
 	require.NotNil(t, empty.TLS, "tls: {} turns TLS on")
 	require.NoError(t, confmap.Validate(empty))
-	require.NotNil(t, empty.clusterSettings(nil, nil).TLS, "the Kafka client is asked for TLS")
-	cl, err := newCluster(empty, zap.NewNop(), nil)
+	settings, err := empty.clusterSettings(context.Background(), nil, zap.NewNop(), nil)
+	require.NoError(t, err)
+	require.NotNil(t, settings.TLS, "the Kafka client is asked for TLS")
+	cl, err := newCluster(context.Background(), empty, nil, zap.NewNop(), nil)
 	require.NoError(t, err)
 	require.NoError(t, cl.Close())
 }
@@ -95,15 +98,15 @@ func TestSecurityConfigTLSNull(t *testing.T) {
 
 func TestSecurityConfigInvalid(t *testing.T) {
 	for name, wants := range map[string][]string{
-		"sasl_unsupported_mechanism": {"auth::sasl", "mechanism", `"GSSAPI" is not supported`},
-		"sasl_oauthbearer":           {"auth::sasl", `"AWS_MSK_IAM_OAUTHBEARER" is not supported`},
-		"sasl_no_mechanism":          {"auth::sasl", "mechanism: must be set"},
-		"sasl_no_username":           {"auth::sasl", "username: must be set"},
-		"sasl_no_password":           {"auth::sasl", "password: must be set"},
-		"sasl_bad_version":           {"auth::sasl", "version: must be 0 or 1, got 2"},
-		"tls_missing_ca":             {"tls: ", "/nonexistent/kafka-ca.pem"},
-		"tls_cert_without_key":       {"tls: ", "key"},
-		"tls_bad_min_version":        {"0.9"},
+		"sasl_unsupported_mechanism":     {"auth::sasl", "mechanism", `"GSSAPI" is not supported`},
+		"sasl_aws_msk_iam_with_password": {"auth::sasl", "username: not used by AWS_MSK_IAM_OAUTHBEARER", "password: not used", "aws_msk::region: must be set"},
+		"sasl_no_mechanism":              {"auth::sasl", "mechanism: must be set"},
+		"sasl_no_username":               {"auth::sasl", "username: must be set"},
+		"sasl_no_password":               {"auth::sasl", "password: must be set"},
+		"sasl_bad_version":               {"auth::sasl", "version: must be 0 or 1, got 2"},
+		"tls_missing_ca":                 {"tls: ", "/nonexistent/kafka-ca.pem"},
+		"tls_cert_without_key":           {"tls: ", "key"},
+		"tls_bad_min_version":            {"0.9"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := loadSecurityConfig(t, name)
@@ -114,7 +117,7 @@ func TestSecurityConfigInvalid(t *testing.T) {
 			}
 			require.NotContains(t, err.Error(), securityTestPassword)
 			// Whatever Validate let through, building the client rejects.
-			_, err = newCluster(cfg, zap.NewNop(), nil)
+			_, err = newCluster(context.Background(), cfg, nil, zap.NewNop(), nil)
 			require.Error(t, err, "the Kafka client's configuration must refuse it too")
 			require.NotContains(t, err.Error(), securityTestPassword)
 		})
@@ -125,8 +128,10 @@ func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Auth.SASL = &SASLConfig{Mechanism: "scram-sha-256", Username: "u", Password: "p", Version: 1}
 	require.NoError(t, confmap.Validate(cfg))
-	require.Equal(t, kafka.SASLSCRAMSHA256, cfg.clusterSettings(nil, nil).SASL.Mechanism)
-	cl, err := newCluster(cfg, zap.NewNop(), nil)
+	settings, err := cfg.clusterSettings(context.Background(), nil, zap.NewNop(), nil)
+	require.NoError(t, err)
+	require.Equal(t, kafka.SASLSCRAMSHA256, settings.SASL.Mechanism)
+	cl, err := newCluster(context.Background(), cfg, nil, zap.NewNop(), nil)
 	require.NoError(t, err)
 	require.NoError(t, cl.Close())
 }

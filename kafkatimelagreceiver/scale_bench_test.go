@@ -267,7 +267,7 @@ func BenchmarkSampler(b *testing.B) {
 				}
 			}
 			cfg := k.config()
-			cl, err := newCluster(cfg, zap.NewNop(), nil)
+			cl, err := newCluster(context.Background(), cfg, nil, zap.NewNop(), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = cl.Close() })
 			tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval)
