@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 )
 
 // Defaults of the Kafka client keys. Where they differ from contrib's
@@ -28,9 +26,6 @@ const (
 	// that does not answer far beyond its timeout; the next scrape retries.
 	defaultMetadataRetryMax     = 1
 	defaultMetadataRetryBackoff = 250 * time.Millisecond
-	// rackAwareVersion is the first protocol version whose Fetch carries
-	// the client's rack (KIP-392).
-	rackAwareVersion = "2.3.0"
 )
 
 // MetadataConfig is configkafka's `metadata` block.
@@ -65,7 +60,8 @@ func newDefaultMetadataConfig() MetadataConfig {
 // spells it. It loads the TLS material and checks that the Kerberos files
 // can be read, so that a missing CA, certificate, key, krb5.conf or keytab
 // is reported when the configuration is validated rather than at the first
-// connection. The auth block validates itself (auth_config.go).
+// connection. The auth block validates itself (auth_config.go); what only
+// the Kafka client can tell is in kafka_client.go.
 func (cfg *Config) validateClient() error {
 	var errs []error
 	if len(cfg.Brokers) == 0 {
@@ -76,13 +72,7 @@ func (cfg *Config) validateClient() error {
 			errs = append(errs, fmt.Errorf("brokers[%d]: must not be empty", i))
 		}
 	}
-	if cfg.ProtocolVersion == "" {
-		errs = append(errs, fmt.Errorf("protocol_version: must be set (default %s): the Kafka client needs the highest version to speak", defaultProtocolVersion))
-	} else if err := saramacluster.CheckVersion(cfg.ProtocolVersion); err != nil {
-		errs = append(errs, fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err))
-	} else if cfg.RackID != "" && !saramacluster.VersionAtLeast(cfg.ProtocolVersion, rackAwareVersion) {
-		errs = append(errs, fmt.Errorf("rack_id: needs protocol_version %s or later (Fetch v11, KIP-392), got %s", rackAwareVersion, cfg.ProtocolVersion))
-	}
+	errs = append(errs, cfg.checkProtocolVersion())
 	if cfg.ConnIdleTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("conn_idle_timeout: must be positive, got %s", cfg.ConnIdleTimeout))
 	}

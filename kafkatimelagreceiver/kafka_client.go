@@ -14,6 +14,25 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/oauthbearer"
 )
 
+// rackAwareVersion is the first protocol version whose Fetch carries the
+// client's rack (KIP-392).
+const rackAwareVersion = "2.3.0"
+
+// checkProtocolVersion checks what only the Kafka client can tell: that it
+// can speak the protocol version, and rack-aware fetches at that version.
+func (cfg *Config) checkProtocolVersion() error {
+	if cfg.ProtocolVersion == "" {
+		return fmt.Errorf("protocol_version: must be set (default %s): the Kafka client needs the highest version to speak", defaultProtocolVersion)
+	}
+	if err := saramacluster.CheckVersion(cfg.ProtocolVersion); err != nil {
+		return fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err)
+	}
+	if cfg.RackID != "" && !saramacluster.VersionAtLeast(cfg.ProtocolVersion, rackAwareVersion) {
+		return fmt.Errorf("rack_id: needs protocol_version %s or later (Fetch v11, KIP-392), got %s", rackAwareVersion, cfg.ProtocolVersion)
+	}
+	return nil
+}
+
 // clusterSettings translates the configuration into the Kafka client's,
 // key by key. host supplies the extension that oauthbearer_token_source
 // names; it may be nil otherwise.
