@@ -22,7 +22,6 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/oauth2"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -89,19 +88,6 @@ type extensionHost map[component.ID]component.Component
 
 func (h extensionHost) GetExtensions() map[component.ID]component.Component { return h }
 
-// startScraperOnHost is startObservedScraper with a collector host.
-func startScraperOnHost(t *testing.T, cfg *Config, host component.Host) (*timeLagScraper, *observer.ObservedLogs) {
-	t.Helper()
-	core, logs := observer.New(zap.DebugLevel)
-	settings := receivertest.NewNopSettings(metadata.Type)
-	settings.Logger = zap.New(core)
-	s, err := newTimeLagScraper(cfg, settings, nil)
-	require.NoError(t, err)
-	require.NoError(t, s.start(context.Background(), host))
-	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
-	return s, logs
-}
-
 func clientCredentialsConfig(k *testKafka, tokenURL string) *Config {
 	cfg := k.testConfig()
 	cfg.Timeout = 5 * time.Second
@@ -129,7 +115,7 @@ func TestOAuthBearerClientCredentialsAgainstKafka(t *testing.T) {
 
 	cfg := clientCredentialsConfig(k, idp.url)
 	require.NoError(t, confmap.Validate(cfg))
-	s, logs := startScraperOnHost(t, cfg, nil)
+	s, logs := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.DebugLevel))
 	requireBillingLag(t, s)
 	requireBillingLag(t, s)
 
@@ -159,7 +145,7 @@ func TestOAuthBearerRefusedTokenReplaced(t *testing.T) {
 
 	cfg := clientCredentialsConfig(k, idp.url)
 	cfg.Timeout = 3 * time.Second
-	s, logs := startScraperOnHost(t, cfg, nil)
+	s, logs := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.DebugLevel))
 	_, err := s.scrape(context.Background())
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "SASL OAUTHBEARER", "the error must say what authentication failed: %v", err)
@@ -186,7 +172,7 @@ func TestOAuthBearerReauthenticationRefreshesToken(t *testing.T) {
 		kfake.BrokerConfigs(map[string]string{"connections.max.reauth.ms": fmt.Sprint(session.Milliseconds())}))
 	secFixture(k)
 
-	s, _ := startScraperOnHost(t, clientCredentialsConfig(k, idp.url), nil)
+	s, _ := startObservedScraper(t, clientCredentialsConfig(k, idp.url), zap.NewAtomicLevelAt(zap.DebugLevel))
 	requireBillingLag(t, s)
 	before := len(ob.presented())
 	time.Sleep(session + 100*time.Millisecond) // past the session's end, whatever the jitter
@@ -222,7 +208,7 @@ func TestOAuthBearerTokenSourceExtension(t *testing.T) {
 	cfg.Auth.SASL = &SASLConfig{Mechanism: "oauthbearer", Version: 1, OAuthBearerTokenSource: id}
 	require.NoError(t, confmap.Validate(cfg))
 	ext := &tokenExtension{}
-	s, logs := startScraperOnHost(t, cfg, extensionHost{id: ext})
+	s, logs := startObservedScraperOn(t, cfg, extensionHost{id: ext}, zap.NewAtomicLevelAt(zap.DebugLevel))
 	requireBillingLag(t, s)
 	require.EqualValues(t, 1, ext.calls.Load())
 	require.Contains(t, ob.presented(), "ext-token-1")
@@ -326,7 +312,7 @@ func TestAWSMSKIAMAgainstKafka(t *testing.T) {
 	cfg := k.testConfig()
 	cfg.Auth.SASL = &SASLConfig{Mechanism: kafka.SASLAWSMSKIAM, Version: 1, AWSMSK: AWSMSKConfig{Region: region}}
 	require.NoError(t, confmap.Validate(cfg))
-	s, logs := startScraperOnHost(t, cfg, nil)
+	s, logs := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.DebugLevel))
 	requireBillingLag(t, s)
 	require.Zero(t, ob.refusals(), "every token verifies")
 	presented := ob.presented()
