@@ -344,7 +344,10 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 	got := k.snapshot().Since(before)
 	t.Logf("sample with log start offsets: %v", got)
 	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")
-	require.Equal(t, got.Of(kmsg.ListOffsets), got.Total(), "a sample sends ListOffsets only")
+	// As above, one Metadata request can be the test's own client's timer
+	// (seen under -race on a loaded machine, when the load took seconds).
+	require.LessOrEqual(t, got.Of(kmsg.Metadata), int64(1), "metadata is cached")
+	require.Equal(t, got.Of(kmsg.ListOffsets), got.Total()-got.Of(kmsg.Metadata), "a sample sends ListOffsets only")
 }
 
 // TestScaleOffsetFetchFallback: a coordinator without OffsetFetch v8 gets
