@@ -3,9 +3,11 @@ package kafkatimelagreceiver
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/component"
@@ -134,12 +136,17 @@ func (o *OAuthBearerConfig) validate(mechanism string) error {
 	}
 	var errs []error
 	if o.TokenURL == "" {
-		for key, set := range map[string]bool{
-			"client_id": o.ClientID != "", "client_secret": o.ClientSecret != "",
-			"scopes": len(o.Scopes) > 0, "endpoint_params": len(o.EndpointParams) > 0,
+		for _, grantKey := range []struct {
+			key string
+			set bool
+		}{
+			{"client_id", o.ClientID != ""},
+			{"client_secret", o.ClientSecret != ""},
+			{"scopes", len(o.Scopes) > 0},
+			{"endpoint_params", len(o.EndpointParams) > 0},
 		} {
-			if set {
-				errs = append(errs, fmt.Errorf("oauthbearer::%s: used only with oauthbearer::token_url", key))
+			if grantKey.set {
+				errs = append(errs, fmt.Errorf("oauthbearer::%s: used only with oauthbearer::token_url", grantKey.key))
 			}
 		}
 	} else {
@@ -154,11 +161,11 @@ func (o *OAuthBearerConfig) validate(mechanism string) error {
 			errs = append(errs, errors.New("oauthbearer::client_secret: must be set with token_url"))
 		}
 	}
-	for key, value := range o.Extensions {
+	for _, key := range slices.Sorted(maps.Keys(o.Extensions)) {
 		if !saslExtensionKey.MatchString(key) || key == "auth" {
 			errs = append(errs, fmt.Errorf("oauthbearer::extensions: %q is not a SASL extension name (letters only, not auth)", key))
 		}
-		if strings.ContainsRune(value, '\x01') {
+		if strings.ContainsRune(o.Extensions[key], '\x01') {
 			errs = append(errs, fmt.Errorf("oauthbearer::extensions::%s: must not contain the byte 0x01", key))
 		}
 	}

@@ -1,6 +1,7 @@
 package kafkatimelagreceiver
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // contribBlocks is the file of contrib-shaped client blocks at the top of
@@ -210,4 +213,21 @@ func TestContribDefaultsDiffer(t *testing.T) {
 	require.Equal(t, 1, got.Metadata.Retry.Max)
 	got.ClientID, got.ProtocolVersion, got.Metadata.Retry.Max = contrib.ClientID, contrib.ProtocolVersion, contrib.Metadata.Retry.Max
 	require.Equal(t, contrib, got, "every other default is configkafka's")
+}
+
+// TestMetadataFullFalseIsSaid: `metadata::full: false`, a no-op in contrib
+// too, is accepted and said to change nothing rather than ignored silently.
+func TestMetadataFullFalseIsSaid(t *testing.T) {
+	_, _, cfg := loadContribBlock(t, "kafka/full")
+	require.False(t, cfg.Metadata.Full)
+	core, logs := observer.New(zap.InfoLevel)
+	_, err := cfg.clusterSettings(context.Background(), nil, zap.New(core), nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, logs.FilterMessageSnippet("metadata::full: false has no effect").Len())
+
+	cfg.Metadata.Full = true
+	core, logs = observer.New(zap.InfoLevel)
+	_, err = cfg.clusterSettings(context.Background(), nil, zap.New(core), nil)
+	require.NoError(t, err)
+	require.Zero(t, logs.Len())
 }

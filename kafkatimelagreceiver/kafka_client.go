@@ -54,6 +54,9 @@ func (cfg *Config) clusterSettings(ctx context.Context, host component.Host, log
 		Logger:   logger,
 		Observer: observer,
 	}
+	if !cfg.Metadata.Full {
+		logger.Info("metadata::full: false has no effect, as in contrib since v0.159.0: the receiver reads the whole cluster's metadata, which is what tells it every broker")
+	}
 	if k := cfg.Auth.Kerberos; k != nil {
 		s.Kerberos = &saramacluster.Kerberos{
 			ServiceName: k.ServiceName,
