@@ -36,8 +36,8 @@ type SASL struct {
 type Settings struct {
 	Brokers  []string
 	ClientID string
-	// ProtocolVersion is the highest Kafka protocol version to speak, as a
-	// sarama version string ("3.0.0").
+	// ProtocolVersion is the highest Kafka protocol version to speak, in
+	// any spelling configkafka accepts ("3.0.0", "3.0", "v3.0").
 	ProtocolVersion string
 	// RequestTimeout is the read and write deadline of each request, and
 	// bounds fetching a token; zero means defaultRequestTimeout.
