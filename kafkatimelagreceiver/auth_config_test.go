@@ -2,6 +2,7 @@ package kafkatimelagreceiver
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -74,10 +76,29 @@ func TestSecurityConfigUnmarshal(t *testing.T) {
 	empty := loadSecurityConfig(t, "tls_empty")
 	require.NotNil(t, empty.TLS, "tls: {} turns TLS on")
 	require.NoError(t, confmap.Validate(empty))
-	require.NotNil(t, empty.clusterSettings(nil, nil).TLS, "the Kafka client is asked for TLS")
-	cl, err := newCluster(empty, zap.NewNop(), nil)
+	settings, err := empty.clusterSettings(context.Background(), nil, zap.NewNop(), nil)
+	require.NoError(t, err)
+	require.NotNil(t, settings.TLS, "the Kafka client is asked for TLS")
+	cl, err := newCluster(context.Background(), empty, nil, zap.NewNop(), nil)
 	require.NoError(t, err)
 	require.NoError(t, cl.Close())
+}
+
+func TestSecurityConfigClientCredentialsUnmarshal(t *testing.T) {
+	cfg := loadSecurityConfig(t, "sasl_oauthbearer_client_credentials")
+	require.NoError(t, confmap.Validate(cfg))
+	require.Equal(t, &OAuthBearerConfig{
+		TokenURL:       "https://idp.example.com/oauth2/token",
+		ClientID:       "lag-monitor",
+		ClientSecret:   securityTestPassword,
+		Scopes:         []string{"kafka", "offline"},
+		EndpointParams: url.Values{"audience": {"kafka-cluster"}},
+		Extensions:     map[string]string{"logicalCluster": "lkc-1", "identityPoolId": "pool-2"},
+	}, cfg.Auth.SASL.OAuthBearer)
+	settings, err := cfg.clusterSettings(context.Background(), nil, zap.NewNop(), nil)
+	require.NoError(t, err)
+	require.NotNil(t, settings.SASL.Tokens, "tokens come from the grant")
+	require.Equal(t, cfg.Auth.SASL.OAuthBearer.Extensions, settings.SASL.Extensions)
 }
 
 // TestSecurityConfigTLSNull documents what a bare `tls:` key means: YAML
@@ -94,27 +115,56 @@ func TestSecurityConfigTLSNull(t *testing.T) {
 }
 
 func TestSecurityConfigInvalid(t *testing.T) {
-	for name, wants := range map[string][]string{
-		"sasl_unsupported_mechanism": {"auth::sasl", "mechanism", `"GSSAPI" is not supported`},
-		"sasl_oauthbearer":           {"auth::sasl", `"AWS_MSK_IAM_OAUTHBEARER" is not supported`},
-		"sasl_no_mechanism":          {"auth::sasl", "mechanism: must be set"},
-		"sasl_no_username":           {"auth::sasl", "username: must be set"},
-		"sasl_no_password":           {"auth::sasl", "password: must be set"},
-		"sasl_bad_version":           {"auth::sasl", "version: must be 0 or 1, got 2"},
-		"tls_missing_ca":             {"tls: ", "/nonexistent/kafka-ca.pem"},
-		"tls_cert_without_key":       {"tls: ", "key"},
-		"tls_bad_min_version":        {"0.9"},
+	for name, tt := range map[string]struct {
+		wants []string // substrings of the error, naming the key
+		// onlyConfig: a key the Kafka client would not use; only the
+		// configuration refuses it. Otherwise building the client
+		// refuses it too.
+		onlyConfig bool
+	}{
+		"sasl_unsupported_mechanism":     {wants: []string{"auth::sasl", "mechanism", `"GSSAPI" is not supported`, "auth::kerberos"}},
+		"sasl_aws_msk_iam_with_password": {wants: []string{"auth::sasl", "username: not used by AWS_MSK_IAM_OAUTHBEARER", "password: not used", "aws_msk::region: must be set"}},
+		"sasl_no_mechanism":              {wants: []string{"auth::sasl", "mechanism: must be set"}},
+		"sasl_no_username":               {wants: []string{"auth::sasl", "username: must be set"}},
+		"sasl_no_password":               {wants: []string{"auth::sasl", "password: must be set"}},
+		"sasl_bad_version":               {wants: []string{"auth::sasl", "version: must be 0 or 1, got 2"}},
+		"sasl_aws_msk_no_region":         {wants: []string{"auth::sasl: aws_msk::region: must be set for AWS_MSK_IAM_OAUTHBEARER"}, onlyConfig: true},
+		"sasl_aws_msk_v0":                {wants: []string{"auth::sasl: version: AWS_MSK_IAM_OAUTHBEARER needs the version 1 handshake"}},
+		"sasl_oauthbearer_no_source":     {wants: []string{"auth::sasl: oauthbearer_token_source: must name the extension", "oauthbearer::token_url"}},
+		"sasl_oauthbearer_two_sources":   {wants: []string{"auth::sasl: oauthbearer_token_source: set it or oauthbearer::token_url, not both"}, onlyConfig: true},
+		"sasl_oauthbearer_grant_incomplete": {wants: []string{
+			`oauthbearer::token_url: "idp.example.com/token" is not an http(s) URL`, "oauthbearer::client_id: must be set with token_url",
+		}, onlyConfig: true},
+		"sasl_oauthbearer_bad_extension": {wants: []string{
+			"oauthbearer::client_secret: used only with oauthbearer::token_url",
+			`oauthbearer::extensions: "auth" is not a SASL extension name`, `"logical-cluster" is not a SASL extension name`,
+		}, onlyConfig: true},
+		"sasl_plain_with_token_keys": {wants: []string{
+			"aws_msk::region: used only by AWS_MSK_IAM_OAUTHBEARER", "oauthbearer_token_source: used only by OAUTHBEARER", "oauthbearer: used only by OAUTHBEARER",
+		}, onlyConfig: true},
+		"sasl_and_kerberos": {wants: []string{"auth: only one of sasl or kerberos authentication can be configured"}},
+		"kerberos_incomplete": {wants: []string{
+			"auth::kerberos: ", "service_name: must be set", "realm: must be set", "username: must be set", "config_file: must be set",
+			"keytab_file: must be set when use_keytab is true",
+		}},
+		"kerberos_missing_files": {wants: []string{"auth::kerberos::config_file: ", "/nonexistent/krb5.conf", "auth::kerberos::keytab_file: ", "/nonexistent/kafka.keytab"}, onlyConfig: true},
+		"tls_missing_ca":         {wants: []string{"tls: ", "/nonexistent/kafka-ca.pem"}},
+		"tls_cert_without_key":   {wants: []string{"tls: ", "key"}},
+		"tls_bad_min_version":    {wants: []string{"0.9"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := loadSecurityConfig(t, name)
 			err := confmap.Validate(cfg)
 			require.Error(t, err)
-			for _, want := range wants {
+			for _, want := range tt.wants {
 				require.ErrorContains(t, err, want)
 			}
 			require.NotContains(t, err.Error(), securityTestPassword)
+			if tt.onlyConfig {
+				return
+			}
 			// Whatever Validate let through, building the client rejects.
-			_, err = newCluster(cfg, zap.NewNop(), nil)
+			_, err = newCluster(context.Background(), cfg, nil, zap.NewNop(), nil)
 			require.Error(t, err, "the Kafka client's configuration must refuse it too")
 			require.NotContains(t, err.Error(), securityTestPassword)
 		})
@@ -125,29 +175,38 @@ func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Auth.SASL = &SASLConfig{Mechanism: "scram-sha-256", Username: "u", Password: "p", Version: 1}
 	require.NoError(t, confmap.Validate(cfg))
-	require.Equal(t, kafka.SASLSCRAMSHA256, cfg.clusterSettings(nil, nil).SASL.Mechanism)
-	cl, err := newCluster(cfg, zap.NewNop(), nil)
+	settings, err := cfg.clusterSettings(context.Background(), nil, zap.NewNop(), nil)
+	require.NoError(t, err)
+	require.Equal(t, kafka.SASLSCRAMSHA256, settings.SASL.Mechanism)
+	cl, err := newCluster(context.Background(), cfg, nil, zap.NewNop(), nil)
 	require.NoError(t, err)
 	require.NoError(t, cl.Close())
 }
 
-// TestPasswordNeverPrinted: the password must not show in any way the
+// TestPasswordNeverPrinted: the secrets (SASL password, OAuth client
+// secret, Kerberos password, TLS key) must not show in any way the
 // configuration can be printed, marshaled or logged.
 func TestPasswordNeverPrinted(t *testing.T) {
-	cfg := loadSecurityConfig(t, "sasl_plain_v0")
-	require.Equal(t, configopaque.String(securityTestPassword), cfg.Auth.SASL.Password, "the value is there to leak")
+	secrets := []string{securityTestPassword, "client-S3cret-77", "krb-S3cret-88", "tls-Key-S3cret-99"}
+	cfg := loadSecurityConfig(t, "all_secrets")
+	require.Equal(t, configopaque.String(securityTestPassword), cfg.Auth.SASL.Password, "the values are there to leak")
+	require.Equal(t, configopaque.String("client-S3cret-77"), cfg.Auth.SASL.OAuthBearer.ClientSecret)
+	require.Equal(t, configopaque.String("krb-S3cret-88"), cfg.Auth.Kerberos.Password)
 
 	// Only the verbs that call String and GoString: Go's fmt prints a
 	// pointer field under a verb it does not fit (%s, %d) raw, without
 	// calling any method, whatever the field's type.
 	var outputs []string
 	for _, verb := range []string{"%v", "%+v", "%#v"} {
-		outputs = append(outputs, fmt.Sprintf(verb, cfg), fmt.Sprintf(verb, *cfg.Auth.SASL), fmt.Sprintf(verb, cfg.Auth))
+		outputs = append(outputs, fmt.Sprintf(verb, cfg), fmt.Sprintf(verb, *cfg.Auth.SASL), fmt.Sprintf(verb, cfg.Auth),
+			fmt.Sprintf(verb, *cfg.Auth.SASL.OAuthBearer), fmt.Sprintf(verb, *cfg.Auth.Kerberos))
 	}
 	conf := confmap.New()
 	require.NoError(t, conf.Marshal(cfg))
 	outputs = append(outputs, fmt.Sprint(conf.ToStringMap()))
-	require.Equal(t, "[REDACTED]", conf.Get("auth::sasl::password"))
+	for _, key := range []string{"auth::sasl::password", "auth::sasl::oauthbearer::client_secret", "auth::kerberos::password", "tls::key_pem"} {
+		require.Equal(t, "[REDACTED]", conf.Get(key), key)
+	}
 
 	js, err := json.Marshal(cfg)
 	require.NoError(t, err)
@@ -155,11 +214,16 @@ func TestPasswordNeverPrinted(t *testing.T) {
 
 	var logged bytes.Buffer
 	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&logged), zapcore.DebugLevel))
-	logger.Info("configuration", zap.Any("config", cfg), zap.Any("sasl", cfg.Auth.SASL), zap.Reflect("reflected", cfg))
+	logger.Info("configuration", zap.Any("config", cfg), zap.Any("sasl", cfg.Auth.SASL), zap.Any("kerberos", cfg.Auth.Kerberos), zap.Reflect("reflected", cfg))
 	outputs = append(outputs, logged.String())
 
+	// Validation errors of a configuration holding them.
+	outputs = append(outputs, confmap.Validate(cfg).Error())
+
 	for _, out := range outputs {
-		require.NotContains(t, out, securityTestPassword)
+		for _, secret := range secrets {
+			require.NotContains(t, out, secret)
+		}
 	}
 	require.Contains(t, logged.String(), "[REDACTED]")
 }

@@ -13,9 +13,7 @@ import (
 )
 
 const (
-	defaultClientID           = "otel-kafkatimelag"
 	defaultCollectionInterval = 30 * time.Second
-	defaultProtocolVersion    = "3.0.0"
 	defaultSamplingInterval   = 10 * time.Second
 	defaultMaxSamples         = 512
 	defaultRecordReads        = 1000
@@ -30,13 +28,39 @@ type Config struct {
 	scraperhelper.ControllerConfig `mapstructure:",squash"`
 	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
 
+	// The Kafka client's settings are contrib's configkafka.ClientConfig
+	// (v0.165.1) key for key, with the same meanings and defaults except
+	// where the README says otherwise; client_config.go validates them.
+	// They are fields of Config itself rather than an embedded struct so
+	// that validation errors name the keys as written (`tls: ...`, not
+	// `clientconfig::tls: ...`).
+
 	// Brokers are the bootstrap brokers, host:port.
 	Brokers []string `mapstructure:"brokers"`
+	// ProtocolVersion is the highest Kafka protocol version to speak.
+	// Requests are still negotiated down per broker.
+	ProtocolVersion string `mapstructure:"protocol_version"`
 	// ClientID is the Kafka client id sent with every request.
 	ClientID string `mapstructure:"client_id"`
-	// ProtocolVersion is the highest Kafka protocol version to speak, as a
-	// sarama version string. Requests are still negotiated down per broker.
-	ProtocolVersion string `mapstructure:"protocol_version"`
+	// Auth authenticates to the brokers. See auth_config.go.
+	Auth AuthConfig `mapstructure:"auth"`
+	// TLS, when set (even empty), encrypts connections to the brokers;
+	// absent means plaintext, as in configkafka.
+	TLS *configtls.ClientConfig `mapstructure:"tls"`
+	// Metadata tunes the client's metadata requests.
+	Metadata MetadataConfig `mapstructure:"metadata"`
+	// RackID is sent with record reads so that the leader can point them
+	// at a replica in the same rack (KIP-392).
+	RackID string `mapstructure:"rack_id"`
+	// UseLeaderEpoch is accepted for configkafka's sake; the receiver
+	// never sends leader epochs (see the README).
+	UseLeaderEpoch bool `mapstructure:"use_leader_epoch"`
+	// ConnIdleTimeout: a broker connection unused for longer is reopened
+	// before its next request.
+	ConnIdleTimeout time.Duration `mapstructure:"conn_idle_timeout"`
+	// DialTimeout bounds opening a connection to a broker.
+	DialTimeout time.Duration `mapstructure:"dial_timeout"`
+
 	// ClusterAlias, when set, becomes the resource attribute kafka.cluster.alias.
 	ClusterAlias string `mapstructure:"cluster_alias"`
 	// SamplingInterval is how often the end offsets of tracked partitions are
@@ -58,13 +82,6 @@ type Config struct {
 	Topics FilterConfig `mapstructure:"topics"`
 	// Status tunes the Burrow-style consumer status. See status_config.go.
 	Status StatusConfig `mapstructure:"status"`
-	// Auth authenticates to the brokers; the same block as in contrib's
-	// kafka receiver and exporter. See auth_config.go.
-	Auth AuthConfig `mapstructure:"auth"`
-	// TLS, when set (even empty), encrypts connections to the brokers;
-	// absent means plaintext, as in contrib's configkafka.
-	TLS *configtls.ClientConfig `mapstructure:"tls"`
-
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -79,14 +96,6 @@ type FilterConfig struct {
 // Validate checks the configuration and names the offending key.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if len(cfg.Brokers) == 0 {
-		errs = append(errs, errors.New("brokers: must list at least one broker"))
-	}
-	for i, b := range cfg.Brokers {
-		if b == "" {
-			errs = append(errs, fmt.Errorf("brokers[%d]: must not be empty", i))
-		}
-	}
 	if err := cfg.validateClient(); err != nil {
 		errs = append(errs, err)
 	}

@@ -40,6 +40,14 @@ func TestLoadConfigDefault(t *testing.T) {
 	require.Equal(t, []string{"localhost:9092"}, cfg.Brokers)
 	require.Equal(t, "otel-kafkatimelag", cfg.ClientID)
 	require.Equal(t, "3.0.0", cfg.ProtocolVersion)
+	require.Empty(t, cfg.RackID)
+	require.True(t, cfg.UseLeaderEpoch)
+	require.Equal(t, 9*time.Minute, cfg.ConnIdleTimeout)
+	require.Equal(t, 10*time.Second, cfg.DialTimeout)
+	require.Equal(t, MetadataConfig{Full: true, RefreshInterval: 10 * time.Minute, Retry: MetadataRetryConfig{Max: 1, Backoff: 250 * time.Millisecond}}, cfg.Metadata)
+	require.Nil(t, cfg.Auth.SASL)
+	require.Nil(t, cfg.Auth.Kerberos)
+	require.Nil(t, cfg.TLS)
 	require.Empty(t, cfg.ClusterAlias)
 	require.Equal(t, 30*time.Second, cfg.CollectionInterval)
 	require.Equal(t, time.Second, cfg.InitialDelay)
@@ -64,6 +72,11 @@ func TestLoadConfigFull(t *testing.T) {
 	require.Equal(t, []string{"kafka-1.example.com:9092", "kafka-2.example.com:9093"}, cfg.Brokers)
 	require.Equal(t, "lag-monitor", cfg.ClientID)
 	require.Equal(t, "2.8.1", cfg.ProtocolVersion)
+	require.Equal(t, "euw1-az1", cfg.RackID)
+	require.False(t, cfg.UseLeaderEpoch)
+	require.Equal(t, 4*time.Minute, cfg.ConnIdleTimeout)
+	require.Equal(t, 3*time.Second, cfg.DialTimeout)
+	require.Equal(t, MetadataConfig{Full: true, RefreshInterval: time.Minute, Retry: MetadataRetryConfig{Max: 2, Backoff: 500 * time.Millisecond}}, cfg.Metadata)
 	require.Equal(t, "prod-eu", cfg.ClusterAlias)
 	require.Equal(t, 15*time.Second, cfg.CollectionInterval)
 	require.Equal(t, 2*time.Second, cfg.InitialDelay)
@@ -132,6 +145,12 @@ func TestLoadConfigInvalid(t *testing.T) {
 		{name: "one_sample", wantErr: []string{"max_samples", "at least 2, got 1"}},
 		{name: "negative_record_reads", wantErr: []string{"max_record_reads_per_scrape", "got -1"}},
 		{name: "bad_protocol_version", wantErr: []string{"protocol_version", "not-a-version"}},
+		{name: "empty_protocol_version", wantErr: []string{"protocol_version: must be set (default 3.0.0)"}},
+		{name: "rack_id_old_protocol", wantErr: []string{"rack_id: needs protocol_version 2.3.0 or later", "got 2.1.0"}},
+		{name: "zero_conn_idle_timeout", wantErr: []string{"conn_idle_timeout: must be positive, got 0s"}},
+		{name: "negative_dial_timeout", wantErr: []string{"dial_timeout: must be positive, got -1s"}},
+		{name: "zero_metadata_refresh", wantErr: []string{"metadata::refresh_interval: must be positive, got 0s"}},
+		{name: "negative_metadata_retry", wantErr: []string{"metadata::retry::max: must not be negative, got -1", "metadata::retry::backoff: must not be negative, got -1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

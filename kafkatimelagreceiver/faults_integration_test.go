@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
@@ -429,8 +430,8 @@ func TestGroupAndTopicDeletedMidScrape(t *testing.T) {
 	require.NoError(t, err)
 	hooks := &hookedCluster{}
 	newCluster := s.newCluster
-	s.newCluster = func() (kafka.Cluster, error) {
-		c, err := newCluster()
+	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
+		c, err := newCluster(ctx, host)
 		hooks.Cluster = c
 		return hooks, err
 	}

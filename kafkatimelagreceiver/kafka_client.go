@@ -3,54 +3,148 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/oauthbearer"
 )
 
-// clusterSettings translates the configuration into the Kafka client's.
-func (cfg *Config) clusterSettings(logger *zap.Logger, observer kafka.RequestObserver) saramacluster.Settings {
+// rackAwareVersion is the first protocol version whose Fetch carries the
+// client's rack (KIP-392).
+const rackAwareVersion = "2.3.0"
+
+// checkProtocolVersion checks what only the Kafka client can tell: that it
+// can speak the protocol version, and rack-aware fetches at that version.
+func (cfg *Config) checkProtocolVersion() error {
+	if cfg.ProtocolVersion == "" {
+		return fmt.Errorf("protocol_version: must be set (default %s): the Kafka client needs the highest version to speak", defaultProtocolVersion)
+	}
+	if err := saramacluster.CheckVersion(cfg.ProtocolVersion); err != nil {
+		return fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err)
+	}
+	if cfg.RackID != "" && !saramacluster.VersionAtLeast(cfg.ProtocolVersion, rackAwareVersion) {
+		return fmt.Errorf("rack_id: needs protocol_version %s or later (Fetch v11, KIP-392), got %s", rackAwareVersion, cfg.ProtocolVersion)
+	}
+	return nil
+}
+
+// clusterSettings translates the configuration into the Kafka client's,
+// key by key. host supplies the extension that oauthbearer_token_source
+// names; it may be nil otherwise.
+func (cfg *Config) clusterSettings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver) (saramacluster.Settings, error) {
 	s := saramacluster.Settings{
 		Brokers:         cfg.Brokers,
 		ClientID:        cfg.ClientID,
 		ProtocolVersion: cfg.ProtocolVersion,
 		RequestTimeout:  cfg.requestTimeout(),
-		TLS:             cfg.TLS,
-		Logger:          logger,
-		Observer:        observer,
+		DialTimeout:     cfg.DialTimeout,
+		ConnIdleTimeout: cfg.ConnIdleTimeout,
+		RackID:          cfg.RackID,
+		Metadata: saramacluster.Metadata{
+			RefreshInterval: cfg.Metadata.RefreshInterval,
+			RetryMax:        cfg.Metadata.Retry.Max,
+			RetryBackoff:    cfg.Metadata.Retry.Backoff,
+		},
+		TLS:      cfg.TLS,
+		Logger:   logger,
+		Observer: observer,
 	}
-	if sasl := cfg.Auth.SASL; sasl != nil {
-		s.SASL = &saramacluster.SASL{
-			Mechanism:        kafka.SASLMechanism(sasl.Mechanism),
-			Username:         sasl.Username,
-			Password:         string(sasl.Password),
-			HandshakeVersion: sasl.Version,
+	if !cfg.Metadata.Full {
+		logger.Info("metadata::full: false has no effect, as in contrib since v0.159.0: the receiver reads the whole cluster's metadata, which is what tells it every broker")
+	}
+	if k := cfg.Auth.Kerberos; k != nil {
+		s.Kerberos = &saramacluster.Kerberos{
+			ServiceName: k.ServiceName,
+			Realm:       k.Realm,
+			Username:    k.Username,
+			Password:    string(k.Password),
+			KeytabFile:  k.KeyTabPath,
+			ConfigFile:  k.ConfigPath,
+			DisableFAST: k.DisablePAFXFAST,
 		}
 	}
-	return s
+	sasl := cfg.Auth.SASL
+	if sasl == nil {
+		return s, nil
+	}
+	s.SASL = &saramacluster.SASL{
+		Mechanism:        kafka.SASLMechanism(sasl.Mechanism),
+		Username:         sasl.Username,
+		Password:         string(sasl.Password),
+		HandshakeVersion: sasl.Version,
+	}
+	if !kafka.SASLUsesToken(sasl.Mechanism) {
+		return s, nil
+	}
+	source, err := cfg.tokenSource(ctx, host, logger)
+	if err != nil {
+		return s, err
+	}
+	s.SASL.Tokens = oauthbearer.NewCache(source, cfg.requestTimeout())
+	if sasl.OAuthBearer != nil {
+		s.SASL.Extensions = sasl.OAuthBearer.Extensions
+	}
+	return s, nil
+}
+
+// tokenSource is where the OAUTHBEARER tokens come from: AWS signing for
+// MSK IAM, else the extension oauthbearer_token_source names, else the
+// receiver's own client-credentials grant.
+func (cfg *Config) tokenSource(ctx context.Context, host component.Host, logger *zap.Logger) (oauthbearer.Source, error) {
+	sasl := cfg.Auth.SASL
+	if kafka.SASLMechanism(sasl.Mechanism) == kafka.SASLAWSMSKIAM {
+		msk, err := oauthbearer.NewAWSMSKIAM(ctx, sasl.AWSMSK.Region)
+		if err != nil {
+			return nil, fmt.Errorf("auth::sasl::aws_msk: %w", err)
+		}
+		return msk.Token, nil
+	}
+	if id := sasl.OAuthBearerTokenSource; id != (component.ID{}) {
+		if host == nil {
+			return nil, fmt.Errorf("auth::sasl::oauthbearer_token_source: no collector host to find extension %q in", id)
+		}
+		ext, ok := host.GetExtensions()[id]
+		if !ok {
+			return nil, fmt.Errorf("auth::sasl::oauthbearer_token_source: extension %q is not configured (list it under service::extensions)", id)
+		}
+		ts, ok := ext.(oauthbearer.ContextTokenSource)
+		if !ok {
+			return nil, fmt.Errorf("auth::sasl::oauthbearer_token_source: extension %q does not supply tokens (no Token(context.Context) method)", id)
+		}
+		return oauthbearer.FromExtension(id.String(), ts), nil
+	}
+	grant := sasl.OAuthBearer
+	if grant == nil || grant.TokenURL == "" {
+		return nil, fmt.Errorf("auth::sasl: %s needs oauthbearer_token_source or oauthbearer::token_url", kafka.SASLOAuthBearer)
+	}
+	if strings.HasPrefix(strings.ToLower(grant.TokenURL), "http:") {
+		logger.Warn("auth::sasl::oauthbearer::token_url is plain http: the client secret and the tokens cross the network unencrypted",
+			zap.String("token_url", grant.TokenURL))
+	}
+	cc := &oauthbearer.ClientCredentials{Config: clientcredentials.Config{
+		ClientID:       grant.ClientID,
+		ClientSecret:   string(grant.ClientSecret),
+		TokenURL:       grant.TokenURL,
+		Scopes:         grant.Scopes,
+		EndpointParams: grant.EndpointParams,
+	}}
+	return cc.Token, nil
 }
 
 // newCluster builds the Kafka access layer, which connects lazily: a
 // cluster that is down does not stop the collector.
-func newCluster(cfg *Config, logger *zap.Logger, observer kafka.RequestObserver) (kafka.Cluster, error) {
-	return saramacluster.New(cfg.clusterSettings(logger, observer))
-}
-
-// validateClient checks what only the Kafka client can tell: the protocol
-// version, and the TLS material, loaded now so that a missing or unreadable
-// CA, certificate or key is reported when the configuration is validated
-// rather than at the first connection.
-func (cfg *Config) validateClient() error {
-	if err := saramacluster.CheckVersion(cfg.ProtocolVersion); err != nil {
-		return fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err)
+func newCluster(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, observer kafka.RequestObserver) (kafka.Cluster, error) {
+	if logger == nil {
+		logger = zap.NewNop()
 	}
-	if cfg.TLS == nil {
-		return nil
+	s, err := cfg.clusterSettings(ctx, host, logger, observer)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := cfg.TLS.LoadTLSConfig(context.Background()); err != nil {
-		return fmt.Errorf("tls: %w", err)
-	}
-	return nil
+	return saramacluster.New(s)
 }

@@ -41,7 +41,7 @@ type timeLagScraper struct {
 	receiverID component.ID
 
 	// newCluster builds the Kafka access layer; tests swap it.
-	newCluster func() (kafka.Cluster, error)
+	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
 	cluster    kafka.Cluster
 	sampler    *sampler.Sampler
 	state      *stateStorage
@@ -76,8 +76,8 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 	if s.writer.groupHealthEnabled() {
 		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
 	}
-	s.newCluster = func() (kafka.Cluster, error) {
-		return newCluster(cfg, settings.Logger, s.telemetry)
+	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
+		return newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
 	}
 	return s, nil
 }
@@ -95,7 +95,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		s.state.load(ctx)
 		s.state.start()
 	}
-	cl, err := s.newCluster()
+	cl, err := s.newCluster(ctx, host)
 	if err != nil {
 		return err
 	}

@@ -213,7 +213,7 @@ func BenchmarkSampler(b *testing.B) {
 				}
 			}
 			cfg := k.config()
-			cl, err := newCluster(cfg, zap.NewNop(), nil)
+			cl, err := newCluster(context.Background(), cfg, nil, zap.NewNop(), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = cl.Close() })
 			tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval)
@@ -290,7 +290,10 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 	got := k.Requests().Since(before)
 	t.Logf("sample with log start offsets: %v", got)
 	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")
-	require.Equal(t, got.Of(kmsg.ListOffsets), got.Total(), "a sample sends ListOffsets only")
+	// As above, one Metadata request can be the test's own client's timer
+	// (seen under -race on a loaded machine, when the load took seconds).
+	require.LessOrEqual(t, got.Of(kmsg.Metadata), int64(1), "metadata is cached")
+	require.Equal(t, got.Of(kmsg.ListOffsets), got.Total()-got.Of(kmsg.Metadata), "a sample sends ListOffsets only")
 }
 
 // TestScaleOffsetFetchFallback: a coordinator without OffsetFetch v8 gets

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -63,12 +64,19 @@ func saslMechanismFor(t *testing.T, mechanism, user, password string) sasl.Mecha
 // startObservedScraper is startScraper with a logger the test can read.
 func startObservedScraper(t *testing.T, cfg *Config, level zap.AtomicLevel) (*timeLagScraper, *observer.ObservedLogs) {
 	t.Helper()
+	return startObservedScraperOn(t, cfg, nil, level)
+}
+
+// startObservedScraperOn is startObservedScraper on a collector host (which
+// has the extensions the configuration names).
+func startObservedScraperOn(t *testing.T, cfg *Config, host component.Host, level zap.AtomicLevel) (*timeLagScraper, *observer.ObservedLogs) {
+	t.Helper()
 	core, logs := observer.New(level)
 	settings := receivertest.NewNopSettings(metadata.Type)
 	settings.Logger = zap.New(core)
 	s, err := newTimeLagScraper(cfg, settings, nil)
 	require.NoError(t, err)
-	require.NoError(t, s.start(context.Background(), nil))
+	require.NoError(t, s.start(context.Background(), host))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
 	return s, logs
 }

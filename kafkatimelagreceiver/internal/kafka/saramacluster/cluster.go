@@ -27,6 +27,7 @@ type Cluster struct {
 	config   *sarama.Config
 	logger   *zap.Logger
 	observer kafka.RequestObserver
+	idle     *idleConns // nil: connections are never reopened for idleness
 
 	mu     sync.Mutex
 	client sarama.Client
@@ -57,12 +58,16 @@ func New(s Settings) (*Cluster, error) {
 		logger = zap.NewNop()
 	}
 	warnInsecureSecurity(s, logger)
-	return &Cluster{
+	c := &Cluster{
 		brokers:  append([]string(nil), s.Brokers...),
 		config:   sc,
 		logger:   logger,
 		observer: s.Observer,
-	}, nil
+	}
+	if s.ConnIdleTimeout > 0 {
+		c.idle = newIdleConns(s.ConnIdleTimeout, sc, logger)
+	}
+	return c, nil
 }
 
 // connected returns a live client, connecting first if needed. The dial
@@ -84,6 +89,7 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 	// sarama takes no context: the dial and metadata deadlines bound this.
 	fresh, err := sarama.NewClient(c.brokers, c.config)
 	if err != nil {
+		tokenRefused(c.config)
 		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), err)
 	}
 	client, err := c.adopt(existing, fresh)
@@ -144,7 +150,7 @@ func (c *Cluster) observe(ctx context.Context, b *sarama.Broker, api string, err
 // perBroker runs fn once per broker concurrently and waits for all of them.
 // sarama takes no context, so ctx is checked before each request is sent and
 // the brokers' read deadlines bound the requests in flight.
-func perBroker[T any](ctx context.Context, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
+func perBroker[T any](ctx context.Context, idle *idleConns, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -155,8 +161,9 @@ func perBroker[T any](ctx context.Context, work map[*sarama.Broker]T, fn func(*s
 			var err error
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), ctxErr)
-			} else {
+			} else if err = idle.begin(ctx, broker); err == nil {
 				err = fn(broker, item)
+				idle.end(broker)
 			}
 			if err != nil {
 				mu.Lock()

@@ -3,6 +3,7 @@ package saramacluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -13,33 +14,55 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// SASL is SASL authentication with a username and password.
+// SASL is SASL authentication with a username and password, or with
+// bearer tokens.
 type SASL struct {
-	// Mechanism is kafka.SASLPlain, kafka.SASLSCRAMSHA256 or
-	// kafka.SASLSCRAMSHA512, in any case.
+	// Mechanism is one of the kafka.SASL* mechanisms, in any case.
 	Mechanism string
 	Username  string
 	Password  string
 	// HandshakeVersion is 1 (Kafka 1.0+) or 0, for brokers that only speak
 	// the pre-KIP-152 handshake (such as Azure Event Hubs).
 	HandshakeVersion int
+	// Tokens supplies the tokens of kafka.SASLOAuthBearer and
+	// kafka.SASLAWSMSKIAM.
+	Tokens TokenSource
+	// Extensions are the SASL extensions (KIP-342) sent with every token,
+	// such as Confluent Cloud's logicalCluster and identityPoolId.
+	Extensions map[string]string
 }
 
 // Settings are what New needs to reach a cluster.
 type Settings struct {
 	Brokers  []string
 	ClientID string
-	// ProtocolVersion is the highest Kafka protocol version to speak, as a
-	// sarama version string ("3.0.0").
+	// ProtocolVersion is the highest Kafka protocol version to speak, in
+	// any spelling configkafka accepts ("3.0.0", "3.0", "v3.0").
 	ProtocolVersion string
-	// RequestTimeout is the dial, read and write deadline of each request;
-	// zero means defaultRequestTimeout.
+	// RequestTimeout is the read and write deadline of each request, and
+	// bounds fetching a token; zero means defaultRequestTimeout.
 	RequestTimeout time.Duration
+	// DialTimeout bounds opening a connection, TLS handshake included; zero
+	// means defaultDialTimeout.
+	DialTimeout time.Duration
+	// ConnIdleTimeout closes a broker's connection that has carried no
+	// request for longer, before it carries the next one: brokers
+	// (connections.max.idle.ms), load balancers and NAT drop idle
+	// connections without telling the client. Zero means never.
+	ConnIdleTimeout time.Duration
+	// RackID, when set, is sent with record reads so that the leader can
+	// point them at a replica in the same rack (KIP-392).
+	RackID string
+	// Metadata tunes the client's metadata requests.
+	Metadata Metadata
 	// TLS encrypts connections; nil means plaintext, and so does
 	// `insecure: true` without a CA, as in contrib's configkafka.
 	TLS *configtls.ClientConfig
 	// SASL authenticates connections; nil means no SASL.
 	SASL *SASL
+	// Kerberos authenticates connections with SASL/GSSAPI; nil means none.
+	// At most one of SASL and Kerberos is set.
+	Kerberos *Kerberos
 	// Logger is told of insecure settings and of recoveries; nil means none.
 	Logger *zap.Logger
 	// Observer is told of every request sent, from several goroutines at
@@ -47,41 +70,100 @@ type Settings struct {
 	Observer kafka.RequestObserver
 }
 
-// defaultRequestTimeout is the receiver's own default, so that a zero
-// timeout never leaves a silent broker holding a scrape for sarama's 30s.
-const defaultRequestTimeout = 10 * time.Second
+// Metadata tunes the client's metadata requests.
+type Metadata struct {
+	// RefreshInterval is how often the client refreshes the metadata of the
+	// whole cluster; zero means defaultMetadataRefresh.
+	RefreshInterval time.Duration
+	// RetryMax and RetryBackoff are how many times, and after how long, a
+	// metadata or coordinator lookup is retried when the cluster has no
+	// answer yet (a leader election, brokers starting).
+	RetryMax     int
+	RetryBackoff time.Duration
+}
 
-// CheckVersion tells whether sarama can parse the protocol version.
+const (
+	// defaultRequestTimeout is the receiver's own default, so that a zero
+	// timeout never leaves a silent broker holding a scrape for sarama's
+	// 30s.
+	defaultRequestTimeout = 10 * time.Second
+	// defaultDialTimeout and defaultMetadataRefresh are contrib's
+	// configkafka defaults.
+	defaultDialTimeout     = 10 * time.Second
+	defaultMetadataRefresh = 10 * time.Minute
+)
+
+// CheckVersion tells whether the protocol version can be parsed.
 func CheckVersion(v string) error {
-	_, err := sarama.ParseKafkaVersion(v)
+	_, err := parseVersion(v)
 	return err
 }
 
+// VersionAtLeast tells whether the protocol version v is min or later; a
+// version that cannot be parsed is not.
+func VersionAtLeast(v, min string) bool {
+	have, err := parseVersion(v)
+	if err != nil {
+		return false
+	}
+	want, err := parseVersion(min)
+	return err == nil && have.IsAtLeast(want)
+}
+
+// parseVersion reads a protocol version in any spelling configkafka
+// accepts ("3.7.0", "3.7", "v3.7", "0.10.2", "0.10.2.1"); sarama itself
+// wants the patch level ("3.7.0", "0.10.2.0").
+func parseVersion(v string) (sarama.KafkaVersion, error) {
+	s := strings.TrimPrefix(strings.TrimSpace(v), "v")
+	want := 3 // components: major.minor.patch
+	if strings.HasPrefix(s, "0.") {
+		want = 4 // 0.major.minor.patch
+	}
+	if n := strings.Count(s, ".") + 1; n == want-1 {
+		s += ".0"
+	}
+	return sarama.ParseKafkaVersion(s)
+}
+
+func (s Settings) requestTimeout() time.Duration {
+	if s.RequestTimeout > 0 {
+		return s.RequestTimeout
+	}
+	return defaultRequestTimeout
+}
+
 func newConfig(s Settings) (*sarama.Config, error) {
-	version, err := sarama.ParseKafkaVersion(s.ProtocolVersion)
+	version, err := parseVersion(s.ProtocolVersion)
 	if err != nil {
 		return nil, fmt.Errorf("protocol_version: %w", err)
 	}
 	sc := sarama.NewConfig()
 	sc.ClientID = s.ClientID
 	sc.Version = version
-	timeout := s.RequestTimeout
-	if timeout <= 0 {
-		timeout = defaultRequestTimeout
+	sc.RackID = s.RackID
+	timeout := s.requestTimeout()
+	sc.Net.DialTimeout = s.DialTimeout
+	if sc.Net.DialTimeout <= 0 {
+		sc.Net.DialTimeout = defaultDialTimeout
 	}
-	sc.Net.DialTimeout = timeout
 	sc.Net.ReadTimeout = timeout
 	sc.Net.WriteTimeout = timeout
 	// Full metadata is what tells the client every broker (groups live on
 	// all of them) and it fails fast when no broker answers. It is refreshed
 	// rarely: leadership changes are caught by the errors they cause.
 	sc.Metadata.Full = true
-	sc.Metadata.RefreshFrequency = 5 * time.Minute
+	sc.Metadata.RefreshFrequency = s.Metadata.RefreshInterval
+	if sc.Metadata.RefreshFrequency <= 0 {
+		sc.Metadata.RefreshFrequency = defaultMetadataRefresh
+	}
 	// Asking for a deleted topic's leader must not bring the topic back.
 	sc.Metadata.AllowAutoTopicCreation = false
-	sc.Metadata.Retry.Max = 1
-	sc.Metadata.Retry.Backoff = 100 * time.Millisecond
+	sc.Metadata.Retry.Max = s.Metadata.RetryMax
+	sc.Metadata.Retry.Backoff = s.Metadata.RetryBackoff
 	if err := configureSecurity(sc, s.SASL, s.TLS); err != nil {
+		return nil, err
+	}
+	if err := configureKerberos(sc, s.SASL, s.Kerberos); err != nil {
 		return nil, err
 	}
 	if err := sc.Validate(); err != nil {
@@ -131,13 +213,19 @@ func configureSecurity(sc *sarama.Config, sasl *SASL, tlsCfg *configtls.ClientCo
 	case kafka.SASLSCRAMSHA512:
 		sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 		sc.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{hash: scram.SHA512} }
+	case kafka.SASLOAuthBearer, kafka.SASLAWSMSKIAM:
+		sc.Net.SASL.Mechanism = sarama.SASLTypeOAuth
+		sc.Net.SASL.TokenProvider = &tokenProvider{mechanism: sasl.mechanism(), tokens: sasl.Tokens, extensions: sasl.Extensions, timeout: sc.Net.ReadTimeout}
 	}
 	return nil
 }
 
 // validate names the offending key under auth::sasl.
 func (s *SASL) validate() error {
-	return kafka.ValidateSASL(s.Mechanism, s.Username, s.Password, s.HandshakeVersion)
+	if err := kafka.ValidateSASL(s.Mechanism, s.Username, s.Password, s.HandshakeVersion); err != nil {
+		return err
+	}
+	return s.validateTokens()
 }
 
 func (s *SASL) mechanism() string {
@@ -148,9 +236,9 @@ func (s *SASL) mechanism() string {
 // credentials or the connection.
 func warnInsecureSecurity(s Settings, logger *zap.Logger) {
 	plaintext := s.TLS == nil || (s.TLS.Insecure && s.TLS.CAFile == "" && s.TLS.CAPem == "")
-	if s.SASL != nil && plaintext {
-		logger.Warn("SASL is configured without TLS: the credentials (in the clear with PLAIN) and all metadata cross the network unencrypted",
-			zap.String("mechanism", s.SASL.mechanism()))
+	if mechanism := s.saslMechanism(); mechanism != "" && plaintext {
+		logger.Warn("SASL is configured without TLS: the credentials (in the clear with PLAIN; bearer tokens can be replayed until they expire) and all metadata cross the network unencrypted",
+			zap.String("mechanism", mechanism))
 	}
 	if s.TLS != nil && s.TLS.InsecureSkipVerify {
 		logger.Warn("tls.insecure_skip_verify is set: the brokers' certificates are not verified, so a man in the middle can read the credentials and the data")
@@ -168,6 +256,14 @@ func securitySummary(sc *sarama.Config) string {
 	}
 	if !sc.Net.SASL.Enable {
 		return transport + ", no SASL"
+	}
+	switch sc.Net.SASL.Mechanism {
+	case sarama.SASLTypeOAuth:
+		if tp, ok := sc.Net.SASL.TokenProvider.(*tokenProvider); ok {
+			return fmt.Sprintf("%s, SASL %s", transport, tp.mechanism)
+		}
+	case sarama.SASLTypeGSSAPI:
+		return fmt.Sprintf("%s, SASL GSSAPI as %q", transport, sc.Net.SASL.GSSAPI.Username+"@"+sc.Net.SASL.GSSAPI.Realm)
 	}
 	return fmt.Sprintf("%s, SASL %s as %q", transport, sc.Net.SASL.Mechanism, sc.Net.SASL.User)
 }

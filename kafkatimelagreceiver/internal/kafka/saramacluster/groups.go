@@ -34,7 +34,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		listedBy = map[string]int32{}
 		twice    = map[string]bool{}
 	)
-	err = perBroker(ctx, work, func(b *sarama.Broker, _ struct{}) error {
+	err = perBroker(ctx, c.idle, work, func(b *sarama.Broker, _ struct{}) error {
 		if err := b.Open(client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 			return fmt.Errorf("list groups on broker %d: connect: %w", b.ID(), err)
 		}
@@ -122,7 +122,7 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 		return kafka.Join(errs...)
 	}
 	batched := c.config.Version.IsAtLeast(sarama.V3_0_0_0)
-	err = perBroker(ctx, byCoordinator, func(b *sarama.Broker, groups []string) error {
+	err = perBroker(ctx, c.idle, byCoordinator, func(b *sarama.Broker, groups []string) error {
 		if batched && len(groups) > 1 {
 			err := c.offsetFetchBatch(ctx, client, b, groups, record)
 			if err == nil || !errors.Is(err, errBatchUnsupported) {

@@ -46,8 +46,8 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 		}
 		byLeader, err := c.byLeader(ctx, client, tps)
 		errs = append(errs, err)
-		errs = append(errs, perBroker(ctx, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
-			return c.fetchFrom(ctx, b, tps, offsetOf, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
+		errs = append(errs, perBroker(ctx, c.idle, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+			return c.fetchFrom(ctx, client, b, tps, offsetOf, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
 				mu.Lock()
 				out[at] = ts
 				mu.Unlock()
@@ -58,21 +58,67 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 }
 
 // fetchFrom reads from one leader the record at offsetOf[tp] of each of its
-// partitions, passing each one found to found.
+// partitions, passing each one found to found. Partitions the leader sends
+// to a replica in the client's rack (rack_id, KIP-392) are read there.
 func (c *Cluster) fetchFrom(
 	ctx context.Context,
+	client sarama.Client,
 	b *sarama.Broker,
 	tps []kafka.TopicPartition,
 	offsetOf map[kafka.TopicPartition]int64,
 	found func(kafka.RecordAt, kafka.RecordTimestamp),
 ) error {
+	redirected, err := c.fetchRecords(ctx, b, tps, offsetOf, found)
+	errs := []error{err}
+	for replica, tps := range redirected {
+		errs = append(errs, c.fetchFromReplica(ctx, client, replica, tps, offsetOf, found))
+	}
+	return kafka.Join(errs...)
+}
+
+// fetchFromReplica reads from the replica a leader pointed at. A replica
+// answers with records, never with another replica.
+func (c *Cluster) fetchFromReplica(
+	ctx context.Context,
+	client sarama.Client,
+	replica int32,
+	tps []kafka.TopicPartition,
+	offsetOf map[kafka.TopicPartition]int64,
+	found func(kafka.RecordAt, kafka.RecordTimestamp),
+) error {
+	b, err := client.Broker(replica)
+	if err != nil {
+		return fmt.Errorf("fetch records from preferred replica %d: %w", replica, err)
+	}
+	if err := c.idle.begin(ctx, b); err != nil {
+		return err
+	}
+	defer c.idle.end(b)
+	redirected, err := c.fetchRecords(ctx, b, tps, offsetOf, found)
+	if len(redirected) > 0 && err == nil {
+		err = fmt.Errorf("fetch records from preferred replica %d: it pointed at yet another replica", replica)
+	}
+	return err
+}
+
+// fetchRecords is one broker's part of fetchFrom: the partitions it read
+// are passed to found, those it sends to another replica are returned by
+// replica.
+func (c *Cluster) fetchRecords(
+	ctx context.Context,
+	b *sarama.Broker,
+	tps []kafka.TopicPartition,
+	offsetOf map[kafka.TopicPartition]int64,
+	found func(kafka.RecordAt, kafka.RecordTimestamp),
+) (map[int32][]kafka.TopicPartition, error) {
+	var redirected map[int32][]kafka.TopicPartition
 	// A partition whose batch does not fit the limits comes back empty
 	// unless it is first in the response (KIP-74), so the empty ones go
 	// again, until a request makes no progress.
 	pending := tps
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
+			return redirected, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
 		}
 		req := c.newFetchRequest()
 		for _, tp := range pending {
@@ -81,7 +127,7 @@ func (c *Cluster) fetchFrom(
 		resp, err := b.Fetch(req)
 		c.observe(ctx, b, "Fetch", err)
 		if err != nil {
-			return fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
+			return redirected, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
 		}
 		var (
 			errs  []error
@@ -103,6 +149,13 @@ func (c *Cluster) fetchFrom(
 					fmt.Errorf("fetch record %s/%d@%d from broker %d: %w", tp.Topic, tp.Partition, at.Offset, b.ID(), authorization(block.Err))))
 				continue
 			}
+			if replica := block.PreferredReadReplica; replica >= 0 && replica != b.ID() {
+				if redirected == nil {
+					redirected = map[int32][]kafka.TopicPartition{}
+				}
+				redirected[replica] = append(redirected[replica], tp)
+				continue
+			}
 			if ts, ok := firstRecordAtOrAfter(block, at.Offset); ok {
 				found(at, ts)
 			} else if block.HighWaterMarkOffset > at.Offset {
@@ -110,14 +163,14 @@ func (c *Cluster) fetchFrom(
 			}
 		}
 		if len(errs) > 0 {
-			return kafka.Join(errs...)
+			return redirected, kafka.Join(errs...)
 		}
-		if len(again) == len(pending) {
-			return fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), len(again))
+		if len(again) > 0 && len(again) == len(pending) {
+			return redirected, fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), len(again))
 		}
 		pending = again
 	}
-	return nil
+	return redirected, nil
 }
 
 // fetchBytesPerPartition is Kafka's default max.message.bytes: a batch up to
@@ -132,6 +185,7 @@ func (c *Cluster) newFetchRequest() *sarama.FetchRequest {
 	switch {
 	case v.IsAtLeast(sarama.V2_3_0_0):
 		req.Version = 11
+		req.RackID = c.config.RackID
 	case v.IsAtLeast(sarama.V2_1_0_0):
 		req.Version = 10
 	case v.IsAtLeast(sarama.V0_11_0_0):

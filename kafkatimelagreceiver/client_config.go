@@ -1,0 +1,100 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults of the Kafka client keys. Where they differ from contrib's
+// configkafka, the README's configuration table says why.
+const (
+	// defaultClientID names this receiver in broker logs and quotas
+	// (configkafka: otel-collector; contrib's kafkametrics receiver has its
+	// own too).
+	defaultClientID = "otel-kafkatimelag"
+	// defaultProtocolVersion: the Kafka client must be told the highest
+	// version to speak (configkafka's empty default lets franz-go
+	// negotiate); 3.0.0 batches OffsetFetch per coordinator.
+	defaultProtocolVersion = "3.0.0"
+	defaultConnIdleTimeout = 9 * time.Minute
+	defaultDialTimeout     = 10 * time.Second
+	defaultMetadataRefresh = 10 * time.Minute
+	// defaultMetadataRetryMax: the Kafka client's metadata retries take no
+	// context, so configkafka's 20 would hold a scrape against a cluster
+	// that does not answer far beyond its timeout; the next scrape retries.
+	defaultMetadataRetryMax     = 1
+	defaultMetadataRetryBackoff = 250 * time.Millisecond
+)
+
+// MetadataConfig is configkafka's `metadata` block.
+type MetadataConfig struct {
+	// Full is accepted and, as in configkafka since v0.159.0, has no effect:
+	// the receiver always reads the metadata of the whole cluster, which is
+	// what tells it every broker.
+	Full bool `mapstructure:"full"`
+	// RefreshInterval is how often the cluster metadata is refreshed in
+	// the background.
+	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
+	// Retry is how metadata and coordinator lookups are retried while the
+	// cluster has no answer (leader election, brokers starting).
+	Retry MetadataRetryConfig `mapstructure:"retry"`
+}
+
+// MetadataRetryConfig is configkafka's `metadata::retry` block.
+type MetadataRetryConfig struct {
+	Max     int           `mapstructure:"max"`
+	Backoff time.Duration `mapstructure:"backoff"`
+}
+
+func newDefaultMetadataConfig() MetadataConfig {
+	return MetadataConfig{
+		Full:            true,
+		RefreshInterval: defaultMetadataRefresh,
+		Retry:           MetadataRetryConfig{Max: defaultMetadataRetryMax, Backoff: defaultMetadataRetryBackoff},
+	}
+}
+
+// validateClient checks the Kafka client keys, naming each as configkafka
+// spells it. It loads the TLS material and checks that the Kerberos files
+// can be read, so that a missing CA, certificate, key, krb5.conf or keytab
+// is reported when the configuration is validated rather than at the first
+// connection. The auth block validates itself (auth_config.go); what only
+// the Kafka client can tell is in kafka_client.go.
+func (cfg *Config) validateClient() error {
+	var errs []error
+	if len(cfg.Brokers) == 0 {
+		errs = append(errs, errors.New("brokers: must list at least one broker"))
+	}
+	for i, b := range cfg.Brokers {
+		if b == "" {
+			errs = append(errs, fmt.Errorf("brokers[%d]: must not be empty", i))
+		}
+	}
+	errs = append(errs, cfg.checkProtocolVersion())
+	if cfg.ConnIdleTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("conn_idle_timeout: must be positive, got %s", cfg.ConnIdleTimeout))
+	}
+	if cfg.DialTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("dial_timeout: must be positive, got %s", cfg.DialTimeout))
+	}
+	if cfg.Metadata.RefreshInterval <= 0 {
+		errs = append(errs, fmt.Errorf("metadata::refresh_interval: must be positive, got %s", cfg.Metadata.RefreshInterval))
+	}
+	if cfg.Metadata.Retry.Max < 0 {
+		errs = append(errs, fmt.Errorf("metadata::retry::max: must not be negative, got %d", cfg.Metadata.Retry.Max))
+	}
+	if cfg.Metadata.Retry.Backoff < 0 {
+		errs = append(errs, fmt.Errorf("metadata::retry::backoff: must not be negative, got %s", cfg.Metadata.Retry.Backoff))
+	}
+	if cfg.TLS != nil {
+		if _, err := cfg.TLS.LoadTLSConfig(context.Background()); err != nil {
+			errs = append(errs, fmt.Errorf("tls: %w", err))
+		}
+	}
+	if k := cfg.Auth.Kerberos; k != nil {
+		errs = append(errs, k.checkFiles())
+	}
+	return errors.Join(errs...)
+}

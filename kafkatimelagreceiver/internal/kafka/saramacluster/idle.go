@@ -1,0 +1,110 @@
+package saramacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+	"go.uber.org/zap"
+)
+
+// idleConns reopens a broker's connection that carried no request for
+// longer than the timeout before it carries the next one (contrib's
+// conn_idle_timeout). Brokers close connections idle for
+// connections.max.idle.ms (10 minutes by default), and load balancers and
+// NAT drop them silently; sarama notices only when a request on the dead
+// connection fails. A coordinator the scrape alone talks to is idle for a
+// whole collection_interval.
+type idleConns struct {
+	timeout time.Duration
+	config  *sarama.Config
+	logger  *zap.Logger
+
+	mu   sync.Mutex
+	byID map[int32]*brokerUse
+}
+
+// brokerUse is what is known of one broker connection's use.
+type brokerUse struct {
+	broker   *sarama.Broker
+	inflight int
+	last     time.Time
+	// reopening is closed when a reopen in progress is done.
+	reopening chan struct{}
+}
+
+func newIdleConns(timeout time.Duration, config *sarama.Config, logger *zap.Logger) *idleConns {
+	return &idleConns{timeout: timeout, config: config, logger: logger, byID: map[int32]*brokerUse{}}
+}
+
+// begin marks b in use, reopening its connection first when it has been
+// idle too long. Requests that come while it reopens wait for it; nothing
+// is held while the connection closes. Every begin is followed by an end.
+func (ic *idleConns) begin(ctx context.Context, b *sarama.Broker) error {
+	if ic == nil {
+		return nil
+	}
+	for {
+		ic.mu.Lock()
+		u := ic.byID[b.ID()]
+		if u == nil || u.broker != b {
+			// A new client or a broker that moved: a new connection.
+			u = &brokerUse{broker: b}
+			ic.byID[b.ID()] = u
+		}
+		if wait := u.reopening; wait != nil {
+			ic.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return fmt.Errorf("broker %d: wait for its connection to reopen: %w", b.ID(), ctx.Err())
+			}
+		}
+		idle := u.inflight == 0 && !u.last.IsZero() && time.Since(u.last) > ic.timeout
+		u.inflight++
+		if !idle {
+			ic.mu.Unlock()
+			return nil
+		}
+		done := make(chan struct{})
+		u.reopening = done
+		ic.mu.Unlock()
+
+		ic.reopen(b, time.Since(u.last))
+		ic.mu.Lock()
+		u.reopening = nil
+		ic.mu.Unlock()
+		close(done)
+		return nil
+	}
+}
+
+// end marks the end of a use begun with begin.
+func (ic *idleConns) end(b *sarama.Broker) {
+	if ic == nil {
+		return
+	}
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if u := ic.byID[b.ID()]; u != nil && u.broker == b {
+		u.inflight--
+		u.last = time.Now()
+	}
+}
+
+// reopen closes the connection and starts a new one; sarama's Open dials in
+// the background, and the next request waits for it.
+func (ic *idleConns) reopen(b *sarama.Broker, idleFor time.Duration) {
+	ic.logger.Debug("reopening a connection idle for longer than conn_idle_timeout",
+		zap.Int32("broker", b.ID()), zap.Duration("idle", idleFor), zap.Duration("conn_idle_timeout", ic.timeout))
+	if err := b.Close(); err != nil && !errors.Is(err, sarama.ErrNotConnected) {
+		ic.logger.Debug("close an idle connection", zap.Int32("broker", b.ID()), zap.Error(err))
+	}
+	if err := b.Open(ic.config); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		ic.logger.Debug("reopen an idle connection", zap.Int32("broker", b.ID()), zap.Error(err))
+	}
+}
