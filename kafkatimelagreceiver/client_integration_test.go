@@ -20,19 +20,19 @@ func TestConnIdleTimeoutReopensConnections(t *testing.T) {
 
 	steady := startScraper(t, k.testConfig()) // conn_idle_timeout 9m
 	requireBillingLag(t, steady)
-	opened := k.requests(int16(kmsg.ApiVersions))
+	opened := k.Requests(int16(kmsg.ApiVersions))
 	requireBillingLag(t, steady)
-	require.Equal(t, opened, k.requests(int16(kmsg.ApiVersions)), "busy connections are kept")
+	require.Equal(t, opened, k.Requests(int16(kmsg.ApiVersions)), "busy connections are kept")
 
 	const idle = 50 * time.Millisecond
 	cfg := k.testConfig()
 	cfg.ConnIdleTimeout = idle
 	s := startScraper(t, cfg)
 	requireBillingLag(t, s)
-	opened = k.requests(int16(kmsg.ApiVersions))
+	opened = k.Requests(int16(kmsg.ApiVersions))
 	time.Sleep(2 * idle)
 	requireBillingLag(t, s)
-	require.Greater(t, k.requests(int16(kmsg.ApiVersions)), opened, "idle connections are reopened")
+	require.Greater(t, k.Requests(int16(kmsg.ApiVersions)), opened, "idle connections are reopened")
 }
 
 // TestRackIDReadsFromPreferredReplica: with rack_id set, record reads carry
@@ -44,20 +44,20 @@ func TestRackIDReadsFromPreferredReplica(t *testing.T) {
 	secFixture(k)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	topics, err := k.admin.ListTopics(ctx, "orders")
+	topics, err := k.Admin.ListTopics(ctx, "orders")
 	require.NoError(t, err)
 	leader := topics["orders"].Partitions[0].Leader
 	replica := 1 - leader
-	k.cluster.SetFollowers("orders", 0, []int32{replica})
+	k.Cluster.SetFollowers("orders", 0, []int32{replica})
 
 	var (
 		mu      sync.Mutex
 		fetches = map[int32][]string{} // node -> racks of the Fetch requests it got
 	)
-	k.cluster.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		k.cluster.KeepControl()
+	k.Cluster.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
 		fetch := req.(*kmsg.FetchRequest)
-		node := k.cluster.CurrentNode()
+		node := k.Cluster.CurrentNode()
 		mu.Lock()
 		fetches[node] = append(fetches[node], fetch.Rack)
 		mu.Unlock()

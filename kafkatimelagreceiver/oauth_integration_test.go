@@ -79,7 +79,7 @@ func newOAuthTestKafka(t *testing.T, brokers int, ob *oauthBroker, opts ...kfake
 		kfake.User(kafka.SASLPlain, secMonitorUser, oauthPrincipalPass),
 	}, opts...)
 	k := newSecureTestKafka(t, brokers, []kgo.Opt{kgo.SASL(saslMechanismFor(t, kafka.SASLPlain, secAdminUser, secAdminPassword))}, opts...)
-	ob.install(k.cluster)
+	ob.install(k.Cluster)
 	return k
 }
 
