@@ -43,7 +43,8 @@ func (m Method) String() string {
 }
 
 // AppendTimeFunc estimates when the record at offset c of partition p was
-// appended.
+// appended. MethodCaughtUp says there is no such record to wait for: only
+// transaction markers and aborted records are left.
 type AppendTimeFunc func(p *Partition, c int64) (appendedAt int64, method Method, ok bool)
 
 // PartitionLag is one group's position on one partition.
@@ -58,6 +59,11 @@ type PartitionLag struct {
 	HasTimeLag bool
 	Lost       int64 // records deleted by retention before the group read them
 	Method     Method
+	// CaughtUp: the group has consumed everything. Lag is 0, or every
+	// record from the committed offset to the end is a transaction marker
+	// or a record of an aborted transaction (Lag still counts their
+	// offsets: it is the end offset minus the committed offset).
+	CaughtUp bool
 }
 
 // ConsumeFrom is the offset of the oldest record the group can still
@@ -88,9 +94,12 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTi
 			from := ConsumeFrom(committed, p.Start, p.HasStart)
 			pl.Lost = from - committed
 			if from >= p.End {
-				pl.HasTimeLag, pl.Method = true, MethodCaughtUp
+				// Records the group never read and retention deleted are
+				// lost, not caught up with: Lost says so, and the rules
+				// keep judging the lag.
+				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, MethodCaughtUp, pl.Lag == 0
 			} else if appendedAt, method, ok := appendTime(p, from); ok {
-				pl.HasTimeLag, pl.Method = true, method
+				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, method, method == MethodCaughtUp
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.
 				pl.TimeLag = float64(max(0, at-appendedAt)) / 1e9
