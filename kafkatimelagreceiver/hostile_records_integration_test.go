@@ -160,3 +160,54 @@ func TestAbortedTransactionIsNotLag(t *testing.T) {
 	require.Greater(t, next.doubleValue, 0.0)
 	require.LessOrEqual(t, next.doubleValue, next.timestamp.Sub(tl.timestamp).Seconds())
 }
+
+// kafka.consumer_group.stable_lag is the lag a read_committed consumer has:
+// records of a transaction still open are not counted, nor markers and
+// aborted records left at the end.
+func TestStableLagOfReadCommittedGroup(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("txn", 1)
+	now := time.Now()
+	end := k.produceTransaction("txn", 0, true, now, now)
+	k.commit("behind", "txn", map[int32]int64{0: 0})
+	k.commit("on-marker", "txn", map[int32]int64{0: end - 1})
+
+	cfg := k.testConfig()
+	cfg.Metrics.KafkaConsumerGroupStableLag.Enabled = true
+	s := startScraper(t, cfg)
+	scrape := func() (lags, stable map[pointKey]point, timeLags map[pointKey]point) {
+		t.Helper()
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		return pointsOf(md, "kafka.consumer_group.lag"), pointsOf(md, "kafka.consumer_group.stable_lag"), pointsOf(md, "kafka.consumer_group.time_lag")
+	}
+	behind, onMarker := pointKey{"behind", "txn", 0}, pointKey{"on-marker", "txn", 0}
+	lags, stable, _ := scrape()
+	require.Equal(t, int64(3), lags[behind].intValue)
+	require.Equal(t, int64(3), stable[behind].intValue)
+	require.Equal(t, int64(1), lags[onMarker].intValue)
+	require.Equal(t, int64(0), stable[onMarker].intValue, "only the commit marker is left")
+
+	// A transaction opens: its records are in the log, not yet readable.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	open, err := kgo.NewClient(kgo.SeedBrokers(k.addrs...), kgo.ProducerLinger(0),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("open-txn"))
+	require.NoError(t, err)
+	defer open.Close()
+	require.NoError(t, open.BeginTransaction())
+	require.NoError(t, open.ProduceSync(ctx, &kgo.Record{Topic: "txn", Value: []byte("x")}, &kgo.Record{Topic: "txn", Value: []byte("x")}).FirstErr())
+	lags, stable, _ = scrape()
+	require.Equal(t, int64(5), lags[behind].intValue, "lag counts the open transaction")
+	require.Equal(t, int64(3), stable[behind].intValue, "stable lag does not")
+
+	// It aborts: nothing after the commit marker will ever be given to a
+	// read_committed consumer.
+	require.NoError(t, open.EndTransaction(ctx, kgo.TryAbort))
+	lags, stable, timeLags := scrape()
+	require.Equal(t, int64(6), lags[behind].intValue)
+	require.Equal(t, int64(6), stable[behind].intValue)
+	require.Equal(t, int64(4), lags[onMarker].intValue)
+	require.Equal(t, int64(0), stable[onMarker].intValue, "a marker, aborted records and their abort marker are left")
+	require.Equal(t, 0.0, timeLags[onMarker].doubleValue)
+}

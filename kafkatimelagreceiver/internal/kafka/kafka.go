@@ -115,6 +115,10 @@ type Cluster interface {
 	EndOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
 	// StartOffsets reads the log start offset of each partition.
 	StartOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+	// StableOffsets reads the last stable offset of each partition: the
+	// end of what a read_committed consumer can be given (the first offset
+	// of the oldest transaction still open, else the high watermark).
+	StableOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
 	// RecordTimestamps reads the timestamp of the record at each offset: one
 	// request per leader per round, a round holding at most one offset per
 	// partition. Offsets below the log start or at the end have no record

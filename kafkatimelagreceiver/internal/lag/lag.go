@@ -17,6 +17,7 @@ type Snapshot struct {
 	Committed map[string]map[kafka.TopicPartition]int64 // group -> partition -> committed offset
 	End       map[kafka.TopicPartition]int64            // high watermarks
 	Start     map[kafka.TopicPartition]int64            // log start offsets, where read
+	Stable    map[kafka.TopicPartition]int64            // last stable offsets, where read
 }
 
 // Method says how a time lag was obtained.
@@ -58,7 +59,12 @@ type PartitionLag struct {
 	TimeLag    float64 // seconds
 	HasTimeLag bool
 	Lost       int64 // records deleted by retention before the group read them
-	Method     Method
+	// StableLag is the lag a read_committed consumer has: up to the last
+	// stable offset, and 0 when caught up. HasStableLag is false when the
+	// last stable offset was not read.
+	StableLag    int64
+	HasStableLag bool
+	Method       Method
 	// CaughtUp: the group has consumed everything. Lag is 0, or every
 	// record from the committed offset to the end is a transaction marker
 	// or a record of an aborted transaction (Lag still counts their
@@ -103,6 +109,12 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTi
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.
 				pl.TimeLag = float64(max(0, at-appendedAt)) / 1e9
+			}
+		}
+		if p.HasStable && pl.HasEnd {
+			pl.HasStableLag = true
+			if !pl.CaughtUp {
+				pl.StableLag = max(0, p.Stable-committed)
 			}
 		}
 		out = append(out, pl)

@@ -153,7 +153,10 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 				continue
 			}
 			used[rec] = struct{}{}
-			if _, ok := records.Get(rec); !ok {
+			if known, ok := records.Get(rec); !ok || known.Found == kafka.RecordNone && known.Offset < p.End {
+				// Not read yet, or read when it was followed by a
+				// transaction still open, or before the end moved on: what
+				// lies beyond needs a new read.
 				missing = append(missing, rec)
 				behind[rec] = p.End - from
 			}
