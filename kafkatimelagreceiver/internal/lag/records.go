@@ -128,8 +128,9 @@ func clampToTable(tables *timetable.Store, table timetable.Ref, offset, ts, scra
 // a lagging group's offset even inside the table, since only a read tells
 // a record from a transaction marker: a group committed on the last
 // transaction's commit marker (last offset + 1) lags by 1 for ever and must
-// be found caught up, not ageing with the clock. Missing are those not read yet, the furthest behind first (when a
-// cap bites, the worst lags are the ones worth knowing); used is every such
+// be found caught up, not ageing with the clock. Missing are those not read
+// yet, or read short of today's end, the furthest behind first (when a cap
+// bites, the worst lags are the ones worth knowing); used is every such
 // record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}

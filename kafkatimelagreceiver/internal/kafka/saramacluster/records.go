@@ -67,26 +67,30 @@ func (c *Cluster) fetchFrom(
 	offsetOf map[kafka.TopicPartition]int64,
 	found func(kafka.RecordAt, kafka.RecordTimestamp),
 ) error {
-	from := make(map[kafka.TopicPartition]int64, len(tps))
+	r := &leaderRead{c: c, b: b, offsetOf: offsetOf, from: make(map[kafka.TopicPartition]int64, len(tps)), found: found}
 	for _, tp := range tps {
-		from[tp] = offsetOf[tp]
+		r.from[tp] = offsetOf[tp]
 	}
-	return c.fetchRounds(ctx, b, tps, offsetOf, from, found)
+	return r.rounds(ctx, tps)
 }
 
-// fetchRounds asks for the pending partitions, each from from[tp], until
+// leaderRead is one leader's part of a record read.
+type leaderRead struct {
+	c        *Cluster
+	b        *sarama.Broker
+	offsetOf map[kafka.TopicPartition]int64 // the offset asked for
+	from     map[kafka.TopicPartition]int64 // where the next Fetch reads from
+	found    func(kafka.RecordAt, kafka.RecordTimestamp)
+}
+
+// rounds asks for the pending partitions, each from from[tp], until
 // each has an answer or an error. A partition whose batch does not fit the
 // limits comes back empty unless it is first in the response (KIP-74), so
 // the empty ones go again, until a request makes no progress; one whose
 // response held only markers and aborted records short of the end goes on
 // from where they stopped.
-func (c *Cluster) fetchRounds(
-	ctx context.Context,
-	b *sarama.Broker,
-	pending []kafka.TopicPartition,
-	offsetOf, from map[kafka.TopicPartition]int64,
-	found func(kafka.RecordAt, kafka.RecordTimestamp),
-) error {
+func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition) error {
+	c, b, offsetOf, from, found := r.c, r.b, r.offsetOf, r.from, r.found
 	var errs []error
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -99,7 +103,7 @@ func (c *Cluster) fetchRounds(
 		resp, err := b.Fetch(req)
 		c.observe(ctx, b, "Fetch", err)
 		if undecodable(err) {
-			return kafka.Join(append(errs, c.isolate(ctx, b, pending, offsetOf, from, found, err))...)
+			return kafka.Join(append(errs, r.isolate(ctx, pending, err))...)
 		}
 		if err != nil {
 			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err))...)
@@ -153,25 +157,15 @@ func (c *Cluster) fetchRounds(
 // batch is alone, so that one hostile batch costs its own partition's
 // answer, RecordUntimed, and not the request's. The split costs about
 // log2(partitions) more requests, only when a response fails to decode.
-func (c *Cluster) isolate(
-	ctx context.Context,
-	b *sarama.Broker,
-	pending []kafka.TopicPartition,
-	offsetOf, from map[kafka.TopicPartition]int64,
-	found func(kafka.RecordAt, kafka.RecordTimestamp),
-	cause error,
-) error {
+func (r *leaderRead) isolate(ctx context.Context, pending []kafka.TopicPartition, cause error) error {
 	if len(pending) == 1 {
 		tp := pending[0]
-		found(kafka.RecordAt{TopicPartition: tp, Offset: offsetOf[tp]}, kafka.RecordTimestamp{Offset: from[tp], Found: kafka.RecordUntimed})
+		r.found(kafka.RecordAt{TopicPartition: tp, Offset: r.offsetOf[tp]}, kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed})
 		return topicError(tp.Topic, kafka.OperationRead,
-			fmt.Errorf("fetch record %s/%d@%d from broker %d: no timestamp from this partition: %w", tp.Topic, tp.Partition, from[tp], b.ID(), cause))
+			fmt.Errorf("fetch record %s/%d@%d from broker %d: no timestamp from this partition: %w", tp.Topic, tp.Partition, r.from[tp], r.b.ID(), cause))
 	}
 	half := len(pending) / 2
-	return kafka.Join(
-		c.fetchRounds(ctx, b, pending[:half:half], offsetOf, from, found),
-		c.fetchRounds(ctx, b, pending[half:], offsetOf, from, found),
-	)
+	return kafka.Join(r.rounds(ctx, pending[:half:half]), r.rounds(ctx, pending[half:]))
 }
 
 // fetchBytesPerPartition is Kafka's default max.message.bytes: a batch up to
