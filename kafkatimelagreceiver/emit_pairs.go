@@ -30,6 +30,7 @@ func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
 	m.KafkaConsumerGroupOffset.Enabled = true
 	m.KafkaConsumerGroupLag.Enabled = true
 	m.KafkaConsumerGroupLostMessages.Enabled = true
+	m.KafkaConsumerGroupStableLag.Enabled = true
 	m.KafkaConsumerGroupTimeLag.Enabled = true
 	m.KafkaConsumerGroupPartitionStatus.Enabled = true
 	m.KafkaPartitionCurrentOffset.Enabled = true
@@ -39,6 +40,7 @@ func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 0, "", "", 0)
 	mb.RecordKafkaConsumerGroupLagDataPoint(ts, 0, "", "", 0)
 	mb.RecordKafkaConsumerGroupLostMessagesDataPoint(ts, 0, "", "", 0)
+	mb.RecordKafkaConsumerGroupStableLagDataPoint(ts, 0, "", "", 0)
 	mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, 0, "", "", 0)
 	mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 0, "", "", 0, metadata.AttributeStatusOK)
 	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 0, "", 0)
@@ -105,17 +107,17 @@ type pairEmitter struct {
 
 	// on: built here; viaBuilder: the user reduced the attributes, so the
 	// MetricsBuilder re-aggregates.
-	offsetOn, lagOn, lostOn, timeLagOn, statusOn                       bool
+	offsetOn, lagOn, lostOn, timeLagOn, statusOn, stableOn             bool
 	offsetViaBuilder, lagViaBuilder, lostViaBuilder, timeLagViaBuilder bool
-	statusViaBuilder                                                   bool
+	statusViaBuilder, stableViaBuilder                                 bool
 
-	started                                bool
-	chunk                                  pmetric.MetricSlice
-	offset, lag, lost, timeLag, partStatus pmetric.NumberDataPointSlice
-	pairs                                  int // in the current chunk
-	omitted                                int // pairs without a time lag estimate
-	refusedPoints, sentPoints              int
-	errs                                   []error
+	started                                        bool
+	chunk                                          pmetric.MetricSlice
+	offset, lag, lost, timeLag, partStatus, stable pmetric.NumberDataPointSlice
+	pairs                                          int // in the current chunk
+	omitted                                        int // pairs without a time lag estimate
+	refusedPoints, sentPoints                      int
+	errs                                           []error
 }
 
 func (w *metricWriter) newPairEmitter(ctx context.Context, ts pcommon.Timestamp, totalPairs int) *pairEmitter {
@@ -133,6 +135,7 @@ func (w *metricWriter) newPairEmitter(ctx context.Context, ts pcommon.Timestamp,
 	e.lagOn, e.lagViaBuilder = direct(m.KafkaConsumerGroupLag.Enabled, len(m.KafkaConsumerGroupLag.EnabledAttributes))
 	e.lostOn, e.lostViaBuilder = direct(m.KafkaConsumerGroupLostMessages.Enabled, len(m.KafkaConsumerGroupLostMessages.EnabledAttributes))
 	e.timeLagOn, e.timeLagViaBuilder = direct(m.KafkaConsumerGroupTimeLag.Enabled, len(m.KafkaConsumerGroupTimeLag.EnabledAttributes))
+	e.stableOn, e.stableViaBuilder = direct(m.KafkaConsumerGroupStableLag.Enabled, len(m.KafkaConsumerGroupStableLag.EnabledAttributes))
 	// partition_status has the status attribute besides the pair's three.
 	e.statusOn, e.statusViaBuilder = direct(m.KafkaConsumerGroupPartitionStatus.Enabled, len(m.KafkaConsumerGroupPartitionStatus.EnabledAttributes)-1)
 	return e
@@ -147,6 +150,7 @@ func (e *pairEmitter) startChunk() {
 	e.lost, _ = e.w.appendGauge(e.chunk, e.lostOn, info.KafkaConsumerGroupLostMessages.Name, 0)
 	e.timeLag, _ = e.w.appendGauge(e.chunk, e.timeLagOn, info.KafkaConsumerGroupTimeLag.Name, n)
 	e.partStatus, _ = e.w.appendGauge(e.chunk, e.statusOn, info.KafkaConsumerGroupPartitionStatus.Name, 0)
+	e.stable, _ = e.w.appendGauge(e.chunk, e.stableOn, info.KafkaConsumerGroupStableLag.Name, n)
 	e.pairs = 0
 }
 
@@ -173,6 +177,13 @@ func (e *pairEmitter) add(pl *lag.PartitionLag) {
 		pairPoint(e.lag, start, ts, pl, 3).SetIntValue(pl.Lag)
 	} else if e.lagViaBuilder {
 		mb.RecordKafkaConsumerGroupLagDataPoint(ts, pl.Lag, pl.Group, pl.Topic, partition)
+	}
+	if pl.HasStableLag {
+		if e.stableOn {
+			pairPoint(e.stable, start, ts, pl, 3).SetIntValue(pl.StableLag)
+		} else if e.stableViaBuilder {
+			mb.RecordKafkaConsumerGroupStableLagDataPoint(ts, pl.StableLag, pl.Group, pl.Topic, partition)
+		}
 	}
 	if pl.Lost > 0 {
 		if e.lostOn {

@@ -35,6 +35,7 @@ func directTestSnapshot() (*lag.Snapshot, []lag.PartitionLag) {
 		Committed: map[string]map[kafka.TopicPartition]int64{"billing": {tp0: 2, tp1: 5}},
 		End:       map[kafka.TopicPartition]int64{tp0: 10, tp1: 9},
 		Start:     map[kafka.TopicPartition]int64{tp0: 4, tp1: 0},
+		Stable:    map[kafka.TopicPartition]int64{tp0: 8, tp1: 9},
 	}
 	lags := lag.NewIndex(snap).GroupLags(nil, "billing", snap.At, func(_ *lag.Partition, c int64) (int64, lag.Method, bool) {
 		return now - c*int64(time.Second), lag.MethodTable, true
@@ -74,18 +75,23 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
 	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupStableLag.Enabled = true
 	mb := metadata.NewMetricsBuilder(cfg, receivertest.NewNopSettings(metadata.Type))
 	ts := pcommon.NewTimestampFromTime(time.Now())
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "g", "t", 0)
 	mb.RecordKafkaConsumerGroupLagDataPoint(ts, 1, "g", "t", 0)
 	mb.RecordKafkaConsumerGroupLostMessagesDataPoint(ts, 1, "g", "t", 0)
 	mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, 1, "g", "t", 0)
+	mb.RecordKafkaConsumerGroupStableLagDataPoint(ts, 1, "g", "t", 0)
 	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 1, "t", 0)
 	mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 1, "t", 0)
 	mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 1, "g", "t", 0, metadata.AttributeStatusOK)
 	want := metricsByName(mb.Emit())
 
-	s := directTestScraper(t, func(cfg *Config) { cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true })
+	s := directTestScraper(t, func(cfg *Config) {
+		cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
+		cfg.Metrics.KafkaConsumerGroupStableLag.Enabled = true
+	})
 	snap, lags := directTestSnapshot()
 	direct := pmetric.NewMetricSlice()
 	eachMetric(emitScrape(t, s, snap, lags, false), func(m pmetric.Metric) { m.CopyTo(direct.AppendEmpty()) })
@@ -105,6 +111,9 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	}
 	require.Equal(t, 2, byName["kafka.consumer_group.lag"].Gauge().DataPoints().Len())
 	require.Equal(t, 1, byName["kafka.consumer_group.lost_messages"].Gauge().DataPoints().Len(), "only partition 0 lost records")
+	stable := byName["kafka.consumer_group.stable_lag"].Gauge().DataPoints()
+	require.Equal(t, 2, stable.Len())
+	require.Equal(t, []int64{6, 4}, []int64{stable.At(0).IntValue(), stable.At(1).IntValue()}, "last stable offset minus committed offset")
 	statuses := byName["kafka.consumer_group.partition_status"].Gauge().DataPoints()
 	require.Equal(t, 2*len(health.Statuses), statuses.Len(), "a point per status per pair")
 	for i := range statuses.Len() {
@@ -121,6 +130,11 @@ func TestReducedAttributesGoThroughBuilder(t *testing.T) {
 			metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup, metadata.KafkaConsumerGroupLagMetricAttributeKeyTopic,
 		}
 		cfg.Metrics.KafkaConsumerGroupLag.AggregationStrategy = metadata.AggregationStrategySum
+		cfg.Metrics.KafkaConsumerGroupStableLag.Enabled = true
+		cfg.Metrics.KafkaConsumerGroupStableLag.EnabledAttributes = []metadata.KafkaConsumerGroupStableLagMetricAttributeKey{
+			metadata.KafkaConsumerGroupStableLagMetricAttributeKeyGroup,
+		}
+		cfg.Metrics.KafkaConsumerGroupStableLag.AggregationStrategy = metadata.AggregationStrategySum
 	})
 	snap, lags := directTestSnapshot()
 	md := emitScrape(t, s, snap, lags, true)
@@ -131,4 +145,7 @@ func TestReducedAttributesGoThroughBuilder(t *testing.T) {
 	_, hasPartition := dp.Attributes().Get("partition")
 	require.False(t, hasPartition)
 	require.Equal(t, 2, metricsByName(md)["kafka.consumer_group.time_lag"].Gauge().DataPoints().Len(), "other metrics stay direct")
+	stable := metricsByName(md)["kafka.consumer_group.stable_lag"].Gauge().DataPoints()
+	require.Equal(t, 1, stable.Len())
+	require.Equal(t, int64(6+4), stable.At(0).IntValue())
 }

@@ -73,6 +73,15 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 			errs.AddPartial(missing, err)
 		}
 		s.records.Forget(s.tables.TakeResets())
+		if s.cfg.Metrics.KafkaConsumerGroupStableLag.Enabled {
+			// After the committed offsets too, so that a commit between the
+			// reads can only overstate the stable lag.
+			stable, err := s.cluster.StableOffsets(ctx, partitions)
+			if err = denials.Split(err); err != nil {
+				errs.AddPartial(len(partitions)-len(stable.Offsets), fmt.Errorf("read last stable offsets: %w", err))
+			}
+			snap.Stable = stable.Offsets
+		}
 		snap.End = end.Offsets
 		snap.At = end.Received.UnixNano()
 		if withStart {

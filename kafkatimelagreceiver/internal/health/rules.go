@@ -42,6 +42,17 @@ func lagGrowing(w lagWindow, window int) bool {
 	return complete(w, window) && w.unchanged < w.steps() && w.growing >= w.steps()
 }
 
+// consumable is the lag the rules judge: none when only transaction
+// markers and aborted records are left, which no consumer will ever be
+// given, so that a group committed on a commit marker is not STALL or STOP
+// for the marker's offset.
+func consumable(pl *lag.PartitionLag) int64 {
+	if pl.CaughtUp {
+		return 0
+	}
+	return pl.Lag
+}
+
 // timeLagAboveBound goes beyond Burrow: a group can keep pace in offsets and
 // still be too far behind in time for its users. An unknown end offset or
 // time lag is no evidence either way.

@@ -115,7 +115,7 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 		}
 		p := &g.pairs[j]
 		if pl.HasEnd { // an unknown lag leaves the window waiting for the next one
-			p.window.add(lagPoint{committed: pl.Committed, lag: pl.Lag}, t.window)
+			p.window.add(lagPoint{committed: pl.Committed, lag: consumable(pl)}, t.window)
 		}
 		st := partitionStatus(p.window, t.window, noMembers, pl, t.maxTimeLag)
 		worst = max(worst, st)

@@ -45,13 +45,45 @@ type RecordAt struct {
 	Offset int64
 }
 
-// RecordTimestamp is what a record-timestamp read found: the timestamp of the
-// first record at or after the requested offset, and that record's offset
-// (they differ when compaction or a transaction marker left a gap).
+// RecordTimestamp is what a record-timestamp read found from the requested
+// offset on: the first data record (transaction markers and records of
+// aborted transactions are not data: a read_committed consumer never sees
+// them) and its timestamp, or that there is none before a given offset.
 type RecordTimestamp struct {
-	Offset    int64
-	Timestamp int64 // unix nanoseconds
+	// Offset is the offset of the first data record at or after the one
+	// asked for (they differ when compaction, transaction markers or aborted
+	// transactions left a gap); for RecordNone, the offset up to which the
+	// read found no data record.
+	Offset int64
+	// Timestamp is the record's timestamp in unix nanoseconds, for
+	// RecordTimed only.
+	Timestamp int64
+	Found     RecordFound
 }
+
+// RecordFound says what a record-timestamp read found.
+type RecordFound uint8
+
+const (
+	// RecordTimed: a data record with a timestamp some clock could have
+	// written.
+	RecordTimed RecordFound = iota
+	// RecordUntimed: a data record that gives no time: its timestamp is
+	// missing, not after 1970 or far ahead of the read (MaxClockLead), or
+	// its batch could not be read (too large once decompressed, corrupt).
+	RecordUntimed
+	// RecordNone: no data record from the offset asked for up to Offset,
+	// only transaction markers and aborted records. Offset is the last
+	// stable offset when the read was made; a group committed there has
+	// nothing left to consume up to it.
+	RecordNone
+)
+
+// MaxClockLead is how far ahead of the moment it was read a record's
+// timestamp may be and still count as written by a clock. Beyond it (a
+// clock years ahead, a corrupt value) the record gives no time. Nearer
+// leads are clamped by what the tables prove (internal/lag).
+const MaxClockLead = 24 * time.Hour
 
 // Cluster is everything the receiver asks of Kafka.
 //
@@ -83,10 +115,16 @@ type Cluster interface {
 	EndOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
 	// StartOffsets reads the log start offset of each partition.
 	StartOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+	// StableOffsets reads the last stable offset of each partition: the
+	// end of what a read_committed consumer can be given (the first offset
+	// of the oldest transaction still open, else the high watermark).
+	StableOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
 	// RecordTimestamps reads the timestamp of the record at each offset: one
 	// request per leader per round, a round holding at most one offset per
 	// partition. Offsets below the log start or at the end have no record
-	// and are absent.
+	// and are absent. Reads isolate what they cannot decode: a batch too
+	// large once decompressed, or corrupt, makes its partition's answer
+	// RecordUntimed (and an error naming it), not the whole request's.
 	RecordTimestamps(ctx context.Context, records []RecordAt) (map[RecordAt]RecordTimestamp, error)
 	// Close ends every connection; later calls fail.
 	Close() error

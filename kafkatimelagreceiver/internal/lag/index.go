@@ -22,8 +22,8 @@ type Index struct {
 // Partition is what a scrape knows of one partition.
 type Partition struct {
 	kafka.TopicPartition
-	End, Start       int64
-	HasEnd, HasStart bool
+	End, Start, Stable          int64
+	HasEnd, HasStart, HasStable bool
 	// Table is the partition's interpolation table, once ResolveTables ran.
 	Table timetable.Ref
 }
@@ -72,6 +72,7 @@ func NewIndex(snap *Snapshot) *Index {
 		p := Partition{TopicPartition: tp}
 		p.End, p.HasEnd = snap.End[tp]
 		p.Start, p.HasStart = snap.Start[tp]
+		p.Stable, p.HasStable = snap.Stable[tp]
 		idx.Parts[rank] = p
 	}
 	for _, commits := range idx.commits {

@@ -17,6 +17,7 @@ type Snapshot struct {
 	Committed map[string]map[kafka.TopicPartition]int64 // group -> partition -> committed offset
 	End       map[kafka.TopicPartition]int64            // high watermarks
 	Start     map[kafka.TopicPartition]int64            // log start offsets, where read
+	Stable    map[kafka.TopicPartition]int64            // last stable offsets, where read
 }
 
 // Method says how a time lag was obtained.
@@ -43,7 +44,8 @@ func (m Method) String() string {
 }
 
 // AppendTimeFunc estimates when the record at offset c of partition p was
-// appended.
+// appended. MethodCaughtUp says there is no such record to wait for: only
+// transaction markers and aborted records are left.
 type AppendTimeFunc func(p *Partition, c int64) (appendedAt int64, method Method, ok bool)
 
 // PartitionLag is one group's position on one partition.
@@ -57,7 +59,17 @@ type PartitionLag struct {
 	TimeLag    float64 // seconds
 	HasTimeLag bool
 	Lost       int64 // records deleted by retention before the group read them
-	Method     Method
+	// StableLag is the lag a read_committed consumer has: up to the last
+	// stable offset, and 0 when caught up. HasStableLag is false when the
+	// last stable offset was not read.
+	StableLag    int64
+	HasStableLag bool
+	Method       Method
+	// CaughtUp: the group has consumed everything. Lag is 0, or every
+	// record from the committed offset to the end is a transaction marker
+	// or a record of an aborted transaction (Lag still counts their
+	// offsets: it is the end offset minus the committed offset).
+	CaughtUp bool
 }
 
 // ConsumeFrom is the offset of the oldest record the group can still
@@ -88,12 +100,21 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTi
 			from := ConsumeFrom(committed, p.Start, p.HasStart)
 			pl.Lost = from - committed
 			if from >= p.End {
-				pl.HasTimeLag, pl.Method = true, MethodCaughtUp
+				// Records the group never read and retention deleted are
+				// lost, not caught up with: Lost says so, and the rules
+				// keep judging the lag.
+				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, MethodCaughtUp, pl.Lag == 0
 			} else if appendedAt, method, ok := appendTime(p, from); ok {
-				pl.HasTimeLag, pl.Method = true, method
+				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, method, method == MethodCaughtUp
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.
 				pl.TimeLag = float64(max(0, at-appendedAt)) / 1e9
+			}
+		}
+		if p.HasStable && pl.HasEnd {
+			pl.HasStableLag = true
+			if !pl.CaughtUp {
+				pl.StableLag = max(0, p.Stable-committed)
 			}
 		}
 		out = append(out, pl)

@@ -67,14 +67,14 @@ func TestComputeLags(t *testing.T) {
 			committed: 1000,
 			end:       lagPtr(int64(1000)),
 			known:     map[int64]fakeLagEstimate{1000: {secondsAgo(30), MethodTable}},
-			want:      PartitionLag{Committed: 1000, HasEnd: true, End: 1000, Lag: 0, TimeLag: 0, HasTimeLag: true, Method: MethodCaughtUp},
+			want:      PartitionLag{Committed: 1000, HasEnd: true, End: 1000, Lag: 0, TimeLag: 0, HasTimeLag: true, Method: MethodCaughtUp, CaughtUp: true},
 		},
 		{
 			name:      "committed above end: no negative lag",
 			committed: 1005,
 			end:       lagPtr(int64(1000)),
 			known:     map[int64]fakeLagEstimate{1005: {secondsAgo(30), MethodTable}},
-			want:      PartitionLag{Committed: 1005, HasEnd: true, End: 1000, Lag: 0, TimeLag: 0, HasTimeLag: true, Method: MethodCaughtUp},
+			want:      PartitionLag{Committed: 1005, HasEnd: true, End: 1000, Lag: 0, TimeLag: 0, HasTimeLag: true, Method: MethodCaughtUp, CaughtUp: true},
 		},
 		{
 			name:      "appended after the snapshot: time lag clamped to 0",

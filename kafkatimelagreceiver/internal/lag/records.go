@@ -66,35 +66,71 @@ func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 	}
 }
 
-// AppendTimes estimates append times the way a scrape does: from the
-// partition's table where it brackets the offset in a watched stretch, else
-// from the record's own timestamp when it was read, else from the table's
-// straight line across an unwatched stretch.
+// AppendTimes estimates append times the way a scrape does. A record read
+// (RecordTimes) says where the first data record at or after c is: when
+// none is before the end, the group is caught up (only transaction markers
+// and aborted records are left); when it is further on, that record is the
+// one to date. Then: the partition's table where it brackets the offset in
+// a watched stretch; else the record's own timestamp, when it was read,
+// clamped to what the table proves (trusting a producer's clock no further
+// than that); else the table's straight line across an unwatched stretch.
+//
+// This is where record timestamps are bounded by what is known; the Kafka
+// layer has already turned the ones no clock could have written into
+// kafka.RecordUntimed, which dates nothing.
 func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) AppendTimeFunc {
 	return func(p *Partition, c int64) (int64, Method, bool) {
 		// The scrape's own end-offset read is the newest point there is.
 		upper := timetable.Sample{Offset: p.End, At: at}
-		appended, inTable, gap := tables.Estimate(p.Table, c, upper)
-		if inTable && !gap {
-			return appended, MethodTable, true
+		rec, read := records.Get(kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: c})
+		from := c
+		if read {
+			if rec.Found == kafka.RecordNone && rec.Offset >= p.End {
+				return at, MethodCaughtUp, true
+			}
+			from = max(c, rec.Offset)
 		}
-		if ts, ok := records.Get(kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: c}); ok {
-			return ts.Timestamp, MethodRecord, true
+		lo, hi, inTable, gap := tables.Bracket(p.Table, from, upper)
+		if inTable && !gap {
+			return timetable.Interpolate(lo, hi, from), MethodTable, true
+		}
+		if read && rec.Found == kafka.RecordTimed {
+			return clampToTable(tables, p.Table, from, rec.Timestamp, at, lo, hi, inTable), MethodRecord, true
 		}
 		if inTable {
-			// An unwatched stretch, and no record read this time (capped):
-			// the straight line is still the best guess there is.
-			return appended, MethodTable, true
+			// An unwatched stretch, and no record read this time (capped),
+			// or one that gave no time: the straight line is still the best
+			// guess there is.
+			return timetable.Interpolate(lo, hi, from), MethodTable, true
 		}
 		return 0, MethodNone, false
 	}
 }
 
+// clampToTable bounds a record's own timestamp by what the table proves of
+// when the record at offset was appended: inside the bracket [lo, hi] of an
+// unwatched stretch; no later than the table's oldest point for an offset
+// older than the table; never after the scrape.
+func clampToTable(tables *timetable.Store, table timetable.Ref, offset, ts, scrape int64, lo, hi timetable.Sample, inTable bool) int64 {
+	if inTable {
+		return min(max(ts, lo.At), hi.At, scrape)
+	}
+	if oldest, ok := tables.Oldest(table); ok && offset < oldest.Offset {
+		ts = min(ts, oldest.At)
+	}
+	return min(ts, scrape)
+}
+
 // OutOfTable lists the records whose append time no table can tell well:
 // the oldest unconsumed record of a lagging group, older than its table or
 // inside a stretch of it that was not watched (the collector or Kafka was
-// down). Missing are those not read yet, the furthest behind first (when a
-// cap bites, the worst lags are the ones worth knowing); used is every such
+// down); and, on a partition whose end offset stands still, the record at
+// a lagging group's offset even inside the table, since only a read tells
+// a record from a transaction marker: a group committed on the last
+// transaction's commit marker (last offset + 1) lags by 1 for ever and must
+// be found caught up, not ageing with the clock. Missing are those not read
+// yet, or read short of today's end, the furthest behind first (when a cap
+// bites, the worst lags are the ones worth knowing); used is every such
 // record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
@@ -109,7 +145,8 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 			if from >= p.End {
 				continue
 			}
-			if _, ok, gap := tables.Estimate(p.Table, from, timetable.Sample{Offset: p.End, At: at}); ok && !gap {
+			_, ok, gap := tables.Estimate(p.Table, from, timetable.Sample{Offset: p.End, At: at})
+			if ok && !gap && !tables.Idle(p.Table, p.End) {
 				continue
 			}
 			rec := kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: from}
@@ -117,7 +154,10 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 				continue
 			}
 			used[rec] = struct{}{}
-			if _, ok := records.Get(rec); !ok {
+			if known, ok := records.Get(rec); !ok || known.Found == kafka.RecordNone && known.Offset < p.End {
+				// Not read yet, or read when it was followed by a
+				// transaction still open, or before the end moved on: what
+				// lies beyond needs a new read.
 				missing = append(missing, rec)
 				behind[rec] = p.End - from
 			}

@@ -113,3 +113,55 @@ func TestAppendTimesInGap(t *testing.T) {
 	_, method, _ = AppendTimes(tables, records, at)(p, 150)
 	require.Equal(t, MethodTable, method, "entries no longer in use are dropped")
 }
+
+// A record older than the table cannot have been appended after the table's
+// oldest point, whatever its producer's clock said; nor after the scrape
+// when there is no table at all.
+func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) {
+	idx, tables, at, tp := recordsFixture(t, 0)
+	records := NewRecordTimes()
+	p := &idx.Parts[0]
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}})
+	got, method, ok := AppendTimes(tables, records, at)(p, 50)
+	require.True(t, ok)
+	require.Equal(t, MethodRecord, method)
+	require.Equal(t, t0, got, "a producer clock an hour ahead is clamped to the oldest point (100@t0)")
+
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}})
+	got, _, _ = AppendTimes(tables, records, at)(p, 20)
+	require.Equal(t, t0-int64(time.Hour), got, "an older timestamp is within what the table proves")
+
+	untracked := &Partition{TopicPartition: kafka.TopicPartition{Topic: "untracked"}, End: 10, HasEnd: true}
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(time.Hour)}})
+	got, _, ok = AppendTimes(tables, records, at)(untracked, 5)
+	require.True(t, ok)
+	require.Equal(t, at, got, "without a table, never after the scrape")
+}
+
+// Inside a stretch the sampler did not watch, the table still proves the
+// record was appended between the stretch's two points: a timestamp outside
+// them is clamped to them.
+func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
+	idx, tables, at, tp := recordsFixture(t, 30*time.Second)
+	records := NewRecordTimes()
+	p := &idx.Parts[0]
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	in150 := kafka.RecordAt{TopicPartition: tp, Offset: 150}
+
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}})
+	got, method, ok := AppendTimes(tables, records, at)(p, 150)
+	require.True(t, ok)
+	require.Equal(t, MethodRecord, method)
+	require.Equal(t, t0, got, "a day behind: clamped to the gap's start (100@t0)")
+
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}})
+	got, _, _ = AppendTimes(tables, records, at)(p, 150)
+	require.Equal(t, t0+int64(100*time.Second), got, "an hour ahead: clamped to the gap's end (200@t0+100s)")
+
+	in220 := kafka.RecordAt{TopicPartition: tp, Offset: 220}
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(time.Hour)}})
+	got, _, _ = AppendTimes(tables, records, at)(p, 220)
+	require.Equal(t, at, got, "in the stretch up to the scrape's own read: never after the scrape")
+}

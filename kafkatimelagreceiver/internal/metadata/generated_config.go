@@ -456,6 +456,56 @@ func (ms *KafkaConsumerGroupRebalancesMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaConsumerGroupStableLagMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.stable_lag metric.
+type KafkaConsumerGroupStableLagMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupStableLagMetricAttributeKeyGroup     KafkaConsumerGroupStableLagMetricAttributeKey = "group"
+	KafkaConsumerGroupStableLagMetricAttributeKeyTopic     KafkaConsumerGroupStableLagMetricAttributeKey = "topic"
+	KafkaConsumerGroupStableLagMetricAttributeKeyPartition KafkaConsumerGroupStableLagMetricAttributeKey = "partition"
+)
+
+// KafkaConsumerGroupStableLagMetricConfig provides config for the kafka.consumer_group.stable_lag metric.
+type KafkaConsumerGroupStableLagMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupStableLagMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupStableLagMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupStableLagMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupStableLagMetricAttributeKeyGroup, KafkaConsumerGroupStableLagMetricAttributeKeyTopic, KafkaConsumerGroupStableLagMetricAttributeKeyPartition:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.stable_lag doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaConsumerGroupStateMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.state metric.
 type KafkaConsumerGroupStateMetricAttributeKey string
 
@@ -762,6 +812,7 @@ type MetricsConfig struct {
 	KafkaConsumerGroupOffset             KafkaConsumerGroupOffsetMetricConfig             `mapstructure:"kafka.consumer_group.offset"`
 	KafkaConsumerGroupPartitionStatus    KafkaConsumerGroupPartitionStatusMetricConfig    `mapstructure:"kafka.consumer_group.partition_status"`
 	KafkaConsumerGroupRebalances         KafkaConsumerGroupRebalancesMetricConfig         `mapstructure:"kafka.consumer_group.rebalances"`
+	KafkaConsumerGroupStableLag          KafkaConsumerGroupStableLagMetricConfig          `mapstructure:"kafka.consumer_group.stable_lag"`
 	KafkaConsumerGroupState              KafkaConsumerGroupStateMetricConfig              `mapstructure:"kafka.consumer_group.state"`
 	KafkaConsumerGroupStatus             KafkaConsumerGroupStatusMetricConfig             `mapstructure:"kafka.consumer_group.status"`
 	KafkaConsumerGroupTimeLag            KafkaConsumerGroupTimeLagMetricConfig            `mapstructure:"kafka.consumer_group.time_lag"`
@@ -816,6 +867,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
+		},
+		KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupStableLagMetricAttributeKey{KafkaConsumerGroupStableLagMetricAttributeKeyGroup, KafkaConsumerGroupStableLagMetricAttributeKeyTopic, KafkaConsumerGroupStableLagMetricAttributeKeyPartition},
 		},
 		KafkaConsumerGroupState: KafkaConsumerGroupStateMetricConfig{
 			Enabled:             true,

@@ -71,6 +71,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
 					},
+					KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStableLagMetricAttributeKey{KafkaConsumerGroupStableLagMetricAttributeKeyGroup, KafkaConsumerGroupStableLagMetricAttributeKeyTopic, KafkaConsumerGroupStableLagMetricAttributeKeyPartition},
+					},
 					KafkaConsumerGroupState: KafkaConsumerGroupStateMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -156,6 +161,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
 					},
+					KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStableLagMetricAttributeKey{KafkaConsumerGroupStableLagMetricAttributeKeyGroup, KafkaConsumerGroupStableLagMetricAttributeKeyTopic, KafkaConsumerGroupStableLagMetricAttributeKeyPartition},
+					},
 					KafkaConsumerGroupState: KafkaConsumerGroupStateMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -196,7 +206,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupStableLagMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -305,6 +315,18 @@ func TestKafkaConsumerGroupRebalancesMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.rebalances doesn't have an attribute invalid, valid attributes: [group]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupRebalances
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupStableLagMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupStableLag
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupStableLagMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.stable_lag doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupStableLag
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

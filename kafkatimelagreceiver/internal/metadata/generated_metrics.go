@@ -196,6 +196,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.consumer_group.rebalances",
 		Attributes: []string{"group"},
 	},
+	KafkaConsumerGroupStableLag: metricInfo{
+		Name:       "kafka.consumer_group.stable_lag",
+		Attributes: []string{"group", "topic", "partition"},
+	},
 	KafkaConsumerGroupState: metricInfo{
 		Name:       "kafka.consumer_group.state",
 		Attributes: []string{"group", "state"},
@@ -232,6 +236,7 @@ type metricsInfo struct {
 	KafkaConsumerGroupOffset             metricInfo
 	KafkaConsumerGroupPartitionStatus    metricInfo
 	KafkaConsumerGroupRebalances         metricInfo
+	KafkaConsumerGroupStableLag          metricInfo
 	KafkaConsumerGroupState              metricInfo
 	KafkaConsumerGroupStatus             metricInfo
 	KafkaConsumerGroupTimeLag            metricInfo
@@ -353,7 +358,7 @@ type metricKafkaConsumerGroupLag struct {
 // init fills kafka.consumer_group.lag metric with initial data.
 func (m *metricKafkaConsumerGroupLag) init() {
 	m.data.SetName("kafka.consumer_group.lag")
-	m.data.SetDescription("Offset lag of the group on the partition, max(0, end offset - committed offset).")
+	m.data.SetDescription("Offset lag of the group on the partition, max(0, end offset - committed offset). Transaction markers and records of aborted transactions count: a group committed on a commit marker lags by 1, while its time lag (0) and status (OK) say it is caught up.")
 	m.data.SetUnit("{message}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1093,6 +1098,101 @@ func newMetricKafkaConsumerGroupRebalances(cfg KafkaConsumerGroupRebalancesMetri
 	return m
 }
 
+type metricKafkaConsumerGroupStableLag struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        KafkaConsumerGroupStableLagMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.stable_lag metric with initial data.
+func (m *metricKafkaConsumerGroupStableLag) init() {
+	m.data.SetName("kafka.consumer_group.stable_lag")
+	m.data.SetDescription("Offset lag of the group as a read_committed consumer sees it, max(0, last stable offset - committed offset): records of transactions still open are not counted, and it is 0 when only transaction markers and aborted records are left. Adds one ListOffsets request per broker per scrape.")
+	m.data.SetUnit("{message}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupStableLag) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStableLagMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStableLagMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStableLagMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupStableLag) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupStableLag) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupStableLag(cfg KafkaConsumerGroupStableLagMetricConfig) metricKafkaConsumerGroupStableLag {
+	m := metricKafkaConsumerGroupStableLag{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricKafkaConsumerGroupState struct {
 	data          pmetric.Metric                      // data buffer for generated metric.
 	config        KafkaConsumerGroupStateMetricConfig // metric config provided by user.
@@ -1287,7 +1387,7 @@ type metricKafkaConsumerGroupTimeLag struct {
 // init fills kafka.consumer_group.time_lag metric with initial data.
 func (m *metricKafkaConsumerGroupTimeLag) init() {
 	m.data.SetName("kafka.consumer_group.time_lag")
-	m.data.SetDescription("Estimated time since the oldest record the group has not consumed was appended (0 when the group is caught up). Omitted when no estimate can be made.")
+	m.data.SetDescription("Estimated time since the oldest record the group has not consumed was appended (0 when the group is caught up, or only transaction markers and aborted records are left). Omitted when no estimate can be made.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1667,6 +1767,7 @@ type MetricsBuilder struct {
 	metricKafkaConsumerGroupOffset             metricKafkaConsumerGroupOffset
 	metricKafkaConsumerGroupPartitionStatus    metricKafkaConsumerGroupPartitionStatus
 	metricKafkaConsumerGroupRebalances         metricKafkaConsumerGroupRebalances
+	metricKafkaConsumerGroupStableLag          metricKafkaConsumerGroupStableLag
 	metricKafkaConsumerGroupState              metricKafkaConsumerGroupState
 	metricKafkaConsumerGroupStatus             metricKafkaConsumerGroupStatus
 	metricKafkaConsumerGroupTimeLag            metricKafkaConsumerGroupTimeLag
@@ -1707,6 +1808,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricKafkaConsumerGroupOffset:             newMetricKafkaConsumerGroupOffset(mbc.Metrics.KafkaConsumerGroupOffset),
 		metricKafkaConsumerGroupPartitionStatus:    newMetricKafkaConsumerGroupPartitionStatus(mbc.Metrics.KafkaConsumerGroupPartitionStatus),
 		metricKafkaConsumerGroupRebalances:         newMetricKafkaConsumerGroupRebalances(mbc.Metrics.KafkaConsumerGroupRebalances),
+		metricKafkaConsumerGroupStableLag:          newMetricKafkaConsumerGroupStableLag(mbc.Metrics.KafkaConsumerGroupStableLag),
 		metricKafkaConsumerGroupState:              newMetricKafkaConsumerGroupState(mbc.Metrics.KafkaConsumerGroupState),
 		metricKafkaConsumerGroupStatus:             newMetricKafkaConsumerGroupStatus(mbc.Metrics.KafkaConsumerGroupStatus),
 		metricKafkaConsumerGroupTimeLag:            newMetricKafkaConsumerGroupTimeLag(mbc.Metrics.KafkaConsumerGroupTimeLag),
@@ -1800,6 +1902,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricKafkaConsumerGroupOffset.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupPartitionStatus.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupRebalances.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupStableLag.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupState.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupStatus.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupTimeLag.emit(ils.Metrics())
@@ -1880,6 +1983,11 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionStatusDataPoint(ts pc
 // RecordKafkaConsumerGroupRebalancesDataPoint adds a data point to kafka.consumer_group.rebalances metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupRebalancesDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string) {
 	mb.metricKafkaConsumerGroupRebalances.recordDataPoint(mb.startTime, ts, val, groupAttributeValue)
+}
+
+// RecordKafkaConsumerGroupStableLagDataPoint adds a data point to kafka.consumer_group.stable_lag metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupStableLagDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	mb.metricKafkaConsumerGroupStableLag.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
 }
 
 // RecordKafkaConsumerGroupStateDataPoint adds a data point to kafka.consumer_group.state metric.

@@ -76,6 +76,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["kafka.consumer_group.offset"] = mb.metricKafkaConsumerGroupOffset.config.AggregationStrategy
 			aggMap["kafka.consumer_group.partition_status"] = mb.metricKafkaConsumerGroupPartitionStatus.config.AggregationStrategy
 			aggMap["kafka.consumer_group.rebalances"] = mb.metricKafkaConsumerGroupRebalances.config.AggregationStrategy
+			aggMap["kafka.consumer_group.stable_lag"] = mb.metricKafkaConsumerGroupStableLag.config.AggregationStrategy
 			aggMap["kafka.consumer_group.state"] = mb.metricKafkaConsumerGroupState.config.AggregationStrategy
 			aggMap["kafka.consumer_group.status"] = mb.metricKafkaConsumerGroupStatus.config.AggregationStrategy
 			aggMap["kafka.consumer_group.time_lag"] = mb.metricKafkaConsumerGroupTimeLag.config.AggregationStrategy
@@ -144,6 +145,12 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, 3, "group-val-2")
 			}
+
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupStableLagDataPoint(ts, 1, "group-val", "topic-val", 9)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupStableLagDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordKafkaConsumerGroupStateDataPoint(ts, 1, "group-val", AttributeStateStable)
@@ -195,6 +202,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricKafkaConsumerGroupOffset.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionStatus.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupRebalances.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupStableLag.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupState.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupStatus.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupTimeLag.aggDataPoints)
@@ -289,7 +297,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.lag"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Offset lag of the group on the partition, max(0, end offset - committed offset).", mi.Description())
+						assert.Equal(t, "Offset lag of the group on the partition, max(0, end offset - committed offset). Transaction markers and records of aborted transactions count: a group committed on a commit marker lags by 1, while its time lag (0) and status (OK) say it is caught up.", mi.Description())
 						assert.Equal(t, "{message}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -310,7 +318,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.lag"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Offset lag of the group on the partition, max(0, end offset - committed offset).", mi.Description())
+						assert.Equal(t, "Offset lag of the group on the partition, max(0, end offset - committed offset). Transaction markers and records of aborted transactions count: a group committed on a commit marker lags by 1, while its time lag (0) and status (OK) say it is caught up.", mi.Description())
 						assert.Equal(t, "{message}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -667,6 +675,56 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("group")
 						assert.False(t, ok)
 					}
+				case "kafka.consumer_group.stable_lag":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.stable_lag"], "Found a duplicate in the metrics slice: kafka.consumer_group.stable_lag")
+						validatedMetrics["kafka.consumer_group.stable_lag"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Offset lag of the group as a read_committed consumer sees it, max(0, last stable offset - committed offset): records of transactions still open are not counted, and it is 0 when only transaction markers and aborted records are left. Adds one ListOffsets request per broker per scrape.", mi.Description())
+						assert.Equal(t, "{message}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.stable_lag"], "Found a duplicate in the metrics slice: kafka.consumer_group.stable_lag")
+						validatedMetrics["kafka.consumer_group.stable_lag"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Offset lag of the group as a read_committed consumer sees it, max(0, last stable offset - committed offset): records of transactions still open are not counted, and it is 0 when only transaction markers and aborted records are left. Adds one ListOffsets request per broker per scrape.", mi.Description())
+						assert.Equal(t, "{message}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.stable_lag"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
 				case "kafka.consumer_group.state":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["kafka.consumer_group.state"], "Found a duplicate in the metrics slice: kafka.consumer_group.state")
@@ -763,7 +821,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.time_lag"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Estimated time since the oldest record the group has not consumed was appended (0 when the group is caught up). Omitted when no estimate can be made.", mi.Description())
+						assert.Equal(t, "Estimated time since the oldest record the group has not consumed was appended (0 when the group is caught up, or only transaction markers and aborted records are left). Omitted when no estimate can be made.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -784,7 +842,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.time_lag"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Estimated time since the oldest record the group has not consumed was appended (0 when the group is caught up). Omitted when no estimate can be made.", mi.Description())
+						assert.Equal(t, "Estimated time since the oldest record the group has not consumed was appended (0 when the group is caught up, or only transaction markers and aborted records are left). Omitted when no estimate can be made.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())

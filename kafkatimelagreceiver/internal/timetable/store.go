@@ -167,6 +167,26 @@ func (s *Store) Estimate(ref Ref, c int64, upper Sample) (at int64, ok, gap bool
 	return ref.table.Estimate(c, upper)
 }
 
+// Bracket is Table.Bracket on the table ref names, under the store's lock.
+func (s *Store) Bracket(ref Ref, c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
+	if ref.table == nil {
+		return Sample{}, Sample{}, false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ref.table.Bracket(c, upper)
+}
+
+// Idle is Table.Idle on the table ref names, under the store's lock.
+func (s *Store) Idle(ref Ref, end int64) bool {
+	if ref.table == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ref.table.Idle(end)
+}
+
 // Oldest returns the oldest point of the table ref names: by then every
 // record below its offset had been appended, so no record at or above it
 // can be older.

@@ -125,22 +125,41 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 // below the oldest point or above every point. gap tells whether the
 // bracketing segment is one whose production was not watched (see maxGap).
 func (t *Table) Estimate(c int64, upper Sample) (at int64, ok, gap bool) {
+	lo, hi, ok, gap := t.Bracket(c, upper)
+	if !ok {
+		return 0, false, false
+	}
+	return Interpolate(lo, hi, c), true, gap
+}
+
+// Bracket returns the two points Estimate interpolates between: the record
+// at c was appended after lo.At and by hi.At. ok and gap are as for
+// Estimate.
+func (t *Table) Bracket(c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
 	n := len(t.points)
 	// First index whose offset is > c.
 	i := sort.Search(n, func(i int) bool { return t.points[i].Offset > c })
 	if i == 0 {
 		// The table is empty or c predates every point.
-		return 0, false, false
+		return Sample{}, Sample{}, false, false
 	}
-	lo := t.points[i-1]
+	lo = t.points[i-1]
 	if i < n {
-		hi := t.points[i]
-		return interpolate(lo, hi, c), true, t.isGapEnd(hi)
+		hi = t.points[i]
+		return lo, hi, true, t.isGapEnd(hi)
 	}
 	if upper.Offset <= c || upper.At <= lo.At {
-		return 0, false, false
+		return Sample{}, Sample{}, false, false
 	}
-	return interpolate(lo, upper, c), true, t.maxGap > 0 && upper.At-lo.At > t.maxGap
+	return lo, upper, true, t.maxGap > 0 && upper.At-lo.At > t.maxGap
+}
+
+// Idle tells whether the table's newest two points both say end: the end
+// offset has stood still over at least one sampling interval, so that
+// nothing has been appended since.
+func (t *Table) Idle(end int64) bool {
+	n := len(t.points)
+	return n >= 2 && t.points[n-1].Offset == end && t.points[n-2].Offset == end
 }
 
 func (t *Table) isGapEnd(p Sample) bool {
@@ -170,8 +189,9 @@ func (t *Table) clone() *Table {
 	return cp
 }
 
-// interpolate assumes lo.Offset <= c < hi.Offset and lo.At < hi.At.
-func interpolate(lo, hi Sample, c int64) int64 {
+// Interpolate is the straight line between two points at offset c. It
+// assumes lo.Offset <= c < hi.Offset and lo.At < hi.At, as Bracket returns.
+func Interpolate(lo, hi Sample, c int64) int64 {
 	frac := float64(c-lo.Offset) / float64(hi.Offset-lo.Offset)
 	// Float rounding on spans beyond 2^53 can overshoot by a nanosecond;
 	// an estimate must stay inside its brackets.
@@ -201,7 +221,7 @@ func (t *Table) thin() {
 			prev, cur, next := t.points[i-1], t.points[i], t.points[i+1]
 			var errNanos float64
 			if next.Offset > prev.Offset {
-				errNanos = abs(float64(cur.At - interpolate(prev, next, cur.Offset)))
+				errNanos = abs(float64(cur.At - Interpolate(prev, next, cur.Offset)))
 			} else {
 				errNanos = 0 // inside a flat run: the endpoints say it all
 			}

@@ -15,16 +15,23 @@ import (
 
 // EndOffsets reads the high watermark of each partition.
 func (c *Cluster) EndOffsets(ctx context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
-	return c.listOffsets(ctx, partitions, sarama.OffsetNewest)
+	return c.listOffsets(ctx, partitions, sarama.OffsetNewest, sarama.ReadUncommitted)
+}
+
+// StableOffsets reads the last stable offset of each partition: the latest
+// offset a read_committed ListOffsets gives (from Kafka 0.11; older brokers
+// give the high watermark).
+func (c *Cluster) StableOffsets(ctx context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
+	return c.listOffsets(ctx, partitions, sarama.OffsetNewest, sarama.ReadCommitted)
 }
 
 // StartOffsets reads the log start offset of each partition.
 func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
-	return c.listOffsets(ctx, partitions, sarama.OffsetOldest)
+	return c.listOffsets(ctx, partitions, sarama.OffsetOldest, sarama.ReadUncommitted)
 }
 
 // listOffsets sends one ListOffsets per leader carrying all its partitions.
-func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64) (kafka.OffsetRead, error) {
+func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
 	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
 	client, err := c.connected(ctx)
 	if err != nil {
@@ -38,6 +45,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 	read.Sent = time.Now()
 	err = perBroker(ctx, c.idle, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		req := sarama.NewOffsetRequest(c.config.Version)
+		req.IsolationLevel = isolation
 		for _, tp := range tps {
 			req.AddBlock(tp.Topic, tp.Partition, which, 1)
 		}

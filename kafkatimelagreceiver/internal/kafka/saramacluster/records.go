@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -58,8 +59,8 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 }
 
 // fetchFrom reads from one leader the record at offsetOf[tp] of each of its
-// partitions, passing each one found to found. Partitions the leader sends
-// to a replica in the client's rack (rack_id, KIP-392) are read there.
+// partitions, passing each answer to found. Partitions the leader sends to
+// a replica in the client's rack (rack_id, KIP-392) are read there.
 func (c *Cluster) fetchFrom(
 	ctx context.Context,
 	client sarama.Client,
@@ -68,9 +69,9 @@ func (c *Cluster) fetchFrom(
 	offsetOf map[kafka.TopicPartition]int64,
 	found func(kafka.RecordAt, kafka.RecordTimestamp),
 ) error {
-	redirected, err := c.fetchRecords(ctx, b, tps, offsetOf, found)
-	errs := []error{err}
-	for replica, tps := range redirected {
+	r := newLeaderRead(c, b, tps, offsetOf, found)
+	errs := []error{r.rounds(ctx, tps)}
+	for replica, tps := range r.redirected {
 		errs = append(errs, c.fetchFromReplica(ctx, client, replica, tps, offsetOf, found))
 	}
 	return kafka.Join(errs...)
@@ -94,45 +95,62 @@ func (c *Cluster) fetchFromReplica(
 		return err
 	}
 	defer c.idle.end(b)
-	redirected, err := c.fetchRecords(ctx, b, tps, offsetOf, found)
-	if len(redirected) > 0 && err == nil {
+	r := newLeaderRead(c, b, tps, offsetOf, found)
+	err = r.rounds(ctx, tps)
+	if len(r.redirected) > 0 && err == nil {
 		err = fmt.Errorf("fetch records from preferred replica %d: it pointed at yet another replica", replica)
 	}
 	return err
 }
 
-// fetchRecords is one broker's part of fetchFrom: the partitions it read
-// are passed to found, those it sends to another replica are returned by
-// replica.
-func (c *Cluster) fetchRecords(
-	ctx context.Context,
-	b *sarama.Broker,
-	tps []kafka.TopicPartition,
-	offsetOf map[kafka.TopicPartition]int64,
-	found func(kafka.RecordAt, kafka.RecordTimestamp),
-) (map[int32][]kafka.TopicPartition, error) {
-	var redirected map[int32][]kafka.TopicPartition
-	// A partition whose batch does not fit the limits comes back empty
-	// unless it is first in the response (KIP-74), so the empty ones go
-	// again, until a request makes no progress.
-	pending := tps
+// leaderRead is one broker's part of a record read.
+type leaderRead struct {
+	c        *Cluster
+	b        *sarama.Broker
+	offsetOf map[kafka.TopicPartition]int64 // the offset asked for
+	from     map[kafka.TopicPartition]int64 // where the next Fetch reads from
+	found    func(kafka.RecordAt, kafka.RecordTimestamp)
+	// redirected holds the partitions the broker sent to another replica,
+	// by replica.
+	redirected map[int32][]kafka.TopicPartition
+}
+
+func newLeaderRead(c *Cluster, b *sarama.Broker, tps []kafka.TopicPartition, offsetOf map[kafka.TopicPartition]int64, found func(kafka.RecordAt, kafka.RecordTimestamp)) *leaderRead {
+	r := &leaderRead{c: c, b: b, offsetOf: offsetOf, from: make(map[kafka.TopicPartition]int64, len(tps)), found: found}
+	for _, tp := range tps {
+		r.from[tp] = offsetOf[tp]
+	}
+	return r
+}
+
+// rounds asks for the pending partitions, each from from[tp], until
+// each has an answer or an error. A partition whose batch does not fit the
+// limits comes back empty unless it is first in the response (KIP-74), so
+// the empty ones go again, until a request makes no progress; one whose
+// response held only markers and aborted records short of the end goes on
+// from where they stopped.
+func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition) error {
+	c, b, offsetOf, from, found := r.c, r.b, r.offsetOf, r.from, r.found
+	var errs []error
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
-			return redirected, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
+			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err))...)
 		}
 		req := c.newFetchRequest()
 		for _, tp := range pending {
-			req.AddBlock(tp.Topic, tp.Partition, offsetOf[tp], fetchBytesPerPartition, -1)
+			req.AddBlock(tp.Topic, tp.Partition, from[tp], fetchBytesPerPartition, -1)
 		}
 		resp, err := b.Fetch(req)
 		c.observe(ctx, b, "Fetch", err)
-		if err != nil {
-			return redirected, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err)
+		if undecodable(err) {
+			return kafka.Join(append(errs, r.isolate(ctx, pending, err))...)
 		}
-		var (
-			errs  []error
-			again []kafka.TopicPartition
-		)
+		if err != nil {
+			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err))...)
+		}
+		readAt := time.Now()
+		var again []kafka.TopicPartition
+		stuck := 0
 		for _, tp := range pending {
 			at := kafka.RecordAt{TopicPartition: tp, Offset: offsetOf[tp]}
 			block := resp.GetBlock(tp.Topic, tp.Partition)
@@ -150,27 +168,51 @@ func (c *Cluster) fetchRecords(
 				continue
 			}
 			if replica := block.PreferredReadReplica; replica >= 0 && replica != b.ID() {
-				if redirected == nil {
-					redirected = map[int32][]kafka.TopicPartition{}
+				if r.redirected == nil {
+					r.redirected = map[int32][]kafka.TopicPartition{}
 				}
-				redirected[replica] = append(redirected[replica], tp)
+				r.redirected[replica] = append(r.redirected[replica], tp)
 				continue
 			}
-			if ts, ok := firstRecordAtOrAfter(block, at.Offset); ok {
-				found(at, ts)
-			} else if block.HighWaterMarkOffset > at.Offset {
+			scanned := firstRecordAtOrAfter(block, from[tp], readAt)
+			end := readable(block, req.Version)
+			switch {
+			case scanned.found:
+				found(at, scanned.record)
+			case scanned.next >= end && end > at.Offset:
+				found(at, kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone})
+			case scanned.next > from[tp]:
+				from[tp] = scanned.next
 				again = append(again, tp)
+			case end > from[tp]:
+				again = append(again, tp)
+				stuck++
 			}
+			// Otherwise there is nothing to read yet at the offset: it is
+			// the end, or inside a transaction still open.
 		}
-		if len(errs) > 0 {
-			return redirected, kafka.Join(errs...)
-		}
-		if len(again) > 0 && len(again) == len(pending) {
-			return redirected, fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), len(again))
+		if stuck > 0 && stuck == len(pending) {
+			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), stuck))...)
 		}
 		pending = again
 	}
-	return redirected, nil
+	return kafka.Join(errs...)
+}
+
+// isolate splits a request whose response could not be decoded (a batch too
+// large once decompressed, or corrupt) until the partition that holds the
+// batch is alone, so that one hostile batch costs its own partition's
+// answer, RecordUntimed, and not the request's. The split costs about
+// log2(partitions) more requests, only when a response fails to decode.
+func (r *leaderRead) isolate(ctx context.Context, pending []kafka.TopicPartition, cause error) error {
+	if len(pending) == 1 {
+		tp := pending[0]
+		r.found(kafka.RecordAt{TopicPartition: tp, Offset: r.offsetOf[tp]}, kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed})
+		return topicError(tp.Topic, kafka.OperationRead,
+			fmt.Errorf("fetch record %s/%d@%d from broker %d: no timestamp from this partition: %w", tp.Topic, tp.Partition, r.from[tp], r.b.ID(), cause))
+	}
+	half := len(pending) / 2
+	return kafka.Join(r.rounds(ctx, pending[:half:half]), r.rounds(ctx, pending[half:]))
 }
 
 // fetchBytesPerPartition is Kafka's default max.message.bytes: a batch up to
@@ -179,8 +221,14 @@ func (c *Cluster) fetchRecords(
 // request; partitions it cut off are asked again.
 const fetchBytesPerPartition = 1 << 20
 
+// newFetchRequest reads as a read_committed consumer does (from v4, Kafka
+// 0.11, when transactions came): nothing past the last stable offset comes
+// back, and the response lists the aborted transactions, whose records
+// firstRecordAtOrAfter skips. Applications on transactional topics read
+// that way; a read_uncommitted group also consumes aborted records, which
+// are then not counted as its time lag (README, Limitations).
 func (c *Cluster) newFetchRequest() *sarama.FetchRequest {
-	req := &sarama.FetchRequest{MaxWaitTime: 0, MinBytes: 1, MaxBytes: 8 << 20, Isolation: sarama.ReadUncommitted}
+	req := &sarama.FetchRequest{MaxWaitTime: 0, MinBytes: 1, MaxBytes: 8 << 20, Isolation: sarama.ReadCommitted}
 	v := c.config.Version
 	switch {
 	case v.IsAtLeast(sarama.V2_3_0_0):
@@ -194,47 +242,4 @@ func (c *Cluster) newFetchRequest() *sarama.FetchRequest {
 		req.Version = 2
 	}
 	return req
-}
-
-// firstRecordAtOrAfter finds the first data record with offset >= want and
-// returns its timestamp (the batch's append time under LogAppendTime).
-func firstRecordAtOrAfter(block *sarama.FetchResponseBlock, want int64) (kafka.RecordTimestamp, bool) {
-	for _, records := range block.RecordsSet {
-		if records == nil {
-			continue
-		}
-		if batch := records.RecordBatch; batch != nil {
-			if batch.Control {
-				continue
-			}
-			for _, r := range batch.Records {
-				offset := batch.FirstOffset + r.OffsetDelta
-				if offset < want {
-					continue
-				}
-				ts := batch.FirstTimestamp.Add(r.TimestampDelta)
-				if batch.LogAppendTime {
-					ts = batch.MaxTimestamp
-				}
-				return kafka.RecordTimestamp{Offset: offset, Timestamp: ts.UnixNano()}, true
-			}
-		}
-		if set := records.MsgSet; set != nil {
-			for _, mb := range set.Messages {
-				if mb.Offset < want || mb.Msg == nil {
-					continue
-				}
-				if len(mb.Messages()) > 0 {
-					for _, inner := range mb.Messages() {
-						if inner.Offset >= want && inner.Msg != nil {
-							return kafka.RecordTimestamp{Offset: inner.Offset, Timestamp: inner.Msg.Timestamp.UnixNano()}, true
-						}
-					}
-					continue
-				}
-				return kafka.RecordTimestamp{Offset: mb.Offset, Timestamp: mb.Msg.Timestamp.UnixNano()}, true
-			}
-		}
-	}
-	return kafka.RecordTimestamp{}, false
 }

@@ -1,0 +1,232 @@
+package saramacluster
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// scriptedBroker is a loopback server that answers every request with the
+// Fetch response body it was last given, whatever was asked, so that
+// sarama decodes bytes the fuzzer chose on the path a record read takes.
+type scriptedBroker struct {
+	listener net.Listener
+	mu       sync.Mutex
+	body     []byte
+	conns    []net.Conn
+	wg       sync.WaitGroup
+}
+
+func newScriptedBroker(t testing.TB) *scriptedBroker {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scriptedBroker{listener: l}
+	s.wg.Add(1)
+	go s.accept()
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *scriptedBroker) accept() {
+	defer s.wg.Done()
+	for {
+		conn, err := s.listener.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns = append(s.conns, conn)
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.serve(conn)
+	}
+}
+
+// serve answers each request frame with the correlation id it carries and
+// the current body.
+func (s *scriptedBroker) serve(conn net.Conn) {
+	defer s.wg.Done()
+	header := make([]byte, 4)
+	for {
+		if _, err := io.ReadFull(conn, header); err != nil {
+			return
+		}
+		req := make([]byte, binary.BigEndian.Uint32(header))
+		if _, err := io.ReadFull(conn, req); err != nil || len(req) < 8 {
+			return
+		}
+		s.mu.Lock()
+		body := s.body
+		s.mu.Unlock()
+		resp := binary.BigEndian.AppendUint32(nil, uint32(4+len(body)))
+		resp = append(resp, req[4:8]...) // correlation id
+		if _, err := conn.Write(append(resp, body...)); err != nil {
+			return
+		}
+	}
+}
+
+func (s *scriptedBroker) answer(body []byte) {
+	s.mu.Lock()
+	s.body = body
+	s.mu.Unlock()
+}
+
+func (s *scriptedBroker) close() {
+	_ = s.listener.Close()
+	s.mu.Lock()
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// fetchResponseV11 is a Fetch v11 response body for partition 0 of topic
+// "t", carrying records as they are.
+func fetchResponseV11(records []byte, highWatermark, lastStable, abortedProducer, abortedFirst int64) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // throttle time
+	b = binary.BigEndian.AppendUint16(b, 0)    // error code
+	b = binary.BigEndian.AppendUint32(b, 0)    // session id
+	b = binary.BigEndian.AppendUint32(b, 1)    // topics
+	b = binary.BigEndian.AppendUint16(b, 1)
+	b = append(b, 't')
+	b = binary.BigEndian.AppendUint32(b, 1) // partitions
+	b = binary.BigEndian.AppendUint32(b, 0) // partition 0
+	b = binary.BigEndian.AppendUint16(b, 0) // no error
+	b = binary.BigEndian.AppendUint64(b, uint64(highWatermark))
+	b = binary.BigEndian.AppendUint64(b, uint64(lastStable))
+	b = binary.BigEndian.AppendUint64(b, 0) // log start
+	if abortedProducer < 0 {
+		b = binary.BigEndian.AppendUint32(b, 0)
+	} else {
+		b = binary.BigEndian.AppendUint32(b, 1)
+		b = binary.BigEndian.AppendUint64(b, uint64(abortedProducer))
+		b = binary.BigEndian.AppendUint64(b, uint64(abortedFirst))
+	}
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff) // preferred read replica -1
+	b = binary.BigEndian.AppendUint32(b, uint32(len(records)))
+	return append(b, records...)
+}
+
+// fixBatchHeaders rewrites the length and CRC of every v2 batch it can walk
+// in records, so that the fuzzer's changes reach what lies behind the CRC
+// check, as bytes a broker accepted would.
+func fixBatchHeaders(records []byte) {
+	for len(records) >= 61 {
+		length := int(binary.BigEndian.Uint32(records[8:12]))
+		if records[16] != 2 || length < 49 || 12+length > len(records) {
+			return
+		}
+		fixBatchHeader(records[:12+length])
+		records = records[12+length:]
+	}
+}
+
+// scriptedRead is a Cluster's record read against a scriptedBroker.
+type scriptedRead struct {
+	broker *scriptedBroker
+	c      *Cluster
+	conf   sarama.Config
+	b      *sarama.Broker
+}
+
+func newScriptedRead(t testing.TB) *scriptedRead {
+	t.Helper()
+	broker := newScriptedBroker(t)
+	c, err := New(Settings{Brokers: []string{broker.listener.Addr().String()}, ProtocolVersion: "3.0.0", RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &scriptedRead{broker: broker, c: c, conf: *c.config, b: sarama.NewBroker(broker.listener.Addr().String())}
+	r.conf.ApiVersionsRequest = false // the scripted broker answers only Fetch
+	t.Cleanup(func() { _ = r.b.Close() })
+	return r
+}
+
+// read asks for the record at want of partition t/0, which the broker
+// answers with body, and returns the answers given.
+func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
+	t.Helper()
+	r.broker.answer(body)
+	if connected, _ := r.b.Connected(); !connected {
+		// sarama drops the connection after some decoding errors.
+		_ = r.b.Close()
+		if err := r.b.Open(&r.conf); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+			t.Fatal(err)
+		}
+	}
+	tp := kafka.TopicPartition{Topic: "t"}
+	answers := map[kafka.RecordAt]kafka.RecordTimestamp{}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// One broker's read: a partition it sends to another replica
+	// (rack_id) gets no answer here, which the checks allow.
+	read := newLeaderRead(r.c, r.b, []kafka.TopicPartition{tp}, map[kafka.TopicPartition]int64{tp: want}, func(got kafka.RecordAt, ts kafka.RecordTimestamp) {
+		if _, twice := answers[got]; twice {
+			t.Fatalf("%+v answered twice", got)
+		}
+		answers[got] = ts
+	})
+	err := read.rounds(ctx, []kafka.TopicPartition{tp})
+	if ctx.Err() != nil {
+		t.Fatal("the read did not end")
+	}
+	return answers, err
+}
+
+// FuzzRecordRead feeds the record read's Fetch path (sarama's decoding,
+// then one broker's read and firstRecordAtOrAfter) record batches as hostile as the
+// fuzzer makes them: impossible timestamps, control batches, aborted
+// transactions, truncated, corrupt and compressed batches, bombs. The read
+// must end, and whatever it answers must be something the lag layer can
+// take at its word.
+func FuzzRecordRead(f *testing.F) {
+	r := newScriptedRead(f)
+	f.Fuzz(func(t *testing.T, records []byte, want, highWatermark, lastStable, abortedProducer, abortedFirst int64) {
+		if len(records) > 1<<20 {
+			return // a record read asks for at most fetchBytesPerPartition
+		}
+		want &= 1<<62 - 1
+		records = append([]byte(nil), records...)
+		fixBatchHeaders(records)
+		answers, _ := r.read(t, want, fetchResponseV11(records, highWatermark, lastStable, abortedProducer, abortedFirst))
+		at := kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}, Offset: want}
+		for got, ts := range answers {
+			if got != at {
+				t.Fatalf("answered %+v, asked %+v", got, at)
+			}
+			switch ts.Found {
+			case kafka.RecordTimed:
+				if ts.Timestamp <= 0 || ts.Timestamp > time.Now().Add(kafka.MaxClockLead).UnixNano() {
+					t.Fatalf("timestamp %d passed as written by a clock", ts.Timestamp)
+				}
+				if ts.Offset < want {
+					t.Fatalf("record %d before the offset asked, %d", ts.Offset, want)
+				}
+			case kafka.RecordUntimed:
+				if ts.Timestamp != 0 || ts.Offset < want {
+					t.Fatalf("untimed answer %+v for offset %d", ts, want)
+				}
+			case kafka.RecordNone:
+				if ts.Offset <= want || ts.Offset > highWatermark {
+					t.Fatalf("no data up to %d claimed for offset %d, high watermark %d", ts.Offset, want, highWatermark)
+				}
+			default:
+				t.Fatalf("unknown answer %+v", ts)
+			}
+		}
+	})
+}
