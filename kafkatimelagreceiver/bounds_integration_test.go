@@ -1,0 +1,104 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// failingGroups is a cluster on which the committed offsets of extra groups,
+// listed with the real ones, fail to read, each with an error of its own.
+type failingGroups struct {
+	kafka.Cluster
+	extra map[string]bool
+}
+
+func (f *failingGroups) ConsumerGroups(ctx context.Context) ([]string, error) {
+	groups, err := f.Cluster.ConsumerGroups(ctx)
+	for g := range f.extra {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	return groups, err
+}
+
+func (f *failingGroups) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+	real := groups[:0:0]
+	var errs []error
+	for _, g := range groups {
+		if !f.extra[g] {
+			real = append(real, g)
+			continue
+		}
+		errs = append(errs, &kafka.GroupError{Group: g, Err: fmt.Errorf("fetch committed offsets of group %q from coordinator 7: %w", g, errCoordinatorGone)})
+	}
+	out, err := f.Cluster.CommittedOffsets(ctx, real)
+	return out, kafka.Join(append(errs, err)...)
+}
+
+// DescribeGroups leaves the extra groups undescribed, as a coordinator that
+// is gone would.
+func (f *failingGroups) DescribeGroups(ctx context.Context, groups []string) (map[string]kafka.GroupDescription, error) {
+	real := groups[:0:0]
+	for _, g := range groups {
+		if !f.extra[g] {
+			real = append(real, g)
+		}
+	}
+	return f.Cluster.DescribeGroups(ctx, real)
+}
+
+var errCoordinatorGone = errors.New("read tcp 10.0.0.7:9092: i/o timeout")
+
+// startScraperOn starts a scraper for cfg whose Kafka access goes through
+// wrap.
+func startScraperOn(t *testing.T, cfg *Config, wrap func(kafka.Cluster) kafka.Cluster) *timeLagScraper {
+	t.Helper()
+	require.NoError(t, cfg.Validate())
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+	require.NoError(t, err)
+	build := s.newCluster
+	s.newCluster = func() (kafka.Cluster, error) {
+		c, err := build()
+		if err != nil {
+			return nil, err
+		}
+		return wrap(c), nil
+	}
+	require.NoError(t, s.start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	return s
+}
+
+// TestScrapeErrorOfThousandsOfFailedGroupsStaysBounded: a coordinator of
+// 5,000 groups stops answering. The scrape still reports the group that
+// could be read, and its error, which the collector logs every scrape, names
+// a few of the failed groups and counts the others instead of listing them
+// all.
+func TestScrapeErrorOfThousandsOfFailedGroupsStaysBounded(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("orders", 1)
+	k.produce("orders", 0, time.Now())
+	k.commit("readable", "orders", map[int32]int64{0: 0})
+	extra := map[string]bool{}
+	for i := range 5000 {
+		extra[fmt.Sprintf("lost-group-%04d", i)] = true
+	}
+	s := startScraperOn(t, k.testConfig(), func(c kafka.Cluster) kafka.Cluster { return &failingGroups{Cluster: c, extra: extra} })
+
+	md, err := s.scrape(context.Background())
+	require.Error(t, err)
+	require.Contains(t, pointsOf(md, "kafka.consumer_group.lag"), pointKey{"readable", "orders", 0})
+	require.Less(t, len(err.Error()), 8192, "the scrape error stays bounded: %d bytes", len(err.Error()))
+	require.Contains(t, err.Error(), "lost-group-0000")
+	require.Contains(t, err.Error(), "more errors")
+}
