@@ -125,20 +125,36 @@ func (c *Cluster) Close() error {
 	return nil
 }
 
-// observe reports a request and, when it timed out, closes the broker's
-// connection: sarama keeps a connection open after a read timeout, and a
-// broker that never answered one request answers none after it on that
-// connection (responses come in order). The next request reconnects.
+// observe reports a request and, when it timed out or its response could not
+// be decoded, closes the broker's connection: sarama keeps a connection open
+// after a read timeout, and a broker that never answered one request answers
+// none after it on that connection (responses come in order). The next
+// request reconnects.
 func (c *Cluster) observe(ctx context.Context, b *sarama.Broker, api string, err error) {
 	if c.observer != nil {
 		c.observer.Request(ctx, api, err)
 	}
 	var netErr net.Error
-	if errors.As(err, &netErr) && netErr.Timeout() {
+	switch {
+	case errors.As(err, &netErr) && netErr.Timeout():
 		c.logger.Debug("closing the connection of a broker that did not answer in time",
 			zap.Int32("broker", b.ID()), zap.String("api", api), zap.Error(err))
 		_ = b.Close()
+	case isDecodingError(err):
+		// A response over sarama's size limit is not read at all: sarama
+		// then fails every later request on the connection with the same
+		// error, and keeps it open.
+		c.logger.Debug("closing the connection of a broker whose response could not be decoded",
+			zap.Int32("broker", b.ID()), zap.String("api", api), zap.Error(err))
+		_ = b.Close()
 	}
+}
+
+// isDecodingError tells whether err is a response that sarama could not
+// decode: too large, or not what the request asked for.
+func isDecodingError(err error) bool {
+	var decErr sarama.PacketDecodingError
+	return errors.As(err, &decErr) || errors.Is(err, sarama.ErrInsufficientData)
 }
 
 // perBroker runs fn once per broker concurrently and waits for all of them.
