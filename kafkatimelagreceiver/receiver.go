@@ -173,10 +173,12 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		lags       []lag.PartitionLag
 		aggregates []lag.TopicLag
 		methods    lag.MethodCounts
+		beyondEnd  commitsBeyondEnd
 	)
 	for _, name := range in.names {
 		lags = in.idx.GroupLags(lags[:0], name, in.snap.At, appendTime)
 		methods.Add(lags)
+		beyondEnd.add(lags)
 		aggregates = lag.Aggregate(aggregates, lags)
 		if s.health != nil {
 			d, described := in.described[name]
@@ -192,6 +194,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		s.health.EndScrape()
 	}
 	s.telemetry.estimates(ctx, methods)
+	beyondEnd.report(ctx, s.telemetry, s.logger)
 	out.aggregates(aggregates)
 	out.partitions(in.idx.Parts)
 	return out.finish()
