@@ -10,61 +10,64 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
-// failingGroups is a cluster on which the committed offsets of extra groups,
-// listed with the real ones, fail to read, each with an error of its own.
-type failingGroups struct {
+// unreadableGroups is a cluster on which the committed offsets of some
+// groups fail to read, each with an error of its own, as when their
+// coordinator stops answering.
+type unreadableGroups struct {
 	kafka.Cluster
-	extra map[string]bool
+	failing map[string]bool // their OffsetFetch fails
+	extra   map[string]bool // listed besides the cluster's own groups, never described
 }
 
-func (f *failingGroups) ConsumerGroups(ctx context.Context) ([]string, error) {
-	groups, err := f.Cluster.ConsumerGroups(ctx)
-	for g := range f.extra {
+func (u *unreadableGroups) ConsumerGroups(ctx context.Context) ([]string, error) {
+	groups, err := u.Cluster.ConsumerGroups(ctx)
+	for g := range u.extra {
 		groups = append(groups, g)
 	}
 	slices.Sort(groups)
 	return groups, err
 }
 
-func (f *failingGroups) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
-	real := groups[:0:0]
+func (u *unreadableGroups) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+	readable := groups[:0:0]
 	var errs []error
 	for _, g := range groups {
-		if !f.extra[g] {
-			real = append(real, g)
+		if !u.failing[g] && !u.extra[g] {
+			readable = append(readable, g)
 			continue
 		}
 		errs = append(errs, &kafka.GroupError{Group: g, Err: fmt.Errorf("fetch committed offsets of group %q from coordinator 7: %w", g, errCoordinatorGone)})
 	}
-	out, err := f.Cluster.CommittedOffsets(ctx, real)
+	out, err := u.Cluster.CommittedOffsets(ctx, readable)
 	return out, kafka.Join(append(errs, err)...)
 }
 
-// DescribeGroups leaves the extra groups undescribed, as a coordinator that
-// is gone would.
-func (f *failingGroups) DescribeGroups(ctx context.Context, groups []string) (map[string]kafka.GroupDescription, error) {
-	real := groups[:0:0]
+func (u *unreadableGroups) DescribeGroups(ctx context.Context, groups []string) (map[string]kafka.GroupDescription, error) {
+	known := groups[:0:0]
 	for _, g := range groups {
-		if !f.extra[g] {
-			real = append(real, g)
+		if !u.extra[g] {
+			known = append(known, g)
 		}
 	}
-	return f.Cluster.DescribeGroups(ctx, real)
+	return u.Cluster.DescribeGroups(ctx, known)
 }
 
 var errCoordinatorGone = errors.New("read tcp 10.0.0.7:9092: i/o timeout")
 
-// startScraperOn starts a scraper for cfg whose Kafka access goes through
-// wrap.
-func startScraperOn(t *testing.T, cfg *Config, wrap func(kafka.Cluster) kafka.Cluster) *timeLagScraper {
+// startScraperWith starts a scraper for cfg logging to logger, whose Kafka
+// access goes through wrap.
+func startScraperWith(t *testing.T, cfg *Config, logger *zap.Logger, wrap func(kafka.Cluster) kafka.Cluster) *timeLagScraper {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+	settings := receivertest.NewNopSettings(metadata.Type)
+	settings.Logger = logger
+	s, err := newTimeLagScraper(cfg, settings, nil)
 	require.NoError(t, err)
 	build := s.newCluster
 	s.newCluster = func() (kafka.Cluster, error) {
@@ -93,7 +96,7 @@ func TestScrapeErrorOfThousandsOfFailedGroupsStaysBounded(t *testing.T) {
 	for i := range 5000 {
 		extra[fmt.Sprintf("lost-group-%04d", i)] = true
 	}
-	s := startScraperOn(t, k.testConfig(), func(c kafka.Cluster) kafka.Cluster { return &failingGroups{Cluster: c, extra: extra} })
+	s := startScraperWith(t, k.testConfig(), zap.NewNop(), func(c kafka.Cluster) kafka.Cluster { return &unreadableGroups{Cluster: c, extra: extra} })
 
 	md, err := s.scrape(context.Background())
 	require.Error(t, err)

@@ -129,8 +129,10 @@ func (sw *scrapeWriter) partitionStatuses(lags []lag.PartitionLag, statuses []he
 func (sw *scrapeWriter) groupHealth(g health.GroupHealth) {
 	mb, ts := sw.w.mb, sw.ts
 	mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.Rebalances, g.Group)
-	for _, st := range health.Statuses {
-		mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.Status), g.Group, metadata.MapAttributeStatus[st.String()])
+	if g.StatusKnown {
+		for _, st := range health.Statuses {
+			mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.Status), g.Group, metadata.MapAttributeStatus[st.String()])
+		}
 	}
 	if !g.Described {
 		return

@@ -182,8 +182,13 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		aggregates = lag.Aggregate(aggregates, lags)
 		if s.health != nil {
 			d, described := in.described[name]
-			gh := s.health.ObserveGroup(name, d, described, lags)
-			out.partitionStatuses(lags, gh.Partitions)
+			var gh health.GroupHealth
+			if in.unread[name] {
+				gh = s.health.ObserveUnread(name, d, described)
+			} else {
+				gh = s.health.ObserveGroup(name, d, described, lags)
+				out.partitionStatuses(lags, gh.Partitions)
+			}
 			if in.reported[name] {
 				out.groupHealth(gh)
 			}

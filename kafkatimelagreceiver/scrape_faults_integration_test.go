@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 )
 
@@ -59,4 +60,52 @@ func TestCommittedAboveEndOffsetIsFlagged(t *testing.T) {
 		require.EqualValues(t, 1, fields["pairs"])
 		require.Equal(t, []any{"ahead short/0 committed 50, end 1"}, fields["examples"])
 	}
+}
+
+// TestGroupWhoseOffsetFetchFailedHasNoStatus: the coordinator of one group
+// fails its OffsetFetch for a scrape. Nothing is known of where the group
+// is, so its status is left out (it used to be reported OK, from no
+// partitions at all) and the debug log says which group and why; its state
+// and rebalances, which were read, are still reported. When the read works
+// again, the status comes back judged on the scrapes that did read the
+// group: the failed one neither reset its history nor added to it.
+func TestGroupWhoseOffsetFetchFailedHasNoStatus(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("work", 1)
+	now := time.Now()
+	k.produce("work", 0, now, now, now)
+	k.commit("unlucky", "work", map[int32]int64{0: 1})
+	k.commit("fine", "work", map[int32]int64{0: 3})
+
+	cfg := k.healthConfig(2)
+	core, logs := observer.New(zapcore.DebugLevel)
+	unreadable := &unreadableGroups{failing: map[string]bool{}}
+	s := startScraperWith(t, cfg, zap.New(core), func(c kafka.Cluster) kafka.Cluster {
+		unreadable.Cluster = c
+		return unreadable
+	})
+
+	v := scrapeGroup(t, s, "unlucky")
+	require.Equal(t, "OK", v.status, "one point: nothing to judge yet")
+
+	unreadable.failing["unlucky"] = true
+	md, err := s.scrape(context.Background())
+	require.Error(t, err, "the failed read is the scrape's error")
+	v = viewGroup(t, md, "unlucky")
+	require.Empty(t, v.status, "no status for a group whose offsets were not read")
+	for _, p := range healthPointsOf(md, "kafka.consumer_group.status") {
+		require.NotEqual(t, "unlucky", p.attrs["group"], "no status point at all, not even a 0")
+	}
+	require.Empty(t, v.partitionStatus)
+	require.Equal(t, "Empty", v.state, "its description was read")
+	require.True(t, v.hasCount, "its rebalance count is known")
+	require.Equal(t, "OK", viewGroup(t, md, "fine").status, "the other group is judged as usual")
+	omitted := logs.FilterMessageSnippet("status omitted").All()
+	require.Len(t, omitted, 1)
+	require.Equal(t, zapcore.DebugLevel, omitted[0].Level)
+	require.Equal(t, []any{"unlucky"}, omitted[0].ContextMap()["groups"])
+
+	delete(unreadable.failing, "unlucky")
+	v = scrapeGroup(t, s, "unlucky")
+	require.Equal(t, "STOP", v.status, "two real points, lagging and unmoved with no members: the window survived the failed scrape")
 }

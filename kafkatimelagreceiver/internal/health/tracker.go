@@ -79,7 +79,10 @@ type GroupHealth struct {
 	// coordinator tells it only while the group is Stable.
 	Protocol   string
 	Rebalances int64
-	Status     Status // the worst of its partitions'
+	// StatusKnown is false when the group's committed offsets could not be
+	// read in this scrape (ObserveUnread): nothing is known of where it is.
+	StatusKnown bool
+	Status      Status // the worst of its partitions', when known
 	// Partitions is each partition's status, in the order of the lags
 	// passed in. It is a buffer of the tracker's, valid until the next
 	// ObserveGroup call, so that a scrape of many pairs allocates nothing
@@ -127,8 +130,33 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 		Description: d,
 		Protocol:    g.protocol,
 		Rebalances:  g.rebalances,
+		StatusKnown: true,
 		Status:      worst,
 		Partitions:  t.statuses,
+	}
+}
+
+// ObserveUnread folds in a group listed in the scrape whose committed
+// offsets could not be read. Its description, when described is true, counts
+// as in ObserveGroup (rebalances, members); its partitions' windows get no
+// point, so that the next scrape that reads the group is judged on real
+// observations only, and they are kept as they are. The health returned has
+// no status (StatusKnown false) and no partitions.
+func (t *Tracker) ObserveUnread(name string, d kafka.GroupDescription, described bool) GroupHealth {
+	g := t.track(name)
+	if described {
+		g.describe(d)
+	}
+	for i := range g.pairs {
+		// Not missing from the scrape, only unread: the pairs stay.
+		g.pairs[i].lastSeen = t.scrapes
+	}
+	return GroupHealth{
+		Group:       name,
+		Described:   described,
+		Description: d,
+		Protocol:    g.protocol,
+		Rebalances:  g.rebalances,
 	}
 }
 

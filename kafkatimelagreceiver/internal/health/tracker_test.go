@@ -170,3 +170,39 @@ func TestObserveGroupDoesNotAllocate(t *testing.T) {
 	scrape()
 	require.Zero(t, testing.AllocsPerRun(10, scrape))
 }
+
+// TestUnreadGroupKeepsItsWindowUntouched: a group's committed offsets go
+// unread for more scrapes than a missing group is kept. It has no status
+// meanwhile, its rebalances are still counted from its descriptions, and its
+// window neither loses its points nor gains any: the first scrape that reads
+// it again completes the window with one real point.
+func TestUnreadGroupKeepsItsWindowUntouched(t *testing.T) {
+	const window = 3
+	tr := NewTracker(window, 0)
+	stuck := []lag.PartitionLag{{Group: "g", TopicPartition: kafka.TopicPartition{Topic: "t", Partition: 0}, Committed: 1, HasEnd: true, End: 5, Lag: 4}}
+	stable := *classicGroup(kafka.GroupStateStable, testMember("a", "", 0))
+	rebalancing := *classicGroup(kafka.GroupStatePreparingRebalance, testMember("a", "", 0))
+	scrape := func(observe func() GroupHealth) GroupHealth {
+		tr.BeginScrape()
+		defer tr.EndScrape()
+		return observe()
+	}
+	for range window - 1 {
+		gh := scrape(func() GroupHealth { return tr.ObserveGroup("g", stable, true, stuck) })
+		require.Equal(t, StatusOK, gh.Status, "the window is not full yet")
+	}
+	for i := range forgetAfter + 2 {
+		d := stable
+		if i == 0 {
+			d = rebalancing
+		}
+		gh := scrape(func() GroupHealth { return tr.ObserveUnread("g", d, true) })
+		require.False(t, gh.StatusKnown)
+		require.Empty(t, gh.Partitions)
+		require.Equal(t, int64(1), gh.Rebalances, "a rebalance seen while the offsets were unread counts")
+	}
+	gh := scrape(func() GroupHealth { return tr.ObserveGroup("g", stable, true, stuck) })
+	require.True(t, gh.StatusKnown)
+	require.Equal(t, StatusStall, gh.Status, "two points before, one now: a full window")
+	require.Equal(t, int64(1), gh.Rebalances)
+}

@@ -197,9 +197,9 @@ func (d *Denials) Warn(logger *zap.Logger, what string) {
 	logger.Warn(what+": skipped consumer groups and topics this principal is not authorized for; "+
 		"grant Describe on them (and Read on topics whose records are read for time lag) or filter them out",
 		zap.Int("groups_denied", len(groups)),
-		zap.Strings("groups", truncateNames(groups)),
+		zap.Strings("groups", TruncateNames(groups)),
 		zap.Int("topics_denied", len(topics)),
-		zap.Strings("topics", truncateNames(topics)),
+		zap.Strings("topics", TruncateNames(topics)),
 	)
 }
 
@@ -212,7 +212,9 @@ func sortedNames(set map[string]struct{}) []string {
 	return out
 }
 
-func truncateNames(names []string) []string {
+// TruncateNames returns at most the first maxNamesLogged names, and a count
+// of the others, for a log line that must stay bounded.
+func TruncateNames(names []string) []string {
 	if len(names) <= maxNamesLogged {
 		return names
 	}
