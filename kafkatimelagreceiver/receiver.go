@@ -167,7 +167,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 	out := s.writer.begin(pushCtx, in.snap.At, in.pairs)
 	appendTime := lag.AppendTimes(s.tables, s.records, in.snap.At)
 	if s.health != nil {
-		s.health.BeginScrape()
+		s.health.BeginScrape(in.snap.At)
 	}
 	var (
 		lags       []lag.PartitionLag

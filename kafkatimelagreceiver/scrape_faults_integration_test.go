@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -108,4 +109,51 @@ func TestGroupWhoseOffsetFetchFailedHasNoStatus(t *testing.T) {
 	delete(unreadable.failing, "unlucky")
 	v = scrapeGroup(t, s, "unlucky")
 	require.Equal(t, "STOP", v.status, "two real points, lagging and unmoved with no members: the window survived the failed scrape")
+}
+
+// TestRebalanceCountOfReturningGroupRestartsWithNewStartTime: a group is
+// deleted, missing from enough scrapes to be forgotten, and created again.
+// Its kafka.consumer_group.rebalances count starts over from 0, and so does
+// the sum's start time: a cumulative sum that drops to 0 under its old start
+// time reads, to a backend, as a counter that went backwards.
+func TestRebalanceCountOfReturningGroupRestartsWithNewStartTime(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("work", 1)
+	k.produce("work", 0, time.Now())
+	k.commit("phoenix", "work", map[int32]int64{0: 1})
+	s := startScraper(t, k.testConfig())
+
+	rebalances := func() (healthPoint, pcommon.Timestamp) {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		var found []healthPoint
+		for _, p := range healthPointsOf(md, "kafka.consumer_group.rebalances") {
+			if p.attrs["group"] == "phoenix" {
+				found = append(found, p)
+			}
+		}
+		require.LessOrEqual(t, len(found), 1)
+		if len(found) == 0 {
+			return healthPoint{}, 0
+		}
+		return found[0], pcommon.Timestamp(pointsOf(md, "kafka.consumer_group.offset")[pointKey{"phoenix", "work", 0}].timestamp.UnixNano())
+	}
+	first, firstAt := rebalances()
+	require.NotZero(t, firstAt)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	deleted, err := k.admin.DeleteGroup(ctx, "phoenix")
+	require.NoError(t, err)
+	require.NoError(t, deleted.Err)
+	for range 2 { // missing from two scrapes: forgotten
+		p, _ := rebalances()
+		require.Empty(t, p.attrs, "a deleted group has no count")
+	}
+
+	k.commit("phoenix", "work", map[int32]int64{0: 1})
+	again, againAt := rebalances()
+	require.Equal(t, int64(0), again.value)
+	require.Greater(t, again.start, firstAt, "the count starts over after its last point (start %v)", first.start)
+	require.LessOrEqual(t, again.start, againAt)
 }

@@ -22,6 +22,9 @@ type Tracker struct {
 
 	scrapes uint64
 	groups  map[string]*groupTrack
+	// lastAt and previousAt are the instants of the current scrape and of
+	// the one before it (0 before the second scrape).
+	lastAt, previousAt int64
 
 	// statuses backs GroupHealth.Partitions, reused from group to group so
 	// that a scrape allocates nothing per group.
@@ -40,6 +43,11 @@ type groupTrack struct {
 	lastSeen uint64
 
 	rebalances int64
+	// countingSince is the instant rebalances started to be counted: the
+	// scrape before the one that first saw the group, whose count covers
+	// the time between them; 0 for a group seen by the tracker's first
+	// scrape, counted from the tracker's start.
+	countingSince int64
 	// inRebalance is set once a rebalance has been counted and until the
 	// group is seen settled again, so that a rebalance seen over several
 	// scrapes counts once.
@@ -79,6 +87,11 @@ type GroupHealth struct {
 	// coordinator tells it only while the group is Stable.
 	Protocol   string
 	Rebalances int64
+	// RebalancesSince is when Rebalances started counting (unix
+	// nanoseconds): 0 for a group counted since the tracker's start, later
+	// for a group first seen after the tracker's first scrape, or seen
+	// again after it was forgotten, whose count started over.
+	RebalancesSince int64
 	// StatusKnown is false when the group's committed offsets could not be
 	// read in this scrape (ObserveUnread): nothing is known of where it is.
 	StatusKnown bool
@@ -90,10 +103,12 @@ type GroupHealth struct {
 	Partitions []Status
 }
 
-// BeginScrape starts a scrape: groups and partitions not observed from now
-// to EndScrape count as missing from it.
-func (t *Tracker) BeginScrape() {
+// BeginScrape starts a scrape taken at the instant at (unix nanoseconds):
+// groups and partitions not observed from now to EndScrape count as missing
+// from it.
+func (t *Tracker) BeginScrape(at int64) {
 	t.scrapes++
+	t.previousAt, t.lastAt = t.lastAt, at
 }
 
 // ObserveGroup folds one group's observations of the scrape in and returns
@@ -125,14 +140,15 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 		t.statuses = append(t.statuses, st)
 	}
 	return GroupHealth{
-		Group:       name,
-		Described:   described,
-		Description: d,
-		Protocol:    g.protocol,
-		Rebalances:  g.rebalances,
-		StatusKnown: true,
-		Status:      worst,
-		Partitions:  t.statuses,
+		Group:           name,
+		Described:       described,
+		Description:     d,
+		Protocol:        g.protocol,
+		Rebalances:      g.rebalances,
+		RebalancesSince: g.countingSince,
+		StatusKnown:     true,
+		Status:          worst,
+		Partitions:      t.statuses,
 	}
 }
 
@@ -152,11 +168,12 @@ func (t *Tracker) ObserveUnread(name string, d kafka.GroupDescription, described
 		g.pairs[i].lastSeen = t.scrapes
 	}
 	return GroupHealth{
-		Group:       name,
-		Described:   described,
-		Description: d,
-		Protocol:    g.protocol,
-		Rebalances:  g.rebalances,
+		Group:           name,
+		Described:       described,
+		Description:     d,
+		Protocol:        g.protocol,
+		Rebalances:      g.rebalances,
+		RebalancesSince: g.countingSince,
 	}
 }
 
@@ -174,7 +191,7 @@ func (t *Tracker) EndScrape() {
 func (t *Tracker) track(name string) *groupTrack {
 	g, ok := t.groups[name]
 	if !ok {
-		g = &groupTrack{epoch: -1}
+		g = &groupTrack{epoch: -1, countingSince: t.previousAt}
 		t.groups[name] = g
 	}
 	g.lastSeen = t.scrapes

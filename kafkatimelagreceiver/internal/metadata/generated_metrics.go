@@ -1012,7 +1012,7 @@ type metricKafkaConsumerGroupRebalances struct {
 // init fills kafka.consumer_group.rebalances metric with initial data.
 func (m *metricKafkaConsumerGroupRebalances) init() {
 	m.data.SetName("kafka.consumer_group.rebalances")
-	m.data.SetDescription("Rebalances of the group observed since the receiver started. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. A group missing from two consecutive scrapes starts again from 0.")
+	m.data.SetDescription("Rebalances of the group observed since the point's start time. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. The start time is the receiver's start, or, for a group first seen later, the scrape before the one that saw it. A group missing from two consecutive scrapes starts again from 0, with a new start time.")
 	m.data.SetUnit("{rebalance}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

@@ -629,7 +629,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.rebalances"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Rebalances of the group observed since the receiver started. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. A group missing from two consecutive scrapes starts again from 0.", mi.Description())
+						assert.Equal(t, "Rebalances of the group observed since the point's start time. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. The start time is the receiver's start, or, for a group first seen later, the scrape before the one that saw it. A group missing from two consecutive scrapes starts again from 0, with a new start time.", mi.Description())
 						assert.Equal(t, "{rebalance}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -646,7 +646,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.rebalances"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Rebalances of the group observed since the receiver started. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. A group missing from two consecutive scrapes starts again from 0.", mi.Description())
+						assert.Equal(t, "Rebalances of the group observed since the point's start time. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. The start time is the receiver's start, or, for a group first seen later, the scrape before the one that saw it. A group missing from two consecutive scrapes starts again from 0, with a new start time.", mi.Description())
 						assert.Equal(t, "{rebalance}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
