@@ -43,7 +43,7 @@ func (t *Tracker) observe(in healthInput) ([]GroupHealth, []partitionHealth) {
 	}
 	var groups []GroupHealth
 	var partitions []partitionHealth
-	t.BeginScrape(int64(t.scrapes+1))
+	t.BeginScrape(int64(t.scrapes + 1))
 	for _, name := range names {
 		d, ok := in.described[name]
 		lags := byGroup[name]

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"sync"
 
@@ -27,6 +28,9 @@ type Cluster struct {
 	config   *sarama.Config
 	logger   *zap.Logger
 	observer kafka.RequestObserver
+	// conns holds every connection to a broker, so that a call whose
+	// context ends, or Close, cuts the requests it has in flight.
+	conns *connections
 
 	mu     sync.Mutex
 	client sarama.Client
@@ -57,11 +61,17 @@ func New(s Settings) (*Cluster, error) {
 		logger = zap.NewNop()
 	}
 	warnInsecureSecurity(s, logger)
+	conns := newConnections(sc.Net.DialTimeout, sc.Net.KeepAlive)
+	// The proxy dialer is sarama's one hook on its connections; TLS is
+	// still layered on top by sarama.
+	sc.Net.Proxy.Enable = true
+	sc.Net.Proxy.Dialer = conns
 	return &Cluster{
 		brokers:  append([]string(nil), s.Brokers...),
 		config:   sc,
 		logger:   logger,
 		observer: s.Observer,
+		conns:    conns,
 	}, nil
 }
 
@@ -81,9 +91,18 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("connect to brokers %v: %w", c.brokers, err)
 	}
-	// sarama takes no context: the dial and metadata deadlines bound this.
-	fresh, err := sarama.NewClient(c.brokers, c.config)
+	// sarama takes no context: the attempt's dialer cuts its connections
+	// when ctx ends, and the client it makes keeps dialing through it.
+	attempt := &connectAttempt{conns: c.conns, ctx: ctx}
+	config := *c.config
+	config.Net.Proxy.Dialer = attempt
+	finish := attempt.watch()
+	fresh, err := sarama.NewClient(c.brokers, &config)
+	finish()
 	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w: %w", ctxErr, err)
+		}
 		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), err)
 	}
 	client, err := c.adopt(existing, fresh)
@@ -109,13 +128,17 @@ func (c *Cluster) adopt(existing, fresh sarama.Client) (sarama.Client, error) {
 	return fresh, nil
 }
 
-// Close ends every connection; later calls fail.
+// Close ends every connection, cutting the requests in flight, and later
+// calls fail.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	client := c.client
 	c.client = nil
 	c.mu.Unlock()
+	// First, so that the client's own close does not wait on requests the
+	// brokers never answer.
+	c.conns.closeAll()
 	if client == nil {
 		return nil
 	}
@@ -158,14 +181,27 @@ func isDecodingError(err error) bool {
 }
 
 // perBroker runs fn once per broker concurrently and waits for all of them.
-// sarama takes no context, so ctx is checked before each request is sent and
-// the brokers' read deadlines bound the requests in flight.
-func perBroker[T any](ctx context.Context, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
+// sarama takes no context, so ctx is checked before each request is sent,
+// and when ctx ends the connections of the brokers still working are cut,
+// which ends their requests in flight (and any other request sharing the
+// connection) at once; their error then says that ctx ended.
+func perBroker[T any](ctx context.Context, conns *connections, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		errs    []error
+		pending = make(map[string]bool, len(work)) // broker addresses still working
 	)
+	for broker := range work {
+		pending[broker.Addr()] = true
+	}
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		addrs := maps.Clone(pending)
+		mu.Unlock()
+		conns.cut(addrs)
+	})
+	defer stop()
 	for broker, item := range work {
 		wg.Go(func() {
 			var err error
@@ -173,11 +209,15 @@ func perBroker[T any](ctx context.Context, work map[*sarama.Broker]T, fn func(*s
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), ctxErr)
 			} else {
 				err = fn(broker, item)
+				if ctxErr := ctx.Err(); err != nil && ctxErr != nil && !errors.Is(err, ctxErr) {
+					err = fmt.Errorf("broker %d (%s): %w: %w", broker.ID(), broker.Addr(), ctxErr, err)
+				}
 			}
+			mu.Lock()
+			defer mu.Unlock()
+			delete(pending, broker.Addr())
 			if err != nil {
-				mu.Lock()
 				errs = append(errs, err)
-				mu.Unlock()
 			}
 		})
 	}

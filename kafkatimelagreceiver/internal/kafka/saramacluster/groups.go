@@ -34,7 +34,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		listedBy = map[string]int32{}
 		twice    = map[string]bool{}
 	)
-	err = perBroker(ctx, work, func(b *sarama.Broker, _ struct{}) error {
+	err = perBroker(ctx, c.conns, work, func(b *sarama.Broker, _ struct{}) error {
 		if err := b.Open(client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 			return fmt.Errorf("list groups on broker %d: connect: %w", b.ID(), err)
 		}
@@ -122,7 +122,7 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 		return kafka.Join(errs...)
 	}
 	batched := c.config.Version.IsAtLeast(sarama.V3_0_0_0)
-	err = perBroker(ctx, byCoordinator, func(b *sarama.Broker, groups []string) error {
+	err = perBroker(ctx, c.conns, byCoordinator, func(b *sarama.Broker, groups []string) error {
 		if !batched || len(groups) == 1 {
 			return c.offsetFetchEach(ctx, client, b, groups, record)
 		}
@@ -286,8 +286,10 @@ func (c *Cluster) groupsByCoordinator(ctx context.Context, client sarama.Client,
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
-			continue
+			// One error for the rest, not one per group: thousands of
+			// groups may be left.
+			errs = append(errs, fmt.Errorf("find coordinators of %d groups: %w", len(groups)-i, err))
+			break
 		}
 		// A FindCoordinator on a cache miss: no lock held.
 		coordinator, err := client.Coordinator(g)

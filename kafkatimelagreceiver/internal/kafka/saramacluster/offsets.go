@@ -36,7 +36,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		stale = map[string]struct{}{}
 	)
 	read.Sent = time.Now()
-	err = perBroker(ctx, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+	err = perBroker(ctx, c.conns, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		req := sarama.NewOffsetRequest(c.config.Version)
 		for _, tp := range tps {
 			req.AddBlock(tp.Topic, tp.Partition, which, 1)

@@ -37,7 +37,11 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, round := range rounds {
+	for i, round := range rounds {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("read record timestamps: %d rounds left: %w", len(rounds)-i, err))
+			break
+		}
 		tps := make([]kafka.TopicPartition, len(round))
 		offsetOf := make(map[kafka.TopicPartition]int64, len(round))
 		for i, r := range round {
@@ -46,7 +50,7 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 		}
 		byLeader, err := c.byLeader(ctx, client, tps)
 		errs = append(errs, err)
-		errs = append(errs, perBroker(ctx, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+		errs = append(errs, perBroker(ctx, c.conns, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 			return c.fetchFrom(ctx, b, tps, offsetOf, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
 				mu.Lock()
 				out[at] = ts

@@ -1,0 +1,152 @@
+package saramacluster
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/goleak"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// blackHole makes the cluster swallow every request with the key (-1: every
+// key) while on: no answer, no error, the connection kept open, as from a
+// broker behind a firewall that drops packets. swallowed counts them.
+type blackHole struct {
+	on        atomic.Bool
+	swallowed atomic.Int64
+}
+
+func (k *testKafka) blackHole(key int16) *blackHole {
+	h := &blackHole{}
+	k.cluster.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
+		k.cluster.KeepControl()
+		if !h.on.Load() {
+			return nil, nil, false
+		}
+		h.swallowed.Add(1)
+		return nil, nil, true
+	})
+	return h
+}
+
+// returnsWithin runs call and fails the test unless it returns within
+// limit: limits here are minutes above what the call should take, and
+// minutes below the request timeout that would otherwise end it.
+func returnsWithin[T any](t *testing.T, limit time.Duration, call func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- call() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(limit):
+		t.Fatalf("still waiting after %s", limit)
+		panic("unreachable")
+	}
+}
+
+// patientSettings give every request a read deadline far beyond the test:
+// only the context, or Close, can end a request the broker never answers.
+func (k *testKafka) patientSettings() Settings {
+	s := k.testSettings()
+	s.RequestTimeout = 10 * time.Minute
+	return s
+}
+
+// TestRequestToBlackHoledBrokerEndsWithItsContext: a broker accepts
+// ListOffsets and never answers. The call ends when its context does, not
+// at the request's read deadline (ten minutes here), says so in its error,
+// and the connection it cut is opened again for the next call.
+func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("orders", 1)
+	hole := k.blackHole(int16(kmsg.ListOffsets))
+	c, err := New(k.patientSettings())
+	require.NoError(t, err)
+	defer c.Close()
+	tps := []kafka.TopicPartition{{Topic: "orders"}}
+	_, err = c.EndOffsets(context.Background(), tps)
+	require.NoError(t, err)
+
+	hole.on.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err = returnsWithin(t, time.Minute, func() error {
+		_, err := c.EndOffsets(ctx, tps)
+		return err
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, int64(1), hole.swallowed.Load())
+
+	hole.on.Store(false)
+	read := returnsWithin(t, time.Minute, func() kafka.OffsetRead {
+		read, err := c.EndOffsets(context.Background(), tps)
+		require.NoError(t, err)
+		return read
+	})
+	require.Contains(t, read.Offsets, tps[0])
+}
+
+// TestConnectToBlackHoledBrokerEndsWithItsContext: the bootstrap broker
+// accepts connections and answers nothing. Connecting, which sarama does
+// without a context, still ends with the call's context.
+func TestConnectToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
+	k := newTestKafka(t, 1)
+	hole := k.blackHole(-1)
+	hole.on.Store(true)
+	c, err := New(k.patientSettings())
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err = returnsWithin(t, time.Minute, func() error {
+		_, err := c.ConsumerGroups(ctx)
+		return err
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Positive(t, hole.swallowed.Load())
+}
+
+// TestCloseCutsRequestsInFlight: Close, as at the collector's shutdown,
+// ends the requests waiting on a black-holed broker at once instead of
+// waiting for their read deadline, and leaves no goroutine behind.
+func TestCloseCutsRequestsInFlight(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before, ignoreMeterArbiter) }) // last: after the cluster closes
+	k := newTestKafka(t, 1)
+	k.createTopic("orders", 1)
+	k.commit("group", "orders", map[int32]int64{0: 0})
+	listOffsets := k.blackHole(int16(kmsg.ListOffsets))
+	offsetFetch := k.blackHole(int16(kmsg.OffsetFetch))
+	c, err := New(k.patientSettings())
+	require.NoError(t, err)
+	_, err = c.ConsumerGroups(context.Background())
+	require.NoError(t, err)
+
+	listOffsets.on.Store(true)
+	offsetFetch.on.Store(true)
+	errs := make(chan error, 2)
+	go func() {
+		_, err := c.EndOffsets(context.Background(), []kafka.TopicPartition{{Topic: "orders"}})
+		errs <- err
+	}()
+	go func() {
+		_, err := c.CommittedOffsets(context.Background(), []string{"group"})
+		errs <- err
+	}()
+	// One of them is sent and swallowed; sarama holds the other until the
+	// connection is free.
+	require.Eventually(t, func() bool {
+		return listOffsets.swallowed.Load()+offsetFetch.swallowed.Load() == 1
+	}, time.Minute, 10*time.Millisecond)
+
+	require.NoError(t, returnsWithin(t, time.Minute, c.Close))
+	for range 2 {
+		require.Error(t, returnsWithin(t, time.Minute, func() error { return <-errs }))
+	}
+}
