@@ -2,7 +2,6 @@ package kafkatimelagreceiver
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,30 +12,10 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
-
-// blackHole makes the cluster swallow every request with the key (-1: every
-// key) while on: no answer, no error, the connection left open, as from a
-// broker behind a firewall that drops its packets. swallowed counts them.
-type blackHole struct {
-	on        atomic.Bool
-	swallowed atomic.Int64
-}
-
-func (k *testKafka) blackHole(key int16) *blackHole {
-	h := &blackHole{}
-	k.cluster.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
-		k.cluster.KeepControl()
-		if !h.on.Load() {
-			return nil, nil, false
-		}
-		h.swallowed.Add(1)
-		return nil, nil, true
-	})
-	return h
-}
 
 // TestScrapeAgainstBlackHoledBrokerEndsAtItsDeadline: with the default
 // `timeout: 0` the controller gives a scrape no deadline, and each request
@@ -51,7 +30,7 @@ func TestScrapeAgainstBlackHoledBrokerEndsAtItsDeadline(t *testing.T) {
 	k.createTopic("quiet", 1)
 	k.produce("quiet", 0, time.Now())
 	k.commit("waiting", "quiet", map[int32]int64{0: 1})
-	hole := k.blackHole(int16(kmsg.ListOffsets))
+	hole := kafkacount.NewBlackHole(k.cluster, int16(kmsg.ListOffsets))
 
 	cfg := k.testConfig()
 	cfg.Timeout = 0 // the default: each request waits defaultRequestTimeout
@@ -61,15 +40,15 @@ func TestScrapeAgainstBlackHoledBrokerEndsAtItsDeadline(t *testing.T) {
 	_, err := s.scrape(context.Background())
 	require.NoError(t, err)
 
-	hole.on.Store(true)
+	hole.Set(true)
 	md, err := s.scrape(context.Background())
 	require.Error(t, err)
 	require.True(t, scrapererror.IsPartialScrapeError(err))
 	require.ErrorContains(t, err, context.DeadlineExceeded.Error(), "the scrape's own deadline ended it, not a request's read timeout")
-	require.Equal(t, int64(1), hole.swallowed.Load(), "nothing more was asked after the deadline")
+	require.Equal(t, int64(1), hole.Swallowed(), "nothing more was asked after the deadline")
 	require.Contains(t, pointsOf(md, "kafka.consumer_group.offset"), pointKey{"waiting", "quiet", 0})
 
-	hole.on.Store(false)
+	hole.Set(false)
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err, "the cut connection is opened again")
 	require.Equal(t, int64(0), pointsOf(md, "kafka.consumer_group.lag")[pointKey{"waiting", "quiet", 0}].intValue)
@@ -90,8 +69,8 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	k.produce("orders", 0, time.Now())
 	k.produce("orders", 1, time.Now())
 	k.commit("group", "orders", map[int32]int64{0: 0, 1: 1})
-	listGroups := k.blackHole(int16(kmsg.ListGroups))
-	listOffsets := k.blackHole(int16(kmsg.ListOffsets))
+	listGroups := kafkacount.NewBlackHole(k.cluster, int16(kmsg.ListGroups))
+	listOffsets := kafkacount.NewBlackHole(k.cluster, int16(kmsg.ListOffsets))
 
 	store := newMemoryStorage()
 	storageID := component.MustNewID("file_storage")
@@ -108,12 +87,12 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	require.NoError(t, rcvr.Start(context.Background(), hostWith{storageID: store}))
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, faultDeadline, 10*time.Millisecond, "a first scrape tracks the partitions")
 
-	listGroups.on.Store(true)
-	listOffsets.on.Store(true)
+	listGroups.Set(true)
+	listOffsets.Set(true)
 	// One request is swallowed; sarama holds the others to the broker
 	// (the scrape's, the sampler's) until the connection is free.
 	require.Eventually(t, func() bool {
-		return listGroups.swallowed.Load()+listOffsets.swallowed.Load() > 0
+		return listGroups.Swallowed()+listOffsets.Swallowed() > 0
 	}, faultDeadline, 10*time.Millisecond)
 	time.Sleep(3 * cfg.CollectionInterval) // a scrape and a sample are due and waiting
 

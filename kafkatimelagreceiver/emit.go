@@ -214,25 +214,32 @@ func (sw *scrapeWriter) stampRebalanceStarts(md pmetric.Metrics) {
 	for _, since := range sw.rebalancesSince {
 		latest = max(latest, since)
 	}
+	eachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != rebalancesMetric {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		for d := range dps.Len() {
+			dp := dps.At(d)
+			group, ok := dp.Attributes().Get("group")
+			if !ok {
+				dp.SetStartTimestamp(latest)
+			} else if since, ok := sw.rebalancesSince[group.Str()]; ok {
+				dp.SetStartTimestamp(since)
+			}
+		}
+	})
+}
+
+// eachMetric calls fn with every metric of md, in order.
+func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		sms := rms.At(i).ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
-				if ms.At(k).Name() != rebalancesMetric {
-					continue
-				}
-				dps := ms.At(k).Sum().DataPoints()
-				for d := range dps.Len() {
-					dp := dps.At(d)
-					group, ok := dp.Attributes().Get("group")
-					if !ok {
-						dp.SetStartTimestamp(latest)
-					} else if since, ok := sw.rebalancesSince[group.Str()]; ok {
-						dp.SetStartTimestamp(since)
-					}
-				}
+				fn(ms.At(k))
 			}
 		}
 	}

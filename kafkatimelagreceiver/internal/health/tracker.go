@@ -117,10 +117,7 @@ func (t *Tracker) BeginScrape(at int64) {
 // A group is to be observed at most once per scrape: every observation adds
 // a point to its partitions' windows.
 func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described bool, lags []lag.PartitionLag) GroupHealth {
-	g := t.track(name)
-	if described {
-		g.describe(d)
-	}
+	g, gh := t.fold(name, d, described)
 	g.pairs = mergePairs(g.pairs, lags, t.scrapes)
 	noMembers := g.membersKnown && g.members == 0
 	worst := StatusOK
@@ -139,17 +136,8 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 		worst = max(worst, st)
 		t.statuses = append(t.statuses, st)
 	}
-	return GroupHealth{
-		Group:           name,
-		Described:       described,
-		Description:     d,
-		Protocol:        g.protocol,
-		Rebalances:      g.rebalances,
-		RebalancesSince: g.countingSince,
-		StatusKnown:     true,
-		Status:          worst,
-		Partitions:      t.statuses,
-	}
+	gh.StatusKnown, gh.Status, gh.Partitions = true, worst, t.statuses
+	return gh
 }
 
 // ObserveUnread folds in a group listed in the scrape whose committed
@@ -159,15 +147,22 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 // observations only, and they are kept as they are. The health returned has
 // no status (StatusKnown false) and no partitions.
 func (t *Tracker) ObserveUnread(name string, d kafka.GroupDescription, described bool) GroupHealth {
-	g := t.track(name)
-	if described {
-		g.describe(d)
-	}
+	g, gh := t.fold(name, d, described)
 	for i := range g.pairs {
 		// Not missing from the scrape, only unread: the pairs stay.
 		g.pairs[i].lastSeen = t.scrapes
 	}
-	return GroupHealth{
+	return gh
+}
+
+// fold marks the group seen, folds its description in and returns its
+// health but for its status.
+func (t *Tracker) fold(name string, d kafka.GroupDescription, described bool) (*groupTrack, GroupHealth) {
+	g := t.track(name)
+	if described {
+		g.describe(d)
+	}
+	return g, GroupHealth{
 		Group:           name,
 		Described:       described,
 		Description:     d,

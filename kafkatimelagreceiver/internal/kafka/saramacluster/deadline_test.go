@@ -2,7 +2,6 @@ package saramacluster
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,29 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
-
-// blackHole makes the cluster swallow every request with the key (-1: every
-// key) while on: no answer, no error, the connection kept open, as from a
-// broker behind a firewall that drops packets. swallowed counts them.
-type blackHole struct {
-	on        atomic.Bool
-	swallowed atomic.Int64
-}
-
-func (k *testKafka) blackHole(key int16) *blackHole {
-	h := &blackHole{}
-	k.cluster.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
-		k.cluster.KeepControl()
-		if !h.on.Load() {
-			return nil, nil, false
-		}
-		h.swallowed.Add(1)
-		return nil, nil, true
-	})
-	return h
-}
 
 // returnsWithin runs call and fails the test unless it returns within
 // limit: limits here are minutes above what the call should take, and
@@ -65,7 +44,7 @@ func (k *testKafka) patientSettings() Settings {
 func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 	k := newTestKafka(t, 1)
 	k.createTopic("orders", 1)
-	hole := k.blackHole(int16(kmsg.ListOffsets))
+	hole := kafkacount.NewBlackHole(k.cluster, int16(kmsg.ListOffsets))
 	c, err := New(k.patientSettings())
 	require.NoError(t, err)
 	defer c.Close()
@@ -73,7 +52,7 @@ func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 	_, err = c.EndOffsets(context.Background(), tps)
 	require.NoError(t, err)
 
-	hole.on.Store(true)
+	hole.Set(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	err = returnsWithin(t, time.Minute, func() error {
@@ -81,9 +60,9 @@ func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 		return err
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Equal(t, int64(1), hole.swallowed.Load())
+	require.Equal(t, int64(1), hole.Swallowed())
 
-	hole.on.Store(false)
+	hole.Set(false)
 	read := returnsWithin(t, time.Minute, func() kafka.OffsetRead {
 		read, err := c.EndOffsets(context.Background(), tps)
 		require.NoError(t, err)
@@ -97,8 +76,8 @@ func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 // without a context, still ends with the call's context.
 func TestConnectToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 	k := newTestKafka(t, 1)
-	hole := k.blackHole(-1)
-	hole.on.Store(true)
+	hole := kafkacount.NewBlackHole(k.cluster, -1)
+	hole.Set(true)
 	c, err := New(k.patientSettings())
 	require.NoError(t, err)
 	defer c.Close()
@@ -109,7 +88,7 @@ func TestConnectToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 		return err
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Positive(t, hole.swallowed.Load())
+	require.Positive(t, hole.Swallowed())
 }
 
 // TestCloseCutsRequestsInFlight: Close, as at the collector's shutdown,
@@ -121,15 +100,15 @@ func TestCloseCutsRequestsInFlight(t *testing.T) {
 	k := newTestKafka(t, 1)
 	k.createTopic("orders", 1)
 	k.commit("group", "orders", map[int32]int64{0: 0})
-	listOffsets := k.blackHole(int16(kmsg.ListOffsets))
-	offsetFetch := k.blackHole(int16(kmsg.OffsetFetch))
+	listOffsets := kafkacount.NewBlackHole(k.cluster, int16(kmsg.ListOffsets))
+	offsetFetch := kafkacount.NewBlackHole(k.cluster, int16(kmsg.OffsetFetch))
 	c, err := New(k.patientSettings())
 	require.NoError(t, err)
 	_, err = c.ConsumerGroups(context.Background())
 	require.NoError(t, err)
 
-	listOffsets.on.Store(true)
-	offsetFetch.on.Store(true)
+	listOffsets.Set(true)
+	offsetFetch.Set(true)
 	errs := make(chan error, 2)
 	go func() {
 		_, err := c.EndOffsets(context.Background(), []kafka.TopicPartition{{Topic: "orders"}})
@@ -142,7 +121,7 @@ func TestCloseCutsRequestsInFlight(t *testing.T) {
 	// One of them is sent and swallowed; sarama holds the other until the
 	// connection is free.
 	require.Eventually(t, func() bool {
-		return listOffsets.swallowed.Load()+offsetFetch.swallowed.Load() == 1
+		return listOffsets.Swallowed()+offsetFetch.Swallowed() == 1
 	}, time.Minute, 10*time.Millisecond)
 
 	require.NoError(t, returnsWithin(t, time.Minute, c.Close))

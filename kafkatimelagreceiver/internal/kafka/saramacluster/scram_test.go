@@ -7,30 +7,36 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// scramServerFirst begins a conversation with the adapter and returns the
-// server-first message a broker would answer it with, asking for iterations.
-func scramServerFirst(t *testing.T, mechanism string, iterations int64) (client interface {
-	Step(string) (string, error)
-}, serverFirst string,
-) {
+// beginSCRAM starts a conversation with the adapter newConfig wires for the
+// mechanism and returns it with its client-first message.
+func beginSCRAM(t *testing.T, mechanism string) (client sarama.SCRAMClient, clientFirst string) {
 	t.Helper()
 	s := defaultSettings()
 	s.SASL = &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
 	sc, err := newConfig(s)
 	require.NoError(t, err)
-	c := sc.Net.SASL.SCRAMClientGeneratorFunc()
-	require.NoError(t, c.Begin("monitor", securityTestPassword, ""))
-	clientFirst, err := c.Step("")
+	client = sc.Net.SASL.SCRAMClientGeneratorFunc()
+	require.NoError(t, client.Begin("monitor", securityTestPassword, ""))
+	clientFirst, err = client.Step("")
 	require.NoError(t, err)
+	return client, clientFirst
+}
+
+// scramServerFirst begins a conversation with the adapter and returns the
+// server-first message a broker would answer it with, asking for iterations.
+func scramServerFirst(t *testing.T, mechanism string, iterations int64) (client sarama.SCRAMClient, serverFirst string) {
+	t.Helper()
+	client, clientFirst := beginSCRAM(t, mechanism)
 	_, nonce, found := strings.Cut(clientFirst, ",r=")
 	require.True(t, found, "client-first message %q carries a nonce", clientFirst)
 	salt := base64.StdEncoding.EncodeToString([]byte("pepper-and-salt"))
-	return c, fmt.Sprintf("r=%sserver-nonce,s=%s,i=%d", nonce, salt, iterations)
+	return client, fmt.Sprintf("r=%sserver-nonce,s=%s,i=%d", nonce, salt, iterations)
 }
 
 // TestSCRAMBrokerDemandingHugeIterationCountIsRefused: a hostile or
