@@ -100,6 +100,9 @@ type scrapeWriter struct {
 	ts    pcommon.Timestamp
 	pairs *pairEmitter
 	parts []lag.Partition
+	// rebalancesSince holds the groups whose rebalance count started after
+	// the receiver's start, with when it started.
+	rebalancesSince map[string]pcommon.Timestamp
 }
 
 // begin starts a scrape's metrics. ctx bounds the pushes of chunks.
@@ -129,8 +132,16 @@ func (sw *scrapeWriter) partitionStatuses(lags []lag.PartitionLag, statuses []he
 func (sw *scrapeWriter) groupHealth(g health.GroupHealth) {
 	mb, ts := sw.w.mb, sw.ts
 	mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.Rebalances, g.Group)
-	for _, st := range health.Statuses {
-		mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.Status), g.Group, metadata.MapAttributeStatus[st.String()])
+	if g.RebalancesSince > 0 && sw.w.metrics.KafkaConsumerGroupRebalances.Enabled {
+		if sw.rebalancesSince == nil {
+			sw.rebalancesSince = map[string]pcommon.Timestamp{}
+		}
+		sw.rebalancesSince[g.Group] = pcommon.Timestamp(g.RebalancesSince)
+	}
+	if g.StatusKnown {
+		for _, st := range health.Statuses {
+			mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.Status), g.Group, metadata.MapAttributeStatus[st.String()])
+		}
 	}
 	if !g.Described {
 		return
@@ -181,7 +192,57 @@ func (sw *scrapeWriter) finish() (pmetric.Metrics, error) {
 	direct := pmetric.NewMetricSlice()
 	err := sw.pairs.finish(direct)
 	sw.w.appendPartitionGauges(direct, sw.ts, sw.parts)
-	return sw.w.withDirect(sw.w.mb.Emit(), direct), err
+	md := sw.w.mb.Emit()
+	sw.stampRebalanceStarts(md)
+	return sw.w.withDirect(md, direct), err
+}
+
+// rebalancesMetric is the one cumulative sum the builder writes.
+const rebalancesMetric = "kafka.consumer_group.rebalances"
+
+// stampRebalanceStarts gives each group's kafka.consumer_group.rebalances
+// point the time its count started. The builder stamps every point with the
+// receiver's start, but a group first seen later, or forgotten and seen
+// again, counts from 0 from then on: under the old start time, a backend
+// reads that drop as a counter gone backwards. With the group attribute
+// off, the one point summing every group starts at the latest restart.
+func (sw *scrapeWriter) stampRebalanceStarts(md pmetric.Metrics) {
+	if len(sw.rebalancesSince) == 0 {
+		return
+	}
+	var latest pcommon.Timestamp
+	for _, since := range sw.rebalancesSince {
+		latest = max(latest, since)
+	}
+	eachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != rebalancesMetric {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		for d := range dps.Len() {
+			dp := dps.At(d)
+			group, ok := dp.Attributes().Get("group")
+			if !ok {
+				dp.SetStartTimestamp(latest)
+			} else if since, ok := sw.rebalancesSince[group.Str()]; ok {
+				dp.SetStartTimestamp(since)
+			}
+		}
+	})
+}
+
+// eachMetric calls fn with every metric of md, in order.
+func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				fn(ms.At(k))
+			}
+		}
+	}
 }
 
 // withDirect moves the fast path's gauges into md's scope, creating the

@@ -226,7 +226,9 @@ func TestStuckPipelineDoesNotHoldTheScrape(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	_, err := s.report(context.Background(), chunkTestInput(s, snap, names))
+	ctx, cancel := s.scrapeContext(context.Background())
+	defer cancel()
+	_, err := s.report(ctx, chunkTestInput(s, snap, names))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.EqualError(t, err, "send per-pair metrics: 96000 of 96000 points refused: context deadline exceeded")
 	require.Len(t, deadlines, 3)

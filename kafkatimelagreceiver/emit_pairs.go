@@ -46,16 +46,9 @@ func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
 	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 0, "", 0)
 	mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 0, "", 0)
 	out := map[string]gaugeInfo{}
-	rms := mb.Emit().ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				out[ms.At(k).Name()] = gaugeInfo{description: ms.At(k).Description(), unit: ms.At(k).Unit()}
-			}
-		}
-	}
+	eachMetric(mb.Emit(), func(m pmetric.Metric) {
+		out[m.Name()] = gaugeInfo{description: m.Description(), unit: m.Unit()}
+	})
 	return out
 }
 

@@ -67,5 +67,9 @@ func createMetricsReceiver(
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, settings, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	controller, err := scraperhelper.NewMetricsController(&c.ControllerConfig, settings, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	if err != nil {
+		return nil, err
+	}
+	return &timeLagReceiver{Metrics: controller, scraper: s}, nil
 }

@@ -56,20 +56,6 @@ type pointKey struct {
 	partition    int64
 }
 
-// eachMetric calls fn with every metric of md, in order.
-func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				fn(ms.At(k))
-			}
-		}
-	}
-}
-
 // pointsOf collects the data points of a gauge by (group, topic, partition);
 // attributes a metric lacks are left empty (partition -1).
 func pointsOf(md pmetric.Metrics, name string) map[pointKey]point {

@@ -23,7 +23,10 @@ type scrapeInput struct {
 	names []string
 	// reported are the groups whose health is reported: listed, matching
 	// the filter and not denied.
-	reported  map[string]bool
+	reported map[string]bool
+	// unread are the reported groups whose committed offsets could not be
+	// read: their status is not known.
+	unread    map[string]bool
 	described map[string]kafka.GroupDescription
 	pairs     int // (group, partition) pairs with a commit
 }
@@ -56,6 +59,7 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	// What was denied is not described or judged either: nothing is known.
 	groups = denials.Allowed(groups)
+	unread := s.unreadGroups(groups, committed)
 	partitions := s.track(committed, complete)
 
 	// With nothing to read, the snapshot is of now; otherwise it is
@@ -106,7 +110,7 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	s.telemetry.tables(ctx, len(partitions), s.tables.Points())
 
-	in := &scrapeInput{snap: snap, idx: idx, reported: make(map[string]bool, len(groups)), described: described}
+	in := &scrapeInput{snap: snap, idx: idx, reported: make(map[string]bool, len(groups)), unread: unread, described: described}
 	in.names = append([]string(nil), groups...)
 	for group, offsets := range committed {
 		in.pairs += len(offsets)
@@ -118,6 +122,28 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 		in.reported[g] = true
 	}
 	return in, nil
+}
+
+// unreadGroups returns the groups whose committed offsets were not read (a
+// group read with no commit at all is in committed, empty) and says so in
+// the debug log: their lags and status are left out of this scrape.
+func (s *timeLagScraper) unreadGroups(groups []string, committed map[string]map[kafka.TopicPartition]int64) map[string]bool {
+	var names []string
+	for _, g := range groups {
+		if _, ok := committed[g]; !ok {
+			names = append(names, g)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	s.logger.Debug("committed offsets of consumer groups could not be read: their lags and status omitted from this scrape",
+		zap.Int("groups_unread", len(names)), zap.Strings("groups", kafka.TruncateNames(names)))
+	unread := make(map[string]bool, len(names))
+	for _, g := range names {
+		unread[g] = true
+	}
+	return unread
 }
 
 // track drops the commits on topics the filter excludes, makes the

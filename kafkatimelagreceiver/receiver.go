@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -45,6 +46,14 @@ type timeLagScraper struct {
 	cluster    kafka.Cluster
 	sampler    *sampler.Sampler
 	state      *stateStorage
+
+	// lifetime ends when shutdown begins (interrupt), ending the scrape in
+	// flight. See lifecycle.go.
+	lifetime       context.Context
+	endLifetime    context.CancelFunc
+	interruptOnce  sync.Once
+	interruptErr   error
+	samplerStopped chan struct{} // closed once the sampler stopped
 }
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
@@ -79,50 +88,8 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
 		return newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
 	}
+	s.lifetime, s.endLifetime = context.WithCancel(context.Background())
 	return s, nil
-}
-
-// start restores saved tables, builds the Kafka access layer (which
-// connects lazily, so a cluster that is down does not stop the collector)
-// and starts the sampler.
-func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
-	if s.cfg.Storage != nil {
-		client, err := openStateStorage(ctx, host, *s.cfg.Storage, s.receiverID)
-		if err != nil {
-			return err
-		}
-		s.state = &stateStorage{client: client, tables: s.tables, interval: s.cfg.StorageInterval, logger: s.logger}
-		s.state.load(ctx)
-		s.state.start()
-	}
-	cl, err := s.newCluster(ctx, host)
-	if err != nil {
-		return err
-	}
-	s.cluster = cl
-	s.sampler = sampler.New(cl, s.tables, sampler.Settings{
-		Interval: s.cfg.SamplingInterval,
-		Timeout:  s.cfg.requestTimeout(),
-		Logger:   s.logger,
-		Duration: s.telemetry.builder.KafkaTimeLagSamplingDuration,
-	})
-	s.sampler.Start()
-	return nil
-}
-
-func (s *timeLagScraper) shutdown(ctx context.Context) error {
-	if s.sampler != nil {
-		s.sampler.Stop()
-	}
-	defer s.telemetry.shutdown()
-	var errs []error
-	if s.state != nil {
-		errs = append(errs, s.state.stop(ctx))
-	}
-	if s.cluster != nil {
-		errs = append(errs, s.cluster.Close())
-	}
-	return errors.Join(errs...)
 }
 
 // scrape reads a snapshot, then computes and writes it group by group.
@@ -131,6 +98,8 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		return pmetric.NewMetrics(), errors.New("scrape before start")
 	}
 	defer s.telemetry.scrapeDone(ctx, time.Now())
+	ctx, cancel := s.scrapeContext(ctx)
+	defer cancel()
 	// Groups and topics an ACL denies are skipped with one warning per
 	// scrape instead of failing it: a denial is a standing decision, and
 	// the rest of the cluster is still worth reporting.
@@ -155,33 +124,34 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 // group, so that only one group's lags are held at a time; then the
 // per-topic aggregates and per-partition gauges.
 func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.Metrics, error) {
-	pushCtx := ctx
-	if _, ok := ctx.Deadline(); !ok {
-		// A pipeline that does not take a chunk (an exporter waiting on a
-		// backend that is down) must not hold the scrape, and the shutdown
-		// that waits for it, forever: by the next scrape the chunk is stale.
-		var cancel context.CancelFunc
-		pushCtx, cancel = context.WithTimeout(ctx, s.cfg.CollectionInterval)
-		defer cancel()
-	}
-	out := s.writer.begin(pushCtx, in.snap.At, in.pairs)
+	// ctx has the scrape's deadline (scrapeContext): a pipeline that does
+	// not take a chunk (an exporter waiting on a backend that is down) holds
+	// the scrape no longer than that.
+	out := s.writer.begin(ctx, in.snap.At, in.pairs)
 	appendTime := lag.AppendTimes(s.tables, s.records, in.snap.At)
 	if s.health != nil {
-		s.health.BeginScrape()
+		s.health.BeginScrape(in.snap.At)
 	}
 	var (
 		lags       []lag.PartitionLag
 		aggregates []lag.TopicLag
 		methods    lag.MethodCounts
+		beyondEnd  commitsBeyondEnd
 	)
 	for _, name := range in.names {
 		lags = in.idx.GroupLags(lags[:0], name, in.snap.At, appendTime)
 		methods.Add(lags)
+		beyondEnd.add(lags)
 		aggregates = lag.Aggregate(aggregates, lags)
 		if s.health != nil {
 			d, described := in.described[name]
-			gh := s.health.ObserveGroup(name, d, described, lags)
-			out.partitionStatuses(lags, gh.Partitions)
+			var gh health.GroupHealth
+			if in.unread[name] {
+				gh = s.health.ObserveUnread(name, d, described)
+			} else {
+				gh = s.health.ObserveGroup(name, d, described, lags)
+				out.partitionStatuses(lags, gh.Partitions)
+			}
 			if in.reported[name] {
 				out.groupHealth(gh)
 			}
@@ -192,6 +162,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		s.health.EndScrape()
 	}
 	s.telemetry.estimates(ctx, methods)
+	beyondEnd.report(ctx, s.telemetry, s.logger)
 	out.aggregates(aggregates)
 	out.partitions(in.idx.Parts)
 	return out.finish()

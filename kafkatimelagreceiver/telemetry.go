@@ -2,10 +2,12 @@ package kafkatimelagreceiver
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
@@ -44,6 +46,41 @@ func (t *selfTelemetry) estimates(ctx context.Context, counts lag.MethodCounts) 
 				attribute.String("method", lag.Method(method).String())))
 		}
 	}
+}
+
+// commitsBeyondEnd gathers one scrape's pairs committed above their
+// partition's end offset: they are reported as caught up (lag 0), which
+// hides a topic recreated under its groups, a truncated log, or a consumer
+// committing what it never read.
+type commitsBeyondEnd struct {
+	pairs    int64
+	examples []string
+}
+
+// maxBeyondEndLogged bounds the pairs the debug line names.
+const maxBeyondEndLogged = 10
+
+func (c *commitsBeyondEnd) add(lags []lag.PartitionLag) {
+	for i := range lags {
+		pl := &lags[i]
+		if !pl.HasEnd || pl.Committed <= pl.End {
+			continue
+		}
+		c.pairs++
+		if len(c.examples) < maxBeyondEndLogged {
+			c.examples = append(c.examples, fmt.Sprintf("%s %s/%d committed %d, end %d", pl.Group, pl.Topic, pl.Partition, pl.Committed, pl.End))
+		}
+	}
+}
+
+// report counts the pairs and names the first ones in one debug line.
+func (c *commitsBeyondEnd) report(ctx context.Context, t *selfTelemetry, logger *zap.Logger) {
+	if c.pairs == 0 {
+		return
+	}
+	t.builder.KafkaTimeLagCommitsBeyondEnd.Add(ctx, c.pairs)
+	logger.Debug("committed offsets above the end offset, reported as caught up (lag 0): topic recreated, log truncated, or offsets committed that were never read",
+		zap.Int64("pairs", c.pairs), zap.Strings("examples", c.examples))
 }
 
 func (t *selfTelemetry) shutdown() {

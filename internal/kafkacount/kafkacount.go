@@ -101,3 +101,32 @@ func (a Counts) PerOp(n int) string {
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
 }
+
+// BlackHole swallows the requests of one API key while on: the cluster
+// neither answers nor closes the connection, as a broker behind a firewall
+// that drops its packets. It counts what it swallowed.
+type BlackHole struct {
+	on        atomic.Bool
+	swallowed atomic.Int64
+}
+
+// NewBlackHole installs a black hole, off, on the requests with the key (-1:
+// every key).
+func NewBlackHole(c *kfake.Cluster, key int16) *BlackHole {
+	h := &BlackHole{}
+	c.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !h.on.Load() {
+			return nil, nil, false
+		}
+		h.swallowed.Add(1)
+		return nil, nil, true
+	})
+	return h
+}
+
+// Set turns the black hole on or off.
+func (h *BlackHole) Set(on bool) { h.on.Store(on) }
+
+// Swallowed is how many requests it swallowed.
+func (h *BlackHole) Swallowed() int64 { return h.swallowed.Load() }

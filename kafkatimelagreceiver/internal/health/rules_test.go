@@ -87,7 +87,7 @@ func TestRules(t *testing.T) {
 				case membersNone:
 					d = *classicGroup(kafka.GroupStateEmpty)
 				}
-				tr.BeginScrape()
+				tr.BeginScrape(0)
 				gh = tr.ObserveGroup("g", d, tt.members != membersUnknown, []lag.PartitionLag{latest})
 				tr.EndScrape()
 			}

@@ -22,6 +22,9 @@ type Tracker struct {
 
 	scrapes uint64
 	groups  map[string]*groupTrack
+	// lastAt and previousAt are the instants of the current scrape and of
+	// the one before it (0 before the second scrape).
+	lastAt, previousAt int64
 
 	// statuses backs GroupHealth.Partitions, reused from group to group so
 	// that a scrape allocates nothing per group.
@@ -40,6 +43,11 @@ type groupTrack struct {
 	lastSeen uint64
 
 	rebalances int64
+	// countingSince is the instant rebalances started to be counted: the
+	// scrape before the one that first saw the group, whose count covers
+	// the time between them; 0 for a group seen by the tracker's first
+	// scrape, counted from the tracker's start.
+	countingSince int64
 	// inRebalance is set once a rebalance has been counted and until the
 	// group is seen settled again, so that a rebalance seen over several
 	// scrapes counts once.
@@ -79,7 +87,15 @@ type GroupHealth struct {
 	// coordinator tells it only while the group is Stable.
 	Protocol   string
 	Rebalances int64
-	Status     Status // the worst of its partitions'
+	// RebalancesSince is when Rebalances started counting (unix
+	// nanoseconds): 0 for a group counted since the tracker's start, later
+	// for a group first seen after the tracker's first scrape, or seen
+	// again after it was forgotten, whose count started over.
+	RebalancesSince int64
+	// StatusKnown is false when the group's committed offsets could not be
+	// read in this scrape (ObserveUnread): nothing is known of where it is.
+	StatusKnown bool
+	Status      Status // the worst of its partitions', when known
 	// Partitions is each partition's status, in the order of the lags
 	// passed in. It is a buffer of the tracker's, valid until the next
 	// ObserveGroup call, so that a scrape of many pairs allocates nothing
@@ -87,10 +103,12 @@ type GroupHealth struct {
 	Partitions []Status
 }
 
-// BeginScrape starts a scrape: groups and partitions not observed from now
-// to EndScrape count as missing from it.
-func (t *Tracker) BeginScrape() {
+// BeginScrape starts a scrape taken at the instant at (unix nanoseconds):
+// groups and partitions not observed from now to EndScrape count as missing
+// from it.
+func (t *Tracker) BeginScrape(at int64) {
 	t.scrapes++
+	t.previousAt, t.lastAt = t.lastAt, at
 }
 
 // ObserveGroup folds one group's observations of the scrape in and returns
@@ -99,10 +117,7 @@ func (t *Tracker) BeginScrape() {
 // A group is to be observed at most once per scrape: every observation adds
 // a point to its partitions' windows.
 func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described bool, lags []lag.PartitionLag) GroupHealth {
-	g := t.track(name)
-	if described {
-		g.describe(d)
-	}
+	g, gh := t.fold(name, d, described)
 	g.pairs = mergePairs(g.pairs, lags, t.scrapes)
 	noMembers := g.membersKnown && g.members == 0
 	worst := StatusOK
@@ -121,14 +136,39 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 		worst = max(worst, st)
 		t.statuses = append(t.statuses, st)
 	}
-	return GroupHealth{
-		Group:       name,
-		Described:   described,
-		Description: d,
-		Protocol:    g.protocol,
-		Rebalances:  g.rebalances,
-		Status:      worst,
-		Partitions:  t.statuses,
+	gh.StatusKnown, gh.Status, gh.Partitions = true, worst, t.statuses
+	return gh
+}
+
+// ObserveUnread folds in a group listed in the scrape whose committed
+// offsets could not be read. Its description, when described is true, counts
+// as in ObserveGroup (rebalances, members); its partitions' windows get no
+// point, so that the next scrape that reads the group is judged on real
+// observations only, and they are kept as they are. The health returned has
+// no status (StatusKnown false) and no partitions.
+func (t *Tracker) ObserveUnread(name string, d kafka.GroupDescription, described bool) GroupHealth {
+	g, gh := t.fold(name, d, described)
+	for i := range g.pairs {
+		// Not missing from the scrape, only unread: the pairs stay.
+		g.pairs[i].lastSeen = t.scrapes
+	}
+	return gh
+}
+
+// fold marks the group seen, folds its description in and returns its
+// health but for its status.
+func (t *Tracker) fold(name string, d kafka.GroupDescription, described bool) (*groupTrack, GroupHealth) {
+	g := t.track(name)
+	if described {
+		g.describe(d)
+	}
+	return g, GroupHealth{
+		Group:           name,
+		Described:       described,
+		Description:     d,
+		Protocol:        g.protocol,
+		Rebalances:      g.rebalances,
+		RebalancesSince: g.countingSince,
 	}
 }
 
@@ -146,7 +186,7 @@ func (t *Tracker) EndScrape() {
 func (t *Tracker) track(name string) *groupTrack {
 	g, ok := t.groups[name]
 	if !ok {
-		g = &groupTrack{epoch: -1}
+		g = &groupTrack{epoch: -1, countingSince: t.previousAt}
 		t.groups[name] = g
 	}
 	g.lastSeen = t.scrapes

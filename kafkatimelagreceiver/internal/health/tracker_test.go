@@ -43,7 +43,7 @@ func (t *Tracker) observe(in healthInput) ([]GroupHealth, []partitionHealth) {
 	}
 	var groups []GroupHealth
 	var partitions []partitionHealth
-	t.BeginScrape()
+	t.BeginScrape(int64(t.scrapes + 1))
 	for _, name := range names {
 		d, ok := in.described[name]
 		lags := byGroup[name]
@@ -163,10 +163,70 @@ func TestObserveGroupDoesNotAllocate(t *testing.T) {
 		lags[i] = lag.PartitionLag{Group: "g", TopicPartition: kafka.TopicPartition{Topic: "t", Partition: int32(i)}, Committed: 1, HasEnd: true, End: 5, Lag: 4}
 	}
 	scrape := func() {
-		tr.BeginScrape()
+		tr.BeginScrape(0)
 		tr.ObserveGroup("g", kafka.GroupDescription{}, false, lags)
 		tr.EndScrape()
 	}
 	scrape()
 	require.Zero(t, testing.AllocsPerRun(10, scrape))
+}
+
+// TestUnreadGroupKeepsItsWindowUntouched: a group's committed offsets go
+// unread for more scrapes than a missing group is kept. It has no status
+// meanwhile, its rebalances are still counted from its descriptions, and its
+// window neither loses its points nor gains any: the first scrape that reads
+// it again completes the window with one real point.
+func TestUnreadGroupKeepsItsWindowUntouched(t *testing.T) {
+	const window = 3
+	tr := NewTracker(window, 0)
+	stuck := []lag.PartitionLag{{Group: "g", TopicPartition: kafka.TopicPartition{Topic: "t", Partition: 0}, Committed: 1, HasEnd: true, End: 5, Lag: 4}}
+	stable := *classicGroup(kafka.GroupStateStable, testMember("a", "", 0))
+	rebalancing := *classicGroup(kafka.GroupStatePreparingRebalance, testMember("a", "", 0))
+	scrape := func(observe func() GroupHealth) GroupHealth {
+		tr.BeginScrape(0)
+		defer tr.EndScrape()
+		return observe()
+	}
+	for range window - 1 {
+		gh := scrape(func() GroupHealth { return tr.ObserveGroup("g", stable, true, stuck) })
+		require.Equal(t, StatusOK, gh.Status, "the window is not full yet")
+	}
+	for i := range forgetAfter + 2 {
+		d := stable
+		if i == 0 {
+			d = rebalancing
+		}
+		gh := scrape(func() GroupHealth { return tr.ObserveUnread("g", d, true) })
+		require.False(t, gh.StatusKnown)
+		require.Empty(t, gh.Partitions)
+		require.Equal(t, int64(1), gh.Rebalances, "a rebalance seen while the offsets were unread counts")
+	}
+	gh := scrape(func() GroupHealth { return tr.ObserveGroup("g", stable, true, stuck) })
+	require.True(t, gh.StatusKnown)
+	require.Equal(t, StatusStall, gh.Status, "two points before, one now: a full window")
+	require.Equal(t, int64(1), gh.Rebalances)
+}
+
+// TestRebalanceCountRestartsWithItsStartTime: groups seen by the first
+// scrape count from the tracker's start; a group first seen later, or seen
+// again after being forgotten (its count back at 0), counts from the scrape
+// before the one that saw it, never from an instant its old count covered.
+func TestRebalanceCountRestartsWithItsStartTime(t *testing.T) {
+	tr := NewTracker(2, 0)
+	scrape := func(at int64, groups ...string) map[string]GroupHealth {
+		tr.BeginScrape(at)
+		defer tr.EndScrape()
+		out := map[string]GroupHealth{}
+		for _, g := range groups {
+			out[g] = tr.ObserveGroup(g, kafka.GroupDescription{}, false, nil)
+		}
+		return out
+	}
+	require.Zero(t, scrape(100, "old")["old"].RebalancesSince, "counted since the start")
+	require.Equal(t, int64(100), scrape(200, "old", "new")["new"].RebalancesSince)
+	scrape(300, "new")
+	scrape(400, "new") // "old" is forgotten
+	back := scrape(500, "old", "new")
+	require.Equal(t, int64(400), back["old"].RebalancesSince, "after its last point at 200")
+	require.Equal(t, int64(100), back["new"].RebalancesSince)
 }

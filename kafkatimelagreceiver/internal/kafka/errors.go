@@ -45,15 +45,29 @@ func (e *TopicError) Error() string { return e.Err.Error() }
 func (e *TopicError) Unwrap() error { return e.Err }
 
 // Errors is the error of a call that failed for several items (groups,
-// partitions, brokers). Its message is its items' messages, one per line.
+// partitions, brokers). Its message is its first items' messages, one per
+// line, and a count of the others.
 type Errors []error
 
+// maxErrorsInMessage bounds the items an Errors message writes out: a
+// coordinator failing thousands of groups must not put a megabyte into every
+// scrape's error and log line. Every item stays reachable by errors.Is and
+// errors.As.
+const maxErrorsInMessage = maxNamesLogged
+
 func (e Errors) Error() string {
-	msgs := make([]string, len(e))
-	for i, err := range e {
-		msgs[i] = err.Error()
+	shown := e[:min(len(e), maxErrorsInMessage)]
+	var b strings.Builder
+	for i, err := range shown {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(err.Error())
 	}
-	return strings.Join(msgs, "\n")
+	if more := len(e) - len(shown); more > 0 {
+		fmt.Fprintf(&b, "\n... and %d more errors", more)
+	}
+	return b.String()
 }
 
 func (e Errors) Unwrap() []error { return e }
@@ -183,9 +197,9 @@ func (d *Denials) Warn(logger *zap.Logger, what string) {
 	logger.Warn(what+": skipped consumer groups and topics this principal is not authorized for; "+
 		"grant Describe on them (and Read on topics whose records are read for time lag) or filter them out",
 		zap.Int("groups_denied", len(groups)),
-		zap.Strings("groups", truncateNames(groups)),
+		zap.Strings("groups", TruncateNames(groups)),
 		zap.Int("topics_denied", len(topics)),
-		zap.Strings("topics", truncateNames(topics)),
+		zap.Strings("topics", TruncateNames(topics)),
 	)
 }
 
@@ -198,7 +212,9 @@ func sortedNames(set map[string]struct{}) []string {
 	return out
 }
 
-func truncateNames(names []string) []string {
+// TruncateNames returns at most the first maxNamesLogged names, and a count
+// of the others, for a log line that must stay bounded.
+func TruncateNames(names []string) []string {
 	if len(names) <= maxNamesLogged {
 		return names
 	}

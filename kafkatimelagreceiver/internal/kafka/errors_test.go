@@ -95,6 +95,33 @@ func TestJoin(t *testing.T) {
 	require.ErrorIs(t, joined, c)
 }
 
+// TestErrorOfThousandsOfFailedGroupsIsBounded: a coordinator that fails
+// every one of its 5,000 groups makes an error of 5,000 items. Its message,
+// which ends up in the scrape's error and the collector's log every scrape,
+// names the first ones and counts the rest; every item is still reachable
+// by errors.Is and errors.As.
+func TestErrorOfThousandsOfFailedGroupsIsBounded(t *testing.T) {
+	timeout := errors.New("i/o timeout")
+	var errs []error
+	for i := range 5000 {
+		group := fmt.Sprintf("group-%04d", i)
+		errs = append(errs, groupErr(group, fmt.Errorf("fetch committed offsets of group %q from coordinator 1: %w", group, timeout)))
+	}
+	joined := Join(errs...)
+	msg := joined.Error()
+	require.Less(t, len(msg), 4096, "the message stays bounded: %d bytes", len(msg))
+	require.Contains(t, msg, `group "group-0000"`)
+	require.NotContains(t, msg, `group "group-4999"`)
+	require.Contains(t, msg, fmt.Sprintf("... and %d more errors", 5000-maxErrorsInMessage))
+	var groupError *GroupError
+	require.ErrorAs(t, Join(joined, errors.New("other")), &groupError)
+	require.ErrorIs(t, joined, timeout)
+	require.Len(t, joined.(Errors), 5000, "nothing is dropped, only left out of the message")
+
+	few := Join(errors.New("a"), errors.New("b"))
+	require.Equal(t, "a\nb", few.Error(), "a short list is written whole")
+}
+
 func TestDenialsWarnsOnceAndBounded(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	d := NewDenials()

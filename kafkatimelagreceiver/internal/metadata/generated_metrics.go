@@ -1017,7 +1017,7 @@ type metricKafkaConsumerGroupRebalances struct {
 // init fills kafka.consumer_group.rebalances metric with initial data.
 func (m *metricKafkaConsumerGroupRebalances) init() {
 	m.data.SetName("kafka.consumer_group.rebalances")
-	m.data.SetDescription("Rebalances of the group observed since the receiver started. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. A group missing from two consecutive scrapes starts again from 0.")
+	m.data.SetDescription("Rebalances of the group observed since the point's start time. KIP-848 groups are counted exactly, from the group epoch. Classic groups are observed from outside: a rebalancing state seen (once however many consecutive scrapes see it), or a change of members or assignment between two settled scrapes, counts one; several rebalances completing between two scrapes count as one. A static member (group.instance.id) restarting within session.timeout.ms is not a rebalance. The start time is the receiver's start, or, for a group first seen later, the scrape before the one that saw it. A group missing from two consecutive scrapes starts again from 0, with a new start time.")
 	m.data.SetUnit("{rebalance}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1295,7 +1295,7 @@ type metricKafkaConsumerGroupStatus struct {
 // init fills kafka.consumer_group.status metric with initial data.
 func (m *metricKafkaConsumerGroupStatus) init() {
 	m.data.SetName("kafka.consumer_group.status")
-	m.data.SetDescription("The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN.")
+	m.data.SetDescription("The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

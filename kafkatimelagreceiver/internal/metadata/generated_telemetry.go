@@ -26,6 +26,7 @@ type TelemetryBuilder struct {
 	meter                         metric.Meter
 	mu                            sync.Mutex
 	registrations                 []metric.Registration
+	KafkaTimeLagCommitsBeyondEnd  metric.Int64Counter
 	KafkaTimeLagEstimates         metric.Int64Counter
 	KafkaTimeLagRequests          metric.Int64Counter
 	KafkaTimeLagSamplingDuration  metric.Float64Histogram
@@ -63,6 +64,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.KafkaTimeLagCommitsBeyondEnd, err = builder.meter.Int64Counter(
+		"otelcol_kafka_time_lag_commits_beyond_end",
+		metric.WithDescription("(group, partition) pairs whose committed offset was above the partition's end offset, counted once per scrape that saw them. They are reported with lag 0 and time lag 0; a commit past the end means the topic was deleted and recreated, the log was truncated (unclean leader election), or the consumer committed offsets it never read. The debug log names them. [Alpha]"),
+		metric.WithUnit("{pair}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagEstimates, err = builder.meter.Int64Counter(
 		"otelcol_kafka_time_lag_estimates",
 		metric.WithDescription("Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted). [Alpha]"),

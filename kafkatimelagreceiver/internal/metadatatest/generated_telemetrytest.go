@@ -21,6 +21,22 @@ func NewSettings(tt *componenttest.Telemetry) receiver.Settings {
 	return set
 }
 
+func AssertEqualKafkaTimeLagCommitsBeyondEnd(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_commits_beyond_end",
+		Description: "(group, partition) pairs whose committed offset was above the partition's end offset, counted once per scrape that saw them. They are reported with lag 0 and time lag 0; a commit past the end means the topic was deleted and recreated, the log was truncated (unclean leader election), or the consumer committed offsets it never read. The debug log names them. [Alpha]",
+		Unit:        "{pair}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_commits_beyond_end")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualKafkaTimeLagEstimates(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_estimates",

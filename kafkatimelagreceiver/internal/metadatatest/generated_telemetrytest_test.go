@@ -19,12 +19,16 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.KafkaTimeLagCommitsBeyondEnd.Add(context.Background(), 1)
 	tb.KafkaTimeLagEstimates.Add(context.Background(), 1)
 	tb.KafkaTimeLagRequests.Add(context.Background(), 1)
 	tb.KafkaTimeLagSamplingDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagScrapeDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagTablePoints.Record(context.Background(), 1)
 	tb.KafkaTimeLagTrackedPartitions.Record(context.Background(), 1)
+	AssertEqualKafkaTimeLagCommitsBeyondEnd(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagEstimates(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

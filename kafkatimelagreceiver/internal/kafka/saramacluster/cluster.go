@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"sync"
 
@@ -28,6 +29,9 @@ type Cluster struct {
 	logger   *zap.Logger
 	observer kafka.RequestObserver
 	idle     *idleConns // nil: connections are never reopened for idleness
+	// conns holds every connection to a broker, so that a call whose
+	// context ends, or Close, cuts the requests it has in flight.
+	conns *connections
 
 	mu     sync.Mutex
 	client sarama.Client
@@ -58,11 +62,17 @@ func New(s Settings) (*Cluster, error) {
 		logger = zap.NewNop()
 	}
 	warnInsecureSecurity(s, logger)
+	conns := newConnections(sc.Net.DialTimeout, sc.Net.KeepAlive)
+	// The proxy dialer is sarama's one hook on its connections; TLS is
+	// still layered on top by sarama.
+	sc.Net.Proxy.Enable = true
+	sc.Net.Proxy.Dialer = conns
 	c := &Cluster{
 		brokers:  append([]string(nil), s.Brokers...),
 		config:   sc,
 		logger:   logger,
 		observer: s.Observer,
+		conns:    conns,
 	}
 	if s.ConnIdleTimeout > 0 {
 		c.idle = newIdleConns(s.ConnIdleTimeout, sc, logger)
@@ -86,10 +96,19 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("connect to brokers %v: %w", c.brokers, err)
 	}
-	// sarama takes no context: the dial and metadata deadlines bound this.
-	fresh, err := sarama.NewClient(c.brokers, c.config)
+	// sarama takes no context: the attempt's dialer cuts its connections
+	// when ctx ends, and the client it makes keeps dialing through it.
+	attempt := &connectAttempt{conns: c.conns, ctx: ctx}
+	config := *c.config
+	config.Net.Proxy.Dialer = attempt
+	finish := attempt.watch()
+	fresh, err := sarama.NewClient(c.brokers, &config)
+	finish()
 	if err != nil {
 		tokenRefused(c.config)
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w: %w", ctxErr, err)
+		}
 		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), err)
 	}
 	client, err := c.adopt(existing, fresh)
@@ -115,13 +134,17 @@ func (c *Cluster) adopt(existing, fresh sarama.Client) (sarama.Client, error) {
 	return fresh, nil
 }
 
-// Close ends every connection; later calls fail.
+// Close ends every connection, cutting the requests in flight, and later
+// calls fail.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	client := c.client
 	c.client = nil
 	c.mu.Unlock()
+	// First, so that the client's own close does not wait on requests the
+	// brokers never answer.
+	c.conns.closeAll()
 	if client == nil {
 		return nil
 	}
@@ -131,44 +154,78 @@ func (c *Cluster) Close() error {
 	return nil
 }
 
-// observe reports a request and, when it timed out, closes the broker's
-// connection: sarama keeps a connection open after a read timeout, and a
-// broker that never answered one request answers none after it on that
-// connection (responses come in order). The next request reconnects.
+// observe reports a request and, when it timed out or its response could not
+// be decoded, closes the broker's connection: sarama keeps a connection open
+// after a read timeout, and a broker that never answered one request answers
+// none after it on that connection (responses come in order). The next
+// request reconnects.
 func (c *Cluster) observe(ctx context.Context, b *sarama.Broker, api string, err error) {
 	if c.observer != nil {
 		c.observer.Request(ctx, api, err)
 	}
 	var netErr net.Error
-	if errors.As(err, &netErr) && netErr.Timeout() {
+	switch {
+	case errors.As(err, &netErr) && netErr.Timeout():
 		c.logger.Debug("closing the connection of a broker that did not answer in time",
+			zap.Int32("broker", b.ID()), zap.String("api", api), zap.Error(err))
+		_ = b.Close()
+	case isDecodingError(err):
+		// A response over sarama's size limit is not read at all: sarama
+		// then fails every later request on the connection with the same
+		// error, and keeps it open.
+		c.logger.Debug("closing the connection of a broker whose response could not be decoded",
 			zap.Int32("broker", b.ID()), zap.String("api", api), zap.Error(err))
 		_ = b.Close()
 	}
 }
 
+// isDecodingError tells whether err is a response that sarama could not
+// decode: too large, or not what the request asked for.
+func isDecodingError(err error) bool {
+	var decErr sarama.PacketDecodingError
+	return errors.As(err, &decErr) || errors.Is(err, sarama.ErrInsufficientData)
+}
+
 // perBroker runs fn once per broker concurrently and waits for all of them.
-// sarama takes no context, so ctx is checked before each request is sent and
-// the brokers' read deadlines bound the requests in flight.
-func perBroker[T any](ctx context.Context, idle *idleConns, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
+// sarama takes no context, so ctx is checked before each request is sent,
+// and when ctx ends the connections of the brokers still working are cut,
+// which ends their requests in flight (and any other request sharing the
+// connection) at once; their error then says that ctx ended. A connection
+// idle past conn_idle_timeout is reopened before its request.
+func perBroker[T any](ctx context.Context, c *Cluster, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		errs    []error
+		pending = make(map[string]bool, len(work)) // broker addresses still working
 	)
+	for broker := range work {
+		pending[broker.Addr()] = true
+	}
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		addrs := maps.Clone(pending)
+		mu.Unlock()
+		c.conns.cut(addrs)
+	})
+	defer stop()
 	for broker, item := range work {
 		wg.Go(func() {
 			var err error
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), ctxErr)
-			} else if err = idle.begin(ctx, broker); err == nil {
+			} else if err = c.idle.begin(ctx, broker); err == nil {
 				err = fn(broker, item)
-				idle.end(broker)
+				c.idle.end(broker)
+				if ctxErr := ctx.Err(); err != nil && ctxErr != nil && !errors.Is(err, ctxErr) {
+					err = fmt.Errorf("broker %d (%s): %w: %w", broker.ID(), broker.Addr(), ctxErr, err)
+				}
 			}
+			mu.Lock()
+			defer mu.Unlock()
+			delete(pending, broker.Addr())
 			if err != nil {
-				mu.Lock()
 				errs = append(errs, err)
-				mu.Unlock()
 			}
 		})
 	}

@@ -267,28 +267,3 @@ func securitySummary(sc *sarama.Config) string {
 	}
 	return fmt.Sprintf("%s, SASL %s as %q", transport, sc.Net.SASL.Mechanism, sc.Net.SASL.User)
 }
-
-// scramClient adapts xdg-go/scram to sarama's SCRAMClient. sarama makes a
-// new one per connection, so a conversation is never reused.
-type scramClient struct {
-	hash scram.HashGeneratorFcn
-	conv *scram.ClientConversation
-}
-
-func (c *scramClient) Begin(user, password, authzID string) error {
-	client, err := c.hash.NewClient(user, password, authzID)
-	if err != nil {
-		// xdg-go/scram never echoes the password in this error.
-		return fmt.Errorf("SCRAM: %w", err)
-	}
-	c.conv = client.NewConversation()
-	return nil
-}
-
-func (c *scramClient) Step(challenge string) (string, error) {
-	return c.conv.Step(challenge)
-}
-
-func (c *scramClient) Done() bool {
-	return c.conv.Done()
-}

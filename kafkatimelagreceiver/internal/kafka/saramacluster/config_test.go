@@ -153,14 +153,7 @@ func TestCheckVersion(t *testing.T) {
 // server, so a wiring mistake (wrong hash, reused conversation) shows here
 // rather than as an authentication failure against a broker.
 func TestSCRAMClientConversation(t *testing.T) {
-	s := defaultSettings()
-	s.SASL = &SASL{Mechanism: kafka.SASLSCRAMSHA512, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
-	sc, err := newConfig(s)
-	require.NoError(t, err)
-	client := sc.Net.SASL.SCRAMClientGeneratorFunc()
-	require.NoError(t, client.Begin("monitor", securityTestPassword, ""))
-	msg, err := client.Step("")
-	require.NoError(t, err)
+	client, msg := beginSCRAM(t, kafka.SASLSCRAMSHA512)
 	require.Contains(t, msg, "n=monitor")
 	require.NotContains(t, msg, securityTestPassword, "SCRAM never sends the password")
 	require.False(t, client.Done())

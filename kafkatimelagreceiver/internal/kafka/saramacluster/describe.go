@@ -30,7 +30,7 @@ func (c *Cluster) DescribeGroups(ctx context.Context, groups []string) (map[stri
 	}
 	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, client, groups)
 	var mu sync.Mutex
-	err = perBroker(ctx, c.idle, byCoordinator, func(b *sarama.Broker, groups []string) error {
+	err = perBroker(ctx, c, byCoordinator, func(b *sarama.Broker, groups []string) error {
 		described, err := c.describeOn(ctx, client, b, groups)
 		mu.Lock()
 		defer mu.Unlock()

@@ -34,7 +34,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		listedBy = map[string]int32{}
 		twice    = map[string]bool{}
 	)
-	err = perBroker(ctx, c.idle, work, func(b *sarama.Broker, _ struct{}) error {
+	err = perBroker(ctx, c, work, func(b *sarama.Broker, _ struct{}) error {
 		if err := b.Open(client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 			return fmt.Errorf("list groups on broker %d: connect: %w", b.ID(), err)
 		}
@@ -122,18 +122,57 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 		return kafka.Join(errs...)
 	}
 	batched := c.config.Version.IsAtLeast(sarama.V3_0_0_0)
-	err = perBroker(ctx, c.idle, byCoordinator, func(b *sarama.Broker, groups []string) error {
-		if batched && len(groups) > 1 {
-			err := c.offsetFetchBatch(ctx, client, b, groups, record)
-			if err == nil || !errors.Is(err, errBatchUnsupported) {
-				return err
-			}
-			c.logger.Debug("broker refused a batched OffsetFetch; falling back to one request per group",
-				zap.Int32("broker", b.ID()), zap.Error(err))
+	err = perBroker(ctx, c, byCoordinator, func(b *sarama.Broker, groups []string) error {
+		if !batched || len(groups) == 1 {
+			return c.offsetFetchEach(ctx, client, b, groups, record)
 		}
-		return c.offsetFetchEach(ctx, client, b, groups, record)
+		return c.offsetFetchChunks(ctx, client, b, groups, record)
 	})
 	return out, kafka.Join(coordinatorErr, err)
+}
+
+// maxGroupsPerOffsetFetch bounds the groups of one batched OffsetFetch. Its
+// response carries every committed partition of every group in it, and a
+// response over sarama's limit (MaxResponseSize, 100 MiB) fails all of them,
+// scrape after scrape: one request for all the groups of a large coordinator
+// could pass it. 100 groups of 1,000 committed partitions each answer in
+// about 5 MB.
+const maxGroupsPerOffsetFetch = 100
+
+// offsetFetchChunks sends batched OffsetFetch requests (v8) of at most
+// maxGroupsPerOffsetFetch groups each, one after the other. A broker that
+// cannot take a batch gets one request per group from then on; a chunk
+// whose response could not be decoded (too large, or garbled) is asked
+// again one group per request, so that one group's answer cannot fail the
+// others.
+func (c *Cluster) offsetFetchChunks(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+	var errs []error
+	for start := 0; start < len(groups); start += maxGroupsPerOffsetFetch {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("fetch committed offsets of %d groups from coordinator %d: %w", len(groups)-start, b.ID(), err))
+			break
+		}
+		chunk := groups[start:min(start+maxGroupsPerOffsetFetch, len(groups))]
+		err := c.offsetFetchBatch(ctx, client, b, chunk, record)
+		switch {
+		case errors.Is(err, errBatchUnsupported):
+			c.logger.Debug("broker refused a batched OffsetFetch; falling back to one request per group",
+				zap.Int32("broker", b.ID()), zap.Error(err))
+			return kafka.Join(append(errs, c.offsetFetchEach(ctx, client, b, groups[start:], record))...)
+		case isDecodingError(err):
+			c.logger.Debug("a batched OffsetFetch response could not be decoded; asking its groups one by one",
+				zap.Int32("broker", b.ID()), zap.Int("groups", len(chunk)), zap.Error(err))
+			// observe closed the connection: the stream may be out of step.
+			if err := b.Open(client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+				errs = append(errs, fmt.Errorf("fetch committed offsets from coordinator %d: reconnect: %w", b.ID(), err))
+				continue
+			}
+			errs = append(errs, c.offsetFetchEach(ctx, client, b, chunk, record))
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return kafka.Join(errs...)
 }
 
 // offsetFetchEach sends one OffsetFetch per group.
@@ -247,8 +286,10 @@ func (c *Cluster) groupsByCoordinator(ctx context.Context, client sarama.Client,
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, err)))
-			continue
+			// One error for the rest, not one per group: thousands of
+			// groups may be left.
+			errs = append(errs, fmt.Errorf("find coordinators of %d groups: %w", len(groups)-i, err))
+			break
 		}
 		// A FindCoordinator on a cache miss: no lock held.
 		coordinator, err := client.Coordinator(g)

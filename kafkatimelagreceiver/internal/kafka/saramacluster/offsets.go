@@ -43,7 +43,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		stale = map[string]struct{}{}
 	)
 	read.Sent = time.Now()
-	err = perBroker(ctx, c.idle, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+	err = perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		req := sarama.NewOffsetRequest(c.config.Version)
 		req.IsolationLevel = isolation
 		for _, tp := range tps {

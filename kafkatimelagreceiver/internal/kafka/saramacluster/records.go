@@ -38,7 +38,11 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, round := range rounds {
+	for i, round := range rounds {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("read record timestamps: %d rounds left: %w", len(rounds)-i, err))
+			break
+		}
 		tps := make([]kafka.TopicPartition, len(round))
 		offsetOf := make(map[kafka.TopicPartition]int64, len(round))
 		for i, r := range round {
@@ -47,7 +51,7 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 		}
 		byLeader, err := c.byLeader(ctx, client, tps)
 		errs = append(errs, err)
-		errs = append(errs, perBroker(ctx, c.idle, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+		errs = append(errs, perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 			return c.fetchFrom(ctx, client, b, tps, offsetOf, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
 				mu.Lock()
 				out[at] = ts

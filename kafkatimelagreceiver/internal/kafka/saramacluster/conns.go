@@ -1,0 +1,192 @@
+package saramacluster
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// connections dials the brokers for sarama (as its proxy dialer) and keeps
+// every connection open, so that a request in flight can be cut. sarama
+// takes no context and holds a broker's lock for the whole of a request:
+// closing the broker waits for the request's read deadline, but closing the
+// socket under it ends the request at once with an error. Cut connections
+// are opened again by the next request that asks sarama for the broker.
+type connections struct {
+	dialer net.Dialer
+	// life ends at closeAll, ending the dials in progress too.
+	life    context.Context
+	endLife context.CancelFunc
+
+	mu     sync.Mutex
+	open   map[*trackedConn]struct{}
+	closed bool
+}
+
+var errConnectionsClosed = errors.New("kafka cluster access is closed: no new connection")
+
+func newConnections(dialTimeout, keepAlive time.Duration) *connections {
+	life, endLife := context.WithCancel(context.Background())
+	return &connections{
+		dialer:  net.Dialer{Timeout: dialTimeout, KeepAlive: keepAlive},
+		life:    life,
+		endLife: endLife,
+		open:    map[*trackedConn]struct{}{},
+	}
+}
+
+// Dial is sarama's dialer; addr is the broker's address as sarama knows it
+// (sarama.Broker.Addr).
+func (cs *connections) Dial(network, addr string) (net.Conn, error) {
+	return cs.dial(context.Background(), network, addr, nil)
+}
+
+// dial dials addr until ctx or the connections end, and tracks the
+// connection, in attempt too when not nil.
+func (cs *connections) dial(ctx context.Context, network, addr string, attempt *connectAttempt) (net.Conn, error) {
+	if cs.isClosed() {
+		return nil, errConnectionsClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(cs.life, cancel)
+	defer stop()
+	conn, err := cs.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: conn, owner: cs, addr: addr}
+	cs.mu.Lock()
+	if cs.closed {
+		cs.mu.Unlock()
+		_ = conn.Close()
+		return nil, errConnectionsClosed
+	}
+	cs.open[tc] = struct{}{}
+	cs.mu.Unlock()
+	if attempt != nil && !attempt.track(tc) {
+		_ = tc.Close()
+		return nil, attempt.ctx.Err()
+	}
+	return tc, nil
+}
+
+func (cs *connections) isClosed() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.closed
+}
+
+// cut closes the open connections to the addresses.
+func (cs *connections) cut(addrs map[string]bool) {
+	cs.mu.Lock()
+	var victims []*trackedConn
+	for tc := range cs.open {
+		if addrs[tc.addr] {
+			victims = append(victims, tc)
+		}
+	}
+	cs.mu.Unlock()
+	for _, tc := range victims {
+		_ = tc.Close()
+	}
+}
+
+// closeAll closes every connection and refuses new ones.
+func (cs *connections) closeAll() {
+	cs.endLife()
+	cs.mu.Lock()
+	cs.closed = true
+	victims := make([]*trackedConn, 0, len(cs.open))
+	for tc := range cs.open {
+		victims = append(victims, tc)
+	}
+	cs.mu.Unlock()
+	for _, tc := range victims {
+		_ = tc.Close()
+	}
+}
+
+// trackedConn forgets itself when closed, by sarama or by a cut.
+type trackedConn struct {
+	net.Conn
+	owner  *connections
+	addr   string
+	closed atomic.Bool
+}
+
+func (tc *trackedConn) Close() error {
+	if !tc.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	tc.owner.mu.Lock()
+	delete(tc.owner.open, tc)
+	tc.owner.mu.Unlock()
+	return tc.Conn.Close()
+}
+
+// connectAttempt is the dialer of one sarama.NewClient call, which dials
+// and asks the bootstrap brokers with no context: once ctx is done while it
+// connects, its connections are cut and it dials no more, so that it fails
+// at once. After the attempt (finish), the client it made dials as usual.
+type connectAttempt struct {
+	conns *connections
+	ctx   context.Context
+
+	mu       sync.Mutex
+	finished bool
+	opened   []*trackedConn
+}
+
+func (a *connectAttempt) Dial(network, addr string) (net.Conn, error) {
+	a.mu.Lock()
+	finished := a.finished
+	a.mu.Unlock()
+	if !finished {
+		if err := a.ctx.Err(); err != nil {
+			return nil, err
+		}
+		return a.conns.dial(a.ctx, network, addr, a)
+	}
+	return a.conns.dial(context.Background(), network, addr, nil)
+}
+
+// track remembers a connection opened while connecting; false when the
+// context is already done.
+func (a *connectAttempt) track(tc *trackedConn) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.finished {
+		return true
+	}
+	if a.ctx.Err() != nil {
+		return false
+	}
+	a.opened = append(a.opened, tc)
+	return true
+}
+
+// watch cuts the attempt's connections if ctx ends before finish.
+func (a *connectAttempt) watch() (finish func()) {
+	stop := context.AfterFunc(a.ctx, func() {
+		a.mu.Lock()
+		victims := a.opened
+		if a.finished {
+			victims = nil
+		}
+		a.mu.Unlock()
+		for _, tc := range victims {
+			_ = tc.Close()
+		}
+	})
+	return func() {
+		stop()
+		a.mu.Lock()
+		a.finished = true
+		a.opened = nil
+		a.mu.Unlock()
+	}
+}

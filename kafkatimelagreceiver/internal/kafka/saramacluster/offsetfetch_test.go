@@ -1,0 +1,100 @@
+package saramacluster
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kfaketest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// TestCoordinatorOfManyGroupsAnswersInChunks: one coordinator holds 250
+// groups. Their committed offsets are asked in batched OffsetFetch requests
+// of at most maxGroupsPerOffsetFetch groups each, so that no response grows
+// with every group of the coordinator (past the client's response size
+// limit, one response would fail them all, every scrape); every group is
+// still read.
+func TestCoordinatorOfManyGroupsAnswersInChunks(t *testing.T) {
+	const groups = 250
+	require.Greater(t, groups, 2*maxGroupsPerOffsetFetch, "the test needs more than two chunks")
+	k := kfaketest.New(t, 1, nil)
+	k.CreateTopic("orders", 1)
+	names := make([]string, groups)
+	for i := range names {
+		names[i] = fmt.Sprintf("group-%03d", i)
+		k.Commit(names[i], "orders", map[int32]int64{0: int64(i)})
+	}
+	c, err := New(testSettings(k.Addrs))
+	require.NoError(t, err)
+	defer c.Close()
+	listed, err := c.ConsumerGroups(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, names, listed)
+
+	before := k.Requests(int16(kmsg.OffsetFetch))
+	committed, err := c.CommittedOffsets(context.Background(), listed)
+	require.NoError(t, err)
+	sent := k.Requests(int16(kmsg.OffsetFetch)) - before
+	require.Equal(t, int64((groups+maxGroupsPerOffsetFetch-1)/maxGroupsPerOffsetFetch), sent, "OffsetFetch requests for %d groups", groups)
+	require.Len(t, committed, groups)
+	for i, g := range names {
+		require.Equal(t, map[kafka.TopicPartition]int64{{Topic: "orders", Partition: 0}: int64(i)}, committed[g], g)
+	}
+}
+
+// TestUndecodableBatchedOffsetFetchIsAskedGroupByGroup: the coordinator's
+// answer to a batched OffsetFetch cannot be decoded (as one over sarama's
+// response size limit cannot). Its groups are asked again one per request
+// in the same call, and the connection, closed because its stream may be
+// out of step, serves the next call's batch.
+func TestUndecodableBatchedOffsetFetchIsAskedGroupByGroup(t *testing.T) {
+	const groups = 5
+	k := kfaketest.New(t, 1, nil)
+	k.CreateTopic("orders", 1)
+	var names []string
+	for i := range groups {
+		names = append(names, fmt.Sprintf("group-%d", i))
+		k.Commit(names[i], "orders", map[int32]int64{0: int64(i)})
+	}
+	settings := testSettings(k.Addrs)
+	core, logs := observer.New(zap.DebugLevel)
+	settings.Logger = zap.New(core)
+	c, err := New(settings)
+	require.NoError(t, err)
+	defer c.Close()
+	listed, err := c.ConsumerGroups(context.Background())
+	require.NoError(t, err)
+
+	var garbled atomic.Int64
+	k.Cluster.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if len(req.(*kmsg.OffsetFetchRequest).Groups) < 2 {
+			return nil, nil, false
+		}
+		// A v7 body (not flexible) where v8 (flexible) is expected: the
+		// client reads it one byte off.
+		resp := req.(*kmsg.OffsetFetchRequest).ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.Version = 7
+		garbled.Add(1)
+		return resp, nil, true
+	})
+	before := k.Requests(int16(kmsg.OffsetFetch))
+	committed, err := c.CommittedOffsets(context.Background(), listed)
+	require.NoError(t, err)
+	require.Len(t, committed, groups)
+	require.Equal(t, int64(1), garbled.Load(), "one batch, garbled")
+	require.Equal(t, int64(groups), k.Requests(int16(kmsg.OffsetFetch))-before, "then one request per group")
+	require.Equal(t, 1, logs.FilterMessageSnippet("could not be decoded; asking its groups one by one").Len())
+
+	before = k.Requests(int16(kmsg.OffsetFetch))
+	committed, err = c.CommittedOffsets(context.Background(), listed)
+	require.NoError(t, err)
+	require.Len(t, committed, groups)
+	require.Equal(t, int64(1), k.Requests(int16(kmsg.OffsetFetch))-before, "batched again")
+}

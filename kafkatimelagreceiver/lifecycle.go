@@ -1,0 +1,127 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/receiver"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+)
+
+// errShuttingDown ends the scrape in flight when the receiver shuts down.
+var errShuttingDown = errors.New("the receiver is shutting down")
+
+// start restores saved tables, builds the Kafka access layer (which
+// connects lazily, so a cluster that is down does not stop the collector)
+// and starts the sampler.
+func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
+	if s.cfg.Storage != nil {
+		client, err := openStateStorage(ctx, host, *s.cfg.Storage, s.receiverID)
+		if err != nil {
+			return err
+		}
+		s.state = &stateStorage{client: client, tables: s.tables, interval: s.cfg.StorageInterval, logger: s.logger}
+		s.state.load(ctx)
+		s.state.start()
+	}
+	cl, err := s.newCluster(ctx, host)
+	if err != nil {
+		return err
+	}
+	s.cluster = cl
+	s.sampler = sampler.New(cl, s.tables, sampler.Settings{
+		Interval: s.cfg.SamplingInterval,
+		Timeout:  s.cfg.requestTimeout(),
+		Logger:   s.logger,
+		Duration: s.telemetry.builder.KafkaTimeLagSamplingDuration,
+	})
+	s.sampler.Start()
+	return nil
+}
+
+// scrapeContext bounds one scrape: by the controller's `timeout` when set,
+// else by one collection_interval (a scrape still running then is stale
+// next to the one due), and by the receiver's shutdown. When it ends, the
+// Kafka requests in flight are cut and nothing more is asked; what was read
+// is reported.
+func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cancelDeadline := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		ctx, cancelDeadline = context.WithTimeout(ctx, s.cfg.CollectionInterval)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		cancelDeadline()
+	}
+}
+
+// interrupt is the part of shutdown that waits for nothing: it ends the
+// scrape in flight and the sampler's sample, saves the tables (before
+// anything can hold the shutdown up, so that a SIGKILL after the grace
+// period does not lose them), then closes the Kafka connections, which cuts
+// the requests still in flight. It runs once; later calls return its error.
+func (s *timeLagScraper) interrupt(ctx context.Context) error {
+	s.interruptOnce.Do(func() {
+		s.endLifetime()
+		if s.sampler != nil {
+			s.samplerStopped = make(chan struct{})
+			go func() {
+				defer close(s.samplerStopped)
+				s.sampler.Stop() // cancels at once, then waits
+			}()
+		}
+		var errs []error
+		if s.state != nil {
+			errs = append(errs, s.state.stop(ctx))
+		}
+		if s.cluster != nil {
+			errs = append(errs, s.cluster.Close())
+		}
+		s.interruptErr = errors.Join(errs...)
+	})
+	return s.interruptErr
+}
+
+// shutdown interrupts, then waits for the sampler to stop, at most until
+// ctx ends.
+func (s *timeLagScraper) shutdown(ctx context.Context) error {
+	defer s.telemetry.shutdown()
+	errs := []error{s.interrupt(ctx)}
+	if s.samplerStopped != nil {
+		select {
+		case <-s.samplerStopped:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("shutdown: the sampler had not stopped by the deadline: %w", ctx.Err()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// timeLagReceiver is the scraper controller with a shutdown bounded by its
+// context. The controller waits, without bound, for the scrape in flight
+// before it shuts the scraper down: the scrape is interrupted first.
+type timeLagReceiver struct {
+	receiver.Metrics
+	scraper *timeLagScraper
+}
+
+// Shutdown interrupts the scraper (the tables are saved there), then shuts
+// the controller and the scraper down, returning by ctx's deadline even if
+// something is still running then.
+func (r *timeLagReceiver) Shutdown(ctx context.Context) error {
+	interruptErr := r.scraper.interrupt(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Metrics.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		return err // the scraper's shutdown returned interruptErr already
+	case <-ctx.Done():
+		return errors.Join(interruptErr, fmt.Errorf("shutdown: a scrape or the sampler was still running at the deadline: %w", ctx.Err()))
+	}
+}
