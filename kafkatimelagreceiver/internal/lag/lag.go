@@ -58,6 +58,9 @@ type PartitionLag struct {
 	HasTimeLag bool
 	Lost       int64 // records deleted by retention before the group read them
 	Method     Method
+	// ProduceRate is the partition's (Partition.ProduceRate).
+	ProduceRate    float64
+	HasProduceRate bool
 }
 
 // ConsumeFrom is the offset of the oldest record the group can still
@@ -84,6 +87,7 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTi
 		if p.HasEnd {
 			pl.HasEnd = true
 			pl.End = p.End
+			pl.ProduceRate, pl.HasProduceRate = p.ProduceRate, p.HasProduceRate
 			pl.Lag = max(0, p.End-committed)
 			from := ConsumeFrom(committed, p.Start, p.HasStart)
 			pl.Lost = from - committed
