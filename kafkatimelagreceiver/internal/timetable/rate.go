@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// minRateCoverage is the fraction of the window a table must cover before
-// it tells a rate: two points a moment apart (a sample and the scrape's own
-// read finishing together) would make a rate of noise.
+// minRateCoverage is the fraction of the window samples must span before
+// they tell a rate: two points a moment apart (a sample and the scrape's
+// own read finishing together) would make a rate of noise.
 const minRateCoverage = 4
 
 // Rate is a production rate in records per second; OK is false when the
@@ -18,18 +18,24 @@ type Rate struct {
 }
 
 // Rate is how fast records were appended over the window ending at the
-// table's newest point: the newest end offset minus the end offset the
-// table gives for window earlier (interpolated between the points around
-// that instant), divided by window. A table younger than the window gives
-// the rate over what it covers, once that is at least a quarter of the
-// window. Offsets never go down inside a table (a truncation resets it), so
-// the rate is never negative.
+// table's newest point (see RateOver). Offsets never go down inside a
+// table (a truncation resets it), so the rate is never negative.
 func (t *Table) Rate(window time.Duration) Rate {
-	n := len(t.points)
+	return RateOver(t.points, window)
+}
+
+// RateOver is how fast the offset of samples grew over the window ending
+// at the newest one: the newest offset minus the offset window earlier
+// (interpolated between the samples around that instant), divided by
+// window. Samples younger than the window give the rate over what they
+// span, once that is at least a quarter of the window. samples are oldest
+// first, strictly increasing in time and non-decreasing in offset.
+func RateOver(samples []Sample, window time.Duration) Rate {
+	n := len(samples)
 	if n < 2 || window <= 0 {
 		return Rate{}
 	}
-	newest, oldest := t.points[n-1], t.points[0]
+	newest, oldest := samples[n-1], samples[0]
 	from := newest.At - int64(window)
 	if from <= oldest.At {
 		span := newest.At - oldest.At
@@ -38,9 +44,9 @@ func (t *Table) Rate(window time.Duration) Rate {
 		}
 		return Rate{PerSecond: float64(newest.Offset-oldest.Offset) / (float64(span) / 1e9), OK: true}
 	}
-	// First point after from; points[i-1] is at or before it.
-	i := sort.Search(n, func(i int) bool { return t.points[i].At > from })
-	lo, hi := t.points[i-1], t.points[i]
+	// First sample after from; samples[i-1] is at or before it.
+	i := sort.Search(n, func(i int) bool { return samples[i].At > from })
+	lo, hi := samples[i-1], samples[i]
 	// In differences from lo, so that float rounding of offsets near 2^62
 	// cannot make the result negative: the part of lo..hi before from is at
 	// most all of lo..hi, which is at most lo..newest.
