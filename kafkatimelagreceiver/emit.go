@@ -163,9 +163,11 @@ func (sw *scrapeWriter) aggregates(aggs []lag.TopicLag) {
 	}
 }
 
-// partitions writes the per-partition gauges, in the index's (topic,
-// partition) order, with finish.
+// partitions writes the per-topic production rates now and the
+// per-partition gauges, in the index's (topic, partition) order, with
+// finish.
 func (sw *scrapeWriter) partitions(parts []lag.Partition) {
+	sw.topicProduceRates(parts)
 	sw.parts = parts
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -35,7 +36,8 @@ type timeLagScraper struct {
 	topics     *nameFilter
 	tables     *timetable.Store
 	records    *lag.RecordTimes
-	health     *health.Tracker // nil when no group-health metric is on
+	health     *health.Tracker   // nil when no group-health metric is on
+	progress   *progress.Tracker // nil when no metric needs it
 	writer     *metricWriter
 	telemetry  *selfTelemetry
 	receiverID component.ID
@@ -76,6 +78,9 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 	if s.writer.groupHealthEnabled() {
 		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
 	}
+	if s.writer.progressEnabled() {
+		s.progress = progress.NewTracker(cfg.RateWindow)
+	}
 	s.newCluster = func() (kafka.Cluster, error) {
 		return newCluster(cfg, settings.Logger, s.telemetry)
 	}
@@ -91,7 +96,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		if err != nil {
 			return err
 		}
-		s.state = &stateStorage{client: client, tables: s.tables, interval: s.cfg.StorageInterval, logger: s.logger}
+		s.state = &stateStorage{client: client, tables: s.tables, progress: s.progress, interval: s.cfg.StorageInterval, logger: s.logger}
 		s.state.load(ctx)
 		s.state.start()
 	}
@@ -151,9 +156,9 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	return md, errs.Combine()
 }
 
-// report computes each group's lags and health and writes them, group by
-// group, so that only one group's lags are held at a time; then the
-// per-topic aggregates and per-partition gauges.
+// report computes each group's lags, health and progress and writes them,
+// group by group, so that only one group's lags are held at a time; then
+// the per-topic aggregates and per-partition gauges.
 func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.Metrics, error) {
 	pushCtx := ctx
 	if _, ok := ctx.Deadline(); !ok {
@@ -166,12 +171,19 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 	}
 	out := s.writer.begin(pushCtx, in.snap.At, in.pairs)
 	appendTime := lag.AppendTimes(s.tables, s.records, in.snap.At)
+	if s.writer.produceRatesNeeded() {
+		in.idx.ResolveProduceRates(s.tables, s.cfg.RateWindow)
+	}
 	if s.health != nil {
 		s.health.BeginScrape()
+	}
+	if s.progress != nil {
+		s.progress.BeginScrape()
 	}
 	var (
 		lags       []lag.PartitionLag
 		aggregates []lag.TopicLag
+		topics     []progress.Topic
 		methods    lag.MethodCounts
 	)
 	for _, name := range in.names {
@@ -186,10 +198,19 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 				out.groupHealth(gh)
 			}
 		}
+		if s.progress != nil {
+			parts := s.progress.ObserveGroup(name, lags, in.snap.At)
+			out.partitionDrains(lags, parts)
+			topics = progress.Summarize(topics[:0], lags, parts)
+			out.groupProgress(topics)
+		}
 		out.groupLags(lags)
 	}
 	if s.health != nil {
 		s.health.EndScrape()
+	}
+	if s.progress != nil {
+		s.progress.EndScrape()
 	}
 	s.telemetry.estimates(ctx, methods)
 	out.aggregates(aggregates)
