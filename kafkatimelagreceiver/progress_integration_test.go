@@ -1,0 +1,448 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"math"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// ackLog remembers when each record of one partition was acknowledged, in
+// offset order: by then it had been appended.
+type ackLog struct {
+	mu     sync.Mutex
+	acked  []time.Time
+	offset []int64
+}
+
+func (l *ackLog) add(offset int64, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.offset = append(l.offset, offset)
+	l.acked = append(l.acked, at)
+}
+
+// end is the end offset as of the last acknowledgement.
+func (l *ackLog) end() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.offset) == 0 {
+		return 0
+	}
+	return l.offset[len(l.offset)-1] + 1
+}
+
+// appendedIn counts the records acknowledged in (from, to].
+func (l *ackLog) appendedIn(from, to time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := sort.Search(len(l.acked), func(i int) bool { return l.acked[i].After(from) })
+	last := sort.Search(len(l.acked), func(i int) bool { return l.acked[i].After(to) })
+	return last - first
+}
+
+// commitLog remembers a group's commits: when, and the sum of its committed
+// offsets then.
+type commitLog struct {
+	mu    sync.Mutex
+	at    []time.Time
+	total []int64
+}
+
+func (l *commitLog) add(at time.Time, total int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at = append(l.at, at)
+	l.total = append(l.total, total)
+}
+
+// committedAt is the sum of the group's committed offsets at t.
+func (l *commitLog) committedAt(t time.Time) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := sort.Search(len(l.at), func(i int) bool { return l.at[i].After(t) })
+	if i == 0 {
+		return 0
+	}
+	return l.total[i-1]
+}
+
+func (l *commitLog) last() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.at[len(l.at)-1]
+}
+
+// TestProgressAgainstKnownRates is the acceptance check of the rate metrics
+// against kfake, with a 5 s rate window so that a window passes quickly. A
+// producer writes steadily to the two partitions of "steady" and four
+// groups commit at known rates: "draining" starts 3,000 records behind on
+// each partition and consumes 250/s against 100/s produced; "behind"
+// consumes 50/s; "stalled" keeps up for 2 s, then stops committing;
+// "idle" is caught up on a topic nobody writes to. Truth comes from what
+// was acknowledged and committed when, so that a slow machine moves truth
+// and measurement together: only accuracy is asserted, never speed.
+func TestProgressAgainstKnownRates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 25 s")
+	}
+	const (
+		partitions   = 2
+		produceRate  = 100.0 // per partition
+		drainRate    = 250.0
+		behindRate   = 50.0
+		backlog      = 3000 // per partition, for "draining"
+		window       = 5 * time.Second
+		scrapeEvery  = time.Second
+		stallAfter   = 2 * time.Second
+		commitEvery  = 50 * time.Millisecond
+		produceEvery = 20 * time.Millisecond
+	)
+	k := newTestKafka(t, 1)
+	k.createTopic("steady", partitions)
+	k.createTopic("quiet", 1)
+	logs := [partitions]*ackLog{{}, {}}
+	produce := func(ctx context.Context, perPartition int) {
+		var records []*kgo.Record
+		for p := range int32(partitions) {
+			for range perPartition {
+				records = append(records, &kgo.Record{Topic: "steady", Partition: p, Value: []byte("x")})
+			}
+		}
+		results := k.client.ProduceSync(ctx, records...)
+		if ctx.Err() != nil {
+			return
+		}
+		require.NoError(t, results.FirstErr())
+		acked := time.Now()
+		for _, r := range results {
+			logs[r.Record.Partition].add(r.Record.Offset, acked)
+		}
+	}
+	produce(context.Background(), backlog)
+	k.produce("quiet", 0, make([]time.Time, 10)...)
+	k.commit("idle", "quiet", map[int32]int64{0: 10})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	start := time.Now()
+	wg.Add(1)
+	go func() { // the producer, paced by the clock
+		defer wg.Done()
+		tick := time.NewTicker(produceEvery)
+		defer tick.Stop()
+		budget := 0.0
+		last := start
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				budget += produceRate * now.Sub(last).Seconds()
+				last = now
+				if n := int(budget); n > 0 {
+					budget -= float64(n)
+					produce(ctx, n)
+				}
+			}
+		}
+	}()
+
+	commits := map[string]*commitLog{"draining": {}, "behind": {}, "stalled": {}}
+	var drained time.Time // when "draining" first reached the end offsets
+	var drainedMu sync.Mutex
+	wg.Add(1)
+	go func() { // the consumers: each commits where its rate has taken it
+		defer wg.Done()
+		tick := time.NewTicker(commitEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				elapsed := now.Sub(start).Seconds()
+				for group, log := range commits {
+					offsets, total, caughtUp := map[int32]int64{}, int64(0), true
+					for p := range int32(partitions) {
+						end := logs[p].end()
+						var target int64
+						switch group {
+						case "draining":
+							target = int64(drainRate * elapsed)
+						case "behind":
+							target = backlog + int64(behindRate*elapsed)
+						case "stalled":
+							if now.Sub(start) > stallAfter {
+								continue
+							}
+							target = end
+						}
+						offsets[p] = min(target, end)
+						caughtUp = caughtUp && offsets[p] == end
+						total += offsets[p]
+					}
+					if len(offsets) == 0 {
+						continue
+					}
+					k.commit(group, "steady", offsets)
+					log.add(time.Now(), total)
+					drainedMu.Lock()
+					if group == "draining" && caughtUp && drained.IsZero() {
+						drained = time.Now()
+					}
+					drainedMu.Unlock()
+				}
+			}
+		}
+	}()
+
+	cfg := k.testConfig()
+	cfg.CollectionInterval = scrapeEvery
+	cfg.SamplingInterval = 100 * time.Millisecond
+	cfg.RateWindow = window
+	cfg.Metrics.KafkaTopicProduceRate.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupPartitionTimeToDrain.Enabled = true
+	s := startScraper(t, cfg)
+
+	type drainEstimate struct {
+		at       time.Time
+		estimate float64
+	}
+	var drains []drainEstimate
+	var produceErrs, consumeErrs []float64
+	for scrape := 0; scrape < 24; scrape++ {
+		time.Sleep(scrapeEvery)
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		partitionRates := pointsOf(md, "kafka.partition.produce_rate")
+		consume := pointsOf(md, "kafka.consumer_group.consume_rate")
+		trend := pointsOf(md, "kafka.consumer_group.lag_trend")
+		drain := pointsOf(md, "kafka.consumer_group.time_to_drain")
+		partitionDrain := pointsOf(md, "kafka.consumer_group.partition_time_to_drain")
+		stuck := pointsOf(md, "kafka.consumer_group.stuck_time")
+		topicRate := pointsOf(md, "kafka.topic.produce_rate")
+		key := func(group, topic string) pointKey { return pointKey{group, topic, -1} }
+		now := partitionRates[pointKey{"", "steady", 0}].timestamp
+		warm := now.Sub(start) > window+scrapeEvery
+
+		// Production: per partition, against what was acknowledged in
+		// the window; the topic's is their sum.
+		var sum float64
+		for p := range int64(partitions) {
+			rate, ok := partitionRates[pointKey{"", "steady", p}]
+			require.True(t, ok || !warm, "scrape %d: steady/%d has a production rate", scrape, p)
+			sum += rate.doubleValue
+			if warm {
+				truth := float64(logs[p].appendedIn(now.Add(-window), now)) / window.Seconds()
+				produceErrs = append(produceErrs, math.Abs(rate.doubleValue-truth)/truth)
+				t.Logf("scrape %2d: steady/%d produce rate %.1f/s, truth %.1f/s", scrape, p, rate.doubleValue, truth)
+			}
+		}
+		if warm {
+			require.InDelta(t, sum, topicRate[pointKey{"", "steady", -1}].doubleValue, 1e-6)
+			require.Zero(t, partitionRates[pointKey{"", "quiet", 0}].doubleValue, "nothing written to quiet")
+		}
+
+		// Consumption, against what was committed in the window.
+		for _, group := range []string{"draining", "behind"} {
+			got, ok := consume[key(group, "steady")]
+			if !warm {
+				continue
+			}
+			require.True(t, ok, "scrape %d: %s has a consumption rate", scrape, group)
+			truth := float64(commits[group].committedAt(now)-commits[group].committedAt(now.Add(-window))) / window.Seconds()
+			if truth > 0 {
+				consumeErrs = append(consumeErrs, math.Abs(got.doubleValue-truth)/truth)
+			}
+			t.Logf("scrape %2d: %-8s consume rate %.1f/s, truth %.1f/s, trend %+.1f/s", scrape, group, got.doubleValue, truth, trend[key(group, "steady")].doubleValue)
+		}
+
+		drainedMu.Lock()
+		drainedAt := drained
+		drainedMu.Unlock()
+		if d, ok := drain[key("draining", "steady")]; ok && warm && drainedAt.IsZero() {
+			drains = append(drains, drainEstimate{at: now, estimate: d.doubleValue})
+			_, perPartition := partitionDrain[pointKey{"draining", "steady", 0}]
+			require.True(t, perPartition, "scrape %d: draining has a drain time per partition", scrape)
+		}
+
+		// Falling behind: never a drain time, a positive trend.
+		_, hasDrain := drain[key("behind", "steady")]
+		require.False(t, hasDrain, "scrape %d: behind is not catching up", scrape)
+		for p := range int64(partitions) {
+			_, hasDrain = partitionDrain[pointKey{"behind", "steady", p}]
+			require.False(t, hasDrain, "scrape %d: behind/%d is not catching up", scrape, p)
+		}
+		if warm {
+			require.Greater(t, trend[key("behind", "steady")].doubleValue, 0.0, "scrape %d", scrape)
+		}
+
+		// Stalled: stuck since its last commit, at scrape resolution.
+		if now.Sub(start) > stallAfter+2*scrapeEvery {
+			truth := now.Sub(commits["stalled"].last()).Seconds()
+			got := stuck[key("stalled", "steady")].doubleValue
+			t.Logf("scrape %2d: stalled stuck %.2f s, truth %.2f s", scrape, got, truth)
+			require.InDelta(t, truth, got, scrapeEvery.Seconds(), "scrape %d", scrape)
+			require.LessOrEqual(t, got, truth, "scrape %d: never more than the truth", scrape)
+		}
+
+		// Caught up on an idle topic: not stuck, nothing to drain, no trend.
+		require.Zero(t, stuck[key("idle", "quiet")].doubleValue)
+		idleDrain, ok := drain[key("idle", "quiet")]
+		require.True(t, ok, "scrape %d: a caught-up group drains in 0 s", scrape)
+		require.Zero(t, idleDrain.doubleValue)
+		if warm {
+			require.Zero(t, consume[key("idle", "quiet")].doubleValue)
+			require.Zero(t, trend[key("idle", "quiet")].doubleValue)
+		}
+	}
+
+	require.NotEmpty(t, produceErrs)
+	require.NotEmpty(t, consumeErrs)
+	sort.Float64s(produceErrs)
+	sort.Float64s(consumeErrs)
+	t.Logf("production rate: %d estimates, relative error median %.2f%%, max %.2f%%", len(produceErrs), 100*produceErrs[len(produceErrs)/2], 100*produceErrs[len(produceErrs)-1])
+	t.Logf("consumption rate: %d estimates, relative error median %.2f%%, max %.2f%%", len(consumeErrs), 100*consumeErrs[len(consumeErrs)/2], 100*consumeErrs[len(consumeErrs)-1])
+	require.LessOrEqual(t, produceErrs[len(produceErrs)-1], 0.05)
+	require.LessOrEqual(t, consumeErrs[len(consumeErrs)-1], 0.05)
+
+	drainedMu.Lock()
+	drainedAt := drained
+	drainedMu.Unlock()
+	require.False(t, drainedAt.IsZero(), "draining caught up during the test")
+	asserted := 0
+	for _, d := range drains {
+		truth := drainedAt.Sub(d.at).Seconds()
+		t.Logf("time to drain at %.1f s: estimate %.2f s, truth %.2f s", d.at.Sub(start).Seconds(), d.estimate, truth)
+		// Near the end a scrape's instant against a commit every 50 ms
+		// is a large part of the truth: judge estimates of 3 s and more.
+		if truth >= 3 {
+			require.InEpsilon(t, truth, d.estimate, 0.10)
+			asserted++
+		}
+	}
+	require.GreaterOrEqual(t, asserted, 3, "enough drain estimates were judged")
+}
+
+// TestStuckTimeSurvivesRestart: a receiver with storage sees a group stuck,
+// shuts down (saving its stuck clocks under their own key, beside the
+// tables), and a new receiver on the same storage reports the stuck time
+// counted from the first receiver's first sight at its first scrape. A
+// group whose offset moved while the collector was down starts from 0, and
+// so does everything without storage.
+func TestStuckTimeSurvivesRestart(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("t", 1)
+	k.produce("t", 0, make([]time.Time, 5)...)
+	k.commit("stuck", "t", map[int32]int64{0: 2})
+	k.commit("moves", "t", map[int32]int64{0: 2})
+
+	store := newMemoryStorage()
+	storageID := component.MustNewID("file_storage")
+	newScraper := func(withStorage bool) *timeLagScraper {
+		cfg := k.testConfig()
+		if withStorage {
+			cfg.Storage = &storageID
+			cfg.StorageInterval = time.Hour // only the shutdown save matters here
+		}
+		s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+		require.NoError(t, err)
+		require.NoError(t, s.start(context.Background(), hostWith{storageID: store}))
+		return s
+	}
+	stuckOf := func(s *timeLagScraper, group string) point {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		p, ok := pointsOf(md, "kafka.consumer_group.stuck_time")[pointKey{group, "t", -1}]
+		require.True(t, ok, "%s has a stuck time", group)
+		return p
+	}
+
+	first := newScraper(true)
+	firstSight := stuckOf(first, "stuck")
+	require.Zero(t, firstSight.doubleValue)
+	time.Sleep(200 * time.Millisecond)
+	require.Positive(t, stuckOf(first, "stuck").doubleValue)
+	require.NoError(t, first.shutdown(context.Background()))
+	require.NotEmpty(t, store.values[stateKey], "tables saved")
+	require.NotEmpty(t, store.values[progressKey], "stuck clocks saved")
+
+	k.commit("moves", "t", map[int32]int64{0: 3}) // while the collector is down
+	second := newScraper(true)
+	defer func() { require.NoError(t, second.shutdown(context.Background())) }()
+	md, err := second.scrape(context.Background())
+	require.NoError(t, err)
+	stuck := pointsOf(md, "kafka.consumer_group.stuck_time")
+	resumed := stuck[pointKey{"stuck", "t", -1}]
+	require.InDelta(t, resumed.timestamp.Sub(firstSight.timestamp).Seconds(), resumed.doubleValue, 1e-6,
+		"counted from the first receiver's first sight")
+	require.Zero(t, stuck[pointKey{"moves", "t", -1}].doubleValue, "its offset moved while the collector was down")
+
+	fresh := newScraper(false)
+	defer func() { require.NoError(t, fresh.shutdown(context.Background())) }()
+	require.Zero(t, stuckOf(fresh, "stuck").doubleValue, "without storage the clock starts at the first scrape")
+}
+
+// TestRateMetricsAddNoRequests: the rates, stuck times and drain times come
+// from what a scrape reads anyway (committed offsets, end offsets, the
+// tables): a steady scrape with every one of them on sends exactly the
+// requests of a scrape with all of them off.
+func TestRateMetricsAddNoRequests(t *testing.T) {
+	k := newTestKafka(t, 3)
+	k.createTopic("wide", 30)
+	now := time.Now()
+	for p := range int32(30) {
+		k.produce("wide", p, now, now)
+	}
+	for _, g := range []string{"g-0", "g-1", "g-2", "g-3"} {
+		offsets := map[int32]int64{}
+		for p := range int32(30) {
+			offsets[p] = 1
+		}
+		k.commit(g, "wide", offsets)
+	}
+	configure := func(on bool) *Config {
+		cfg := k.testConfig()
+		m := &cfg.Metrics
+		m.KafkaPartitionProduceRate.Enabled = on
+		m.KafkaTopicProduceRate.Enabled = on
+		m.KafkaConsumerGroupConsumeRate.Enabled = on
+		m.KafkaConsumerGroupLagTrend.Enabled = on
+		m.KafkaConsumerGroupTimeToDrain.Enabled = on
+		m.KafkaConsumerGroupPartitionTimeToDrain.Enabled = on
+		m.KafkaConsumerGroupStuckTime.Enabled = on
+		return cfg
+	}
+	steadyRequests := func(s *timeLagScraper) (kafkacount.Counts, pmetric.Metrics) {
+		for range 2 { // connections, metadata and record reads
+			_, err := s.scrape(context.Background())
+			require.NoError(t, err)
+		}
+		before := k.counts.Snapshot()
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		return k.counts.Snapshot().Since(before), md
+	}
+	off, _ := steadyRequests(startScraper(t, configure(false)))
+	on, md := steadyRequests(startScraper(t, configure(true)))
+	t.Logf("steady scrape, rate metrics off: %s; on: %s", off, on)
+	require.Equal(t, off, on)
+	require.Len(t, pointsOf(md, "kafka.consumer_group.stuck_time"), 4, "the metrics were there to be paid for")
+	require.Len(t, pointsOf(md, "kafka.consumer_group.time_to_drain"), 0, "no rates yet, and every group has lag")
+}
