@@ -100,13 +100,8 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 	noMembers := g.membersKnown && g.members == 0
 	worst := StatusOK
 	t.statuses = t.statuses[:0]
-	j := 0
-	for i := range lags {
+	for i, w := range lag.Matched(g.pairs, lags) {
 		pl := &lags[i]
-		for g.pairs[j].Topic != pl.Topic || g.pairs[j].Partition != pl.Partition {
-			j++
-		}
-		w := &g.pairs[j].State
 		if pl.HasEnd { // an unknown lag leaves the window waiting for the next one
 			w.add(lagPoint{committed: pl.Committed, lag: pl.Lag}, t.window)
 		}

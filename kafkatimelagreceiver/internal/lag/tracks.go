@@ -1,6 +1,7 @@
 package lag
 
 import (
+	"iter"
 	"strings"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -84,4 +85,21 @@ func MergeTracks[T any](tracks []Track[T], lags []PartitionLag, scrape, forgetAf
 		}
 	}
 	return out
+}
+
+// Matched yields each lag's index with its track's State, in the order of
+// lags. tracks hold a track for every lag, sorted as lags are: what
+// MergeTracks returns.
+func Matched[T any](tracks []Track[T], lags []PartitionLag) iter.Seq2[int, *T] {
+	return func(yield func(int, *T) bool) {
+		j := 0
+		for i := range lags {
+			for tracks[j].Topic != lags[i].Topic || tracks[j].Partition != lags[i].Partition {
+				j++
+			}
+			if !yield(i, &tracks[j].State) {
+				return
+			}
+		}
+	}
 }

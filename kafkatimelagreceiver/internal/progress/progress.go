@@ -179,13 +179,8 @@ func (t *Tracker) ObserveGroup(name string, lags []lag.PartitionLag, at int64) [
 	g.lastSeen = t.scrapes
 	g.pairs = lag.MergeTracks(g.pairs, lags, t.scrapes, forgetAfter)
 	t.partitions = t.partitions[:0]
-	j := 0
-	for i := range lags {
+	for i, p := range lag.Matched(g.pairs, lags) {
 		pl := &lags[i]
-		for g.pairs[j].Topic != pl.Topic || g.pairs[j].Partition != pl.Partition {
-			j++
-		}
-		p := &g.pairs[j].State
 		if p.len() == 0 && len(t.restored) > 0 {
 			t.resume(p, pairKey{group: name, topic: pl.Topic, partition: pl.Partition}, pl.Committed, at)
 		}
