@@ -106,3 +106,21 @@ func TestStateDecodeRejectsBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
+
+// The storage extension saves on its own goroutine while scrapes observe:
+// run with -race.
+func TestEncodeStateWhileObserving(t *testing.T) {
+	tr := NewTracker(time.Minute)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			_, err := decodeState(tr.EncodeState())
+			require.NoError(t, err)
+		}
+	}()
+	for sec := 0.0; sec < 200; sec++ {
+		scrape(tr, sec, lagsOf("g", "t", pair{10, 50}, pair{int64(sec), int64(sec) + 5}))
+	}
+	<-done
+}
