@@ -34,6 +34,15 @@ const (
 	metricLag     = "kafka.consumer_group.lag"
 	metricTimeLag = "kafka.consumer_group.time_lag"
 
+	metricProduceRate = "kafka.partition.produce_rate"
+	metricConsumeRate = "kafka.consumer_group.consume_rate"
+	metricLagTrend    = "kafka.consumer_group.lag_trend"
+	metricTimeToDrain = "kafka.consumer_group.time_to_drain"
+	metricStuckTime   = "kafka.consumer_group.stuck_time"
+
+	// e2eOrdersRate is the demo's orders rate in these tests.
+	e2eOrdersRate = 300
+
 	// deadline bounds each wait. It is generous because CI runs this on two
 	// busy cores with the race detector on the demo side.
 	deadline = 90 * time.Second
@@ -70,6 +79,9 @@ func TestCollectorReportsLagAndTimeLag(t *testing.T) {
 		}
 		var verdict error
 		last, verdict = judge(sink.snapshot())
+		if verdict == nil {
+			last, verdict = judgeProgress(sink.snapshot(), sink.peaks())
+		}
 		return verdict == nil
 	})
 	if col.exited() {
@@ -126,6 +138,39 @@ func judge(s series) (string, error) {
 	return desc, nil
 }
 
+// judgeProgress checks the rate metrics: the production rate of orders
+// near the demo's; shipments-catchup catching up after its surge (a time to
+// drain was estimated); shipments-slow falling behind (lag trend positive,
+// never a time to drain); payments-stalled stuck for seconds since it
+// stalled.
+func judgeProgress(latest, peaks series) (string, error) {
+	var ordersRate float64
+	for k, v := range latest {
+		if k.metric == metricProduceRate && k.topic == demo.TopicOrders {
+			ordersRate += v
+		}
+	}
+	catchupDrain, catchupDrained := peaks[seriesKey{metricTimeToDrain, demo.GroupShipmentsCatchup, demo.TopicShipments, -1}]
+	slowTrend := latest[seriesKey{metricLagTrend, demo.GroupShipmentsSlow, demo.TopicShipments, -1}]
+	_, slowDrain := peaks[seriesKey{metricTimeToDrain, demo.GroupShipmentsSlow, demo.TopicShipments, -1}]
+	stuck := latest[seriesKey{metricStuckTime, demo.GroupPaymentsStalled, demo.TopicPayments, -1}]
+	desc := fmt.Sprintf("  orders produce rate %.1f/s; shipments-catchup longest time to drain %.1fs; shipments-slow lag trend %+.1f/s; payments-stalled stuck %.1fs\n",
+		ordersRate, catchupDrain, slowTrend, stuck)
+	switch {
+	case ordersRate < 0.75*e2eOrdersRate || ordersRate > 1.25*e2eOrdersRate:
+		return desc, fmt.Errorf("orders produce rate %.1f/s, want about %d/s", ordersRate, e2eOrdersRate)
+	case !catchupDrained || catchupDrain <= 0:
+		return desc, fmt.Errorf("no time to drain yet for %s after its surge", demo.GroupShipmentsCatchup)
+	case slowDrain:
+		return desc, fmt.Errorf("%s falls behind but has a time to drain", demo.GroupShipmentsSlow)
+	case slowTrend <= 0:
+		return desc, fmt.Errorf("%s lag trend %+.1f/s, want positive", demo.GroupShipmentsSlow, slowTrend)
+	case stuck < 4:
+		return desc, fmt.Errorf("%s stuck %.1fs, want seconds", demo.GroupPaymentsStalled, stuck)
+	}
+	return desc, nil
+}
+
 func startDemo(t *testing.T) *demo.Demo {
 	t.Helper()
 	logs := &lockedBuffer{}
@@ -133,7 +178,17 @@ func startDemo(t *testing.T) *demo.Demo {
 		Logger: log.New(logs, "kafkademo: ", log.Lmicroseconds),
 		// A few hundred records/s keeps orders-fast hundreds of records
 		// behind without starving the collector of CPU.
-		OrdersRate: 300,
+		OrdersRate: e2eOrdersRate,
+		// One shipments surge soon after the start, that shipments-catchup
+		// drains in about 17 s (500 behind at 30/s net); payments-stalled
+		// stalls early.
+		ShipmentsRate:            20,
+		ShipmentsSurgeRate:       100,
+		ShipmentsSurgeAfter:      10 * time.Second,
+		ShipmentsSurgeFor:        10 * time.Second,
+		ShipmentsSurgeEvery:      time.Hour,
+		ShipmentsCatchupReadRate: 50,
+		PaymentsStallAfter:       10 * time.Second,
 		// The batch job must not run during the test: its commit would
 		// erase the seeded minutes of time lag the test looks for.
 		AuditBatchEvery: time.Hour,
@@ -177,7 +232,8 @@ func collectorConfig(brokers []string, otlpURL string, healthPort int, storage s
   kafka_time_lag:
     brokers: [%s]
     collection_interval: 2s
-    sampling_interval: 1s%s
+    sampling_interval: 1s
+    rate_window: 6s%s
 exporters:
   otlp_http:
     endpoint: %s
@@ -204,7 +260,8 @@ type seriesKey struct {
 	partition            int64
 }
 
-// series holds the latest value of each stream.
+// series holds the latest value of each stream. Metrics without a group or
+// a partition attribute have them empty and -1.
 type series map[seriesKey]float64
 
 func (s series) each(metric, group string, fn func(float64)) {
@@ -239,6 +296,8 @@ type otlpSink struct {
 	*httptest.Server
 	mu     sync.Mutex
 	latest series
+	// peak is the largest value each stream has had.
+	peak series
 	// first is the first export since the last reset that carried any lag
 	// point: what one scrape reported, unmixed with later ones.
 	first series
@@ -248,7 +307,7 @@ type otlpSink struct {
 func (s *otlpSink) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.latest, s.first = series{}, nil
+	s.latest, s.first, s.peak = series{}, nil, series{}
 }
 
 // firstExport returns the first export since the last reset, if any.
@@ -260,7 +319,7 @@ func (s *otlpSink) firstExport() (series, bool) {
 
 func startOTLPSink(t *testing.T) *otlpSink {
 	t.Helper()
-	s := &otlpSink{latest: series{}}
+	s := &otlpSink{latest: series{}, peak: series{}}
 	s.Server = httptest.NewServer(otlpsink.Handler(s.record, nil))
 	t.Cleanup(s.Close)
 	return s
@@ -286,26 +345,47 @@ func (s *otlpSink) record(md pmetric.Metrics, _ int) {
 		}
 	}()
 	otlpsink.EachGaugePoint(md, func(metric string, dp pmetric.NumberDataPoint) {
-		if metric != metricLag && metric != metricTimeLag {
+		switch metric {
+		case metricLag, metricTimeLag:
+		case metricProduceRate, metricConsumeRate, metricLagTrend, metricTimeToDrain, metricStuckTime:
+		default:
 			return
 		}
-		key, ok := keyOf(metric, dp.Attributes())
-		if !ok {
-			return
+		key := keyOf(metric, dp.Attributes())
+		v := value(dp)
+		s.latest[key] = v
+		if peak, seen := s.peak[key]; !seen || v > peak {
+			s.peak[key] = v
 		}
-		s.latest[key] = value(dp)
-		batch[key] = value(dp)
+		if metric == metricLag || metric == metricTimeLag {
+			batch[key] = v
+		}
 	})
 }
 
-func keyOf(metric string, attrs pcommon.Map) (seriesKey, bool) {
-	group, gok := attrs.Get("group")
-	topic, tok := attrs.Get("topic")
-	partition, pok := attrs.Get("partition")
-	if !gok || !tok || !pok {
-		return seriesKey{}, false
+// peaks returns the largest value of every stream seen so far.
+func (s *otlpSink) peaks() series {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(series, len(s.peak))
+	for k, v := range s.peak {
+		out[k] = v
 	}
-	return seriesKey{metric: metric, group: group.Str(), topic: topic.Str(), partition: partition.Int()}, true
+	return out
+}
+
+func keyOf(metric string, attrs pcommon.Map) seriesKey {
+	key := seriesKey{metric: metric, partition: -1}
+	if v, ok := attrs.Get("group"); ok {
+		key.group = v.Str()
+	}
+	if v, ok := attrs.Get("topic"); ok {
+		key.topic = v.Str()
+	}
+	if v, ok := attrs.Get("partition"); ok {
+		key.partition = v.Int()
+	}
+	return key
 }
 
 func value(dp pmetric.NumberDataPoint) float64 {

@@ -18,6 +18,10 @@ const (
 	defaultMaxSamples         = 512
 	defaultRecordReads        = 1000
 	defaultStorageInterval    = time.Minute
+	// defaultRateWindow is long enough to smooth a consumer that commits
+	// every few seconds and a producer that writes in bursts, short enough
+	// that a drain estimate follows a change within minutes.
+	defaultRateWindow = 5 * time.Minute
 	// defaultRequestTimeout bounds each Kafka request when the controller's
 	// timeout is not set, so that a silent broker can never hold a scrape.
 	defaultRequestTimeout = 10 * time.Second
@@ -76,6 +80,9 @@ type Config struct {
 	Storage *component.ID `mapstructure:"storage"`
 	// StorageInterval is how often the tables are saved, besides at shutdown.
 	StorageInterval time.Duration `mapstructure:"storage_interval"`
+	// RateWindow is the window of the production and consumption rates,
+	// and so of the lag trend and time to drain computed from them.
+	RateWindow time.Duration `mapstructure:"rate_window"`
 	// Groups selects the consumer groups to report, by group id.
 	Groups FilterConfig `mapstructure:"groups"`
 	// Topics selects the topics to report.
@@ -110,6 +117,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Storage != nil && cfg.StorageInterval <= 0 {
 		errs = append(errs, fmt.Errorf("storage_interval: must be positive when storage is set, got %s", cfg.StorageInterval))
+	}
+	if cfg.RateWindow <= 0 {
+		errs = append(errs, fmt.Errorf("rate_window: must be positive, got %s", cfg.RateWindow))
 	}
 	if cfg.MaxSamples < 2 {
 		errs = append(errs, fmt.Errorf("max_samples: must be at least 2, got %d", cfg.MaxSamples))

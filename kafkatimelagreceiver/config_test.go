@@ -58,9 +58,12 @@ func TestLoadConfigDefault(t *testing.T) {
 	require.Equal(t, 1000, cfg.MaxRecordReadsPerScrape)
 	require.Nil(t, cfg.Storage)
 	require.Equal(t, time.Minute, cfg.StorageInterval)
+	require.Equal(t, 5*time.Minute, cfg.RateWindow)
 	require.Equal(t, FilterConfig{Include: []string{".*"}}, cfg.Groups)
 	require.Equal(t, FilterConfig{Include: []string{".*"}, Exclude: []string{"^__.*"}}, cfg.Topics)
 	require.False(t, cfg.Metrics.KafkaPartitionOldestOffset.Enabled)
+	require.False(t, cfg.Metrics.KafkaTopicProduceRate.Enabled)
+	require.False(t, cfg.Metrics.KafkaConsumerGroupPartitionTimeToDrain.Enabled)
 	require.True(t, cfg.Metrics.KafkaConsumerGroupTimeLag.Enabled)
 	require.True(t, cfg.ResourceAttributes.KafkaClusterAlias.Enabled)
 }
@@ -88,6 +91,7 @@ func TestLoadConfigFull(t *testing.T) {
 	require.NotNil(t, cfg.Storage)
 	require.Equal(t, component.MustNewIDWithName("file_storage", "lag"), *cfg.Storage)
 	require.Equal(t, 30*time.Second, cfg.StorageInterval)
+	require.Equal(t, 10*time.Minute, cfg.RateWindow)
 	require.Equal(t, FilterConfig{Include: []string{"^payments-", "^orders$"}, Exclude: []string{"-test$"}}, cfg.Groups)
 	require.Equal(t, FilterConfig{Include: []string{`^payments\.`, "^orders"}, Exclude: []string{"^__", `\.dlq$`}}, cfg.Topics)
 
@@ -105,6 +109,11 @@ func TestLoadConfigFull(t *testing.T) {
 		"kafka.consumer_group.time_lag":      {m.KafkaConsumerGroupTimeLag.Enabled, defaults.Metrics.KafkaConsumerGroupTimeLag.Enabled},
 		"kafka.consumer_group.time_lag_max":  {m.KafkaConsumerGroupTimeLagMax.Enabled, defaults.Metrics.KafkaConsumerGroupTimeLagMax.Enabled},
 		"kafka.partition.current_offset":     {m.KafkaPartitionCurrentOffset.Enabled, defaults.Metrics.KafkaPartitionCurrentOffset.Enabled},
+		"kafka.partition.produce_rate":       {m.KafkaPartitionProduceRate.Enabled, defaults.Metrics.KafkaPartitionProduceRate.Enabled},
+		"kafka.consumer_group.consume_rate":  {m.KafkaConsumerGroupConsumeRate.Enabled, defaults.Metrics.KafkaConsumerGroupConsumeRate.Enabled},
+		"kafka.consumer_group.lag_trend":     {m.KafkaConsumerGroupLagTrend.Enabled, defaults.Metrics.KafkaConsumerGroupLagTrend.Enabled},
+		"kafka.consumer_group.time_to_drain": {m.KafkaConsumerGroupTimeToDrain.Enabled, defaults.Metrics.KafkaConsumerGroupTimeToDrain.Enabled},
+		"kafka.consumer_group.stuck_time":    {m.KafkaConsumerGroupStuckTime.Enabled, defaults.Metrics.KafkaConsumerGroupStuckTime.Enabled},
 	} {
 		require.True(t, got[1], "%s is enabled by default", name)
 		require.Equal(t, got[1], got[0], name)
@@ -142,6 +151,7 @@ func TestLoadConfigInvalid(t *testing.T) {
 		{name: "zero_collection_interval", wantErr: []string{"collection_interval"}},
 		{name: "negative_timeout", wantErr: []string{"timeout"}},
 		{name: "storage_without_interval", wantErr: []string{"storage_interval", "must be positive"}},
+		{name: "zero_rate_window", wantErr: []string{"rate_window", "must be positive, got 0s"}},
 		{name: "one_sample", wantErr: []string{"max_samples", "at least 2, got 1"}},
 		{name: "negative_record_reads", wantErr: []string{"max_record_reads_per_scrape", "got -1"}},
 		{name: "bad_protocol_version", wantErr: []string{"protocol_version", "not-a-version"}},

@@ -174,9 +174,11 @@ func (sw *scrapeWriter) aggregates(aggs []lag.TopicLag) {
 	}
 }
 
-// partitions writes the per-partition gauges, in the index's (topic,
-// partition) order, with finish.
+// partitions writes the per-topic production rates now and the
+// per-partition gauges, in the index's (topic, partition) order, with
+// finish.
 func (sw *scrapeWriter) partitions(parts []lag.Partition) {
+	sw.topicProduceRates(parts)
 	sw.parts = parts
 }
 
@@ -184,14 +186,17 @@ func (sw *scrapeWriter) partitions(parts []lag.Partition) {
 // scrape when nothing was pushed. The error says what the next consumer
 // refused.
 func (sw *scrapeWriter) finish() (pmetric.Metrics, error) {
+	direct := pmetric.NewMetricSlice()
+	err := sw.pairs.finish(direct)
+	// Before the builder emits: a per-partition gauge whose attributes the
+	// user reduced is recorded into the builder, and must land in the
+	// resource that carries the cluster alias.
+	sw.w.appendPartitionGauges(direct, sw.ts, sw.parts)
 	rb := sw.w.mb.NewResourceBuilder()
 	if sw.w.clusterAlias != "" {
 		rb.SetKafkaClusterAlias(sw.w.clusterAlias)
 	}
 	sw.w.mb.EmitForResource(metadata.WithResource(rb.Emit()))
-	direct := pmetric.NewMetricSlice()
-	err := sw.pairs.finish(direct)
-	sw.w.appendPartitionGauges(direct, sw.ts, sw.parts)
 	md := sw.w.mb.Emit()
 	sw.stampRebalanceStarts(md)
 	return sw.w.withDirect(md, direct), err

@@ -14,6 +14,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 )
 
 // gaugeInfo is what the generated code says of a metric besides its name.
@@ -35,6 +36,8 @@ func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
 	m.KafkaConsumerGroupPartitionStatus.Enabled = true
 	m.KafkaPartitionCurrentOffset.Enabled = true
 	m.KafkaPartitionOldestOffset.Enabled = true
+	m.KafkaPartitionProduceRate.Enabled = true
+	m.KafkaConsumerGroupPartitionTimeToDrain.Enabled = true
 	mb := metadata.NewMetricsBuilder(cfg, settings)
 	var ts pcommon.Timestamp
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 0, "", "", 0)
@@ -45,6 +48,8 @@ func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
 	mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 0, "", "", 0, metadata.AttributeStatusOK)
 	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 0, "", 0)
 	mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 0, "", 0)
+	mb.RecordKafkaPartitionProduceRateDataPoint(ts, 0, "", 0)
+	mb.RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(ts, 0, "", "", 0)
 	out := map[string]gaugeInfo{}
 	eachMetric(mb.Emit(), func(m pmetric.Metric) {
 		out[m.Name()] = gaugeInfo{description: m.Description(), unit: m.Unit()}
@@ -100,17 +105,17 @@ type pairEmitter struct {
 
 	// on: built here; viaBuilder: the user reduced the attributes, so the
 	// MetricsBuilder re-aggregates.
-	offsetOn, lagOn, lostOn, timeLagOn, statusOn, stableOn             bool
+	offsetOn, lagOn, lostOn, timeLagOn, statusOn, stableOn, drainOn    bool
 	offsetViaBuilder, lagViaBuilder, lostViaBuilder, timeLagViaBuilder bool
-	statusViaBuilder, stableViaBuilder                                 bool
+	statusViaBuilder, stableViaBuilder, drainViaBuilder                bool
 
-	started                                        bool
-	chunk                                          pmetric.MetricSlice
-	offset, lag, lost, timeLag, partStatus, stable pmetric.NumberDataPointSlice
-	pairs                                          int // in the current chunk
-	omitted                                        int // pairs without a time lag estimate
-	refusedPoints, sentPoints                      int
-	errs                                           []error
+	started                                               bool
+	chunk                                                 pmetric.MetricSlice
+	offset, lag, lost, timeLag, partStatus, stable, drain pmetric.NumberDataPointSlice
+	pairs                                                 int // in the current chunk
+	omitted                                               int // pairs without a time lag estimate
+	refusedPoints, sentPoints                             int
+	errs                                                  []error
 }
 
 func (w *metricWriter) newPairEmitter(ctx context.Context, ts pcommon.Timestamp, totalPairs int) *pairEmitter {
@@ -131,6 +136,7 @@ func (w *metricWriter) newPairEmitter(ctx context.Context, ts pcommon.Timestamp,
 	e.stableOn, e.stableViaBuilder = direct(m.KafkaConsumerGroupStableLag.Enabled, len(m.KafkaConsumerGroupStableLag.EnabledAttributes))
 	// partition_status has the status attribute besides the pair's three.
 	e.statusOn, e.statusViaBuilder = direct(m.KafkaConsumerGroupPartitionStatus.Enabled, len(m.KafkaConsumerGroupPartitionStatus.EnabledAttributes)-1)
+	e.drainOn, e.drainViaBuilder = direct(m.KafkaConsumerGroupPartitionTimeToDrain.Enabled, len(m.KafkaConsumerGroupPartitionTimeToDrain.EnabledAttributes))
 	return e
 }
 
@@ -144,6 +150,7 @@ func (e *pairEmitter) startChunk() {
 	e.timeLag, _ = e.w.appendGauge(e.chunk, e.timeLagOn, info.KafkaConsumerGroupTimeLag.Name, n)
 	e.partStatus, _ = e.w.appendGauge(e.chunk, e.statusOn, info.KafkaConsumerGroupPartitionStatus.Name, 0)
 	e.stable, _ = e.w.appendGauge(e.chunk, e.stableOn, info.KafkaConsumerGroupStableLag.Name, n)
+	e.drain, _ = e.w.appendGauge(e.chunk, e.drainOn, info.KafkaConsumerGroupPartitionTimeToDrain.Name, 0)
 	e.pairs = 0
 }
 
@@ -213,6 +220,22 @@ func (e *pairEmitter) addStatus(pl *lag.PartitionLag, st health.Status) {
 	}
 }
 
+// addDrain records one pair's kafka.consumer_group.partition_time_to_drain,
+// when it has one.
+func (e *pairEmitter) addDrain(pl *lag.PartitionLag, p *progress.Partition) {
+	if !p.HasDrain {
+		return
+	}
+	if !e.started {
+		e.startChunk()
+	}
+	if e.drainOn {
+		pairPoint(e.drain, e.start, e.ts, pl, 3).SetDoubleValue(p.Drain)
+	} else if e.drainViaBuilder {
+		e.w.mb.RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(e.ts, p.Drain, pl.Group, pl.Topic, int64(pl.Partition))
+	}
+}
+
 // dropEmpty removes the chunk's gauges that got no point.
 func (e *pairEmitter) dropEmpty() {
 	e.chunk.RemoveIf(func(m pmetric.Metric) bool { return m.Gauge().DataPoints().Len() == 0 })
@@ -269,23 +292,32 @@ func (w *metricWriter) appendPartitionGauges(ms pmetric.MetricSlice, ts pcommon.
 	from := ms.Len()
 	currentDirect := len(m.KafkaPartitionCurrentOffset.EnabledAttributes) == partitionAttributes
 	oldestDirect := len(m.KafkaPartitionOldestOffset.EnabledAttributes) == partitionAttributes
+	rateDirect := len(m.KafkaPartitionProduceRate.EnabledAttributes) == partitionAttributes
 	current, currentOn := w.appendGauge(ms, currentDirect && m.KafkaPartitionCurrentOffset.Enabled, info.KafkaPartitionCurrentOffset.Name, len(parts))
 	oldest, oldestOn := w.appendGauge(ms, oldestDirect && m.KafkaPartitionOldestOffset.Enabled, info.KafkaPartitionOldestOffset.Name, len(parts))
+	rate, rateOn := w.appendGauge(ms, rateDirect && m.KafkaPartitionProduceRate.Enabled, info.KafkaPartitionProduceRate.Name, len(parts))
 	for i := range parts {
 		p := &parts[i]
 		if !p.HasEnd {
 			continue
 		}
 		if currentOn {
-			w.partitionPoint(current, ts, p, p.End)
+			w.partitionPoint(current, ts, p).SetIntValue(p.End)
 		} else if !currentDirect {
 			w.mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, p.End, p.Topic, int64(p.Partition))
 		}
 		if p.HasStart {
 			if oldestOn {
-				w.partitionPoint(oldest, ts, p, p.Start)
+				w.partitionPoint(oldest, ts, p).SetIntValue(p.Start)
 			} else if !oldestDirect {
 				w.mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, p.Start, p.Topic, int64(p.Partition))
+			}
+		}
+		if p.HasProduceRate {
+			if rateOn {
+				w.partitionPoint(rate, ts, p).SetDoubleValue(p.ProduceRate)
+			} else if !rateDirect {
+				w.mb.RecordKafkaPartitionProduceRateDataPoint(ts, p.ProduceRate, p.Topic, int64(p.Partition))
 			}
 		}
 	}
@@ -296,7 +328,7 @@ func (w *metricWriter) appendPartitionGauges(ms pmetric.MetricSlice, ts pcommon.
 	})
 }
 
-func (w *metricWriter) partitionPoint(dps pmetric.NumberDataPointSlice, ts pcommon.Timestamp, p *lag.Partition, value int64) {
+func (w *metricWriter) partitionPoint(dps pmetric.NumberDataPointSlice, ts pcommon.Timestamp, p *lag.Partition) pmetric.NumberDataPoint {
 	dp := dps.AppendEmpty()
 	dp.SetStartTimestamp(w.startTime)
 	dp.SetTimestamp(ts)
@@ -304,5 +336,5 @@ func (w *metricWriter) partitionPoint(dps pmetric.NumberDataPointSlice, ts pcomm
 	attrs.EnsureCapacity(2)
 	attrs.PutStr("topic", p.Topic)
 	attrs.PutInt("partition", int64(p.Partition))
-	dp.SetIntValue(value)
+	return dp
 }

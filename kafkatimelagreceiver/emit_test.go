@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 )
 
 func directTestScraper(t *testing.T, configure func(*Config)) *timeLagScraper {
@@ -43,8 +44,9 @@ func directTestSnapshot() (*lag.Snapshot, []lag.PartitionLag) {
 	return snap, lags
 }
 
-// emitScrape writes a scrape of one group's lags (every pair STALL), and
-// its aggregates when asked, through the metric writer, in one piece.
+// emitScrape writes a scrape of one group's lags (every pair STALL, a drain
+// time of 30 s each), every partition producing 5 records/s, and its
+// aggregates when asked, through the metric writer, in one piece.
 func emitScrape(t *testing.T, s *timeLagScraper, snap *lag.Snapshot, lags []lag.PartitionLag, withAggregates bool) pmetric.Metrics {
 	t.Helper()
 	out := s.writer.begin(t.Context(), snap.At, len(lags))
@@ -53,11 +55,20 @@ func emitScrape(t *testing.T, s *timeLagScraper, snap *lag.Snapshot, lags []lag.
 		statuses[i] = health.StatusStall
 	}
 	out.partitionStatuses(lags, statuses)
+	drains := make([]progress.Partition, len(lags))
+	for i := range drains {
+		drains[i] = progress.Partition{Drain: 30, HasDrain: true}
+	}
+	out.partitionDrains(lags, drains)
 	out.groupLags(lags)
 	if withAggregates {
 		out.aggregates(lag.Aggregate(nil, lags))
 	}
-	out.partitions(s.index(snap).Parts)
+	parts := s.index(snap).Parts
+	for i := range parts {
+		parts[i].ProduceRate, parts[i].HasProduceRate = 5, parts[i].HasEnd
+	}
+	out.partitions(parts)
 	md, err := out.finish()
 	require.NoError(t, err)
 	return md
@@ -76,6 +87,7 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
 	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
 	cfg.Metrics.KafkaConsumerGroupStableLag.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupPartitionTimeToDrain.Enabled = true
 	mb := metadata.NewMetricsBuilder(cfg, receivertest.NewNopSettings(metadata.Type))
 	ts := pcommon.NewTimestampFromTime(time.Now())
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "g", "t", 0)
@@ -86,11 +98,14 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 1, "t", 0)
 	mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 1, "t", 0)
 	mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 1, "g", "t", 0, metadata.AttributeStatusOK)
+	mb.RecordKafkaPartitionProduceRateDataPoint(ts, 1, "t", 0)
+	mb.RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(ts, 1, "g", "t", 0)
 	want := metricsByName(mb.Emit())
 
 	s := directTestScraper(t, func(cfg *Config) {
 		cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
 		cfg.Metrics.KafkaConsumerGroupStableLag.Enabled = true
+		cfg.Metrics.KafkaConsumerGroupPartitionTimeToDrain.Enabled = true
 	})
 	snap, lags := directTestSnapshot()
 	direct := pmetric.NewMetricSlice()
@@ -114,6 +129,10 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	stable := byName["kafka.consumer_group.stable_lag"].Gauge().DataPoints()
 	require.Equal(t, 2, stable.Len())
 	require.Equal(t, []int64{6, 4}, []int64{stable.At(0).IntValue(), stable.At(1).IntValue()}, "last stable offset minus committed offset")
+	require.Equal(t, 2, byName["kafka.consumer_group.partition_time_to_drain"].Gauge().DataPoints().Len())
+	require.Equal(t, 30.0, byName["kafka.consumer_group.partition_time_to_drain"].Gauge().DataPoints().At(0).DoubleValue())
+	require.Equal(t, 2, byName["kafka.partition.produce_rate"].Gauge().DataPoints().Len())
+	require.Equal(t, 5.0, byName["kafka.partition.produce_rate"].Gauge().DataPoints().At(1).DoubleValue())
 	statuses := byName["kafka.consumer_group.partition_status"].Gauge().DataPoints()
 	require.Equal(t, 2*len(health.Statuses), statuses.Len(), "a point per status per pair")
 	for i := range statuses.Len() {
@@ -148,4 +167,35 @@ func TestReducedAttributesGoThroughBuilder(t *testing.T) {
 	stable := metricsByName(md)["kafka.consumer_group.stable_lag"].Gauge().DataPoints()
 	require.Equal(t, 1, stable.Len())
 	require.Equal(t, int64(6+4), stable.At(0).IntValue())
+}
+
+// The new per-partition gauges fold like the others when a user drops an
+// attribute, and the per-topic production rate sums the partitions'.
+func TestReducedAttributesOfRateGauges(t *testing.T) {
+	s := directTestScraper(t, func(cfg *Config) {
+		m := &cfg.Metrics
+		m.KafkaPartitionProduceRate.EnabledAttributes = []metadata.KafkaPartitionProduceRateMetricAttributeKey{metadata.KafkaPartitionProduceRateMetricAttributeKeyTopic}
+		m.KafkaPartitionProduceRate.AggregationStrategy = metadata.AggregationStrategySum
+		m.KafkaConsumerGroupPartitionTimeToDrain.Enabled = true
+		m.KafkaConsumerGroupPartitionTimeToDrain.EnabledAttributes = []metadata.KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey{
+			metadata.KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyGroup, metadata.KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyTopic,
+		}
+		m.KafkaConsumerGroupPartitionTimeToDrain.AggregationStrategy = metadata.AggregationStrategyMax
+		m.KafkaTopicProduceRate.Enabled = true
+		cfg.ClusterAlias = "prod"
+	})
+	snap, lags := directTestSnapshot()
+	md := emitScrape(t, s, snap, lags, false)
+	require.Equal(t, 1, md.ResourceMetrics().Len(), "the folded points are in the one resource")
+	alias, _ := md.ResourceMetrics().At(0).Resource().Attributes().Get("kafka.cluster.alias")
+	require.Equal(t, "prod", alias.Str())
+	byName := metricsByName(md)
+	for _, name := range []string{"kafka.partition.produce_rate", "kafka.topic.produce_rate"} {
+		dps := byName[name].Gauge().DataPoints()
+		require.Equal(t, 1, dps.Len(), name)
+		require.Equal(t, 10.0, dps.At(0).DoubleValue(), name)
+	}
+	drain := byName["kafka.consumer_group.partition_time_to_drain"].Gauge().DataPoints()
+	require.Equal(t, 1, drain.Len())
+	require.Equal(t, 30.0, drain.At(0).DoubleValue())
 }

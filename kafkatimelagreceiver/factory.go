@@ -39,6 +39,7 @@ func createDefaultConfig() component.Config {
 		MaxSamples:              defaultMaxSamples,
 		MaxRecordReadsPerScrape: defaultRecordReads,
 		StorageInterval:         defaultStorageInterval,
+		RateWindow:              defaultRateWindow,
 		Groups:                  FilterConfig{Include: []string{".*"}},
 		Topics:                  FilterConfig{Include: []string{".*"}, Exclude: []string{"^__.*"}},
 		Status:                  StatusConfig{Window: defaultStatusWindow},

@@ -23,7 +23,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		if err != nil {
 			return err
 		}
-		s.state = &stateStorage{client: client, tables: s.tables, interval: s.cfg.StorageInterval, logger: s.logger}
+		s.state = &stateStorage{client: client, tables: s.tables, progress: s.progress, interval: s.cfg.StorageInterval, logger: s.logger}
 		s.state.load(ctx)
 		s.state.start()
 	}

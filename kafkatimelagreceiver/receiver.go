@@ -17,6 +17,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -36,7 +37,8 @@ type timeLagScraper struct {
 	topics     *nameFilter
 	tables     *timetable.Store
 	records    *lag.RecordTimes
-	health     *health.Tracker // nil when no group-health metric is on
+	health     *health.Tracker   // nil when no group-health metric is on
+	progress   *progress.Tracker // nil when no metric needs it
 	writer     *metricWriter
 	telemetry  *selfTelemetry
 	receiverID component.ID
@@ -85,6 +87,9 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 	if s.writer.groupHealthEnabled() {
 		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
 	}
+	if s.writer.progressEnabled() {
+		s.progress = progress.NewTracker(cfg.RateWindow)
+	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
 		return newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
 	}
@@ -120,21 +125,28 @@ func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	return md, errs.Combine()
 }
 
-// report computes each group's lags and health and writes them, group by
-// group, so that only one group's lags are held at a time; then the
-// per-topic aggregates and per-partition gauges.
+// report computes each group's lags, health and progress and writes them,
+// group by group, so that only one group's lags are held at a time; then
+// the per-topic aggregates and per-partition gauges.
 func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.Metrics, error) {
 	// ctx has the scrape's deadline (scrapeContext): a pipeline that does
 	// not take a chunk (an exporter waiting on a backend that is down) holds
 	// the scrape no longer than that.
 	out := s.writer.begin(ctx, in.snap.At, in.pairs)
 	appendTime := lag.AppendTimes(s.tables, s.records, in.snap.At)
+	if s.writer.produceRatesNeeded() {
+		in.idx.ResolveProduceRates(s.tables, s.cfg.RateWindow)
+	}
 	if s.health != nil {
 		s.health.BeginScrape(in.snap.At)
+	}
+	if s.progress != nil {
+		s.progress.BeginScrape()
 	}
 	var (
 		lags       []lag.PartitionLag
 		aggregates []lag.TopicLag
+		topics     []progress.Topic
 		methods    lag.MethodCounts
 		beyondEnd  commitsBeyondEnd
 	)
@@ -156,10 +168,19 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 				out.groupHealth(gh)
 			}
 		}
+		if s.progress != nil {
+			parts := s.progress.ObserveGroup(name, lags, in.snap.At)
+			out.partitionDrains(lags, parts)
+			topics = progress.Summarize(topics[:0], lags, parts)
+			out.groupProgress(topics)
+		}
 		out.groupLags(lags)
 	}
 	if s.health != nil {
 		s.health.EndScrape()
+	}
+	if s.progress != nil {
+		s.progress.EndScrape()
 	}
 	s.telemetry.estimates(ctx, methods)
 	beyondEnd.report(ctx, s.telemetry, s.logger)

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -18,12 +19,18 @@ import (
 // future layout live beside this one during an upgrade.
 const stateKey = "tables.v1"
 
-// stateStorage saves the interpolation tables to a storage extension
-// (file_storage, typically) periodically and at shutdown, and restores them
-// at start, so a restarted collector has its history at the first scrape.
+// progressKey is the storage key of the groups' stuck clocks: a key and an
+// encoding of their own, so that either state can change without the other.
+const progressKey = "progress.v1"
+
+// stateStorage saves the interpolation tables and the stuck clocks to a
+// storage extension (file_storage, typically) periodically and at
+// shutdown, and restores them at start, so a restarted collector has its
+// history at the first scrape.
 type stateStorage struct {
 	client   storage.Client
 	tables   *timetable.Store
+	progress *progress.Tracker // nil when no metric needs it
 	interval time.Duration
 	logger   *zap.Logger
 
@@ -49,32 +56,49 @@ func openStateStorage(ctx context.Context, host component.Host, extensionID comp
 	return client, nil
 }
 
-// load restores saved tables. State that is missing starts empty; state that
-// is corrupt or from another version is ignored with a warning: the receiver
-// then works as on a first start.
+// load restores saved tables and stuck clocks. State that is missing starts
+// empty; state that is corrupt or from another version is ignored with a
+// warning: the receiver then works as on a first start. Each state is
+// judged alone.
 func (s *stateStorage) load(ctx context.Context) {
-	data, err := s.client.Get(ctx, stateKey)
+	s.restore(ctx, stateKey, "tables", "starting without history", s.tables.RestoreState)
+	if s.progress != nil {
+		s.restore(ctx, progressKey, "stuck clocks", "stuck times start from 0", s.progress.RestoreState)
+	}
+}
+
+// restore reads the state under key and hands it to install. what names
+// the state in the log, and without says what the receiver does without it.
+func (s *stateStorage) restore(ctx context.Context, key, what, without string, install func([]byte) (int, error)) {
+	data, err := s.client.Get(ctx, key)
 	if err != nil {
-		s.logger.Warn("storage: could not read saved tables; starting without history", zap.Error(err))
+		s.logger.Warn("storage: could not read saved "+what+"; "+without, zap.Error(err))
 		return
 	}
 	if data == nil {
 		return
 	}
-	restored, err := s.tables.RestoreState(data)
+	restored, err := install(data)
 	if err != nil {
-		s.logger.Warn("storage: ignoring saved tables; starting without history", zap.Error(err), zap.Int("bytes", len(data)))
+		s.logger.Warn("storage: ignoring saved "+what+"; "+without, zap.Error(err), zap.Int("bytes", len(data)))
 		return
 	}
-	s.logger.Info("storage: restored interpolation tables", zap.Int("partitions", restored))
+	s.logger.Info("storage: restored "+what, zap.Int("partitions", restored))
 }
 
 func (s *stateStorage) save(ctx context.Context) error {
 	data := s.tables.EncodeState()
+	var errs []error
 	if err := s.client.Set(ctx, stateKey, data); err != nil {
-		return fmt.Errorf("storage: save tables (%d bytes): %w", len(data), err)
+		errs = append(errs, fmt.Errorf("storage: save tables (%d bytes): %w", len(data), err))
 	}
-	return nil
+	if s.progress != nil {
+		clocks := s.progress.EncodeState()
+		if err := s.client.Set(ctx, progressKey, clocks); err != nil {
+			errs = append(errs, fmt.Errorf("storage: save stuck clocks (%d bytes): %w", len(clocks), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (s *stateStorage) start() {

@@ -47,6 +47,13 @@ func run(args []string) error {
 	fs.Float64Var(&o.ClicksRate, "clicks-rate", def.ClicksRate, "records/s produced to clicks")
 	fs.DurationVar(&o.ClicksProduceFor, "clicks-produce-for", def.ClicksProduceFor, "when the clicks producer stops")
 	fs.Float64Var(&o.ClicksReadRate, "clicks-read-rate", def.ClicksReadRate, "records/s clicks-reader reads at most")
+	fs.Float64Var(&o.ShipmentsRate, "shipments-rate", def.ShipmentsRate, "records/s produced to shipments outside a surge")
+	fs.Float64Var(&o.ShipmentsSurgeRate, "shipments-surge-rate", def.ShipmentsSurgeRate, "records/s produced to shipments during a surge")
+	fs.DurationVar(&o.ShipmentsSurgeAfter, "shipments-surge-after", def.ShipmentsSurgeAfter, "when the first shipments surge starts")
+	fs.DurationVar(&o.ShipmentsSurgeEvery, "shipments-surge-every", def.ShipmentsSurgeEvery, "time from one shipments surge's start to the next's")
+	fs.DurationVar(&o.ShipmentsSurgeFor, "shipments-surge-for", def.ShipmentsSurgeFor, "how long a shipments surge lasts")
+	fs.Float64Var(&o.ShipmentsCatchupReadRate, "shipments-catchup-read-rate", def.ShipmentsCatchupReadRate, "records/s shipments-catchup reads at most")
+	fs.Float64Var(&o.ShipmentsSlowReadRate, "shipments-slow-read-rate", def.ShipmentsSlowReadRate, "records/s shipments-slow reads at most")
 	fs.DurationVar(&o.StatusEvery, "status-every", def.StatusEvery, "period of the status line (negative disables it)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -2,7 +2,9 @@
 // workload whose consumer groups show the lag patterns the kafka_time_lag
 // receiver is meant to expose: a busy group a few seconds behind, a quiet
 // batch group minutes behind, a group that stalls, a group that keeps
-// rebalancing and a topic whose producer goes away.
+// rebalancing, a topic whose producer goes away, and on a topic whose
+// production surges, a group that catches up after each surge and one that
+// falls further behind all the time.
 //
 // It backs `make run` (through cmd/kafkademo) and the end-to-end test, which
 // starts it on free ports.
@@ -10,9 +12,7 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log"
 	"strconv"
 	"sync"
@@ -31,150 +31,20 @@ const (
 	TopicPayments  = "payments"
 	TopicInventory = "inventory"
 	TopicClicks    = "clicks"
+	TopicShipments = "shipments"
 
-	GroupOrdersFast      = "orders-fast"
-	GroupAuditBatch      = "audit-batch"
-	GroupPaymentsStalled = "payments-stalled"
-	GroupInventory       = "inventory-rebalancing"
-	GroupClicksReader    = "clicks-reader"
+	GroupOrdersFast       = "orders-fast"
+	GroupAuditBatch       = "audit-batch"
+	GroupPaymentsStalled  = "payments-stalled"
+	GroupInventory        = "inventory-rebalancing"
+	GroupClicksReader     = "clicks-reader"
+	GroupShipmentsCatchup = "shipments-catchup"
+	GroupShipmentsSlow    = "shipments-slow"
 )
 
 // DefaultPorts are the broker ports `make run` and the collector config in
 // the repository root expect.
 var DefaultPorts = []int{9092, 9093, 9094}
-
-// Options configures the cluster and the workload. Zero values select the
-// defaults documented on each field, so Options{} is the `make run` workload
-// on random free ports.
-type Options struct {
-	// Ports are the broker ports, one broker each. Empty starts Brokers
-	// brokers on free ports chosen by the OS.
-	Ports []int
-	// Brokers is the broker count when Ports is empty (default 3).
-	Brokers int
-	// Logger receives one line per workload event. Nil discards them.
-	Logger *log.Logger
-
-	// OrdersRate is records/s produced to orders (default 1000).
-	OrdersRate float64
-	// OrdersPartitions is the partition count of orders (default 6).
-	OrdersPartitions int
-	// OrdersDelay is how far behind the head orders-fast commits: a record
-	// is committed once it is this old (default 2s).
-	OrdersDelay time.Duration
-
-	// AuditEvery is the time between two audit records (default 25s).
-	AuditEvery time.Duration
-	// AuditHistory is how far back the backdated audit records seeded at
-	// startup reach, one record per minute (default 15m).
-	AuditHistory time.Duration
-	// AuditBatchEvery is the period of the audit-batch job, which reads
-	// everything new and commits once per run (default 4m). The first run is
-	// one period after start, so the seeded lag is visible until then.
-	AuditBatchEvery time.Duration
-
-	// PaymentsRate is records/s produced to payments (default 20).
-	PaymentsRate float64
-	// PaymentsStallAfter is how long payments-stalled commits before it stops
-	// committing for good (default 90s).
-	PaymentsStallAfter time.Duration
-
-	// InventoryRate is records/s produced to inventory (default 50).
-	InventoryRate float64
-	// InventoryChurnEvery is the time between two membership changes of
-	// inventory-rebalancing (default 60s).
-	InventoryChurnEvery time.Duration
-	// InventoryMaxMembers bounds inventory-rebalancing's member count, which
-	// walks between 1 and this value (default 3).
-	InventoryMaxMembers int
-
-	// ClicksRate is records/s produced to clicks (default 200).
-	ClicksRate float64
-	// ClicksProduceFor is how long clicks is produced to before its producer
-	// stops (default 3m).
-	ClicksProduceFor time.Duration
-	// ClicksReadRate caps clicks-reader's records/s, below ClicksRate so that
-	// it falls behind (default 100).
-	ClicksReadRate float64
-
-	// StatusEvery is the period of the "status" line with produced counts
-	// (default 30s; negative disables it).
-	StatusEvery time.Duration
-}
-
-// Defaults returns the options Start uses for zero fields (Logger aside).
-func Defaults() Options {
-	o := Options{}.withDefaults()
-	o.Logger = nil
-	return o
-}
-
-func (o Options) withDefaults() Options {
-	setF := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	setD := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	setI := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	setI(&o.Brokers, 3)
-	setF(&o.OrdersRate, 1000)
-	setI(&o.OrdersPartitions, 6)
-	setD(&o.OrdersDelay, 2*time.Second)
-	setD(&o.AuditEvery, 25*time.Second)
-	setD(&o.AuditHistory, 15*time.Minute)
-	setD(&o.AuditBatchEvery, 4*time.Minute)
-	setF(&o.PaymentsRate, 20)
-	setD(&o.PaymentsStallAfter, 90*time.Second)
-	setF(&o.InventoryRate, 50)
-	setD(&o.InventoryChurnEvery, time.Minute)
-	setI(&o.InventoryMaxMembers, 3)
-	setF(&o.ClicksRate, 200)
-	setD(&o.ClicksProduceFor, 3*time.Minute)
-	setF(&o.ClicksReadRate, 100)
-	setD(&o.StatusEvery, 30*time.Second)
-	if o.Logger == nil {
-		o.Logger = log.New(io.Discard, "", 0)
-	}
-	return o
-}
-
-func (o Options) validate() error {
-	var errs []error
-	positive := map[string]float64{
-		"orders rate": o.OrdersRate, "payments rate": o.PaymentsRate,
-		"inventory rate": o.InventoryRate, "clicks rate": o.ClicksRate,
-		"clicks read rate": o.ClicksReadRate,
-		"audit interval":   o.AuditEvery.Seconds(), "audit history": o.AuditHistory.Seconds(),
-		"audit batch interval": o.AuditBatchEvery.Seconds(), "orders delay": o.OrdersDelay.Seconds(),
-		"payments stall-after":     o.PaymentsStallAfter.Seconds(),
-		"inventory churn interval": o.InventoryChurnEvery.Seconds(),
-		"clicks produce-for":       o.ClicksProduceFor.Seconds(),
-	}
-	for name, v := range positive {
-		if v < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, v))
-		}
-	}
-	if o.Brokers < 1 {
-		errs = append(errs, fmt.Errorf("broker count must be at least 1, got %d", o.Brokers))
-	}
-	if o.OrdersPartitions < 1 {
-		errs = append(errs, fmt.Errorf("orders partitions must be at least 1, got %d", o.OrdersPartitions))
-	}
-	if o.InventoryMaxMembers < 1 {
-		errs = append(errs, fmt.Errorf("inventory max members must be at least 1, got %d", o.InventoryMaxMembers))
-	}
-	return errors.Join(errs...)
-}
 
 // Demo is a running cluster and workload. Stop it with Close.
 type Demo struct {
@@ -289,6 +159,7 @@ func (d *Demo) topics() []topicSpec {
 		{name: TopicPayments, partitions: 3},
 		{name: TopicInventory, partitions: 4},
 		{name: TopicClicks, partitions: 3},
+		{name: TopicShipments, partitions: 3},
 	}
 }
 
@@ -320,6 +191,11 @@ func (d *Demo) startWorkload(ctx context.Context) {
 	d.goRun(func() {
 		d.produce(ctx, stream{topic: TopicClicks, rate: o.ClicksRate, stopAfter: o.ClicksProduceFor})
 	})
+	d.goRun(func() {
+		d.produce(ctx, stream{topic: TopicShipments, rate: o.ShipmentsRate, surge: &surge{
+			rate: o.ShipmentsSurgeRate, after: o.ShipmentsSurgeAfter, every: o.ShipmentsSurgeEvery, lasting: o.ShipmentsSurgeFor,
+		}})
+	})
 
 	d.goRun(func() {
 		d.consumeLagging(ctx, laggingConsumer{group: GroupOrdersFast, topic: TopicOrders, delay: o.OrdersDelay})
@@ -329,6 +205,12 @@ func (d *Demo) startWorkload(ctx context.Context) {
 	})
 	d.goRun(func() {
 		d.consumeLagging(ctx, laggingConsumer{group: GroupClicksReader, topic: TopicClicks, readRate: o.ClicksReadRate})
+	})
+	d.goRun(func() {
+		d.consumeLagging(ctx, laggingConsumer{group: GroupShipmentsCatchup, topic: TopicShipments, readRate: o.ShipmentsCatchupReadRate})
+	})
+	d.goRun(func() {
+		d.consumeLagging(ctx, laggingConsumer{group: GroupShipmentsSlow, topic: TopicShipments, readRate: o.ShipmentsSlowReadRate})
 	})
 	d.goRun(func() { d.runAuditBatch(ctx) })
 	d.goRun(func() { d.runInventoryGroup(ctx) })

@@ -149,7 +149,7 @@ func TestStartOnFreePortsAndCloseLeavesNoGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatalf("list topics: %v", err)
 	}
-	for _, want := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks} {
+	for _, want := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks, TopicShipments} {
 		if !topics.Has(want) {
 			t.Errorf("topic %s missing; have %v", want, topics.Names())
 		}
@@ -270,6 +270,15 @@ func TestWorkloadBehaviours(t *testing.T) {
 		ClicksProduceFor:    3 * time.Second,
 		ClicksReadRate:      5,
 		StatusEvery:         time.Second,
+		// One surge, 2 s after the start: 200 records more than the
+		// catch-up group can read at once.
+		ShipmentsRate:            10,
+		ShipmentsSurgeRate:       110,
+		ShipmentsSurgeAfter:      2 * time.Second,
+		ShipmentsSurgeFor:        2 * time.Second,
+		ShipmentsSurgeEvery:      time.Hour,
+		ShipmentsCatchupReadRate: 30,
+		ShipmentsSlowReadRate:    5,
 	})
 	adm := adminFor(t, d)
 
@@ -284,6 +293,24 @@ func TestWorkloadBehaviours(t *testing.T) {
 		if c := sumCommitted(committed(t, adm, GroupClicksReader), TopicClicks); c >= end {
 			t.Errorf("clicks-reader committed %d of %d; it should still be behind", c, end)
 		}
+	})
+
+	t.Run("shipments surge: one group catches up after it, one falls further behind", func(t *testing.T) {
+		lagOf := func(group string) int64 {
+			return sumEnds(t, adm, TopicShipments) - sumCommitted(committed(t, adm, group), TopicShipments)
+		}
+		eventually(t, "the surge to end", func() bool { return events.contains("topic shipments: surge over") })
+		if !events.contains("topic shipments: surge: producing 110 records/s for 2s") {
+			t.Error("no surge start in the event log")
+		}
+		behind := lagOf(GroupShipmentsCatchup)
+		if behind < 50 {
+			t.Errorf("shipments-catchup is %d behind at the end of the surge, want far behind", behind)
+		}
+		// 30/s read against 10/s produced: the backlog shrinks by 20/s.
+		eventually(t, "shipments-catchup to catch up", func() bool { return lagOf(GroupShipmentsCatchup) < behind/4 })
+		slow := lagOf(GroupShipmentsSlow)
+		eventually(t, "shipments-slow to fall further behind", func() bool { return lagOf(GroupShipmentsSlow) > slow+10 })
 	})
 
 	t.Run("orders-fast commits but trails the head", func(t *testing.T) {
@@ -350,5 +377,24 @@ func TestInvalidOptions(t *testing.T) {
 			d.Close()
 			t.Errorf("%s: Start succeeded, want an error", name)
 		}
+	}
+}
+
+func TestSurgeTimes(t *testing.T) {
+	s := &surge{rate: 100, after: time.Minute, every: 8 * time.Minute, lasting: 2 * time.Minute}
+	for _, c := range []struct {
+		elapsed time.Duration
+		on      bool
+	}{
+		{0, false}, {59 * time.Second, false}, {time.Minute, true}, {2*time.Minute + 59*time.Second, true},
+		{3 * time.Minute, false}, {8*time.Minute + 59*time.Second, false}, {9 * time.Minute, true}, {11 * time.Minute, false},
+	} {
+		if got := s.active(c.elapsed); got != c.on {
+			t.Errorf("active(%s) = %v, want %v", c.elapsed, got, c.on)
+		}
+	}
+	var none *surge
+	if none.active(time.Hour) {
+		t.Error("no surge is never active")
 	}
 }

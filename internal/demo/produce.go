@@ -21,6 +21,20 @@ type stream struct {
 	rate  float64 // records per second
 	// stopAfter, if positive, stops the producer for good after this long.
 	stopAfter time.Duration
+	// surge, if set, raises the rate from time to time.
+	surge *surge
+}
+
+// surge is a stretch of heavier production: at rate for lasting, first
+// after the start and then every every.
+type surge struct {
+	rate                  float64
+	after, every, lasting time.Duration
+}
+
+// active says whether a surge is on elapsed after the start.
+func (s *surge) active(elapsed time.Duration) bool {
+	return s != nil && elapsed >= s.after && (elapsed-s.after)%s.every < s.lasting
 }
 
 // counters tallies produced records and errors per topic for the status line.
@@ -33,7 +47,7 @@ type counters struct {
 
 func newCounters() *counters {
 	c := &counters{ok: map[string]*atomic.Int64{}, failed: map[string]*atomic.Int64{}}
-	for _, t := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks} {
+	for _, t := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks, TopicShipments} {
 		c.topics = append(c.topics, t)
 		c.ok[t] = new(atomic.Int64)
 		c.failed[t] = new(atomic.Int64)
@@ -69,6 +83,7 @@ func (d *Demo) produce(ctx context.Context, s stream) {
 		budget   float64
 		seq      int64
 		reported atomic.Bool
+		surging  bool
 	)
 	onDone := func(_ *kgo.Record, err error) {
 		if err == nil {
@@ -94,7 +109,19 @@ func (d *Demo) produce(ctx context.Context, s stream) {
 				d.log.Printf("topic %s: producer stopped after %s (%d records); nothing new arrives for %s", s.topic, s.stopAfter, seq, groupOf(s.topic))
 				return
 			}
-			budget += s.rate * now.Sub(last).Seconds()
+			rate := s.rate
+			if on := s.surge.active(now.Sub(start)); on != surging {
+				surging = on
+				if on {
+					d.log.Printf("topic %s: surge: producing %s records/s for %s", s.topic, formatRate(s.surge.rate), s.surge.lasting)
+				} else {
+					d.log.Printf("topic %s: surge over: back to %s records/s; next surge in %s", s.topic, formatRate(s.rate), s.surge.every-s.surge.lasting)
+				}
+			}
+			if surging {
+				rate = s.surge.rate
+			}
+			budget += rate * now.Sub(last).Seconds()
 			last = now
 			for ; budget >= 1; budget-- {
 				seq++
@@ -120,6 +147,8 @@ func groupOf(topic string) string {
 		return GroupInventory
 	case TopicClicks:
 		return GroupClicksReader
+	case TopicShipments:
+		return GroupShipmentsCatchup + " and " + GroupShipmentsSlow
 	}
 	return ""
 }

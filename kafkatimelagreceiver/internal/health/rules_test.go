@@ -92,7 +92,7 @@ func TestRules(t *testing.T) {
 				tr.EndScrape()
 			}
 
-			w := tr.groups["g"].pairs[0].window
+			w := tr.groups["g"].pairs[0].State
 			noMembers := tt.members == membersNone
 			var holds []string
 			for _, r := range []struct {

@@ -20,7 +20,7 @@ type Tracker struct {
 	window     int
 	maxTimeLag float64 // seconds; 0 turns the check off
 
-	scrapes uint64
+	scrapes uint32 // wraps; only ever subtracted
 	groups  map[string]*groupTrack
 	// lastAt and previousAt are the instants of the current scrape and of
 	// the one before it (0 before the second scrape).
@@ -40,7 +40,7 @@ func NewTracker(window int, maxTimeLagSeconds float64) *Tracker {
 
 // groupTrack is what the tracker remembers of one group.
 type groupTrack struct {
-	lastSeen uint64
+	lastSeen uint32
 
 	rebalances int64
 	// countingSince is the instant rebalances started to be counted: the
@@ -65,15 +65,8 @@ type groupTrack struct {
 	// (topic, partition) as a scrape's lags are, so that a scrape is merged
 	// in with one pass and no per-partition map or allocation: the tracker
 	// holds every (group, partition) pair of the cluster, so a pair must
-	// cost no more than its pairTrack.
-	pairs []pairTrack
-}
-
-// pairTrack is one group's recent positions on one partition.
-type pairTrack struct {
-	kafka.TopicPartition
-	lastSeen uint64
-	window   lagWindow
+	// cost no more than its track of its recent positions.
+	pairs []lag.Track[lagWindow]
 }
 
 // GroupHealth is one group's health after a scrape.
@@ -118,21 +111,16 @@ func (t *Tracker) BeginScrape(at int64) {
 // a point to its partitions' windows.
 func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described bool, lags []lag.PartitionLag) GroupHealth {
 	g, gh := t.fold(name, d, described)
-	g.pairs = mergePairs(g.pairs, lags, t.scrapes)
+	g.pairs = lag.MergeTracks(g.pairs, lags, t.scrapes, forgetAfter)
 	noMembers := g.membersKnown && g.members == 0
 	worst := StatusOK
 	t.statuses = t.statuses[:0]
-	j := 0
-	for i := range lags {
+	for i, w := range lag.Matched(g.pairs, lags) {
 		pl := &lags[i]
-		for g.pairs[j].TopicPartition != pl.TopicPartition {
-			j++
-		}
-		p := &g.pairs[j]
 		if pl.HasEnd { // an unknown lag leaves the window waiting for the next one
-			p.window.add(lagPoint{committed: pl.Committed, lag: consumable(pl)}, t.window)
+			w.add(lagPoint{committed: pl.Committed, lag: consumable(pl)}, t.window)
 		}
-		st := partitionStatus(p.window, t.window, noMembers, pl, t.maxTimeLag)
+		st := partitionStatus(*w, t.window, noMembers, pl, t.maxTimeLag)
 		worst = max(worst, st)
 		t.statuses = append(t.statuses, st)
 	}
@@ -148,10 +136,8 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 // no status (StatusKnown false) and no partitions.
 func (t *Tracker) ObserveUnread(name string, d kafka.GroupDescription, described bool) GroupHealth {
 	g, gh := t.fold(name, d, described)
-	for i := range g.pairs {
-		// Not missing from the scrape, only unread: the pairs stay.
-		g.pairs[i].lastSeen = t.scrapes
-	}
+	// Not missing from the scrape, only unread: the pairs stay.
+	lag.KeepTracks(g.pairs, t.scrapes)
 	return gh
 }
 
@@ -191,56 +177,4 @@ func (t *Tracker) track(name string) *groupTrack {
 	}
 	g.lastSeen = t.scrapes
 	return g
-}
-
-// mergePairs marks the tracks of lags seen in scrape, adds tracks for new
-// ones and drops those missing from the last forgetAfter scrapes. Both are
-// sorted by (topic, partition); so is the result. A scrape that sees the
-// same partitions as the last one, the usual case, updates in place.
-func mergePairs(pairs []pairTrack, lags []lag.PartitionLag, scrape uint64) []pairTrack {
-	if len(pairs) == len(lags) {
-		same := true
-		for i := range lags {
-			if pairs[i].TopicPartition != lags[i].TopicPartition {
-				same = false
-				break
-			}
-		}
-		if same {
-			for i := range pairs {
-				pairs[i].lastSeen = scrape
-			}
-			return pairs
-		}
-	}
-	out := make([]pairTrack, 0, len(lags)+len(pairs))
-	i, j := 0, 0
-	for i < len(pairs) || j < len(lags) {
-		var c int
-		switch {
-		case i == len(pairs):
-			c = 1
-		case j == len(lags):
-			c = -1
-		default:
-			c = pairs[i].TopicPartition.Compare(lags[j].TopicPartition)
-		}
-		switch {
-		case c < 0: // not seen in this scrape
-			if scrape-pairs[i].lastSeen < forgetAfter {
-				out = append(out, pairs[i])
-			}
-			i++
-		case c > 0: // first seen
-			out = append(out, pairTrack{TopicPartition: lags[j].TopicPartition, lastSeen: scrape})
-			j++
-		default:
-			p := pairs[i]
-			p.lastSeen = scrape
-			out = append(out, p)
-			i++
-			j++
-		}
-	}
-	return out
 }

@@ -138,7 +138,7 @@ func TestTrackerForgets(t *testing.T) {
 	tr.observe(healthInput{groups: []string{"g"}, lags: []lag.PartitionLag{other}})
 	tr.observe(healthInput{groups: []string{"g"}, lags: []lag.PartitionLag{other}})
 	for _, p := range tr.groups["g"].pairs {
-		require.NotEqual(t, tp, p.TopicPartition)
+		require.NotEqual(t, tp, p.TopicPartition())
 	}
 
 	// Churn does not grow it: every scrape has new groups and partitions.

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
 // windowStatus is Burrow's rules read straight off a window of points: the
@@ -73,11 +75,11 @@ func TestLagWindowMatchesWindowOfPoints(t *testing.T) {
 	}
 }
 
-// The tracker holds one pairTrack per (group, partition) of the cluster, and
+// The tracker holds one track per (group, partition) of the cluster, and
 // its size does not depend on the window.
 func TestPairTrackSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are those of a 64-bit platform")
 	}
-	require.Equal(t, uintptr(72), unsafe.Sizeof(pairTrack{}))
+	require.Equal(t, uintptr(64), unsafe.Sizeof(lag.Track[lagWindow]{}))
 }

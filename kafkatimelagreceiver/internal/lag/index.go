@@ -2,6 +2,7 @@ package lag
 
 import (
 	"slices"
+	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -26,6 +27,10 @@ type Partition struct {
 	HasEnd, HasStart, HasStable bool
 	// Table is the partition's interpolation table, once ResolveTables ran.
 	Table timetable.Ref
+	// ProduceRate is records appended per second over the rate window,
+	// once ResolveProduceRates ran; only for partitions with an end offset.
+	ProduceRate    float64
+	HasProduceRate bool
 }
 
 type rankedCommit struct {
@@ -81,6 +86,22 @@ func NewIndex(snap *Snapshot) *Index {
 		}
 	}
 	return idx
+}
+
+// ResolveProduceRates sets the production rate over window of every
+// partition whose end offset was read, from its table (Store.ProduceRates):
+// the scrape's own read is the table's newest point, so the window ends at
+// the scrape.
+func (idx *Index) ResolveProduceRates(tables *timetable.Store, window time.Duration) {
+	refs := make([]timetable.Ref, len(idx.Parts))
+	for i := range idx.Parts {
+		if idx.Parts[i].HasEnd {
+			refs[i] = idx.Parts[i].Table
+		}
+	}
+	for i, r := range tables.ProduceRates(refs, window) {
+		idx.Parts[i].ProduceRate, idx.Parts[i].HasProduceRate = r.PerSecond, r.OK
+	}
 }
 
 // ResolveTables points each partition at its table in the store.

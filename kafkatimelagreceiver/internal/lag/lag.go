@@ -70,6 +70,9 @@ type PartitionLag struct {
 	// or a record of an aborted transaction (Lag still counts their
 	// offsets: it is the end offset minus the committed offset).
 	CaughtUp bool
+	// ProduceRate is the partition's (Partition.ProduceRate).
+	ProduceRate    float64
+	HasProduceRate bool
 }
 
 // ConsumeFrom is the offset of the oldest record the group can still
@@ -96,6 +99,7 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTi
 		if p.HasEnd {
 			pl.HasEnd = true
 			pl.End = p.End
+			pl.ProduceRate, pl.HasProduceRate = p.ProduceRate, p.HasProduceRate
 			pl.Lag = max(0, p.End-committed)
 			from := ConsumeFrom(committed, p.Start, p.HasStart)
 			pl.Lost = from - committed

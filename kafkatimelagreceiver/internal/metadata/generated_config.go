@@ -60,6 +60,55 @@ func (ms *KafkaConsumerGroupAssignedPartitionsMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaConsumerGroupConsumeRateMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.consume_rate metric.
+type KafkaConsumerGroupConsumeRateMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupConsumeRateMetricAttributeKeyGroup KafkaConsumerGroupConsumeRateMetricAttributeKey = "group"
+	KafkaConsumerGroupConsumeRateMetricAttributeKeyTopic KafkaConsumerGroupConsumeRateMetricAttributeKey = "topic"
+)
+
+// KafkaConsumerGroupConsumeRateMetricConfig provides config for the kafka.consumer_group.consume_rate metric.
+type KafkaConsumerGroupConsumeRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupConsumeRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupConsumeRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupConsumeRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupConsumeRateMetricAttributeKeyGroup, KafkaConsumerGroupConsumeRateMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.consume_rate doesn't have an attribute %v, valid attributes: [group, topic]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaConsumerGroupLagMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.lag metric.
 type KafkaConsumerGroupLagMetricAttributeKey string
 
@@ -196,6 +245,55 @@ func (ms *KafkaConsumerGroupLagSumMetricConfig) Validate() error {
 		case KafkaConsumerGroupLagSumMetricAttributeKeyGroup, KafkaConsumerGroupLagSumMetricAttributeKeyTopic:
 		default:
 			return fmt.Errorf("metric kafka.consumer_group.lag_sum doesn't have an attribute %v, valid attributes: [group, topic]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupLagTrendMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.lag_trend metric.
+type KafkaConsumerGroupLagTrendMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupLagTrendMetricAttributeKeyGroup KafkaConsumerGroupLagTrendMetricAttributeKey = "group"
+	KafkaConsumerGroupLagTrendMetricAttributeKeyTopic KafkaConsumerGroupLagTrendMetricAttributeKey = "topic"
+)
+
+// KafkaConsumerGroupLagTrendMetricConfig provides config for the kafka.consumer_group.lag_trend metric.
+type KafkaConsumerGroupLagTrendMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupLagTrendMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupLagTrendMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupLagTrendMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupLagTrendMetricAttributeKeyGroup, KafkaConsumerGroupLagTrendMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.lag_trend doesn't have an attribute %v, valid attributes: [group, topic]", val)
 		}
 	}
 
@@ -408,6 +506,56 @@ func (ms *KafkaConsumerGroupPartitionStatusMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.partition_time_to_drain metric.
+type KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyGroup     KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey = "group"
+	KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyTopic     KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey = "topic"
+	KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyPartition KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey = "partition"
+)
+
+// KafkaConsumerGroupPartitionTimeToDrainMetricConfig provides config for the kafka.consumer_group.partition_time_to_drain metric.
+type KafkaConsumerGroupPartitionTimeToDrainMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupPartitionTimeToDrainMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupPartitionTimeToDrainMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyTopic, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyPartition:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.partition_time_to_drain doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaConsumerGroupRebalancesMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.rebalances metric.
 type KafkaConsumerGroupRebalancesMetricAttributeKey string
 
@@ -604,6 +752,55 @@ func (ms *KafkaConsumerGroupStatusMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaConsumerGroupStuckTimeMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.stuck_time metric.
+type KafkaConsumerGroupStuckTimeMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupStuckTimeMetricAttributeKeyGroup KafkaConsumerGroupStuckTimeMetricAttributeKey = "group"
+	KafkaConsumerGroupStuckTimeMetricAttributeKeyTopic KafkaConsumerGroupStuckTimeMetricAttributeKey = "topic"
+)
+
+// KafkaConsumerGroupStuckTimeMetricConfig provides config for the kafka.consumer_group.stuck_time metric.
+type KafkaConsumerGroupStuckTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupStuckTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupStuckTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupStuckTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupStuckTimeMetricAttributeKeyGroup, KafkaConsumerGroupStuckTimeMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.stuck_time doesn't have an attribute %v, valid attributes: [group, topic]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaConsumerGroupTimeLagMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.time_lag metric.
 type KafkaConsumerGroupTimeLagMetricAttributeKey string
 
@@ -691,6 +888,55 @@ func (ms *KafkaConsumerGroupTimeLagMaxMetricConfig) Validate() error {
 		case KafkaConsumerGroupTimeLagMaxMetricAttributeKeyGroup, KafkaConsumerGroupTimeLagMaxMetricAttributeKeyTopic:
 		default:
 			return fmt.Errorf("metric kafka.consumer_group.time_lag_max doesn't have an attribute %v, valid attributes: [group, topic]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupTimeToDrainMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.time_to_drain metric.
+type KafkaConsumerGroupTimeToDrainMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupTimeToDrainMetricAttributeKeyGroup KafkaConsumerGroupTimeToDrainMetricAttributeKey = "group"
+	KafkaConsumerGroupTimeToDrainMetricAttributeKeyTopic KafkaConsumerGroupTimeToDrainMetricAttributeKey = "topic"
+)
+
+// KafkaConsumerGroupTimeToDrainMetricConfig provides config for the kafka.consumer_group.time_to_drain metric.
+type KafkaConsumerGroupTimeToDrainMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupTimeToDrainMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupTimeToDrainMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupTimeToDrainMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupTimeToDrainMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.time_to_drain doesn't have an attribute %v, valid attributes: [group, topic]", val)
 		}
 	}
 
@@ -801,24 +1047,128 @@ func (ms *KafkaPartitionOldestOffsetMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaPartitionProduceRateMetricAttributeKey specifies the key of an attribute for the kafka.partition.produce_rate metric.
+type KafkaPartitionProduceRateMetricAttributeKey string
+
+const (
+	KafkaPartitionProduceRateMetricAttributeKeyTopic     KafkaPartitionProduceRateMetricAttributeKey = "topic"
+	KafkaPartitionProduceRateMetricAttributeKeyPartition KafkaPartitionProduceRateMetricAttributeKey = "partition"
+)
+
+// KafkaPartitionProduceRateMetricConfig provides config for the kafka.partition.produce_rate metric.
+type KafkaPartitionProduceRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaPartitionProduceRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaPartitionProduceRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaPartitionProduceRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaPartitionProduceRateMetricAttributeKeyTopic, KafkaPartitionProduceRateMetricAttributeKeyPartition:
+		default:
+			return fmt.Errorf("metric kafka.partition.produce_rate doesn't have an attribute %v, valid attributes: [topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaTopicProduceRateMetricAttributeKey specifies the key of an attribute for the kafka.topic.produce_rate metric.
+type KafkaTopicProduceRateMetricAttributeKey string
+
+const (
+	KafkaTopicProduceRateMetricAttributeKeyTopic KafkaTopicProduceRateMetricAttributeKey = "topic"
+)
+
+// KafkaTopicProduceRateMetricConfig provides config for the kafka.topic.produce_rate metric.
+type KafkaTopicProduceRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaTopicProduceRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaTopicProduceRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaTopicProduceRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaTopicProduceRateMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.topic.produce_rate doesn't have an attribute %v, valid attributes: [topic]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for kafka_time_lag metrics.
 type MetricsConfig struct {
-	KafkaConsumerGroupAssignedPartitions KafkaConsumerGroupAssignedPartitionsMetricConfig `mapstructure:"kafka.consumer_group.assigned_partitions"`
-	KafkaConsumerGroupLag                KafkaConsumerGroupLagMetricConfig                `mapstructure:"kafka.consumer_group.lag"`
-	KafkaConsumerGroupLagMax             KafkaConsumerGroupLagMaxMetricConfig             `mapstructure:"kafka.consumer_group.lag_max"`
-	KafkaConsumerGroupLagSum             KafkaConsumerGroupLagSumMetricConfig             `mapstructure:"kafka.consumer_group.lag_sum"`
-	KafkaConsumerGroupLostMessages       KafkaConsumerGroupLostMessagesMetricConfig       `mapstructure:"kafka.consumer_group.lost_messages"`
-	KafkaConsumerGroupMembers            KafkaConsumerGroupMembersMetricConfig            `mapstructure:"kafka.consumer_group.members"`
-	KafkaConsumerGroupOffset             KafkaConsumerGroupOffsetMetricConfig             `mapstructure:"kafka.consumer_group.offset"`
-	KafkaConsumerGroupPartitionStatus    KafkaConsumerGroupPartitionStatusMetricConfig    `mapstructure:"kafka.consumer_group.partition_status"`
-	KafkaConsumerGroupRebalances         KafkaConsumerGroupRebalancesMetricConfig         `mapstructure:"kafka.consumer_group.rebalances"`
-	KafkaConsumerGroupStableLag          KafkaConsumerGroupStableLagMetricConfig          `mapstructure:"kafka.consumer_group.stable_lag"`
-	KafkaConsumerGroupState              KafkaConsumerGroupStateMetricConfig              `mapstructure:"kafka.consumer_group.state"`
-	KafkaConsumerGroupStatus             KafkaConsumerGroupStatusMetricConfig             `mapstructure:"kafka.consumer_group.status"`
-	KafkaConsumerGroupTimeLag            KafkaConsumerGroupTimeLagMetricConfig            `mapstructure:"kafka.consumer_group.time_lag"`
-	KafkaConsumerGroupTimeLagMax         KafkaConsumerGroupTimeLagMaxMetricConfig         `mapstructure:"kafka.consumer_group.time_lag_max"`
-	KafkaPartitionCurrentOffset          KafkaPartitionCurrentOffsetMetricConfig          `mapstructure:"kafka.partition.current_offset"`
-	KafkaPartitionOldestOffset           KafkaPartitionOldestOffsetMetricConfig           `mapstructure:"kafka.partition.oldest_offset"`
+	KafkaConsumerGroupAssignedPartitions   KafkaConsumerGroupAssignedPartitionsMetricConfig   `mapstructure:"kafka.consumer_group.assigned_partitions"`
+	KafkaConsumerGroupConsumeRate          KafkaConsumerGroupConsumeRateMetricConfig          `mapstructure:"kafka.consumer_group.consume_rate"`
+	KafkaConsumerGroupLag                  KafkaConsumerGroupLagMetricConfig                  `mapstructure:"kafka.consumer_group.lag"`
+	KafkaConsumerGroupLagMax               KafkaConsumerGroupLagMaxMetricConfig               `mapstructure:"kafka.consumer_group.lag_max"`
+	KafkaConsumerGroupLagSum               KafkaConsumerGroupLagSumMetricConfig               `mapstructure:"kafka.consumer_group.lag_sum"`
+	KafkaConsumerGroupLagTrend             KafkaConsumerGroupLagTrendMetricConfig             `mapstructure:"kafka.consumer_group.lag_trend"`
+	KafkaConsumerGroupLostMessages         KafkaConsumerGroupLostMessagesMetricConfig         `mapstructure:"kafka.consumer_group.lost_messages"`
+	KafkaConsumerGroupMembers              KafkaConsumerGroupMembersMetricConfig              `mapstructure:"kafka.consumer_group.members"`
+	KafkaConsumerGroupOffset               KafkaConsumerGroupOffsetMetricConfig               `mapstructure:"kafka.consumer_group.offset"`
+	KafkaConsumerGroupPartitionStatus      KafkaConsumerGroupPartitionStatusMetricConfig      `mapstructure:"kafka.consumer_group.partition_status"`
+	KafkaConsumerGroupPartitionTimeToDrain KafkaConsumerGroupPartitionTimeToDrainMetricConfig `mapstructure:"kafka.consumer_group.partition_time_to_drain"`
+	KafkaConsumerGroupRebalances           KafkaConsumerGroupRebalancesMetricConfig           `mapstructure:"kafka.consumer_group.rebalances"`
+	KafkaConsumerGroupStableLag            KafkaConsumerGroupStableLagMetricConfig            `mapstructure:"kafka.consumer_group.stable_lag"`
+	KafkaConsumerGroupState                KafkaConsumerGroupStateMetricConfig                `mapstructure:"kafka.consumer_group.state"`
+	KafkaConsumerGroupStatus               KafkaConsumerGroupStatusMetricConfig               `mapstructure:"kafka.consumer_group.status"`
+	KafkaConsumerGroupStuckTime            KafkaConsumerGroupStuckTimeMetricConfig            `mapstructure:"kafka.consumer_group.stuck_time"`
+	KafkaConsumerGroupTimeLag              KafkaConsumerGroupTimeLagMetricConfig              `mapstructure:"kafka.consumer_group.time_lag"`
+	KafkaConsumerGroupTimeLagMax           KafkaConsumerGroupTimeLagMaxMetricConfig           `mapstructure:"kafka.consumer_group.time_lag_max"`
+	KafkaConsumerGroupTimeToDrain          KafkaConsumerGroupTimeToDrainMetricConfig          `mapstructure:"kafka.consumer_group.time_to_drain"`
+	KafkaPartitionCurrentOffset            KafkaPartitionCurrentOffsetMetricConfig            `mapstructure:"kafka.partition.current_offset"`
+	KafkaPartitionOldestOffset             KafkaPartitionOldestOffsetMetricConfig             `mapstructure:"kafka.partition.oldest_offset"`
+	KafkaPartitionProduceRate              KafkaPartitionProduceRateMetricConfig              `mapstructure:"kafka.partition.produce_rate"`
+	KafkaTopicProduceRate                  KafkaTopicProduceRateMetricConfig                  `mapstructure:"kafka.topic.produce_rate"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -827,6 +1177,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
+		},
+		KafkaConsumerGroupConsumeRate: KafkaConsumerGroupConsumeRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupConsumeRateMetricAttributeKey{KafkaConsumerGroupConsumeRateMetricAttributeKeyGroup, KafkaConsumerGroupConsumeRateMetricAttributeKeyTopic},
 		},
 		KafkaConsumerGroupLag: KafkaConsumerGroupLagMetricConfig{
 			Enabled:             true,
@@ -842,6 +1197,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupLagSumMetricAttributeKey{KafkaConsumerGroupLagSumMetricAttributeKeyGroup, KafkaConsumerGroupLagSumMetricAttributeKeyTopic},
+		},
+		KafkaConsumerGroupLagTrend: KafkaConsumerGroupLagTrendMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupLagTrendMetricAttributeKey{KafkaConsumerGroupLagTrendMetricAttributeKeyGroup, KafkaConsumerGroupLagTrendMetricAttributeKeyTopic},
 		},
 		KafkaConsumerGroupLostMessages: KafkaConsumerGroupLostMessagesMetricConfig{
 			Enabled:             true,
@@ -863,6 +1223,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupPartitionStatusMetricAttributeKey{KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus},
 		},
+		KafkaConsumerGroupPartitionTimeToDrain: KafkaConsumerGroupPartitionTimeToDrainMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey{KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyTopic, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyPartition},
+		},
 		KafkaConsumerGroupRebalances: KafkaConsumerGroupRebalancesMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -883,6 +1248,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupStatusMetricAttributeKey{KafkaConsumerGroupStatusMetricAttributeKeyGroup, KafkaConsumerGroupStatusMetricAttributeKeyStatus},
 		},
+		KafkaConsumerGroupStuckTime: KafkaConsumerGroupStuckTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupStuckTimeMetricAttributeKey{KafkaConsumerGroupStuckTimeMetricAttributeKeyGroup, KafkaConsumerGroupStuckTimeMetricAttributeKeyTopic},
+		},
 		KafkaConsumerGroupTimeLag: KafkaConsumerGroupTimeLagMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -893,6 +1263,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupTimeLagMaxMetricAttributeKey{KafkaConsumerGroupTimeLagMaxMetricAttributeKeyGroup, KafkaConsumerGroupTimeLagMaxMetricAttributeKeyTopic},
 		},
+		KafkaConsumerGroupTimeToDrain: KafkaConsumerGroupTimeToDrainMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupTimeToDrainMetricAttributeKey{KafkaConsumerGroupTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupTimeToDrainMetricAttributeKeyTopic},
+		},
 		KafkaPartitionCurrentOffset: KafkaPartitionCurrentOffsetMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -902,6 +1277,16 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaPartitionOldestOffsetMetricAttributeKey{KafkaPartitionOldestOffsetMetricAttributeKeyTopic, KafkaPartitionOldestOffsetMetricAttributeKeyPartition},
+		},
+		KafkaPartitionProduceRate: KafkaPartitionProduceRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaPartitionProduceRateMetricAttributeKey{KafkaPartitionProduceRateMetricAttributeKeyTopic, KafkaPartitionProduceRateMetricAttributeKeyPartition},
+		},
+		KafkaTopicProduceRate: KafkaTopicProduceRateMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaTopicProduceRateMetricAttributeKey{KafkaTopicProduceRateMetricAttributeKeyTopic},
 		},
 	}
 }

@@ -31,6 +31,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
 					},
+					KafkaConsumerGroupConsumeRate: KafkaConsumerGroupConsumeRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupConsumeRateMetricAttributeKey{KafkaConsumerGroupConsumeRateMetricAttributeKeyGroup, KafkaConsumerGroupConsumeRateMetricAttributeKeyTopic},
+					},
 					KafkaConsumerGroupLag: KafkaConsumerGroupLagMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -45,6 +50,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupLagSumMetricAttributeKey{KafkaConsumerGroupLagSumMetricAttributeKeyGroup, KafkaConsumerGroupLagSumMetricAttributeKeyTopic},
+					},
+					KafkaConsumerGroupLagTrend: KafkaConsumerGroupLagTrendMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupLagTrendMetricAttributeKey{KafkaConsumerGroupLagTrendMetricAttributeKeyGroup, KafkaConsumerGroupLagTrendMetricAttributeKeyTopic},
 					},
 					KafkaConsumerGroupLostMessages: KafkaConsumerGroupLostMessagesMetricConfig{
 						Enabled:             true,
@@ -66,6 +76,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupPartitionStatusMetricAttributeKey{KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus},
 					},
+					KafkaConsumerGroupPartitionTimeToDrain: KafkaConsumerGroupPartitionTimeToDrainMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey{KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyTopic, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyPartition},
+					},
 					KafkaConsumerGroupRebalances: KafkaConsumerGroupRebalancesMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -86,6 +101,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupStatusMetricAttributeKey{KafkaConsumerGroupStatusMetricAttributeKeyGroup, KafkaConsumerGroupStatusMetricAttributeKeyStatus},
 					},
+					KafkaConsumerGroupStuckTime: KafkaConsumerGroupStuckTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStuckTimeMetricAttributeKey{KafkaConsumerGroupStuckTimeMetricAttributeKeyGroup, KafkaConsumerGroupStuckTimeMetricAttributeKeyTopic},
+					},
 					KafkaConsumerGroupTimeLag: KafkaConsumerGroupTimeLagMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -96,6 +116,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupTimeLagMaxMetricAttributeKey{KafkaConsumerGroupTimeLagMaxMetricAttributeKeyGroup, KafkaConsumerGroupTimeLagMaxMetricAttributeKeyTopic},
 					},
+					KafkaConsumerGroupTimeToDrain: KafkaConsumerGroupTimeToDrainMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupTimeToDrainMetricAttributeKey{KafkaConsumerGroupTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupTimeToDrainMetricAttributeKeyTopic},
+					},
 					KafkaPartitionCurrentOffset: KafkaPartitionCurrentOffsetMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -105,6 +130,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaPartitionOldestOffsetMetricAttributeKey{KafkaPartitionOldestOffsetMetricAttributeKeyTopic, KafkaPartitionOldestOffsetMetricAttributeKeyPartition},
+					},
+					KafkaPartitionProduceRate: KafkaPartitionProduceRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaPartitionProduceRateMetricAttributeKey{KafkaPartitionProduceRateMetricAttributeKeyTopic, KafkaPartitionProduceRateMetricAttributeKeyPartition},
+					},
+					KafkaTopicProduceRate: KafkaTopicProduceRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaTopicProduceRateMetricAttributeKey{KafkaTopicProduceRateMetricAttributeKeyTopic},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -121,6 +156,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
 					},
+					KafkaConsumerGroupConsumeRate: KafkaConsumerGroupConsumeRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupConsumeRateMetricAttributeKey{KafkaConsumerGroupConsumeRateMetricAttributeKeyGroup, KafkaConsumerGroupConsumeRateMetricAttributeKeyTopic},
+					},
 					KafkaConsumerGroupLag: KafkaConsumerGroupLagMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -135,6 +175,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupLagSumMetricAttributeKey{KafkaConsumerGroupLagSumMetricAttributeKeyGroup, KafkaConsumerGroupLagSumMetricAttributeKeyTopic},
+					},
+					KafkaConsumerGroupLagTrend: KafkaConsumerGroupLagTrendMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupLagTrendMetricAttributeKey{KafkaConsumerGroupLagTrendMetricAttributeKeyGroup, KafkaConsumerGroupLagTrendMetricAttributeKeyTopic},
 					},
 					KafkaConsumerGroupLostMessages: KafkaConsumerGroupLostMessagesMetricConfig{
 						Enabled:             false,
@@ -156,6 +201,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupPartitionStatusMetricAttributeKey{KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, KafkaConsumerGroupPartitionStatusMetricAttributeKeyTopic, KafkaConsumerGroupPartitionStatusMetricAttributeKeyPartition, KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus},
 					},
+					KafkaConsumerGroupPartitionTimeToDrain: KafkaConsumerGroupPartitionTimeToDrainMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey{KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyTopic, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyPartition},
+					},
 					KafkaConsumerGroupRebalances: KafkaConsumerGroupRebalancesMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -176,6 +226,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupStatusMetricAttributeKey{KafkaConsumerGroupStatusMetricAttributeKeyGroup, KafkaConsumerGroupStatusMetricAttributeKeyStatus},
 					},
+					KafkaConsumerGroupStuckTime: KafkaConsumerGroupStuckTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupStuckTimeMetricAttributeKey{KafkaConsumerGroupStuckTimeMetricAttributeKeyGroup, KafkaConsumerGroupStuckTimeMetricAttributeKeyTopic},
+					},
 					KafkaConsumerGroupTimeLag: KafkaConsumerGroupTimeLagMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -185,6 +240,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupTimeLagMaxMetricAttributeKey{KafkaConsumerGroupTimeLagMaxMetricAttributeKeyGroup, KafkaConsumerGroupTimeLagMaxMetricAttributeKeyTopic},
+					},
+					KafkaConsumerGroupTimeToDrain: KafkaConsumerGroupTimeToDrainMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupTimeToDrainMetricAttributeKey{KafkaConsumerGroupTimeToDrainMetricAttributeKeyGroup, KafkaConsumerGroupTimeToDrainMetricAttributeKeyTopic},
 					},
 					KafkaPartitionCurrentOffset: KafkaPartitionCurrentOffsetMetricConfig{
 						Enabled:             false,
@@ -196,6 +256,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaPartitionOldestOffsetMetricAttributeKey{KafkaPartitionOldestOffsetMetricAttributeKeyTopic, KafkaPartitionOldestOffsetMetricAttributeKeyPartition},
 					},
+					KafkaPartitionProduceRate: KafkaPartitionProduceRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaPartitionProduceRateMetricAttributeKey{KafkaPartitionProduceRateMetricAttributeKeyTopic, KafkaPartitionProduceRateMetricAttributeKeyPartition},
+					},
+					KafkaTopicProduceRate: KafkaTopicProduceRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaTopicProduceRateMetricAttributeKey{KafkaTopicProduceRateMetricAttributeKeyTopic},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					KafkaClusterAlias: ResourceAttributeConfig{Enabled: false},
@@ -206,7 +276,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupStableLagMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupConsumeRateMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLagTrendMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupPartitionTimeToDrainMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupStableLagMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupStuckTimeMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaConsumerGroupTimeToDrainMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, KafkaPartitionProduceRateMetricConfig{}, KafkaTopicProduceRateMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -219,6 +289,18 @@ func TestKafkaConsumerGroupAssignedPartitionsMetricsConfig_Validate(t *testing.T
 	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.assigned_partitions doesn't have an attribute invalid, valid attributes: [group, member, host, instance]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupAssignedPartitions
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupConsumeRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupConsumeRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupConsumeRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.consume_rate doesn't have an attribute invalid, valid attributes: [group, topic]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupConsumeRate
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -255,6 +337,18 @@ func TestKafkaConsumerGroupLagSumMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.lag_sum doesn't have an attribute invalid, valid attributes: [group, topic]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupLagSum
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupLagTrendMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupLagTrend
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupLagTrendMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.lag_trend doesn't have an attribute invalid, valid attributes: [group, topic]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupLagTrend
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -307,6 +401,18 @@ func TestKafkaConsumerGroupPartitionStatusMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestKafkaConsumerGroupPartitionTimeToDrainMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupPartitionTimeToDrain
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.partition_time_to_drain doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupPartitionTimeToDrain
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestKafkaConsumerGroupRebalancesMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().KafkaConsumerGroupRebalances
 	require.NoError(t, cfg.Validate())
@@ -355,6 +461,18 @@ func TestKafkaConsumerGroupStatusMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestKafkaConsumerGroupStuckTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupStuckTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupStuckTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.stuck_time doesn't have an attribute invalid, valid attributes: [group, topic]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupStuckTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestKafkaConsumerGroupTimeLagMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().KafkaConsumerGroupTimeLag
 	require.NoError(t, cfg.Validate())
@@ -379,6 +497,18 @@ func TestKafkaConsumerGroupTimeLagMaxMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestKafkaConsumerGroupTimeToDrainMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupTimeToDrain
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupTimeToDrainMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.time_to_drain doesn't have an attribute invalid, valid attributes: [group, topic]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupTimeToDrain
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestKafkaPartitionCurrentOffsetMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().KafkaPartitionCurrentOffset
 	require.NoError(t, cfg.Validate())
@@ -399,6 +529,30 @@ func TestKafkaPartitionOldestOffsetMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric kafka.partition.oldest_offset doesn't have an attribute invalid, valid attributes: [topic, partition]")
 
 	cfg = DefaultMetricsConfig().KafkaPartitionOldestOffset
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaPartitionProduceRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaPartitionProduceRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaPartitionProduceRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.partition.produce_rate doesn't have an attribute invalid, valid attributes: [topic, partition]")
+
+	cfg = DefaultMetricsConfig().KafkaPartitionProduceRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaTopicProduceRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaTopicProduceRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaTopicProduceRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.topic.produce_rate doesn't have an attribute invalid, valid attributes: [topic]")
+
+	cfg = DefaultMetricsConfig().KafkaTopicProduceRate
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

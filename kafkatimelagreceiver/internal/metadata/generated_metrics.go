@@ -164,6 +164,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.consumer_group.assigned_partitions",
 		Attributes: []string{"group", "member", "host", "instance"},
 	},
+	KafkaConsumerGroupConsumeRate: metricInfo{
+		Name:       "kafka.consumer_group.consume_rate",
+		Attributes: []string{"group", "topic"},
+	},
 	KafkaConsumerGroupLag: metricInfo{
 		Name:       "kafka.consumer_group.lag",
 		Attributes: []string{"group", "topic", "partition"},
@@ -174,6 +178,10 @@ var MetricsInfo = metricsInfo{
 	},
 	KafkaConsumerGroupLagSum: metricInfo{
 		Name:       "kafka.consumer_group.lag_sum",
+		Attributes: []string{"group", "topic"},
+	},
+	KafkaConsumerGroupLagTrend: metricInfo{
+		Name:       "kafka.consumer_group.lag_trend",
 		Attributes: []string{"group", "topic"},
 	},
 	KafkaConsumerGroupLostMessages: metricInfo{
@@ -192,6 +200,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.consumer_group.partition_status",
 		Attributes: []string{"group", "topic", "partition", "status"},
 	},
+	KafkaConsumerGroupPartitionTimeToDrain: metricInfo{
+		Name:       "kafka.consumer_group.partition_time_to_drain",
+		Attributes: []string{"group", "topic", "partition"},
+	},
 	KafkaConsumerGroupRebalances: metricInfo{
 		Name:       "kafka.consumer_group.rebalances",
 		Attributes: []string{"group"},
@@ -208,12 +220,20 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.consumer_group.status",
 		Attributes: []string{"group", "status"},
 	},
+	KafkaConsumerGroupStuckTime: metricInfo{
+		Name:       "kafka.consumer_group.stuck_time",
+		Attributes: []string{"group", "topic"},
+	},
 	KafkaConsumerGroupTimeLag: metricInfo{
 		Name:       "kafka.consumer_group.time_lag",
 		Attributes: []string{"group", "topic", "partition"},
 	},
 	KafkaConsumerGroupTimeLagMax: metricInfo{
 		Name:       "kafka.consumer_group.time_lag_max",
+		Attributes: []string{"group", "topic"},
+	},
+	KafkaConsumerGroupTimeToDrain: metricInfo{
+		Name:       "kafka.consumer_group.time_to_drain",
 		Attributes: []string{"group", "topic"},
 	},
 	KafkaPartitionCurrentOffset: metricInfo{
@@ -224,25 +244,40 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.partition.oldest_offset",
 		Attributes: []string{"topic", "partition"},
 	},
+	KafkaPartitionProduceRate: metricInfo{
+		Name:       "kafka.partition.produce_rate",
+		Attributes: []string{"topic", "partition"},
+	},
+	KafkaTopicProduceRate: metricInfo{
+		Name:       "kafka.topic.produce_rate",
+		Attributes: []string{"topic"},
+	},
 }
 
 type metricsInfo struct {
-	KafkaConsumerGroupAssignedPartitions metricInfo
-	KafkaConsumerGroupLag                metricInfo
-	KafkaConsumerGroupLagMax             metricInfo
-	KafkaConsumerGroupLagSum             metricInfo
-	KafkaConsumerGroupLostMessages       metricInfo
-	KafkaConsumerGroupMembers            metricInfo
-	KafkaConsumerGroupOffset             metricInfo
-	KafkaConsumerGroupPartitionStatus    metricInfo
-	KafkaConsumerGroupRebalances         metricInfo
-	KafkaConsumerGroupStableLag          metricInfo
-	KafkaConsumerGroupState              metricInfo
-	KafkaConsumerGroupStatus             metricInfo
-	KafkaConsumerGroupTimeLag            metricInfo
-	KafkaConsumerGroupTimeLagMax         metricInfo
-	KafkaPartitionCurrentOffset          metricInfo
-	KafkaPartitionOldestOffset           metricInfo
+	KafkaConsumerGroupAssignedPartitions   metricInfo
+	KafkaConsumerGroupConsumeRate          metricInfo
+	KafkaConsumerGroupLag                  metricInfo
+	KafkaConsumerGroupLagMax               metricInfo
+	KafkaConsumerGroupLagSum               metricInfo
+	KafkaConsumerGroupLagTrend             metricInfo
+	KafkaConsumerGroupLostMessages         metricInfo
+	KafkaConsumerGroupMembers              metricInfo
+	KafkaConsumerGroupOffset               metricInfo
+	KafkaConsumerGroupPartitionStatus      metricInfo
+	KafkaConsumerGroupPartitionTimeToDrain metricInfo
+	KafkaConsumerGroupRebalances           metricInfo
+	KafkaConsumerGroupStableLag            metricInfo
+	KafkaConsumerGroupState                metricInfo
+	KafkaConsumerGroupStatus               metricInfo
+	KafkaConsumerGroupStuckTime            metricInfo
+	KafkaConsumerGroupTimeLag              metricInfo
+	KafkaConsumerGroupTimeLagMax           metricInfo
+	KafkaConsumerGroupTimeToDrain          metricInfo
+	KafkaPartitionCurrentOffset            metricInfo
+	KafkaPartitionOldestOffset             metricInfo
+	KafkaPartitionProduceRate              metricInfo
+	KafkaTopicProduceRate                  metricInfo
 }
 
 type metricInfo struct {
@@ -340,6 +375,98 @@ func (m *metricKafkaConsumerGroupAssignedPartitions) emit(metrics pmetric.Metric
 
 func newMetricKafkaConsumerGroupAssignedPartitions(cfg KafkaConsumerGroupAssignedPartitionsMetricConfig) metricKafkaConsumerGroupAssignedPartitions {
 	m := metricKafkaConsumerGroupAssignedPartitions{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupConsumeRate struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        KafkaConsumerGroupConsumeRateMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.consume_rate metric with initial data.
+func (m *metricKafkaConsumerGroupConsumeRate) init() {
+	m.data.SetName("kafka.consumer_group.consume_rate")
+	m.data.SetDescription("Records the group consumed per second on the topic over the last rate_window: for each of the group's partitions of the topic, its committed offset now minus its committed offset rate_window ago (interpolated between the offsets the scrapes saw, which are kept about half a rate_window apart), divided by rate_window; summed over the partitions. A committed offset that goes back (a reset or a rewind) restarts its partition's window instead of counting as negative consumption. While a partition's window is younger than rate_window the rate is over what it covers; it is omitted until that is a quarter of rate_window (the first scrapes, and after a rewind) and while any partition of the topic has none.")
+	m.data.SetUnit("{message}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupConsumeRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupConsumeRateMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupConsumeRateMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupConsumeRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupConsumeRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupConsumeRate(cfg KafkaConsumerGroupConsumeRateMetricConfig) metricKafkaConsumerGroupConsumeRate {
+	m := metricKafkaConsumerGroupConsumeRate{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -619,6 +746,98 @@ func (m *metricKafkaConsumerGroupLagSum) emit(metrics pmetric.MetricSlice) {
 
 func newMetricKafkaConsumerGroupLagSum(cfg KafkaConsumerGroupLagSumMetricConfig) metricKafkaConsumerGroupLagSum {
 	m := metricKafkaConsumerGroupLagSum{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupLagTrend struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        KafkaConsumerGroupLagTrendMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.lag_trend metric with initial data.
+func (m *metricKafkaConsumerGroupLagTrend) init() {
+	m.data.SetName("kafka.consumer_group.lag_trend")
+	m.data.SetDescription("How fast the group's lag on the topic changes, in records per second: the sum of the production rates of the group's partitions of the topic (kafka.partition.produce_rate) minus the group's consumption rate on it (kafka.consumer_group.consume_rate). Positive while the lag grows, negative while it shrinks. Omitted while a partition's production or consumption rate is unknown.")
+	m.data.SetUnit("{message}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupLagTrend) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupLagTrendMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupLagTrendMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupLagTrend) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupLagTrend) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupLagTrend(cfg KafkaConsumerGroupLagTrendMetricConfig) metricKafkaConsumerGroupLagTrend {
+	m := metricKafkaConsumerGroupLagTrend{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1007,6 +1226,101 @@ func newMetricKafkaConsumerGroupPartitionStatus(cfg KafkaConsumerGroupPartitionS
 	return m
 }
 
+type metricKafkaConsumerGroupPartitionTimeToDrain struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        KafkaConsumerGroupPartitionTimeToDrainMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.partition_time_to_drain metric with initial data.
+func (m *metricKafkaConsumerGroupPartitionTimeToDrain) init() {
+	m.data.SetName("kafka.consumer_group.partition_time_to_drain")
+	m.data.SetDescription("kafka.consumer_group.time_to_drain of one partition: its lag / (its consumption rate - its production rate) when that is positive, 0 when its lag is 0; omitted otherwise. Never infinite, NaN or negative.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupPartitionTimeToDrain) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionTimeToDrainMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupPartitionTimeToDrain) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupPartitionTimeToDrain) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupPartitionTimeToDrain(cfg KafkaConsumerGroupPartitionTimeToDrainMetricConfig) metricKafkaConsumerGroupPartitionTimeToDrain {
+	m := metricKafkaConsumerGroupPartitionTimeToDrain{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricKafkaConsumerGroupRebalances struct {
 	data          pmetric.Metric                           // data buffer for generated metric.
 	config        KafkaConsumerGroupRebalancesMetricConfig // metric config provided by user.
@@ -1377,6 +1691,98 @@ func newMetricKafkaConsumerGroupStatus(cfg KafkaConsumerGroupStatusMetricConfig)
 	return m
 }
 
+type metricKafkaConsumerGroupStuckTime struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        KafkaConsumerGroupStuckTimeMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.stuck_time metric with initial data.
+func (m *metricKafkaConsumerGroupStuckTime) init() {
+	m.data.SetName("kafka.consumer_group.stuck_time")
+	m.data.SetDescription("The longest time, in seconds, that any of the group's partitions of the topic with lag above 0 has kept the same committed offset, as observed by the receiver: counted from the first scrape that saw the partition at that offset with lag, so at scrape resolution (up to one collection_interval short of the time since the commit). 0 when no partition with lag has kept its offset; a partition without lag is never stuck. Counted from the receiver's start, and across restarts when storage is set. Over the partitions whose end offset was read.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupStuckTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStuckTimeMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupStuckTimeMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupStuckTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupStuckTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupStuckTime(cfg KafkaConsumerGroupStuckTimeMetricConfig) metricKafkaConsumerGroupStuckTime {
+	m := metricKafkaConsumerGroupStuckTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricKafkaConsumerGroupTimeLag struct {
 	data          pmetric.Metric                        // data buffer for generated metric.
 	config        KafkaConsumerGroupTimeLagMetricConfig // metric config provided by user.
@@ -1556,6 +1962,98 @@ func (m *metricKafkaConsumerGroupTimeLagMax) emit(metrics pmetric.MetricSlice) {
 
 func newMetricKafkaConsumerGroupTimeLagMax(cfg KafkaConsumerGroupTimeLagMaxMetricConfig) metricKafkaConsumerGroupTimeLagMax {
 	m := metricKafkaConsumerGroupTimeLagMax{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupTimeToDrain struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        KafkaConsumerGroupTimeToDrainMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.time_to_drain metric with initial data.
+func (m *metricKafkaConsumerGroupTimeToDrain) init() {
+	m.data.SetName("kafka.consumer_group.time_to_drain")
+	m.data.SetDescription("Seconds until the group's lag on the topic reaches 0 at the current rates: lag_sum / (consumption rate - production rate), with the rates of kafka.consumer_group.lag_trend, when the group consumes faster than the topic is written; 0 when lag_sum is 0. Omitted when the group is not catching up (lag_trend is 0 or above) or a rate is unknown: never infinite, NaN or negative.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupTimeToDrain) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupTimeToDrainMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupTimeToDrainMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupTimeToDrain) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupTimeToDrain) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupTimeToDrain(cfg KafkaConsumerGroupTimeToDrainMetricConfig) metricKafkaConsumerGroupTimeToDrain {
+	m := metricKafkaConsumerGroupTimeToDrain{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1748,32 +2246,220 @@ func newMetricKafkaPartitionOldestOffset(cfg KafkaPartitionOldestOffsetMetricCon
 	return m
 }
 
+type metricKafkaPartitionProduceRate struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        KafkaPartitionProduceRateMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.partition.produce_rate metric with initial data.
+func (m *metricKafkaPartitionProduceRate) init() {
+	m.data.SetName("kafka.partition.produce_rate")
+	m.data.SetDescription("Records appended to the partition per second over the last rate_window: its end offset at the scrape minus its end offset rate_window earlier (interpolated between the points of the partition's table of sampled end offsets), divided by rate_window. While the table is younger than rate_window the rate is over what it covers; it is omitted until that is a quarter of rate_window, and again when the end offset goes back (the table restarts). Only partitions the receiver tracks (a reported group has committed on them) have one.")
+	m.data.SetUnit("{message}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaPartitionProduceRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, topicAttributeValue string, partitionAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaPartitionProduceRateMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaPartitionProduceRateMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaPartitionProduceRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaPartitionProduceRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaPartitionProduceRate(cfg KafkaPartitionProduceRateMetricConfig) metricKafkaPartitionProduceRate {
+	m := metricKafkaPartitionProduceRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaTopicProduceRate struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        KafkaTopicProduceRateMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.topic.produce_rate metric with initial data.
+func (m *metricKafkaTopicProduceRate) init() {
+	m.data.SetName("kafka.topic.produce_rate")
+	m.data.SetDescription("Sum of kafka.partition.produce_rate over the topic's tracked partitions; omitted while any of them has none.")
+	m.data.SetUnit("{message}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaTopicProduceRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaTopicProduceRateMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaTopicProduceRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaTopicProduceRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaTopicProduceRate(cfg KafkaTopicProduceRateMetricConfig) metricKafkaTopicProduceRate {
+	m := metricKafkaTopicProduceRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                     MetricsBuilderConfig // config of the metrics builder.
-	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                            int                  // maximum observed number of metrics per resource.
-	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                  component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter             map[string]filter.Filter
-	resourceAttributeExcludeFilter             map[string]filter.Filter
-	metricKafkaConsumerGroupAssignedPartitions metricKafkaConsumerGroupAssignedPartitions
-	metricKafkaConsumerGroupLag                metricKafkaConsumerGroupLag
-	metricKafkaConsumerGroupLagMax             metricKafkaConsumerGroupLagMax
-	metricKafkaConsumerGroupLagSum             metricKafkaConsumerGroupLagSum
-	metricKafkaConsumerGroupLostMessages       metricKafkaConsumerGroupLostMessages
-	metricKafkaConsumerGroupMembers            metricKafkaConsumerGroupMembers
-	metricKafkaConsumerGroupOffset             metricKafkaConsumerGroupOffset
-	metricKafkaConsumerGroupPartitionStatus    metricKafkaConsumerGroupPartitionStatus
-	metricKafkaConsumerGroupRebalances         metricKafkaConsumerGroupRebalances
-	metricKafkaConsumerGroupStableLag          metricKafkaConsumerGroupStableLag
-	metricKafkaConsumerGroupState              metricKafkaConsumerGroupState
-	metricKafkaConsumerGroupStatus             metricKafkaConsumerGroupStatus
-	metricKafkaConsumerGroupTimeLag            metricKafkaConsumerGroupTimeLag
-	metricKafkaConsumerGroupTimeLagMax         metricKafkaConsumerGroupTimeLagMax
-	metricKafkaPartitionCurrentOffset          metricKafkaPartitionCurrentOffset
-	metricKafkaPartitionOldestOffset           metricKafkaPartitionOldestOffset
+	config                                       MetricsBuilderConfig // config of the metrics builder.
+	startTime                                    pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                              int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                    component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter               map[string]filter.Filter
+	resourceAttributeExcludeFilter               map[string]filter.Filter
+	metricKafkaConsumerGroupAssignedPartitions   metricKafkaConsumerGroupAssignedPartitions
+	metricKafkaConsumerGroupConsumeRate          metricKafkaConsumerGroupConsumeRate
+	metricKafkaConsumerGroupLag                  metricKafkaConsumerGroupLag
+	metricKafkaConsumerGroupLagMax               metricKafkaConsumerGroupLagMax
+	metricKafkaConsumerGroupLagSum               metricKafkaConsumerGroupLagSum
+	metricKafkaConsumerGroupLagTrend             metricKafkaConsumerGroupLagTrend
+	metricKafkaConsumerGroupLostMessages         metricKafkaConsumerGroupLostMessages
+	metricKafkaConsumerGroupMembers              metricKafkaConsumerGroupMembers
+	metricKafkaConsumerGroupOffset               metricKafkaConsumerGroupOffset
+	metricKafkaConsumerGroupPartitionStatus      metricKafkaConsumerGroupPartitionStatus
+	metricKafkaConsumerGroupPartitionTimeToDrain metricKafkaConsumerGroupPartitionTimeToDrain
+	metricKafkaConsumerGroupRebalances           metricKafkaConsumerGroupRebalances
+	metricKafkaConsumerGroupStableLag            metricKafkaConsumerGroupStableLag
+	metricKafkaConsumerGroupState                metricKafkaConsumerGroupState
+	metricKafkaConsumerGroupStatus               metricKafkaConsumerGroupStatus
+	metricKafkaConsumerGroupStuckTime            metricKafkaConsumerGroupStuckTime
+	metricKafkaConsumerGroupTimeLag              metricKafkaConsumerGroupTimeLag
+	metricKafkaConsumerGroupTimeLagMax           metricKafkaConsumerGroupTimeLagMax
+	metricKafkaConsumerGroupTimeToDrain          metricKafkaConsumerGroupTimeToDrain
+	metricKafkaPartitionCurrentOffset            metricKafkaPartitionCurrentOffset
+	metricKafkaPartitionOldestOffset             metricKafkaPartitionOldestOffset
+	metricKafkaPartitionProduceRate              metricKafkaPartitionProduceRate
+	metricKafkaTopicProduceRate                  metricKafkaTopicProduceRate
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -1799,24 +2485,31 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		startTime:     pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer: pmetric.NewMetrics(),
 		buildInfo:     settings.BuildInfo,
-		metricKafkaConsumerGroupAssignedPartitions: newMetricKafkaConsumerGroupAssignedPartitions(mbc.Metrics.KafkaConsumerGroupAssignedPartitions),
-		metricKafkaConsumerGroupLag:                newMetricKafkaConsumerGroupLag(mbc.Metrics.KafkaConsumerGroupLag),
-		metricKafkaConsumerGroupLagMax:             newMetricKafkaConsumerGroupLagMax(mbc.Metrics.KafkaConsumerGroupLagMax),
-		metricKafkaConsumerGroupLagSum:             newMetricKafkaConsumerGroupLagSum(mbc.Metrics.KafkaConsumerGroupLagSum),
-		metricKafkaConsumerGroupLostMessages:       newMetricKafkaConsumerGroupLostMessages(mbc.Metrics.KafkaConsumerGroupLostMessages),
-		metricKafkaConsumerGroupMembers:            newMetricKafkaConsumerGroupMembers(mbc.Metrics.KafkaConsumerGroupMembers),
-		metricKafkaConsumerGroupOffset:             newMetricKafkaConsumerGroupOffset(mbc.Metrics.KafkaConsumerGroupOffset),
-		metricKafkaConsumerGroupPartitionStatus:    newMetricKafkaConsumerGroupPartitionStatus(mbc.Metrics.KafkaConsumerGroupPartitionStatus),
-		metricKafkaConsumerGroupRebalances:         newMetricKafkaConsumerGroupRebalances(mbc.Metrics.KafkaConsumerGroupRebalances),
-		metricKafkaConsumerGroupStableLag:          newMetricKafkaConsumerGroupStableLag(mbc.Metrics.KafkaConsumerGroupStableLag),
-		metricKafkaConsumerGroupState:              newMetricKafkaConsumerGroupState(mbc.Metrics.KafkaConsumerGroupState),
-		metricKafkaConsumerGroupStatus:             newMetricKafkaConsumerGroupStatus(mbc.Metrics.KafkaConsumerGroupStatus),
-		metricKafkaConsumerGroupTimeLag:            newMetricKafkaConsumerGroupTimeLag(mbc.Metrics.KafkaConsumerGroupTimeLag),
-		metricKafkaConsumerGroupTimeLagMax:         newMetricKafkaConsumerGroupTimeLagMax(mbc.Metrics.KafkaConsumerGroupTimeLagMax),
-		metricKafkaPartitionCurrentOffset:          newMetricKafkaPartitionCurrentOffset(mbc.Metrics.KafkaPartitionCurrentOffset),
-		metricKafkaPartitionOldestOffset:           newMetricKafkaPartitionOldestOffset(mbc.Metrics.KafkaPartitionOldestOffset),
-		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
+		metricKafkaConsumerGroupAssignedPartitions:   newMetricKafkaConsumerGroupAssignedPartitions(mbc.Metrics.KafkaConsumerGroupAssignedPartitions),
+		metricKafkaConsumerGroupConsumeRate:          newMetricKafkaConsumerGroupConsumeRate(mbc.Metrics.KafkaConsumerGroupConsumeRate),
+		metricKafkaConsumerGroupLag:                  newMetricKafkaConsumerGroupLag(mbc.Metrics.KafkaConsumerGroupLag),
+		metricKafkaConsumerGroupLagMax:               newMetricKafkaConsumerGroupLagMax(mbc.Metrics.KafkaConsumerGroupLagMax),
+		metricKafkaConsumerGroupLagSum:               newMetricKafkaConsumerGroupLagSum(mbc.Metrics.KafkaConsumerGroupLagSum),
+		metricKafkaConsumerGroupLagTrend:             newMetricKafkaConsumerGroupLagTrend(mbc.Metrics.KafkaConsumerGroupLagTrend),
+		metricKafkaConsumerGroupLostMessages:         newMetricKafkaConsumerGroupLostMessages(mbc.Metrics.KafkaConsumerGroupLostMessages),
+		metricKafkaConsumerGroupMembers:              newMetricKafkaConsumerGroupMembers(mbc.Metrics.KafkaConsumerGroupMembers),
+		metricKafkaConsumerGroupOffset:               newMetricKafkaConsumerGroupOffset(mbc.Metrics.KafkaConsumerGroupOffset),
+		metricKafkaConsumerGroupPartitionStatus:      newMetricKafkaConsumerGroupPartitionStatus(mbc.Metrics.KafkaConsumerGroupPartitionStatus),
+		metricKafkaConsumerGroupPartitionTimeToDrain: newMetricKafkaConsumerGroupPartitionTimeToDrain(mbc.Metrics.KafkaConsumerGroupPartitionTimeToDrain),
+		metricKafkaConsumerGroupRebalances:           newMetricKafkaConsumerGroupRebalances(mbc.Metrics.KafkaConsumerGroupRebalances),
+		metricKafkaConsumerGroupStableLag:            newMetricKafkaConsumerGroupStableLag(mbc.Metrics.KafkaConsumerGroupStableLag),
+		metricKafkaConsumerGroupState:                newMetricKafkaConsumerGroupState(mbc.Metrics.KafkaConsumerGroupState),
+		metricKafkaConsumerGroupStatus:               newMetricKafkaConsumerGroupStatus(mbc.Metrics.KafkaConsumerGroupStatus),
+		metricKafkaConsumerGroupStuckTime:            newMetricKafkaConsumerGroupStuckTime(mbc.Metrics.KafkaConsumerGroupStuckTime),
+		metricKafkaConsumerGroupTimeLag:              newMetricKafkaConsumerGroupTimeLag(mbc.Metrics.KafkaConsumerGroupTimeLag),
+		metricKafkaConsumerGroupTimeLagMax:           newMetricKafkaConsumerGroupTimeLagMax(mbc.Metrics.KafkaConsumerGroupTimeLagMax),
+		metricKafkaConsumerGroupTimeToDrain:          newMetricKafkaConsumerGroupTimeToDrain(mbc.Metrics.KafkaConsumerGroupTimeToDrain),
+		metricKafkaPartitionCurrentOffset:            newMetricKafkaPartitionCurrentOffset(mbc.Metrics.KafkaPartitionCurrentOffset),
+		metricKafkaPartitionOldestOffset:             newMetricKafkaPartitionOldestOffset(mbc.Metrics.KafkaPartitionOldestOffset),
+		metricKafkaPartitionProduceRate:              newMetricKafkaPartitionProduceRate(mbc.Metrics.KafkaPartitionProduceRate),
+		metricKafkaTopicProduceRate:                  newMetricKafkaTopicProduceRate(mbc.Metrics.KafkaTopicProduceRate),
+		resourceAttributeIncludeFilter:               make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:               make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.KafkaClusterAlias.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["kafka.cluster.alias"] = filter.CreateFilter(mbc.ResourceAttributes.KafkaClusterAlias.MetricsInclude)
@@ -1894,21 +2587,28 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricKafkaConsumerGroupAssignedPartitions.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupConsumeRate.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLag.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLagMax.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLagSum.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupLagTrend.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupLostMessages.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupMembers.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupOffset.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupPartitionStatus.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupPartitionTimeToDrain.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupRebalances.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupStableLag.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupState.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupStatus.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupStuckTime.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupTimeLag.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupTimeLagMax.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupTimeToDrain.emit(ils.Metrics())
 	mb.metricKafkaPartitionCurrentOffset.emit(ils.Metrics())
 	mb.metricKafkaPartitionOldestOffset.emit(ils.Metrics())
+	mb.metricKafkaPartitionProduceRate.emit(ils.Metrics())
+	mb.metricKafkaTopicProduceRate.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -1945,6 +2645,11 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts
 	mb.metricKafkaConsumerGroupAssignedPartitions.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, memberAttributeValue, hostAttributeValue, instanceAttributeValue)
 }
 
+// RecordKafkaConsumerGroupConsumeRateDataPoint adds a data point to kafka.consumer_group.consume_rate metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupConsumeRateDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	mb.metricKafkaConsumerGroupConsumeRate.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
+}
+
 // RecordKafkaConsumerGroupLagDataPoint adds a data point to kafka.consumer_group.lag metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupLagDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
 	mb.metricKafkaConsumerGroupLag.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
@@ -1958,6 +2663,11 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupLagMaxDataPoint(ts pcommon.Tim
 // RecordKafkaConsumerGroupLagSumDataPoint adds a data point to kafka.consumer_group.lag_sum metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupLagSumDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string) {
 	mb.metricKafkaConsumerGroupLagSum.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
+}
+
+// RecordKafkaConsumerGroupLagTrendDataPoint adds a data point to kafka.consumer_group.lag_trend metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupLagTrendDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	mb.metricKafkaConsumerGroupLagTrend.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
 }
 
 // RecordKafkaConsumerGroupLostMessagesDataPoint adds a data point to kafka.consumer_group.lost_messages metric.
@@ -1980,6 +2690,11 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionStatusDataPoint(ts pc
 	mb.metricKafkaConsumerGroupPartitionStatus.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue, statusAttributeValue.String())
 }
 
+// RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint adds a data point to kafka.consumer_group.partition_time_to_drain metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	mb.metricKafkaConsumerGroupPartitionTimeToDrain.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
+}
+
 // RecordKafkaConsumerGroupRebalancesDataPoint adds a data point to kafka.consumer_group.rebalances metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupRebalancesDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string) {
 	mb.metricKafkaConsumerGroupRebalances.recordDataPoint(mb.startTime, ts, val, groupAttributeValue)
@@ -2000,6 +2715,11 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupStatusDataPoint(ts pcommon.Tim
 	mb.metricKafkaConsumerGroupStatus.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, statusAttributeValue.String())
 }
 
+// RecordKafkaConsumerGroupStuckTimeDataPoint adds a data point to kafka.consumer_group.stuck_time metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupStuckTimeDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	mb.metricKafkaConsumerGroupStuckTime.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
+}
+
 // RecordKafkaConsumerGroupTimeLagDataPoint adds a data point to kafka.consumer_group.time_lag metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupTimeLagDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
 	mb.metricKafkaConsumerGroupTimeLag.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
@@ -2010,6 +2730,11 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts pcommon
 	mb.metricKafkaConsumerGroupTimeLagMax.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
 }
 
+// RecordKafkaConsumerGroupTimeToDrainDataPoint adds a data point to kafka.consumer_group.time_to_drain metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupTimeToDrainDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	mb.metricKafkaConsumerGroupTimeToDrain.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
+}
+
 // RecordKafkaPartitionCurrentOffsetDataPoint adds a data point to kafka.partition.current_offset metric.
 func (mb *MetricsBuilder) RecordKafkaPartitionCurrentOffsetDataPoint(ts pcommon.Timestamp, val int64, topicAttributeValue string, partitionAttributeValue int64) {
 	mb.metricKafkaPartitionCurrentOffset.recordDataPoint(mb.startTime, ts, val, topicAttributeValue, partitionAttributeValue)
@@ -2018,6 +2743,16 @@ func (mb *MetricsBuilder) RecordKafkaPartitionCurrentOffsetDataPoint(ts pcommon.
 // RecordKafkaPartitionOldestOffsetDataPoint adds a data point to kafka.partition.oldest_offset metric.
 func (mb *MetricsBuilder) RecordKafkaPartitionOldestOffsetDataPoint(ts pcommon.Timestamp, val int64, topicAttributeValue string, partitionAttributeValue int64) {
 	mb.metricKafkaPartitionOldestOffset.recordDataPoint(mb.startTime, ts, val, topicAttributeValue, partitionAttributeValue)
+}
+
+// RecordKafkaPartitionProduceRateDataPoint adds a data point to kafka.partition.produce_rate metric.
+func (mb *MetricsBuilder) RecordKafkaPartitionProduceRateDataPoint(ts pcommon.Timestamp, val float64, topicAttributeValue string, partitionAttributeValue int64) {
+	mb.metricKafkaPartitionProduceRate.recordDataPoint(mb.startTime, ts, val, topicAttributeValue, partitionAttributeValue)
+}
+
+// RecordKafkaTopicProduceRateDataPoint adds a data point to kafka.topic.produce_rate metric.
+func (mb *MetricsBuilder) RecordKafkaTopicProduceRateDataPoint(ts pcommon.Timestamp, val float64, topicAttributeValue string) {
+	mb.metricKafkaTopicProduceRate.recordDataPoint(mb.startTime, ts, val, topicAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -68,21 +68,28 @@ func TestMetricsBuilder(t *testing.T) {
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
 			aggMap["kafka.consumer_group.assigned_partitions"] = mb.metricKafkaConsumerGroupAssignedPartitions.config.AggregationStrategy
+			aggMap["kafka.consumer_group.consume_rate"] = mb.metricKafkaConsumerGroupConsumeRate.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lag"] = mb.metricKafkaConsumerGroupLag.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lag_max"] = mb.metricKafkaConsumerGroupLagMax.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lag_sum"] = mb.metricKafkaConsumerGroupLagSum.config.AggregationStrategy
+			aggMap["kafka.consumer_group.lag_trend"] = mb.metricKafkaConsumerGroupLagTrend.config.AggregationStrategy
 			aggMap["kafka.consumer_group.lost_messages"] = mb.metricKafkaConsumerGroupLostMessages.config.AggregationStrategy
 			aggMap["kafka.consumer_group.members"] = mb.metricKafkaConsumerGroupMembers.config.AggregationStrategy
 			aggMap["kafka.consumer_group.offset"] = mb.metricKafkaConsumerGroupOffset.config.AggregationStrategy
 			aggMap["kafka.consumer_group.partition_status"] = mb.metricKafkaConsumerGroupPartitionStatus.config.AggregationStrategy
+			aggMap["kafka.consumer_group.partition_time_to_drain"] = mb.metricKafkaConsumerGroupPartitionTimeToDrain.config.AggregationStrategy
 			aggMap["kafka.consumer_group.rebalances"] = mb.metricKafkaConsumerGroupRebalances.config.AggregationStrategy
 			aggMap["kafka.consumer_group.stable_lag"] = mb.metricKafkaConsumerGroupStableLag.config.AggregationStrategy
 			aggMap["kafka.consumer_group.state"] = mb.metricKafkaConsumerGroupState.config.AggregationStrategy
 			aggMap["kafka.consumer_group.status"] = mb.metricKafkaConsumerGroupStatus.config.AggregationStrategy
+			aggMap["kafka.consumer_group.stuck_time"] = mb.metricKafkaConsumerGroupStuckTime.config.AggregationStrategy
 			aggMap["kafka.consumer_group.time_lag"] = mb.metricKafkaConsumerGroupTimeLag.config.AggregationStrategy
 			aggMap["kafka.consumer_group.time_lag_max"] = mb.metricKafkaConsumerGroupTimeLagMax.config.AggregationStrategy
+			aggMap["kafka.consumer_group.time_to_drain"] = mb.metricKafkaConsumerGroupTimeToDrain.config.AggregationStrategy
 			aggMap["kafka.partition.current_offset"] = mb.metricKafkaPartitionCurrentOffset.config.AggregationStrategy
 			aggMap["kafka.partition.oldest_offset"] = mb.metricKafkaPartitionOldestOffset.config.AggregationStrategy
+			aggMap["kafka.partition.produce_rate"] = mb.metricKafkaPartitionProduceRate.config.AggregationStrategy
+			aggMap["kafka.topic.produce_rate"] = mb.metricKafkaTopicProduceRate.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -96,6 +103,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 1, "group-val", "member-val", "host-val", "instance-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 3, "group-val-2", "member-val-2", "host-val-2", "instance-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupConsumeRateDataPoint(ts, 1, "group-val", "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupConsumeRateDataPoint(ts, 3, "group-val-2", "topic-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -114,6 +127,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, 1, "group-val", "topic-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, 3, "group-val-2", "topic-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupLagTrendDataPoint(ts, 1, "group-val", "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupLagTrendDataPoint(ts, 3, "group-val-2", "topic-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -138,6 +157,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 1, "group-val", "topic-val", 9, AttributeStatusOK)
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 3, "group-val-2", "topic-val-2", 10, AttributeStatusWARN)
+			}
+
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(ts, 1, "group-val", "topic-val", 9)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -165,6 +190,12 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordKafkaConsumerGroupStuckTimeDataPoint(ts, 1, "group-val", "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupStuckTimeDataPoint(ts, 3, "group-val-2", "topic-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, 1, "group-val", "topic-val", 9)
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
@@ -174,6 +205,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, 1, "group-val", "topic-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, 3, "group-val-2", "topic-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupTimeToDrainDataPoint(ts, 1, "group-val", "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupTimeToDrainDataPoint(ts, 3, "group-val-2", "topic-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -187,6 +224,18 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 3, "topic-val-2", 10)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaPartitionProduceRateDataPoint(ts, 1, "topic-val", 9)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaPartitionProduceRateDataPoint(ts, 3, "topic-val-2", 10)
+			}
+
+			allMetricsCount++
+			mb.RecordKafkaTopicProduceRateDataPoint(ts, 1, "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaTopicProduceRateDataPoint(ts, 3, "topic-val-2")
+			}
 
 			rb := mb.NewResourceBuilder()
 			rb.SetKafkaClusterAlias("kafka.cluster.alias-val")
@@ -194,21 +243,28 @@ func TestMetricsBuilder(t *testing.T) {
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
 				assert.Empty(t, mb.metricKafkaConsumerGroupAssignedPartitions.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupConsumeRate.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLag.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLagMax.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLagSum.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupLagTrend.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupLostMessages.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupMembers.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupOffset.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionStatus.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionTimeToDrain.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupRebalances.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupStableLag.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupState.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupStatus.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupStuckTime.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupTimeLag.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupTimeLagMax.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupTimeToDrain.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaPartitionCurrentOffset.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaPartitionOldestOffset.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaPartitionProduceRate.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaTopicProduceRate.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -289,6 +345,51 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("host")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("instance")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.consume_rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.consume_rate"], "Found a duplicate in the metrics slice: kafka.consumer_group.consume_rate")
+						validatedMetrics["kafka.consumer_group.consume_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Records the group consumed per second on the topic over the last rate_window: for each of the group's partitions of the topic, its committed offset now minus its committed offset rate_window ago (interpolated between the offsets the scrapes saw, which are kept about half a rate_window apart), divided by rate_window; summed over the partitions. A committed offset that goes back (a reset or a rewind) restarts its partition's window instead of counting as negative consumption. While a partition's window is younger than rate_window the rate is over what it covers; it is omitted until that is a quarter of rate_window (the first scrapes, and after a rewind) and while any partition of the topic has none.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.consume_rate"], "Found a duplicate in the metrics slice: kafka.consumer_group.consume_rate")
+						validatedMetrics["kafka.consumer_group.consume_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Records the group consumed per second on the topic over the last rate_window: for each of the group's partitions of the topic, its committed offset now minus its committed offset rate_window ago (interpolated between the offsets the scrapes saw, which are kept about half a rate_window apart), divided by rate_window; summed over the partitions. A committed offset that goes back (a reset or a rewind) restarts its partition's window instead of counting as negative consumption. While a partition's window is younger than rate_window the rate is over what it covers; it is omitted until that is a quarter of rate_window (the first scrapes, and after a rewind) and while any partition of the topic has none.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.consumer_group.consume_rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
 						assert.False(t, ok)
 					}
 				case "kafka.consumer_group.lag":
@@ -425,6 +526,51 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(1), dp.IntValue())
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.lag_trend":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.lag_trend"], "Found a duplicate in the metrics slice: kafka.consumer_group.lag_trend")
+						validatedMetrics["kafka.consumer_group.lag_trend"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "How fast the group's lag on the topic changes, in records per second: the sum of the production rates of the group's partitions of the topic (kafka.partition.produce_rate) minus the group's consumption rate on it (kafka.consumer_group.consume_rate). Positive while the lag grows, negative while it shrinks. Omitted while a partition's production or consumption rate is unknown.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.lag_trend"], "Found a duplicate in the metrics slice: kafka.consumer_group.lag_trend")
+						validatedMetrics["kafka.consumer_group.lag_trend"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "How fast the group's lag on the topic changes, in records per second: the sum of the production rates of the group's partitions of the topic (kafka.partition.produce_rate) minus the group's consumption rate on it (kafka.consumer_group.consume_rate). Positive while the lag grows, negative while it shrinks. Omitted while a partition's production or consumption rate is unknown.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.consumer_group.lag_trend"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("group")
 						assert.False(t, ok)
@@ -631,6 +777,56 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("status")
 						assert.False(t, ok)
 					}
+				case "kafka.consumer_group.partition_time_to_drain":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_time_to_drain"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_time_to_drain")
+						validatedMetrics["kafka.consumer_group.partition_time_to_drain"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "kafka.consumer_group.time_to_drain of one partition: its lag / (its consumption rate - its production rate) when that is positive, 0 when its lag is 0; omitted otherwise. Never infinite, NaN or negative.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_time_to_drain"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_time_to_drain")
+						validatedMetrics["kafka.consumer_group.partition_time_to_drain"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "kafka.consumer_group.time_to_drain of one partition: its lag / (its consumption rate - its production rate) when that is positive, 0 when its lag is 0; omitted otherwise. Never infinite, NaN or negative.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.consumer_group.partition_time_to_drain"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
 				case "kafka.consumer_group.rebalances":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["kafka.consumer_group.rebalances"], "Found a duplicate in the metrics slice: kafka.consumer_group.rebalances")
@@ -815,6 +1011,51 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("status")
 						assert.False(t, ok)
 					}
+				case "kafka.consumer_group.stuck_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.stuck_time"], "Found a duplicate in the metrics slice: kafka.consumer_group.stuck_time")
+						validatedMetrics["kafka.consumer_group.stuck_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The longest time, in seconds, that any of the group's partitions of the topic with lag above 0 has kept the same committed offset, as observed by the receiver: counted from the first scrape that saw the partition at that offset with lag, so at scrape resolution (up to one collection_interval short of the time since the commit). 0 when no partition with lag has kept its offset; a partition without lag is never stuck. Counted from the receiver's start, and across restarts when storage is set. Over the partitions whose end offset was read.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.stuck_time"], "Found a duplicate in the metrics slice: kafka.consumer_group.stuck_time")
+						validatedMetrics["kafka.consumer_group.stuck_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The longest time, in seconds, that any of the group's partitions of the topic with lag above 0 has kept the same committed offset, as observed by the receiver: counted from the first scrape that saw the partition at that offset with lag, so at scrape resolution (up to one collection_interval short of the time since the commit). 0 when no partition with lag has kept its offset; a partition without lag is never stuck. Counted from the receiver's start, and across restarts when storage is set. Over the partitions whose end offset was read.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.consumer_group.stuck_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+					}
 				case "kafka.consumer_group.time_lag":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["kafka.consumer_group.time_lag"], "Found a duplicate in the metrics slice: kafka.consumer_group.time_lag")
@@ -896,6 +1137,51 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						switch aggMap["kafka.consumer_group.time_lag_max"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.time_to_drain":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.time_to_drain"], "Found a duplicate in the metrics slice: kafka.consumer_group.time_to_drain")
+						validatedMetrics["kafka.consumer_group.time_to_drain"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Seconds until the group's lag on the topic reaches 0 at the current rates: lag_sum / (consumption rate - production rate), with the rates of kafka.consumer_group.lag_trend, when the group consumes faster than the topic is written; 0 when lag_sum is 0. Omitted when the group is not catching up (lag_trend is 0 or above) or a rate is unknown: never infinite, NaN or negative.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.time_to_drain"], "Found a duplicate in the metrics slice: kafka.consumer_group.time_to_drain")
+						validatedMetrics["kafka.consumer_group.time_to_drain"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Seconds until the group's lag on the topic reaches 0 at the current rates: lag_sum / (consumption rate - production rate), with the rates of kafka.consumer_group.lag_trend, when the group consumes faster than the topic is written; 0 when lag_sum is 0. Omitted when the group is not catching up (lag_trend is 0 or above) or a rate is unknown: never infinite, NaN or negative.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.consumer_group.time_to_drain"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -998,6 +1284,91 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("topic")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
+				case "kafka.partition.produce_rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.partition.produce_rate"], "Found a duplicate in the metrics slice: kafka.partition.produce_rate")
+						validatedMetrics["kafka.partition.produce_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Records appended to the partition per second over the last rate_window: its end offset at the scrape minus its end offset rate_window earlier (interpolated between the points of the partition's table of sampled end offsets), divided by rate_window. While the table is younger than rate_window the rate is over what it covers; it is omitted until that is a quarter of rate_window, and again when the end offset goes back (the table restarts). Only partitions the receiver tracks (a reported group has committed on them) have one.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["kafka.partition.produce_rate"], "Found a duplicate in the metrics slice: kafka.partition.produce_rate")
+						validatedMetrics["kafka.partition.produce_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Records appended to the partition per second over the last rate_window: its end offset at the scrape minus its end offset rate_window earlier (interpolated between the points of the partition's table of sampled end offsets), divided by rate_window. While the table is younger than rate_window the rate is over what it covers; it is omitted until that is a quarter of rate_window, and again when the end offset goes back (the table restarts). Only partitions the receiver tracks (a reported group has committed on them) have one.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.partition.produce_rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
+				case "kafka.topic.produce_rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.topic.produce_rate"], "Found a duplicate in the metrics slice: kafka.topic.produce_rate")
+						validatedMetrics["kafka.topic.produce_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Sum of kafka.partition.produce_rate over the topic's tracked partitions; omitted while any of them has none.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.topic.produce_rate"], "Found a duplicate in the metrics slice: kafka.topic.produce_rate")
+						validatedMetrics["kafka.topic.produce_rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Sum of kafka.partition.produce_rate over the topic's tracked partitions; omitted while any of them has none.", mi.Description())
+						assert.Equal(t, "{message}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.topic.produce_rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("topic")
 						assert.False(t, ok)
 					}
 				}

@@ -58,6 +58,7 @@ func fuzzTableCheck(t *testing.T, table *Table) {
 	if newest, ok := newestPoint(table); ok && table.lastRead < newest.At {
 		t.Fatalf("lastRead %d is older than the newest point %+v", table.lastRead, newest)
 	}
+	fuzzCheckRate(t, table)
 }
 
 // fuzzCheckAppendTime checks one estimate: it exists only between the

@@ -1,0 +1,80 @@
+package kafkatimelagreceiver
+
+import (
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
+)
+
+// progressEnabled says whether any metric needs the groups' committed
+// offsets followed from scrape to scrape (internal/progress).
+func (w *metricWriter) progressEnabled() bool {
+	m := w.metrics
+	return m.KafkaConsumerGroupConsumeRate.Enabled ||
+		m.KafkaConsumerGroupLagTrend.Enabled ||
+		m.KafkaConsumerGroupTimeToDrain.Enabled ||
+		m.KafkaConsumerGroupPartitionTimeToDrain.Enabled ||
+		m.KafkaConsumerGroupStuckTime.Enabled
+}
+
+// produceRatesNeeded says whether any metric needs the partitions'
+// production rates.
+func (w *metricWriter) produceRatesNeeded() bool {
+	m := w.metrics
+	return m.KafkaPartitionProduceRate.Enabled ||
+		m.KafkaTopicProduceRate.Enabled ||
+		m.KafkaConsumerGroupLagTrend.Enabled ||
+		m.KafkaConsumerGroupTimeToDrain.Enabled ||
+		m.KafkaConsumerGroupPartitionTimeToDrain.Enabled
+}
+
+// partitionDrains writes kafka.consumer_group.partition_time_to_drain of one
+// group's pairs; parts is in the order of lags.
+func (sw *scrapeWriter) partitionDrains(lags []lag.PartitionLag, parts []progress.Partition) {
+	if !sw.w.metrics.KafkaConsumerGroupPartitionTimeToDrain.Enabled {
+		return
+	}
+	for i := range lags {
+		sw.pairs.addDrain(&lags[i], &parts[i])
+	}
+}
+
+// groupProgress writes one group's per-(group, topic) progress: what is not
+// known is omitted, never written as 0.
+func (sw *scrapeWriter) groupProgress(topics []progress.Topic) {
+	mb, ts := sw.w.mb, sw.ts
+	for i := range topics {
+		tp := &topics[i]
+		if tp.HasConsumeRate {
+			mb.RecordKafkaConsumerGroupConsumeRateDataPoint(ts, tp.ConsumeRate, tp.Group, tp.Topic)
+		}
+		if tp.HasTrend {
+			mb.RecordKafkaConsumerGroupLagTrendDataPoint(ts, tp.Trend, tp.Group, tp.Topic)
+		}
+		if tp.HasDrain {
+			mb.RecordKafkaConsumerGroupTimeToDrainDataPoint(ts, tp.Drain, tp.Group, tp.Topic)
+		}
+		if tp.HasStuck {
+			mb.RecordKafkaConsumerGroupStuckTimeDataPoint(ts, tp.Stuck, tp.Group, tp.Topic)
+		}
+	}
+}
+
+// topicProduceRates writes kafka.topic.produce_rate: the sum of each
+// topic's partition rates, when every partition of it has one. parts are in
+// (topic, partition) order.
+func (sw *scrapeWriter) topicProduceRates(parts []lag.Partition) {
+	if !sw.w.metrics.KafkaTopicProduceRate.Enabled {
+		return
+	}
+	for start := 0; start < len(parts); {
+		end, sum, all := start, 0.0, true
+		for ; end < len(parts) && parts[end].Topic == parts[start].Topic; end++ {
+			sum += parts[end].ProduceRate
+			all = all && parts[end].HasProduceRate
+		}
+		if all {
+			sw.w.mb.RecordKafkaTopicProduceRateDataPoint(sw.ts, sum, parts[start].Topic)
+		}
+		start = end
+	}
+}

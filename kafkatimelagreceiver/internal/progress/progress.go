@@ -1,0 +1,228 @@
+// Package progress follows each group's committed offsets from scrape to
+// scrape and tells how the group is getting on: how fast it consumes (the
+// committed offsets' movement over a window), how long each partition with
+// lag has kept the same committed offset, and, with the partitions'
+// production rates, how long until its lag is drained. It does no I/O and
+// never reads a clock: every time comes from the caller.
+package progress
+
+import (
+	"sync"
+	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// forgetAfter is how many consecutive scrapes a group or partition may be
+// missing from before what is known of it is dropped, as in health: one
+// failed read must not restart every window.
+const forgetAfter = 2
+
+// marksKept is how many committed offsets a pair remembers: the latest
+// and three checkpoints, each at least half a window after the one before,
+// so that the oldest is always more than a window old and the offset a
+// window ago lies between two of them. Four marks are 64 bytes a pair.
+const marksKept = 4
+
+// pairProgress is what the tracker keeps of one group's partition: a few
+// marks for the consumption rate and the stuck clock. The tracker holds one
+// per (group, partition) pair of the cluster, so its size is fixed and
+// small (72 bytes, 96 with its track).
+type pairProgress struct {
+	// marks are committed offsets and the instants of the scrapes that
+	// read them, oldest first; the last used one is the latest
+	// observation, the others checkpoints. An unused mark has At 0.
+	marks [marksKept]timetable.Sample
+	// stuckSince is when the scrapes first saw the pair with lag at its
+	// current committed offset; 0 while it is not stuck.
+	stuckSince int64
+}
+
+func (p *pairProgress) len() int {
+	n := 0
+	for n < marksKept && p.marks[n].At != 0 {
+		n++
+	}
+	return n
+}
+
+// observe adds a scrape's committed offset c, read at at. An offset lower
+// than the last one (a reset or rewind), or a time not after the last one
+// (a clock stepped back), restarts the window: the old marks say nothing
+// true about the new position.
+func (p *pairProgress) observe(c, at, checkpointEvery int64) {
+	n := p.len()
+	if n == 0 {
+		p.marks[0] = timetable.Sample{Offset: c, At: at}
+		return
+	}
+	latest := &p.marks[n-1]
+	if c < latest.Offset || at <= latest.At {
+		p.marks = [marksKept]timetable.Sample{{Offset: c, At: at}}
+		p.stuckSince = 0
+		return
+	}
+	if c != latest.Offset {
+		p.stuckSince = 0
+	}
+	if n > 1 && latest.At-p.marks[n-2].At < checkpointEvery {
+		*latest = timetable.Sample{Offset: c, At: at}
+		return
+	}
+	// The latest observation is far enough from the checkpoint before it
+	// to become one.
+	if n == marksKept {
+		copy(p.marks[:], p.marks[1:])
+		n--
+	}
+	p.marks[n] = timetable.Sample{Offset: c, At: at}
+}
+
+// rate is the committed offset's movement per second over the window
+// ending at the latest observation, read off the marks as a table's
+// production rate is read off its points (timetable.RateOver).
+func (p *pairProgress) rate(window time.Duration) (float64, bool) {
+	r := timetable.RateOver(p.marks[:p.len()], window)
+	return r.PerSecond, r.OK
+}
+
+// updateStuck starts or stops the stuck clock: it runs while the partition
+// has lag at an unchanged committed offset, from the first scrape that saw
+// it so. A partition without lag is not stuck however long its offset
+// stays put: it has nothing to consume.
+func (p *pairProgress) updateStuck(lagged bool, at int64) {
+	switch {
+	case !lagged:
+		p.stuckSince = 0
+	case p.stuckSince == 0:
+		p.stuckSince = at
+	}
+}
+
+// stuck is how long the clock has run at at, in seconds.
+func (p *pairProgress) stuck(at int64) float64 {
+	if p.stuckSince == 0 {
+		return 0
+	}
+	return float64(max(0, at-p.stuckSince)) / 1e9
+}
+
+// Partition is one group's progress on one partition after a scrape.
+type Partition struct {
+	// ConsumeRate is records consumed per second: the committed offset's
+	// movement over the window. None until the marks span a quarter of the
+	// window, and again after the committed offset went back.
+	ConsumeRate    float64
+	HasConsumeRate bool
+	// Stuck is how long, in seconds, the partition has had lag at the same
+	// committed offset (0 without lag). Known when the lag is.
+	Stuck    float64
+	HasStuck bool
+	// Drain is DrainTime of the partition's lag at its rates.
+	Drain    float64
+	HasDrain bool
+}
+
+// Tracker follows the committed offsets of every group, as a scrape's lags
+// go in group by group (BeginScrape, ObserveGroup for each group,
+// EndScrape). The scrape goroutine observes; the storage goroutine may
+// encode its state at any time.
+type Tracker struct {
+	mu              sync.Mutex
+	window          time.Duration
+	checkpointEvery int64  // nanoseconds
+	scrapes         uint32 // wraps; only ever subtracted
+	groups          map[string]*groupProgress
+	// restored holds the stuck clocks of the saved state until their pair
+	// is seen, or until forgetAfter scrapes have passed without it.
+	restored       map[pairKey]stuckClock
+	restoredScrape uint32
+
+	// partitions backs ObserveGroup's result, reused from group to group.
+	partitions []Partition
+}
+
+type groupProgress struct {
+	lastSeen uint32
+	// pairs is sorted by (topic, partition), as a scrape's lags are.
+	pairs []lag.Track[pairProgress]
+}
+
+// NewTracker returns a tracker whose rates are over window.
+func NewTracker(window time.Duration) *Tracker {
+	window = max(window, 1)
+	return &Tracker{window: window, checkpointEvery: int64(window) / 2, groups: map[string]*groupProgress{}}
+}
+
+// BeginScrape starts a scrape: groups and partitions not observed from now
+// to EndScrape count as missing from it.
+func (t *Tracker) BeginScrape() {
+	t.mu.Lock()
+	t.scrapes++
+	t.mu.Unlock()
+}
+
+// ObserveGroup folds one group's lags of a scrape read at at (unix
+// nanoseconds) in, and returns its progress on each partition, in the order
+// of lags. lags are sorted by (topic, partition) as lag.Index.GroupLags
+// sorts them. The result is a buffer of the tracker's, valid until the
+// next ObserveGroup call.
+func (t *Tracker) ObserveGroup(name string, lags []lag.PartitionLag, at int64) []Partition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g, ok := t.groups[name]
+	if !ok {
+		g = &groupProgress{}
+		t.groups[name] = g
+	}
+	g.lastSeen = t.scrapes
+	g.pairs = lag.MergeTracks(g.pairs, lags, t.scrapes, forgetAfter)
+	t.partitions = t.partitions[:0]
+	for i, p := range lag.Matched(g.pairs, lags) {
+		pl := &lags[i]
+		if p.len() == 0 && len(t.restored) > 0 {
+			t.resume(p, pairKey{group: name, topic: pl.Topic, partition: pl.Partition}, pl.Committed, at)
+		}
+		p.observe(pl.Committed, at, t.checkpointEvery)
+		var out Partition
+		out.ConsumeRate, out.HasConsumeRate = p.rate(t.window)
+		if pl.HasEnd {
+			p.updateStuck(pl.Lag > 0, at)
+			out.Stuck, out.HasStuck = p.stuck(at), true
+			out.Drain, out.HasDrain = partitionDrain(pl, out)
+		}
+		t.partitions = append(t.partitions, out)
+	}
+	return t.partitions
+}
+
+// resume restarts a pair's stuck clock from the saved state when the
+// committed offset is still the one it was saved at.
+func (t *Tracker) resume(p *pairProgress, key pairKey, committed, at int64) {
+	saved, ok := t.restored[key]
+	if !ok {
+		return
+	}
+	delete(t.restored, key)
+	if saved.offset == committed {
+		// A saved time after now (a clock stepped back) counts from now.
+		p.stuckSince = min(saved.since, at)
+	}
+}
+
+// EndScrape drops the groups missing from the last forgetAfter scrapes (the
+// merge in ObserveGroup does the same for a group's partitions), and the
+// restored clocks no scrape has claimed by then.
+func (t *Tracker) EndScrape() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name, g := range t.groups {
+		if t.scrapes-g.lastSeen >= forgetAfter {
+			delete(t.groups, name)
+		}
+	}
+	if t.restored != nil && t.scrapes-t.restoredScrape >= forgetAfter {
+		t.restored = nil
+	}
+}

@@ -1,0 +1,242 @@
+package progress
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Stored state layout (version 1), every integer an unsigned varint:
+//
+//	magic "KTLP" | version | group count
+//	per group: name length, name | topic count
+//	  per topic: name length, name | pair count
+//	    per pair: partition | committed offset | stuck since (unix ns)
+//
+// Only the stuck clocks are kept: a pair whose clock is not running needs
+// nothing to resume, and the consumption marks of a collector that was down
+// are better restarted than stretched over the outage. Anything that does
+// not decode exactly is rejected whole.
+const (
+	stateMagic   = "KTLP"
+	stateVersion = 1
+)
+
+// ErrStateCorrupt is wrapped by the error of RestoreState when the state is
+// damaged or was not written by EncodeState.
+var ErrStateCorrupt = errors.New("stored progress state is corrupt")
+
+// pairKey names one group's partition.
+type pairKey struct {
+	group, topic string
+	partition    int32
+}
+
+// stuckClock is a saved stuck clock: it resumes only at the same offset.
+type stuckClock struct {
+	offset int64
+	since  int64 // unix nanoseconds, > 0
+}
+
+// EncodeState serialises the running stuck clocks, those of pairs observed
+// and those restored but not seen yet. The copy is taken under the lock
+// and encoded outside it, so that saving delays no scrape.
+func (t *Tracker) EncodeState() []byte {
+	t.mu.Lock()
+	clocks := make(map[pairKey]stuckClock, len(t.restored))
+	for key, c := range t.restored {
+		clocks[key] = c
+	}
+	for name, g := range t.groups {
+		for i := range g.pairs {
+			p := &g.pairs[i].State
+			if n := p.len(); n > 0 && p.stuckSince != 0 {
+				key := pairKey{group: name, topic: g.pairs[i].Topic, partition: g.pairs[i].Partition}
+				clocks[key] = stuckClock{offset: p.marks[n-1].Offset, since: p.stuckSince}
+			}
+		}
+	}
+	t.mu.Unlock()
+	return encodeState(clocks)
+}
+
+// RestoreState installs the stuck clocks of state made by EncodeState: each
+// resumes when its pair is first observed at the offset it was saved at.
+// It is called before the first scrape. Nothing is installed unless all of
+// data decodes; the error wraps ErrStateCorrupt when data is damaged and
+// says which version it is when it is another version's.
+func (t *Tracker) RestoreState(data []byte) (pairs int, err error) {
+	clocks, err := decodeState(data)
+	if err != nil {
+		return 0, fmt.Errorf("restore stuck clocks from %d bytes: %w", len(data), err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.restored = clocks
+	t.restoredScrape = t.scrapes
+	return len(clocks), nil
+}
+
+func encodeState(clocks map[pairKey]stuckClock) []byte {
+	keys := make([]pairKey, 0, len(clocks))
+	for key := range clocks {
+		keys = append(keys, key)
+	}
+	slices.SortFunc(keys, func(a, b pairKey) int {
+		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+	})
+	var buf bytes.Buffer
+	var scratch [binary.MaxVarintLen64]byte
+	put := func(v uint64) { buf.Write(scratch[:binary.PutUvarint(scratch[:], v)]) }
+	putString := func(s string) {
+		put(uint64(len(s)))
+		buf.WriteString(s)
+	}
+	// runLength counts the keys from i sharing what same compares.
+	runLength := func(i int, same func(a, b pairKey) bool) int {
+		n := 1
+		for i+n < len(keys) && same(keys[i], keys[i+n]) {
+			n++
+		}
+		return n
+	}
+	sameGroup := func(a, b pairKey) bool { return a.group == b.group }
+	sameTopic := func(a, b pairKey) bool { return a.group == b.group && a.topic == b.topic }
+
+	buf.WriteString(stateMagic)
+	put(stateVersion)
+	groups := 0
+	for i := 0; i < len(keys); i += runLength(i, sameGroup) {
+		groups++
+	}
+	put(uint64(groups))
+	for g := 0; g < len(keys); {
+		groupEnd := g + runLength(g, sameGroup)
+		putString(keys[g].group)
+		topics := 0
+		for i := g; i < groupEnd; i += runLength(i, sameTopic) {
+			topics++
+		}
+		put(uint64(topics))
+		for tp := g; tp < groupEnd; {
+			topicEnd := tp + runLength(tp, sameTopic)
+			putString(keys[tp].topic)
+			put(uint64(topicEnd - tp))
+			for _, key := range keys[tp:topicEnd] {
+				c := clocks[key]
+				put(uint64(key.partition))
+				put(uint64(c.offset))
+				put(uint64(c.since))
+			}
+			tp = topicEnd
+		}
+		g = groupEnd
+	}
+	return buf.Bytes()
+}
+
+// stateReader decodes varints and remembers the first failure, so that the
+// decoder reads straight through and checks once per field group.
+type stateReader struct {
+	r   *bytes.Reader
+	err error
+}
+
+func (d *stateReader) u(limit uint64, what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d.r)
+	switch {
+	case err != nil:
+		// ReadUvarint returns what it read so far with the error: that
+		// must not drive a loop.
+		d.err = fmt.Errorf("%w: %s: %w", ErrStateCorrupt, what, err)
+		return 0
+	case v > limit:
+		d.err = fmt.Errorf("%w: %s %d is out of range", ErrStateCorrupt, what, v)
+		return 0
+	}
+	return v
+}
+
+// count reads a count of items that take at least minBytes each: a count
+// the rest of the input cannot hold is corrupt, and must not drive an
+// allocation.
+func (d *stateReader) count(minBytes int, what string) int {
+	n := d.u(uint64(d.r.Len()/minBytes), what)
+	return int(n)
+}
+
+func (d *stateReader) name(what string) string {
+	n := d.u(uint64(d.r.Len()), what+" length")
+	if d.err == nil && n == 0 {
+		d.err = fmt.Errorf("%w: empty %s", ErrStateCorrupt, what)
+	}
+	if d.err != nil {
+		return ""
+	}
+	b := make([]byte, n)
+	_, _ = d.r.Read(b) // n <= d.r.Len(): cannot come short
+	return string(b)
+}
+
+func decodeState(data []byte) (map[pairKey]stuckClock, error) {
+	if !bytes.HasPrefix(data, []byte(stateMagic)) {
+		return nil, fmt.Errorf("%w: not a kafka_time_lag progress state (bad magic)", ErrStateCorrupt)
+	}
+	d := &stateReader{r: bytes.NewReader(data[len(stateMagic):])}
+	if version := d.u(math.MaxUint64, "version"); d.err == nil && version != stateVersion {
+		return nil, fmt.Errorf("stored progress state has version %d, this receiver reads version %d", version, stateVersion)
+	}
+	out := map[pairKey]stuckClock{}
+	// A group is at least 3 bytes (name length, a name byte, topic count);
+	// so is a topic; a pair at least 3 (one byte per field).
+	groups := d.count(3, "group count")
+	seenGroups := map[string]bool{}
+	for range groups {
+		group := d.name("group name")
+		if d.err == nil && seenGroups[group] {
+			d.err = fmt.Errorf("%w: group %q stored twice", ErrStateCorrupt, group)
+		}
+		seenGroups[group] = true
+		topics := d.count(3, "topic count")
+		seenTopics := map[string]bool{}
+		for range topics {
+			topic := d.name("topic name")
+			if d.err == nil && seenTopics[topic] {
+				d.err = fmt.Errorf("%w: topic %q of group %q stored twice", ErrStateCorrupt, topic, group)
+			}
+			seenTopics[topic] = true
+			pairs := d.count(3, "pair count")
+			for range pairs {
+				key := pairKey{group: group, topic: topic, partition: int32(d.u(math.MaxInt32, "partition"))}
+				c := stuckClock{offset: int64(d.u(math.MaxInt64, "offset")), since: int64(d.u(math.MaxInt64, "stuck since"))}
+				if d.err != nil {
+					return nil, d.err
+				}
+				if _, dup := out[key]; dup {
+					return nil, fmt.Errorf("%w: %s/%d of group %q stored twice", ErrStateCorrupt, topic, key.partition, group)
+				}
+				if c.since == 0 {
+					return nil, fmt.Errorf("%w: %s/%d of group %q has no stuck time", ErrStateCorrupt, topic, key.partition, group)
+				}
+				out[key] = c
+			}
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+	}
+	if d.err == nil && d.r.Len() != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes", ErrStateCorrupt, d.r.Len())
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return out, nil
+}

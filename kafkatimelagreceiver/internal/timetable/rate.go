@@ -1,0 +1,70 @@
+package timetable
+
+import (
+	"sort"
+	"time"
+)
+
+// minRateCoverage is the fraction of the window samples must span before
+// they tell a rate: two points a moment apart (a sample and the scrape's
+// own read finishing together) would make a rate of noise.
+const minRateCoverage = 4
+
+// Rate is a production rate in records per second; OK is false when the
+// table could not tell it.
+type Rate struct {
+	PerSecond float64
+	OK        bool
+}
+
+// Rate is how fast records were appended over the window ending at the
+// table's newest point (see RateOver). Offsets never go down inside a
+// table (a truncation resets it), so the rate is never negative.
+func (t *Table) Rate(window time.Duration) Rate {
+	return RateOver(t.points, window)
+}
+
+// RateOver is how fast the offset of samples grew over the window ending
+// at the newest one: the newest offset minus the offset window earlier
+// (interpolated between the samples around that instant), divided by
+// window. Samples younger than the window give the rate over what they
+// span, once that is at least a quarter of the window. samples are oldest
+// first, strictly increasing in time and non-decreasing in offset.
+func RateOver(samples []Sample, window time.Duration) Rate {
+	n := len(samples)
+	if n < 2 || window <= 0 {
+		return Rate{}
+	}
+	newest, oldest := samples[n-1], samples[0]
+	from := newest.At - int64(window)
+	if from <= oldest.At {
+		span := newest.At - oldest.At
+		if span < int64(window)/minRateCoverage {
+			return Rate{}
+		}
+		return Rate{PerSecond: float64(newest.Offset-oldest.Offset) / (float64(span) / 1e9), OK: true}
+	}
+	// First sample after from; samples[i-1] is at or before it.
+	i := sort.Search(n, func(i int) bool { return samples[i].At > from })
+	lo, hi := samples[i-1], samples[i]
+	// In differences from lo, so that float rounding of offsets near 2^62
+	// cannot make the result negative: the part of lo..hi before from is at
+	// most all of lo..hi, which is at most lo..newest.
+	beforeFrom := float64(hi.Offset-lo.Offset) * (float64(from-lo.At) / float64(hi.At-lo.At))
+	appended := max(0, float64(newest.Offset-lo.Offset)-beforeFrom)
+	return Rate{PerSecond: appended / window.Seconds(), OK: true}
+}
+
+// ProduceRates returns the production rate (Table.Rate) of each table refs
+// name, in order, under one lock; a zero Ref gives a zero Rate.
+func (s *Store) ProduceRates(refs []Ref, window time.Duration) []Rate {
+	out := make([]Rate, len(refs))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, ref := range refs {
+		if ref.table != nil {
+			out[i] = ref.table.Rate(window)
+		}
+	}
+	return out
+}
