@@ -20,6 +20,13 @@ const (
 	defaultMaxSamples         = 512
 	defaultRecordReads        = 1000
 	defaultStorageInterval    = time.Minute
+	// minSamplingInterval keeps a typo (1ms, 10ns) from turning the sampler
+	// into a loop of ListOffsets requests to every leader.
+	minSamplingInterval = 100 * time.Millisecond
+	// maxMaxSamples caps each table at 160 KiB: 512 points already cover
+	// more than a day at second resolution, and the bound multiplies by
+	// every tracked partition.
+	maxMaxSamples = 10000
 	// defaultRequestTimeout bounds each Kafka request when the controller's
 	// timeout is not set, so that a silent broker can never hold a scrape.
 	defaultRequestTimeout = 10 * time.Second
@@ -93,8 +100,11 @@ func (cfg *Config) Validate() error {
 	if cfg.CollectionInterval <= 0 {
 		errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
 	}
-	if cfg.SamplingInterval <= 0 {
+	switch {
+	case cfg.SamplingInterval <= 0:
 		errs = append(errs, fmt.Errorf("sampling_interval: must be positive, got %s", cfg.SamplingInterval))
+	case cfg.SamplingInterval < minSamplingInterval:
+		errs = append(errs, fmt.Errorf("sampling_interval: must be at least %s, got %s", minSamplingInterval, cfg.SamplingInterval))
 	}
 	if cfg.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("timeout: must not be negative, got %s", cfg.Timeout))
@@ -102,8 +112,11 @@ func (cfg *Config) Validate() error {
 	if cfg.Storage != nil && cfg.StorageInterval <= 0 {
 		errs = append(errs, fmt.Errorf("storage_interval: must be positive when storage is set, got %s", cfg.StorageInterval))
 	}
-	if cfg.MaxSamples < 2 {
+	switch {
+	case cfg.MaxSamples < 2:
 		errs = append(errs, fmt.Errorf("max_samples: must be at least 2, got %d", cfg.MaxSamples))
+	case cfg.MaxSamples > maxMaxSamples:
+		errs = append(errs, fmt.Errorf("max_samples: must be at most %d, got %d", maxMaxSamples, cfg.MaxSamples))
 	}
 	if cfg.MaxRecordReadsPerScrape < 0 {
 		errs = append(errs, fmt.Errorf("max_record_reads_per_scrape: must not be negative, got %d", cfg.MaxRecordReadsPerScrape))
