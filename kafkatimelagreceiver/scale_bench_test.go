@@ -270,8 +270,8 @@ func BenchmarkSampler(b *testing.B) {
 			cl, err := newCluster(cfg, zap.NewNop(), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = cl.Close() })
-			tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval)
-			tables.Track(tracked)
+			tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now)
+			tables.Track(tracked, time.Now(), 0)
 			smp := sampler.New(cl, tables, sampler.Settings{Interval: cfg.SamplingInterval, Timeout: cfg.requestTimeout()})
 			// The first sample connects and loads the metadata.
 			require.NoError(b, smp.Sample(ctx, false))
@@ -342,9 +342,10 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 	before := k.snapshot()
 	require.NoError(t, s.sampler.Sample(context.Background(), true))
 	got := k.snapshot().Since(before)
-	t.Logf("sample with log start offsets: %v", got)
+	t.Logf("full sample (log start offsets, topic ids): %v", got)
 	require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(2*scaleBrokers), "end and start offsets, one request per broker each")
-	require.Equal(t, got.Of(kmsg.ListOffsets), got.Total(), "a sample sends ListOffsets only")
+	require.Equal(t, int64(1), got.Of(kmsg.Metadata), "the topic ids of every tracked topic, in one request")
+	require.Equal(t, got.Of(kmsg.ListOffsets)+1, got.Total(), "a sample sends ListOffsets and that Metadata only")
 }
 
 // TestScaleOffsetFetchFallback: a coordinator without OffsetFetch v8 gets

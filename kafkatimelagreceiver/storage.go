@@ -49,9 +49,13 @@ func openStateStorage(ctx context.Context, host component.Host, extensionID comp
 	return client, nil
 }
 
+// maxSkipsLogged bounds the reasons logged for tables left out of a restore.
+const maxSkipsLogged = 5
+
 // load restores saved tables. State that is missing starts empty; state that
 // is corrupt or from another version is ignored with a warning: the receiver
-// then works as on a first start.
+// then works as on a first start. Tables that fail their checks (damaged, or
+// read in the future) are left out with one warning, and the rest restored.
 func (s *stateStorage) load(ctx context.Context) {
 	data, err := s.client.Get(ctx, stateKey)
 	if err != nil {
@@ -66,7 +70,15 @@ func (s *stateStorage) load(ctx context.Context) {
 		s.logger.Warn("storage: ignoring saved tables; starting without history", zap.Error(err), zap.Int("bytes", len(data)))
 		return
 	}
-	s.logger.Info("storage: restored interpolation tables", zap.Int("partitions", restored))
+	if skipped := restored.Skipped; len(skipped) > 0 {
+		reasons := make([]string, 0, maxSkipsLogged)
+		for _, err := range skipped[:min(len(skipped), maxSkipsLogged)] {
+			reasons = append(reasons, err.Error())
+		}
+		s.logger.Warn("storage: left out saved tables that failed their checks; those partitions start without history",
+			zap.Int("tables_left_out", len(skipped)), zap.Strings("first_reasons", reasons), zap.Int("tables_restored", restored.Tables))
+	}
+	s.logger.Info("storage: restored interpolation tables", zap.Int("partitions", restored.Tables))
 }
 
 func (s *stateStorage) save(ctx context.Context) error {
