@@ -310,12 +310,14 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 	for p := uint64(0); p < points && d.err == nil; p++ {
 		offsetDelta, atDelta := d.i(), d.i()
 		gapEnd := d.u()
-		offset, offsetOK := addTime(prev.Offset, offsetDelta)
-		at, atOK := addTime(prev.At, atDelta)
+		offset, offsetOK := addExact(prev.Offset, offsetDelta)
+		at, atOK := addExact(prev.At, atDelta)
 		cur := Sample{Offset: offset, At: at}
 		switch {
 		case !offsetOK || !atOK:
-			bad("point %d overflows or is negative", p)
+			bad("point %d overflows", p)
+		case offset < 0:
+			bad("negative offset %d", offset)
 		case p > 0 && (offsetDelta < 0 || atDelta <= 0):
 			bad("points are not increasing")
 		case gapEnd > 1:
@@ -334,4 +336,11 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 		bad("read before its newest point")
 	}
 	return st, problem
+}
+
+// addExact adds, reporting false when the sum overflows int64: the decoder
+// checks after adding, so a delta cannot wrap a point around.
+func addExact(a, b int64) (int64, bool) {
+	sum := a + b
+	return sum, (b >= 0) == (sum >= a)
 }
