@@ -263,7 +263,8 @@ func (s *Store) Oldest(ref Ref) (Sample, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(ref.table.points) == 0 {
+	if len(ref.table.points) == 0 || ref.table.suspected {
+		// A table suspected of a reset may be the old log's.
 		return Sample{}, false
 	}
 	return ref.table.points[0], true

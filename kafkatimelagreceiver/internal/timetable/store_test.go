@@ -86,6 +86,8 @@ func TestStoreResets(t *testing.T) {
 	s.Record(offsetRead(110, map[kafka.TopicPartition]int64{tpA0: 5, tpA1: 1100, tpB0: 7}))
 	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, s.TakeResets(), "suspected resets")
 	require.Len(t, s.StartOffsets(), 3, "the log starts stay until a reset is confirmed")
+	_, ok := s.Oldest(s.Refs([]kafka.TopicPartition{tpB0})[0])
+	require.False(t, ok, "a table suspected of a reset vouches for nothing")
 	// The next read confirms both: their log starts belong to the old logs.
 	s.Record(offsetRead(111, map[kafka.TopicPartition]int64{tpA0: 5, tpB0: 7}))
 	require.Equal(t, map[kafka.TopicPartition]int64{tpA1: 10}, s.StartOffsets())
@@ -104,6 +106,9 @@ func TestStoreResets(t *testing.T) {
 	at, ok, _ := s.Estimate(s.Refs([]kafka.TopicPartition{tpB0})[0], 7, Sample{Offset: 17, At: unixSec(120)})
 	require.True(t, ok)
 	require.Equal(t, unixSec(111), at)
+	oldest, ok := s.Oldest(s.Refs([]kafka.TopicPartition{tpB0})[0])
+	require.True(t, ok)
+	require.Equal(t, Sample{Offset: 7, At: unixSec(110)}, oldest)
 
 	// A reset of a partition dropped before it was taken is not reported.
 	s.Record(offsetRead(130, map[kafka.TopicPartition]int64{tpA0: 1, tpB0: 1}))
