@@ -22,6 +22,13 @@ const (
 	// every few seconds and a producer that writes in bursts, short enough
 	// that a drain estimate follows a change within minutes.
 	defaultRateWindow = 5 * time.Minute
+	// minSamplingInterval keeps a typo (1ms, 10ns) from turning the sampler
+	// into a loop of ListOffsets requests to every leader.
+	minSamplingInterval = 100 * time.Millisecond
+	// maxMaxSamples caps each table at 160 KiB: 512 points already cover
+	// more than a day at second resolution, and the bound multiplies by
+	// every tracked partition.
+	maxMaxSamples = 10000
 	// defaultRequestTimeout bounds each Kafka request when the controller's
 	// timeout is not set, so that a silent broker can never hold a scrape.
 	defaultRequestTimeout = 10 * time.Second
@@ -109,8 +116,11 @@ func (cfg *Config) Validate() error {
 	if cfg.CollectionInterval <= 0 {
 		errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
 	}
-	if cfg.SamplingInterval <= 0 {
+	switch {
+	case cfg.SamplingInterval <= 0:
 		errs = append(errs, fmt.Errorf("sampling_interval: must be positive, got %s", cfg.SamplingInterval))
+	case cfg.SamplingInterval < minSamplingInterval:
+		errs = append(errs, fmt.Errorf("sampling_interval: must be at least %s, got %s", minSamplingInterval, cfg.SamplingInterval))
 	}
 	if cfg.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("timeout: must not be negative, got %s", cfg.Timeout))
@@ -121,8 +131,11 @@ func (cfg *Config) Validate() error {
 	if cfg.RateWindow <= 0 {
 		errs = append(errs, fmt.Errorf("rate_window: must be positive, got %s", cfg.RateWindow))
 	}
-	if cfg.MaxSamples < 2 {
+	switch {
+	case cfg.MaxSamples < 2:
 		errs = append(errs, fmt.Errorf("max_samples: must be at least 2, got %d", cfg.MaxSamples))
+	case cfg.MaxSamples > maxMaxSamples:
+		errs = append(errs, fmt.Errorf("max_samples: must be at most %d, got %d", maxMaxSamples, cfg.MaxSamples))
 	}
 	if cfg.MaxRecordReadsPerScrape < 0 {
 		errs = append(errs, fmt.Errorf("max_record_reads_per_scrape: must not be negative, got %d", cfg.MaxRecordReadsPerScrape))

@@ -280,3 +280,19 @@ func TestStatusConfigValidate(t *testing.T) {
 	cfg.Status = StatusConfig{Window: 10, MaxTimeLag: -time.Second}
 	require.ErrorContains(t, cfg.Validate(), "status.max_time_lag")
 }
+
+// A sampling interval of a millisecond (or a nanosecond, a typo away from
+// 10s) would have the sampler send ListOffsets to every leader back to back.
+func TestSamplingIntervalThatWouldHotLoopIsRejected(t *testing.T) {
+	cfg := loadTestConfig(t, "hot_sampling_interval")
+	err := cfg.Validate()
+	require.ErrorContains(t, err, "sampling_interval: must be at least 100ms, got 1ms")
+}
+
+// max_samples sizes every partition's table: without a ceiling, a stray
+// zero multiplies the receiver's memory by thousands.
+func TestMaxSamplesWithoutUpperBoundIsRejected(t *testing.T) {
+	cfg := loadTestConfig(t, "too_many_samples")
+	err := cfg.Validate()
+	require.ErrorContains(t, err, "max_samples: must be at most 10000, got 100000000")
+}

@@ -110,7 +110,7 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 
 	saved := store.values[stateKey]
 	require.NotEmpty(t, saved, "tables saved at shutdown")
-	restored, err := timetable.NewStore(cfg.MaxSamples, time.Minute).RestoreState(saved)
+	restored, err := timetable.NewStore(cfg.MaxSamples, time.Minute, nil).RestoreState(saved)
 	require.NoError(t, err)
 	require.Equal(t, 2, restored, "both partitions' tables")
 }

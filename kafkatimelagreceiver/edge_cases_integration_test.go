@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 func TestCaughtUpGroupOnIdleTopicIsZero(t *testing.T) {
@@ -55,9 +56,11 @@ func TestTimeLagGrowsAfterProducerStops(t *testing.T) {
 	}
 }
 
-// A topic deleted and recreated starts its offsets again: the old table and
-// what was read about old records must not leak into the new topic's values.
-func TestTopicRecreatedResetsTable(t *testing.T) {
+// startOnOldTopic creates "phoenix", whose ten records are two hours old,
+// commits the group "reader" at offset 2 and starts a scraper, whose first
+// scrape reads (and caches) that record's timestamp.
+func startOnOldTopic(t *testing.T) (*testKafka, *timeLagScraper) {
+	t.Helper()
 	k := newTestKafka(t, 1)
 	k.CreateTopic("phoenix", 1)
 	old := time.Now().Add(-2 * time.Hour)
@@ -71,11 +74,18 @@ func TestTopicRecreatedResetsTable(t *testing.T) {
 	s := startScraper(t, k.testConfig())
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	require.Greater(t, pointsOf(md, "kafka.consumer_group.time_lag")[pointKey{"reader", "phoenix", 0}].doubleValue, 3600.0)
+	require.Greater(t, pointsOf(md, "kafka.consumer_group.time_lag")[pointKey{"reader", "phoenix", 0}].doubleValue, 3600.0,
+		"the old record at offset 2 is two hours old")
+	return k, s
+}
 
+// recreateOldTopic deletes "phoenix" and creates it again with records
+// stamped fresh, fresh+step, ...; the group starts again at offset 2.
+func recreateOldTopic(t *testing.T, k *testKafka, records int, step time.Duration) (stamps []time.Time) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err = k.Admin.DeleteTopics(ctx, "phoenix")
+	_, err := k.Admin.DeleteTopics(ctx, "phoenix")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		resp, err := k.Admin.CreateTopic(ctx, 1, 1, nil, "phoenix")
@@ -83,23 +93,58 @@ func TestTopicRecreatedResetsTable(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond)
 	k.Client.PurgeTopicsFromClient("phoenix") // forget the old topic id
 	fresh := time.Now().Add(-5 * time.Second)
-	k.Produce("phoenix", 0, fresh, fresh.Add(time.Second), fresh.Add(2*time.Second), fresh.Add(3*time.Second))
-	k.Commit("reader", "phoenix", map[int32]int64{0: 2}) // the group starts again on the new topic
+	for i := range records {
+		stamps = append(stamps, fresh.Add(time.Duration(i)*step))
+	}
+	k.Produce("phoenix", 0, stamps...)
+	k.Commit("reader", "phoenix", map[int32]int64{0: 2})
+	return stamps
+}
 
-	// Wait out the receiver's metadata: sarama learns of the new topic when
-	// the old leader answers for it.
-	var tl point
+// scrapeRecreatedTopic scrapes until the receiver reads the new topic's end
+// offset (sarama learns of it when the old leader answers for it) and
+// returns the scrape and the group's time lag.
+func scrapeRecreatedTopic(t *testing.T, s *timeLagScraper, end int64) (md pmetric.Metrics, timeLag point) {
+	t.Helper()
 	require.Eventually(t, func() bool {
+		var err error
 		md, err = s.scrape(context.Background())
 		var ok bool
-		tl, ok = pointsOf(md, "kafka.consumer_group.time_lag")[pointKey{"reader", "phoenix", 0}]
-		return err == nil && ok && pointsOf(md, "kafka.partition.current_offset")[pointKey{"", "phoenix", 0}].intValue == 4
+		timeLag, ok = pointsOf(md, "kafka.consumer_group.time_lag")[pointKey{"reader", "phoenix", 0}]
+		return err == nil && ok && pointsOf(md, "kafka.partition.current_offset")[pointKey{"", "phoenix", 0}].intValue == end
 	}, 20*time.Second, 200*time.Millisecond)
+	return md, timeLag
+}
+
+// A topic deleted and recreated starts its offsets again: the old table and
+// what was read about old records must not leak into the new topic's values.
+func TestTopicRecreatedResetsTable(t *testing.T) {
+	k, s := startOnOldTopic(t)
+	stamps := recreateOldTopic(t, k, 4, time.Second)
+	md, tl := scrapeRecreatedTopic(t, s, 4)
 	require.Equal(t, int64(2), pointsOf(md, "kafka.consumer_group.lag")[pointKey{"reader", "phoenix", 0}].intValue)
-	truth := tl.timestamp.Sub(fresh.Add(2 * time.Second)).Seconds()
+	truth := tl.timestamp.Sub(stamps[2]).Seconds()
 	require.InDelta(t, truth, tl.doubleValue, 1.0, "time lag comes from the new topic's records, not the old table")
+	// One backward read only suspends the old table (a new leader of an old
+	// broker can lag for a moment); the next confirms the reset.
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
 	oldest := tableHeads(s)[kafka.TopicPartition{Topic: "phoenix", Partition: 0}]
 	require.LessOrEqual(t, oldest.Offset, int64(4), "the table was reset: nothing left of the old log's end offset 10")
+}
+
+// A topic deleted and recreated whose new log grows past the old end offset
+// before the next sample never goes backwards: only its topic ID tells it
+// from the old topic. The old table and the record timestamps read from the
+// old log must not date the new log's records.
+func TestTopicRecreatedPastOldEndIsNotTheOldTopic(t *testing.T) {
+	k, s := startOnOldTopic(t)
+	require.NoError(t, s.sampler.Sample(context.Background(), true))
+	stamps := recreateOldTopic(t, k, 12, 100*time.Millisecond) // end offset 12, past the old 10
+	require.NoError(t, s.sampler.Sample(context.Background(), true))
+	_, tl := scrapeRecreatedTopic(t, s, 12)
+	truth := tl.timestamp.Sub(stamps[2]).Seconds()
+	require.InDelta(t, truth, tl.doubleValue, 1.0, "time lag comes from the new topic's record at offset 2, not the old one's")
 }
 
 // Retention deleted records the group never read: lag still counts from the

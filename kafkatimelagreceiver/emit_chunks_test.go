@@ -18,6 +18,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
 // chunkTestSnapshot has groups x partitions pairs on topic "t"; every
@@ -56,7 +57,10 @@ func chunkTestScraper(t *testing.T, snap *lag.Snapshot) *timeLagScraper {
 	for tp := range snap.End {
 		tracked[tp] = struct{}{}
 	}
-	s.tables.Track(tracked)
+	// The reads below carry made-up times: a store watching the wall clock
+	// would take them for clock steps.
+	s.tables = timetable.NewStore(s.cfg.MaxSamples, 0, nil)
+	s.tables.Track(tracked, time.Now(), 0)
 	for tp, end := range snap.End {
 		at := time.Unix(0, snap.At-end*int64(time.Second))
 		s.tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 0}, Sent: at, Received: at})

@@ -77,7 +77,7 @@ func TestFactoryReceiverLifecycleWithoutKafka(t *testing.T) {
 		cfg := factory.CreateDefaultConfig().(*Config)
 		cfg.Brokers = []string{unusedLocalAddress(t)}
 		cfg.Timeout = 2 * time.Second
-		cfg.SamplingInterval = 10 * time.Millisecond
+		cfg.SamplingInterval = minSamplingInterval
 		require.NoError(t, confmap.Validate(cfg))
 		return cfg
 	}

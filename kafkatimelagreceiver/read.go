@@ -68,7 +68,13 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	var idx *lag.Index
 	if len(partitions) > 0 {
 		withStart := s.cfg.Metrics.KafkaPartitionOldestOffset.Enabled
-		end, start, err := sampler.Read(ctx, s.cluster, s.tables, partitions, withStart)
+		end, start, err := sampler.Read(ctx, s.cluster, s.tables, partitions, sampler.ReadOptions{
+			WithStart: withStart,
+			// Restored tables may be another cluster's until it says
+			// otherwise: ask before they date anything.
+			WithIdentity: !s.tables.Identified(),
+			Logger:       s.logger,
+		})
 		if err = denials.Split(err); err != nil {
 			missing := len(partitions) - len(end.Offsets)
 			if withStart {
@@ -146,8 +152,24 @@ func (s *timeLagScraper) unreadGroups(groups []string, committed map[string]map[
 	return unread
 }
 
-// track drops the commits on topics the filter excludes, makes the
-// partitions left the tables' tracked set and returns them, sorted.
+// unwantedTableLifetime is how long the table of a partition no group was
+// seen committing on is kept while some group or coordinator cannot be
+// read: long enough to ride out a coordinator restart or a broker outage,
+// short enough that groups and topics churning meanwhile cannot grow the
+// tables, the saved state and the sampler's work without bound. A group
+// that comes back after it has its time lag from record timestamps until
+// its table refills.
+const unwantedTableLifetime = time.Hour
+
+// keepUnwantedFor is unwantedTableLifetime, or three scrapes when those
+// are longer, so that one partial scrape never drops a table the previous
+// one wanted.
+func (s *timeLagScraper) keepUnwantedFor() time.Duration {
+	return max(unwantedTableLifetime, 3*s.cfg.CollectionInterval)
+}
+
+// track drops the commits on topics the filter excludes, adds the
+// partitions left to the tables' tracked set and returns that set, sorted.
 func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
 	tracked := map[kafka.TopicPartition]struct{}{}
 	topicOK := map[string]bool{} // the topic filter, once per topic
@@ -168,23 +190,18 @@ func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int
 			delete(committed, group)
 		}
 	}
+	// A partial read cannot tell a partition no group commits on any more
+	// from one whose group or coordinator could not be read: the tables of
+	// partitions it does not name are kept for a while, so that history
+	// survives an outage, but not for ever.
+	var keep time.Duration
 	if !complete {
-		// A partial read cannot tell a partition no group commits on any
-		// more from one whose group or coordinator could not be read: keep
-		// every table until a complete read says which are gone, so that
-		// history survives a broker outage.
-		for _, tp := range s.tables.Partitions() {
-			tracked[tp] = struct{}{}
-		}
+		keep = s.keepUnwantedFor()
 	}
-	if dropped := s.tables.Track(tracked); dropped > 0 {
-		s.logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped))
+	partitions, dropped := s.tables.Track(tracked, s.now(), keep)
+	if dropped > 0 {
+		s.logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped), zap.Bool("complete_read", complete))
 	}
-	partitions := make([]kafka.TopicPartition, 0, len(tracked))
-	for tp := range tracked {
-		partitions = append(partitions, tp)
-	}
-	kafka.SortPartitions(partitions)
 	return partitions
 }
 

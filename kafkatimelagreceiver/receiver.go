@@ -45,9 +45,11 @@ type timeLagScraper struct {
 
 	// newCluster builds the Kafka access layer; tests swap it.
 	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
-	cluster    kafka.Cluster
-	sampler    *sampler.Sampler
-	state      *stateStorage
+	// now tells when a scrape wanted each table; tests swap it.
+	now     func() time.Time
+	cluster kafka.Cluster
+	sampler *sampler.Sampler
+	state   *stateStorage
 
 	// lifetime ends when shutdown begins (interrupt), ending the scrape in
 	// flight. See lifecycle.go.
@@ -78,11 +80,12 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 		logger:     settings.Logger,
 		groups:     groups,
 		topics:     topics,
-		tables:     timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval),
+		tables:     timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now),
 		records:    lag.NewRecordTimes(),
 		writer:     newMetricWriter(cfg, settings, push),
 		telemetry:  &selfTelemetry{builder: tb},
 		receiverID: settings.ID,
+		now:        time.Now,
 	}
 	if s.writer.groupHealthEnabled() {
 		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())

@@ -368,7 +368,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 	cfg := aclScraperConfig(k, password)
 	// The sampler runs too: it samples the denied topic's partitions (the
 	// group committed on them) and must not fall into a failure streak.
-	cfg.SamplingInterval = 20 * time.Millisecond
+	cfg.SamplingInterval = minSamplingInterval
 	s, logs := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.InfoLevel))
 	for scrape := 1; scrape <= 2; scrape++ {
 		md, err := s.scrape(context.Background())

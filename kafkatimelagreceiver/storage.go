@@ -56,12 +56,16 @@ func openStateStorage(ctx context.Context, host component.Host, extensionID comp
 	return client, nil
 }
 
+// maxSkipsLogged bounds the reasons logged for tables left out of a restore.
+const maxSkipsLogged = 5
+
 // load restores saved tables and stuck clocks. State that is missing starts
 // empty; state that is corrupt or from another version is ignored with a
 // warning: the receiver then works as on a first start. Each state is
-// judged alone.
+// judged alone, and tables that fail their checks (damaged, or read in the
+// future) are left out with one warning while the rest are restored.
 func (s *stateStorage) load(ctx context.Context) {
-	s.restore(ctx, stateKey, "tables", "starting without history", s.tables.RestoreState)
+	s.restore(ctx, stateKey, "tables", "starting without history", s.restoreTables)
 	if s.progress != nil {
 		s.restore(ctx, progressKey, "stuck clocks", "stuck times start from 0", s.progress.RestoreState)
 	}
@@ -84,6 +88,23 @@ func (s *stateStorage) restore(ctx context.Context, key, what, without string, i
 		return
 	}
 	s.logger.Info("storage: restored "+what, zap.Int("partitions", restored))
+}
+
+// restoreTables installs saved tables, with one warning for those left out.
+func (s *stateStorage) restoreTables(data []byte) (int, error) {
+	restored, err := s.tables.RestoreState(data)
+	if err != nil {
+		return 0, err
+	}
+	if skipped := restored.Skipped; len(skipped) > 0 {
+		reasons := make([]string, 0, maxSkipsLogged)
+		for _, err := range skipped[:min(len(skipped), maxSkipsLogged)] {
+			reasons = append(reasons, err.Error())
+		}
+		s.logger.Warn("storage: left out saved tables that failed their checks; those partitions start without history",
+			zap.Int("tables_left_out", len(skipped)), zap.Strings("first_reasons", reasons), zap.Int("tables_restored", restored.Tables))
+	}
+	return restored.Tables, nil
 }
 
 func (s *stateStorage) save(ctx context.Context) error {

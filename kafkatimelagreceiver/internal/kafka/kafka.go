@@ -34,7 +34,10 @@ func SortPartitions(tps []TopicPartition) {
 // Received bracket the requests: the offsets were true at some instant
 // between them.
 type OffsetRead struct {
-	Offsets  map[TopicPartition]int64
+	Offsets map[TopicPartition]int64
+	// Unknown are the partitions the cluster said it does not have (their
+	// topic was deleted, or never had that many partitions).
+	Unknown  []TopicPartition
 	Sent     time.Time
 	Received time.Time
 }
@@ -119,6 +122,7 @@ type Cluster interface {
 	// end of what a read_committed consumer can be given (the first offset
 	// of the oldest transaction still open, else the high watermark).
 	StableOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+	Identifier
 	// RecordTimestamps reads the timestamp of the record at each offset: one
 	// request per leader per round, a round holding at most one offset per
 	// partition. Offsets below the log start or at the end have no record
@@ -130,10 +134,12 @@ type Cluster interface {
 	Close() error
 }
 
-// OffsetReader is the part of Cluster that reads partition offsets.
+// OffsetReader is the part of Cluster the sampler reads through: partition
+// offsets, and the identities that tell whose offsets they are.
 type OffsetReader interface {
 	EndOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
 	StartOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
+	Identifier
 }
 
 // RequestObserver is told of every request sent to a broker, by Kafka API

@@ -17,8 +17,8 @@ func recordsFixture(t *testing.T, maxGap time.Duration) (*Index, *timetable.Stor
 	t.Helper()
 	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
 	t0 := time.Unix(1_700_000_000, 0)
-	tables := timetable.NewStore(16, maxGap)
-	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}})
+	tables := timetable.NewStore(16, maxGap, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
 	for _, p := range []struct {
 		offset int64
 		at     time.Time

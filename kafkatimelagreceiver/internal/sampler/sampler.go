@@ -4,6 +4,7 @@ package sampler
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -14,26 +15,96 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
-// startOffsetsEvery is how many samples pass between reads of the log start
-// offsets: retention moves them in segment steps, minutes apart, so reading
-// them at every sample would double the requests for little news.
-const startOffsetsEvery = 6
+// fullSampleEvery is how many samples pass between full samples, which also
+// read the log start offsets and the topic ids. Retention moves log starts
+// in segment steps, minutes apart, and topics are rarely recreated: reading
+// them at every sample would add requests for little news.
+const fullSampleEvery = 6
 
-// Read reads the end offsets of the partitions into their tables, and their
-// log start offsets too when withStart is set. The scrape reads through it
-// as well: its end-offset read is a table point like any sample.
-func Read(ctx context.Context, reader kafka.OffsetReader, tables *timetable.Store, partitions []kafka.TopicPartition, withStart bool) (end, start kafka.OffsetRead, err error) {
-	end, err = reader.EndOffsets(ctx, partitions)
-	if len(end.Offsets) > 0 {
-		tables.Record(end)
+// ReadOptions say what a read asks for besides end offsets.
+type ReadOptions struct {
+	// WithStart reads the log start offsets too.
+	WithStart bool
+	// WithIdentity first reads the cluster id and the topics' ids, so that
+	// tables of another cluster, or of a topic since deleted and created
+	// again, are reset before they take the new end offsets.
+	WithIdentity bool
+	// Logger is told of clock steps and identity changes; nil: nowhere.
+	Logger *zap.Logger
+}
+
+// Read reads the end offsets of the partitions into their tables, with what
+// opts asks for besides. The scrape reads through it as well: its
+// end-offset read is a table point like any sample.
+func Read(ctx context.Context, reader kafka.OffsetReader, tables *timetable.Store, partitions []kafka.TopicPartition, opts ReadOptions) (end, start kafka.OffsetRead, err error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = zap.NewNop()
 	}
-	if withStart && ctx.Err() == nil {
+	var idErr error
+	if opts.WithIdentity {
+		idErr = identify(ctx, reader, tables, partitions, logger)
+	}
+	end, err = reader.EndOffsets(ctx, partitions)
+	if len(end.Offsets) > 0 || len(end.Unknown) > 0 {
+		logClockStep(logger, tables.Record(end))
+	}
+	err = kafka.Join(idErr, err)
+	if opts.WithStart && ctx.Err() == nil {
 		var startErr error
 		start, startErr = reader.StartOffsets(ctx, partitions)
 		tables.RecordStart(start)
 		err = kafka.Join(err, startErr)
 	}
 	return end, start, err
+}
+
+// identify checks the tables against the cluster's identity.
+func identify(ctx context.Context, reader kafka.OffsetReader, tables *timetable.Store, partitions []kafka.TopicPartition, logger *zap.Logger) error {
+	var topics []string
+	for _, tp := range partitions { // sorted: each topic's partitions together
+		if len(topics) == 0 || topics[len(topics)-1] != tp.Topic {
+			topics = append(topics, tp.Topic)
+		}
+	}
+	id, err := reader.Identify(ctx, topics)
+	if id == nil {
+		return err
+	}
+	change := tables.Identify(*id)
+	if change.FromCluster != "" {
+		logger.Warn("the interpolation tables were sampled from another Kafka cluster than the brokers now answering: dropped them; time lag comes from record timestamps until they refill",
+			zap.String("tables_cluster_id", change.FromCluster), zap.String("cluster_id", id.ClusterID))
+	}
+	if len(change.Recreated) > 0 {
+		logger.Info("topics were deleted and created again (their topic id changed): reset their interpolation tables",
+			zap.Int("topics", len(change.Recreated)), zap.Strings("names", truncate(change.Recreated)))
+	}
+	return err
+}
+
+// maxNamesLogged bounds the topic names in one log line.
+const maxNamesLogged = 20
+
+func truncate(names []string) []string {
+	if len(names) <= maxNamesLogged {
+		return names
+	}
+	return append(names[:maxNamesLogged:maxNamesLogged], fmt.Sprintf("... and %d more", len(names)-maxNamesLogged))
+}
+
+// logClockStep says what a wall-clock step did to the tables.
+func logClockStep(logger *zap.Logger, step timetable.ClockStep) {
+	switch {
+	case step.By == 0:
+	case step.Shifted:
+		logger.Warn("the wall clock was stepped back: shifted the interpolation tables to match",
+			zap.Duration("step", step.By), zap.Int("tables", step.Tables))
+	default:
+		logger.Warn("the wall clock jumped ahead of the monotonic clock (a clock step, or the host was suspended): "+
+			"emptied the interpolation tables, whose times cannot be placed any more; time lag comes from record timestamps until they refill",
+			zap.Duration("step", step.By), zap.Int("tables", step.Tables))
+	}
 }
 
 // Settings configure a Sampler.
@@ -98,7 +169,7 @@ func (s *Sampler) run(ctx context.Context) {
 		}
 		// ACL denials are the scrape's to report, once per scrape; here they
 		// would hold the sampler in a failure streak that never recovers.
-		err := kafka.NewDenials().Split(s.Sample(ctx, cycle%startOffsetsEvery == 0))
+		err := kafka.NewDenials().Split(s.Sample(ctx, cycle%fullSampleEvery == 0))
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
 			// Once per failure streak: a down cluster must not flood the log.
@@ -113,10 +184,12 @@ func (s *Sampler) run(ctx context.Context) {
 	}
 }
 
-// Sample takes one sample now: the end offsets of every tracked partition,
-// and their log start offsets when withStart is set.
-func (s *Sampler) Sample(ctx context.Context, withStart bool) error {
-	partitions := s.tables.Partitions()
+// Sample takes one sample now: the end offsets of every tracked partition
+// but those the cluster keeps saying it does not have (see
+// timetable.Store.SamplePartitions); when full is set, their log start
+// offsets and topic ids too.
+func (s *Sampler) Sample(ctx context.Context, full bool) error {
+	partitions := s.tables.SamplePartitions()
 	if len(partitions) == 0 {
 		return nil
 	}
@@ -127,6 +200,6 @@ func (s *Sampler) Sample(ctx context.Context, withStart bool) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.settings.Timeout)
 	defer cancel()
-	_, _, err := Read(ctx, s.reader, s.tables, partitions, withStart)
+	_, _, err := Read(ctx, s.reader, s.tables, partitions, ReadOptions{WithStart: full, WithIdentity: full, Logger: s.settings.Logger})
 	return err
 }

@@ -3,6 +3,7 @@ package sampler
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -17,13 +18,18 @@ import (
 )
 
 // fakeReader answers every partition with an end offset that grows by one
-// per read, a log start of 0, and err when set.
+// per read (unknown topics excepted), a log start of 0, and err when set.
 type fakeReader struct {
-	mu          sync.Mutex
-	endReads    int
-	startReads  int
-	err         error
-	sawDeadline bool
+	mu            sync.Mutex
+	endReads      int
+	startReads    int
+	identifyReads int
+	err           error
+	sawDeadline   bool
+	// unknown are the topics answered as unknown; asked is what each end
+	// offset read asked for.
+	unknown map[string]bool
+	asked   [][]kafka.TopicPartition
 }
 
 func (f *fakeReader) EndOffsets(ctx context.Context, tps []kafka.TopicPartition) (kafka.OffsetRead, error) {
@@ -31,15 +37,22 @@ func (f *fakeReader) EndOffsets(ctx context.Context, tps []kafka.TopicPartition)
 	defer f.mu.Unlock()
 	_, f.sawDeadline = ctx.Deadline()
 	f.endReads++
+	f.asked = append(f.asked, tps)
 	now := time.Now()
 	read := kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{}, Sent: now, Received: now}
 	if f.err != nil {
 		return read, f.err
 	}
+	var errs []error
 	for _, tp := range tps {
+		if f.unknown[tp.Topic] {
+			read.Unknown = append(read.Unknown, tp)
+			errs = append(errs, &kafka.TopicError{Topic: tp.Topic, Operation: kafka.OperationDescribe, Err: errors.New("UNKNOWN_TOPIC_OR_PARTITION")})
+			continue
+		}
 		read.Offsets[tp] = int64(f.endReads)
 	}
-	return read, nil
+	return read, kafka.Join(errs...)
 }
 
 func (f *fakeReader) StartOffsets(_ context.Context, tps []kafka.TopicPartition) (kafka.OffsetRead, error) {
@@ -51,6 +64,13 @@ func (f *fakeReader) StartOffsets(_ context.Context, tps []kafka.TopicPartition)
 		read.Offsets[tp] = 0
 	}
 	return read, f.err
+}
+
+func (f *fakeReader) Identify(context.Context, []string) (*kafka.Identity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.identifyReads++
+	return &kafka.Identity{ClusterID: "fake"}, f.err
 }
 
 func (f *fakeReader) reads() (end, start int) {
@@ -68,8 +88,8 @@ func (f *fakeReader) fail(err error) {
 var orders0 = kafka.TopicPartition{Topic: "orders", Partition: 0}
 
 func trackedStore() *timetable.Store {
-	tables := timetable.NewStore(16, time.Minute)
-	tables.Track(map[kafka.TopicPartition]struct{}{orders0: {}})
+	tables := timetable.NewStore(16, time.Minute, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{orders0: {}}, time.Time{}, 0)
 	return tables
 }
 
@@ -82,7 +102,7 @@ func TestSamplerSamplesUntilStopped(t *testing.T) {
 	require.Eventually(t, func() bool {
 		end, start := reader.reads()
 		return end >= 7 && start >= 2
-	}, 10*time.Second, time.Millisecond, "log starts are read every %d samples", startOffsetsEvery)
+	}, 10*time.Second, time.Millisecond, "log starts are read every %d samples", fullSampleEvery)
 	s.Stop()
 	end, _ := reader.reads()
 	time.Sleep(20 * time.Millisecond)
@@ -95,7 +115,7 @@ func TestSamplerSamplesUntilStopped(t *testing.T) {
 
 func TestSampleWithNothingTrackedSendsNothing(t *testing.T) {
 	reader := &fakeReader{}
-	s := New(reader, timetable.NewStore(16, 0), Settings{Interval: time.Hour, Timeout: time.Second})
+	s := New(reader, timetable.NewStore(16, 0, nil), Settings{Interval: time.Hour, Timeout: time.Second})
 	require.NoError(t, s.Sample(context.Background(), true))
 	end, start := reader.reads()
 	require.Zero(t, end+start)
@@ -130,14 +150,60 @@ func TestSamplerLogsFailureStreaksOnce(t *testing.T) {
 func TestReadRecordsIntoTables(t *testing.T) {
 	reader := &fakeReader{}
 	tables := trackedStore()
-	end, start, err := Read(context.Background(), reader, tables, []kafka.TopicPartition{orders0}, false)
+	end, start, err := Read(context.Background(), reader, tables, []kafka.TopicPartition{orders0}, ReadOptions{})
 	require.NoError(t, err)
 	require.Equal(t, map[kafka.TopicPartition]int64{orders0: 1}, end.Offsets)
 	require.Nil(t, start.Offsets, "no log starts asked for")
 	require.Equal(t, 1, tables.Points())
 
-	_, start, err = Read(context.Background(), reader, tables, []kafka.TopicPartition{orders0}, true)
+	_, start, err = Read(context.Background(), reader, tables, []kafka.TopicPartition{orders0}, ReadOptions{WithStart: true})
 	require.NoError(t, err)
 	require.Equal(t, map[kafka.TopicPartition]int64{orders0: 0}, start.Offsets)
 	require.Equal(t, start.Offsets, tables.StartOffsets())
+}
+
+// A deleted topic a group still commits on answers UNKNOWN at every read,
+// and each ask costs the cluster a metadata refresh. The sampler stops
+// asking after a few reads in a row; the scrape's read (Read with every
+// tracked partition) keeps asking, and brings it back once it answers.
+func TestSamplerStopsSamplingPartitionsTheClusterDoesNotKnow(t *testing.T) {
+	gone := kafka.TopicPartition{Topic: "deleted", Partition: 0}
+	reader := &fakeReader{unknown: map[string]bool{"deleted": true}}
+	tables := timetable.NewStore(16, time.Minute, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{orders0: {}, gone: {}}, time.Time{}, 0)
+	s := New(reader, tables, Settings{Interval: time.Hour, Timeout: time.Second})
+	ctx := context.Background()
+	for range 3 {
+		require.Error(t, s.Sample(ctx, false))
+	}
+	for range 2 {
+		require.NoError(t, s.Sample(ctx, false), "not asked, so no error either")
+	}
+	asked := 0
+	for _, tps := range reader.asked {
+		if slices.Contains(tps, gone) {
+			asked++
+		}
+	}
+	require.Equal(t, 3, asked, "asked three times, then no more")
+
+	// The topic is created again: the scrape's read finds it.
+	reader.unknown = nil
+	_, _, err := Read(ctx, reader, tables, tables.Partitions(), ReadOptions{})
+	require.NoError(t, err)
+	reader.asked = nil
+	require.NoError(t, s.Sample(ctx, false))
+	require.Equal(t, [][]kafka.TopicPartition{{gone, orders0}}, reader.asked)
+}
+
+// A full sample reads the topics' identities first, once per sample.
+func TestFullSampleReadsIdentity(t *testing.T) {
+	reader := &fakeReader{}
+	tables := trackedStore()
+	s := New(reader, tables, Settings{Interval: time.Hour, Timeout: time.Second})
+	require.NoError(t, s.Sample(context.Background(), false))
+	require.False(t, tables.Identified())
+	require.NoError(t, s.Sample(context.Background(), true))
+	require.True(t, tables.Identified())
+	require.Equal(t, 1, reader.identifyReads)
 }

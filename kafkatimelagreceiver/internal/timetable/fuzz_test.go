@@ -3,6 +3,7 @@ package timetable
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -69,6 +70,12 @@ func fuzzCheckAppendTime(t *testing.T, table *Table, c int64, upper Sample) {
 	at, ok, gap := table.Estimate(c, upper)
 	if gap && !ok {
 		t.Fatalf("offset %d has no estimate but is said to be in a gap", c)
+	}
+	if table.suspected {
+		if ok {
+			t.Fatalf("estimate %d for offset %d while a reset is suspected", at, c)
+		}
+		return
 	}
 	oldest, has := oldestPoint(table)
 	if !has {
@@ -148,13 +155,17 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 				res := table.Add(offset, time.Unix(0, sent), time.Unix(0, now))
 				newest, _ := newestPoint(table)
 				switch res {
-				case Ignored:
+				case Ignored, Suspected:
 					if len(before) != tableLen(table) || (len(before) > 0 && before[len(before)-1] != newest) {
-						t.Fatalf("an ignored read changed the table: %+v -> %+v", before, table.points)
+						t.Fatalf("a read that was %v changed the table: %+v -> %+v", res, before, table.points)
+					}
+					if res == Suspected && !table.suspected {
+						t.Fatalf("a suspected reset is not pending")
 					}
 				case Reset:
-					if tableLen(table) != 1 || newest != (Sample{offset, now}) {
-						t.Fatalf("a reset left %+v, want just {%d %d}", table.points, offset, now)
+					// The first read below the old log's end, and this one.
+					if n := tableLen(table); n < 1 || n > 2 || newest != (Sample{offset, now}) {
+						t.Fatalf("a reset left %+v, want at most one point before {%d %d}", table.points, offset, now)
 					}
 				case Appended, Merged:
 					if newest.At != now || newest.Offset != offset {
@@ -182,11 +193,15 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 			return
 		}
 		tp := kafka.TopicPartition{Topic: "fuzz", Partition: 0}
-		data := encodeState([]storedTable{{tp: tp, table: table, start: 3, hasStart: true}})
-		decoded, err := decodeState(data, table.maxPoints, maxGap)
+		data := encodeState("", []storedTable{{tp: tp, table: table, start: 3, hasStart: true}})
+		state, err := decodeState(data, table.maxPoints, maxGap, math.MaxInt64)
+		if err == nil && len(state.skipped) > 0 {
+			err = state.skipped[0]
+		}
 		if err != nil {
 			t.Fatalf("a table built by Add does not decode: %v (%+v, lastRead %d)", err, table.points, table.lastRead)
 		}
+		decoded := state.tables
 		if len(decoded) != 1 || decoded[0].tp != tp || !decoded[0].hasStart || decoded[0].start != 3 {
 			t.Fatalf("decoded %+v", decoded)
 		}
@@ -202,15 +217,15 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 		}
 
 		// A store saves what its tables hold, and restores it.
-		store := NewStore(table.maxPoints, maxGap)
+		store := NewStore(table.maxPoints, maxGap, nil)
 		store.tables[tp] = table
 		store.starts[tp] = 3
 		if saved := store.EncodeState(); !bytes.Equal(saved, data) {
 			t.Fatalf("the store saved %q, want %q", saved, data)
 		}
-		restored := NewStore(table.maxPoints, maxGap)
-		if n, err := restored.RestoreState(data); err != nil || n != 1 || restored.Points() != tableLen(table) {
-			t.Fatalf("restored %d tables with %d points (%v), want 1 with %d", n, restored.Points(), err, tableLen(table))
+		restored := NewStore(table.maxPoints, maxGap, nil)
+		if r, err := restored.RestoreState(data); err != nil || r.Tables != 1 || restored.Points() != tableLen(table) {
+			t.Fatalf("restored %d tables with %d points (%v), want 1 with %d", r.Tables, restored.Points(), err, tableLen(table))
 		}
 	}
 }
@@ -228,9 +243,11 @@ func equalSamples(a, b []Sample) bool {
 }
 
 // FuzzDecodeState feeds stored state that may be corrupt, truncated or
-// hostile, as a storage extension could return after a crash or an upgrade.
-// decodeState must reject it or return well-formed tables within the bound,
-// and what it returns must encode and decode to itself.
+// hostile, as a storage extension could return after a crash or an upgrade,
+// restored at a time the fuzzer picks too. decodeState must reject it, or
+// return well-formed tables within the bounds and not read after that time
+// (skipping the others); RestoreState must install exactly those; and what
+// was returned must encode and decode to itself.
 func FuzzDecodeState(f *testing.F) {
 	f.Add([]byte(stateMagic), 16)
 	f.Add([]byte(stateMagic+"\x01\x00"), 16)
@@ -238,18 +255,29 @@ func FuzzDecodeState(f *testing.F) {
 	// The same table in version 2, which has no maxGap field.
 	f.Add([]byte(stateMagic+"\x02\x00"), 16)
 	f.Add([]byte(stateMagic+"\x02\x01\x01t\x00\x02\x00\x01\x00\x02\x00"), 2)
-	f.Fuzz(func(t *testing.T, data []byte, maxPoints int) {
+	// Version 3: a cluster id, framed tables with and without a topic id,
+	// one of them in the future, one overflowing, one with a bad offset.
+	f.Add([]byte(stateMagic+"\x03\x00\x00"), 16)
+	for _, seed := range fuzzStateSeeds() {
+		f.Add(seed, 1<<40)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, knobs int) {
 		// The receiver's own bound is at least 2 (Validate) and the
-		// allocation behind it must stay sane.
-		maxPoints = 2 + abs32(maxPoints)%2048
-		tables, err := decodeState(data, maxPoints, 0)
-		// Restoring is decoding then installing: all or nothing.
-		store := NewStore(maxPoints, 0)
-		if n, restoreErr := store.RestoreState(data); (restoreErr == nil) != (err == nil) || n != len(tables) {
-			t.Fatalf("RestoreState gave %d tables (%v), decodeState %d (%v)", n, restoreErr, len(tables), err)
+		// allocation behind it must stay sane; the high bits of the same
+		// knob say when the state is restored.
+		maxPoints := 2 + abs32(knobs)%2048
+		notAfter := int64(uint64(knobs) >> 1)
+		decoded, err := decodeState(data, maxPoints, 0, notAfter)
+		// Restoring is decoding then installing what decoded.
+		now := time.Unix(0, notAfter).Add(-restoreClockTolerance)
+		store := NewStore(maxPoints, 0, func() time.Time { return now })
+		restored, restoreErr := store.RestoreState(data)
+		if (restoreErr == nil) != (err == nil) || restored.Tables != len(decoded.tables) || len(restored.Skipped) != len(decoded.skipped) {
+			t.Fatalf("RestoreState gave %d tables, %d skipped (%v); decodeState %d, %d (%v)",
+				restored.Tables, len(restored.Skipped), restoreErr, len(decoded.tables), len(decoded.skipped), err)
 		}
 		if err != nil {
-			if tables != nil {
+			if decoded.tables != nil || decoded.skipped != nil {
 				t.Fatalf("tables returned with error %v", err)
 			}
 			if len(store.Partitions()) != 0 {
@@ -260,41 +288,92 @@ func FuzzDecodeState(f *testing.F) {
 			}
 			return
 		}
+		if len(decoded.clusterID) > maxClusterIDLen {
+			t.Fatalf("cluster id of %d bytes decoded", len(decoded.clusterID))
+		}
+		if len(store.Partitions()) != len(decoded.tables) {
+			t.Fatalf("restored %v, decoded %d tables", store.Partitions(), len(decoded.tables))
+		}
 		seen := map[kafka.TopicPartition]bool{}
-		for _, st := range tables {
-			if st.table == nil {
-				t.Fatalf("nil table for %+v", st.tp)
-			}
-			if st.tp.Topic == "" || st.tp.Partition < 0 {
-				t.Fatalf("invalid partition %+v decoded", st.tp)
-			}
+		for _, st := range decoded.tables {
+			fuzzCheckStoredTable(t, st, maxPoints, notAfter)
 			if seen[st.tp] {
 				t.Fatalf("partition %+v decoded twice", st.tp)
 			}
 			seen[st.tp] = true
-			if st.table.maxPoints != maxPoints {
-				t.Fatalf("table bound %d, want %d", st.table.maxPoints, maxPoints)
-			}
-			for _, p := range st.table.points {
-				if p.Offset < 0 {
-					t.Fatalf("negative offset decoded: %+v", p)
-				}
-			}
-			fuzzTableCheck(t, st.table)
-			// A restored table must take new reads like any other.
-			if newest, ok := newestPoint(st.table); ok {
-				c := st.table.points[0].Offset
-				fuzzCheckAppendTime(t, st.table, c, Sample{Offset: newest.Offset + 1, At: newest.At + 1})
-			}
 		}
-		again, err := decodeState(encodeState(tables), maxPoints, 0)
-		if err != nil {
-			t.Fatalf("decoded state does not decode after encoding: %v", err)
+		again, err := decodeState(encodeState(decoded.clusterID, decoded.tables), maxPoints, 0, notAfter)
+		if err != nil || len(again.skipped) > 0 {
+			t.Fatalf("decoded state does not decode after encoding: %v %v", err, again.skipped)
 		}
-		if !bytes.Equal(encodeState(again), encodeState(tables)) {
-			t.Fatal("decode(encode(tables)) differs from tables")
+		if again.clusterID != decoded.clusterID ||
+			!bytes.Equal(encodeState(again.clusterID, again.tables), encodeState(decoded.clusterID, decoded.tables)) {
+			t.Fatal("decode(encode(state)) differs from state")
 		}
 	})
+}
+
+// fuzzCheckStoredTable fails when a decoded table breaks an invariant.
+func fuzzCheckStoredTable(t *testing.T, st storedTable, maxPoints int, notAfter int64) {
+	t.Helper()
+	if st.table == nil {
+		t.Fatalf("nil table for %+v", st.tp)
+	}
+	if st.tp.Topic == "" || len(st.tp.Topic) > maxTopicLen || st.tp.Partition < 0 {
+		t.Fatalf("invalid partition %+v decoded", st.tp)
+	}
+	if st.table.maxPoints != maxPoints {
+		t.Fatalf("table bound %d, want %d", st.table.maxPoints, maxPoints)
+	}
+	if st.table.lastRead > notAfter {
+		t.Fatalf("table read at %d, after %d, was restored", st.table.lastRead, notAfter)
+	}
+	if st.hasStart && st.start < 0 {
+		t.Fatalf("negative log start %d decoded", st.start)
+	}
+	for _, p := range st.table.points {
+		if p.Offset < 0 {
+			t.Fatalf("negative offset decoded: %+v", p)
+		}
+	}
+	fuzzTableCheck(t, st.table)
+	// A restored table must take new reads like any other.
+	if newest, ok := newestPoint(st.table); ok {
+		c := st.table.points[0].Offset
+		fuzzCheckAppendTime(t, st.table, c, Sample{Offset: newest.Offset + 1, At: newest.At + 1})
+	}
+}
+
+// fuzzStateSeeds are version 3 states as EncodeState writes them, good and
+// bad tables side by side.
+func fuzzStateSeeds() [][]byte {
+	const base = int64(1_700_000_000) * int64(time.Second)
+	table := func(points ...Sample) *Table {
+		t := NewTable(16, 0)
+		t.points = points
+		if len(points) > 0 {
+			t.lastRead = points[len(points)-1].At
+		}
+		return t
+	}
+	good := table(Sample{10, base}, Sample{20, base + int64(time.Second)}, Sample{40, base + 3*int64(time.Second)})
+	good.markGapEnd(base + 3*int64(time.Second))
+	id := kafka.TopicID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	future := table(Sample{5, 1 << 62})
+	overflow := table(Sample{0, math.MaxInt64 - 10}, Sample{1, math.MinInt64 + 9})
+	negative := table(Sample{-5, base})
+	return [][]byte{
+		encodeState("MkU3OEVBNTcwNTJENDM2Qk", []storedTable{
+			{tp: kafka.TopicPartition{Topic: "orders", Partition: 3}, topicID: id, table: good, start: 7, hasStart: true},
+			{tp: kafka.TopicPartition{Topic: "orders", Partition: 4}, topicID: id, table: table(Sample{3, base})},
+		}),
+		encodeState("", []storedTable{
+			{tp: kafka.TopicPartition{Topic: "a", Partition: 0}, table: good},
+			{tp: kafka.TopicPartition{Topic: "b", Partition: 0}, table: future},
+			{tp: kafka.TopicPartition{Topic: "c", Partition: 0}, table: overflow},
+			{tp: kafka.TopicPartition{Topic: "d", Partition: 0}, table: negative},
+		}),
+	}
 }
 
 func abs32(n int) int {

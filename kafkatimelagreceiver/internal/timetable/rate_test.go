@@ -113,8 +113,8 @@ func TestRateThinnedTable(t *testing.T) {
 }
 
 func TestStoreProduceRates(t *testing.T) {
-	s := NewStore(16, 0)
-	s.Track(partitionSet(tpA0, tpA1))
+	s := NewStore(16, 0, nil)
+	s.Track(partitionSet(tpA0, tpA1), time.Unix(0, 0), 0)
 	for sec := int64(0); sec <= 120; sec += 10 {
 		s.Record(offsetRead(sec, map[kafka.TopicPartition]int64{tpA0: 3 * sec, tpA1: 7}))
 	}

@@ -3,6 +3,8 @@ package timetable
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -34,10 +36,23 @@ func sampleTables(t *testing.T) []storedTable {
 	}
 }
 
+// decodeAll decodes state with no bound on its times, and fails where
+// decodeState would skip a table.
+func decodeAll(data []byte, maxPoints int, maxGap time.Duration) ([]storedTable, error) {
+	decoded, err := decodeState(data, maxPoints, maxGap, math.MaxInt64)
+	if err != nil {
+		return nil, err
+	}
+	if len(decoded.skipped) > 0 {
+		return nil, errors.Join(decoded.skipped...)
+	}
+	return decoded.tables, nil
+}
+
 func TestStateRoundTrip(t *testing.T) {
 	in := sampleTables(t)
-	data := encodeState(in)
-	out, err := decodeState(data, 16, sampleMaxGap)
+	data := encodeState("", in)
+	out, err := decodeAll(data, 16, sampleMaxGap)
 	require.NoError(t, err)
 	require.Len(t, out, 2)
 	byTP := map[kafka.TopicPartition]storedTable{}
@@ -56,7 +71,7 @@ func TestStateRoundTrip(t *testing.T) {
 		require.Equal(t, want.start, got.start)
 	}
 	// Encoding is deterministic.
-	require.Equal(t, data, encodeState(out))
+	require.Equal(t, data, encodeState("", out))
 }
 
 func TestStateDecodeThinsToCurrentBound(t *testing.T) {
@@ -66,7 +81,7 @@ func TestStateDecodeThinsToCurrentBound(t *testing.T) {
 		at := base.Add(time.Duration(i) * time.Second)
 		big.Add(int64(i*10), at, at)
 	}
-	out, err := decodeState(encodeState([]storedTable{{tp: kafka.TopicPartition{Topic: "t", Partition: 0}, table: big}}), 64, 0)
+	out, err := decodeAll(encodeState("", []storedTable{{tp: kafka.TopicPartition{Topic: "t", Partition: 0}, table: big}}), 64, 0)
 	require.NoError(t, err)
 	require.LessOrEqual(t, tableLen(out[0].table), 64)
 	require.Equal(t, big.points[0], out[0].table.points[0], "the oldest point survives thinning")
@@ -74,8 +89,8 @@ func TestStateDecodeThinsToCurrentBound(t *testing.T) {
 }
 
 func TestStateDecodeRejectsBadInput(t *testing.T) {
-	good := encodeState(sampleTables(t))
-	// Version 2 is now this package's own; 3 is the next one's.
+	good := encodeState("", sampleTables(t))
+	// Version 3 is this package's own; 4 is the next one's.
 	otherVersion := append([]byte(stateMagic), stateVersion+1, 0)
 	cases := map[string][]byte{
 		"empty":               nil,
@@ -85,51 +100,59 @@ func TestStateDecodeRejectsBadInput(t *testing.T) {
 		"trailing bytes":      append(append([]byte(nil), good...), 0),
 		"huge table count":    append([]byte(stateMagic), 1, 0xff, 0xff, 0xff, 0xff, 0x0f),
 		"huge table count v2": append([]byte(stateMagic), 2, 0xff, 0xff, 0xff, 0xff, 0x0f),
+		"huge table count v3": append([]byte(stateMagic), 3, 0, 0xff, 0xff, 0xff, 0xff, 0x0f),
+		"huge cluster id":     append([]byte(stateMagic), 3, 0xff, 0xff, 0x03),
+		"huge table body":     append([]byte(stateMagic), 3, 0, 1, 0xff, 0xff, 0x03, 1),
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := decodeState(data, 16, 0)
+			_, err := decodeAll(data, 16, 0)
 			require.Error(t, err)
 		})
 	}
 	// Every truncation of a valid state fails cleanly, never panics.
 	for n := range len(good) {
-		_, err := decodeState(good[:n], 16, 0)
+		_, err := decodeAll(good[:n], 16, 0)
 		require.Error(t, err, "prefix of %d bytes", n)
 	}
-	// The same holds for the previous release's layout.
-	v1 := encodeStateV1(t, sampleTables(t))
-	for n := range len(v1) {
-		_, err := decodeState(v1[:n], 16, 0)
-		require.Error(t, err, "prefix of %d bytes of version 1", n)
+	// The same holds for the earlier releases' layouts.
+	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs} {
+		old := encodeStateUnframed(t, version, sampleTables(t))
+		for n := range len(old) {
+			_, err := decodeAll(old[:n], 16, 0)
+			require.Error(t, err, "prefix of %d bytes of version %d", n, version)
+		}
 	}
 }
 
 func TestStateErrorsTellCorruptFromOtherVersion(t *testing.T) {
-	_, err := decodeState([]byte("KTLT\x01\x05garbage"), 16, 0)
+	_, err := decodeAll([]byte("KTLT\x01\x05garbage"), 16, 0)
 	require.ErrorIs(t, err, ErrStateCorrupt)
-	_, err = decodeState([]byte("NOPE"), 16, 0)
+	_, err = decodeAll([]byte("NOPE"), 16, 0)
 	require.ErrorIs(t, err, ErrStateCorrupt)
 
-	_, err = decodeState(append([]byte(stateMagic), 9, 0), 16, 0)
+	_, err = decodeAll(append([]byte(stateMagic), 9, 0), 16, 0)
 	require.Error(t, err)
 	require.False(t, errors.Is(err, ErrStateCorrupt), "another version's state is not corrupt: %v", err)
 	require.ErrorContains(t, err, "version 9")
 }
 
-// encodeStateV1 writes tables in the layout of version 1, which stored each
-// table's maxGap after lastRead, as the previous release saved them.
-func encodeStateV1(t *testing.T, tables []storedTable) []byte {
+// encodeStateUnframed writes tables in the layout of version 1 or 2, as
+// earlier releases saved them: no cluster id, no topic ids, no framing;
+// version 1 also stored each table's maxGap after lastRead.
+func encodeStateUnframed(t *testing.T, version uint64, tables []storedTable) []byte {
 	t.Helper()
 	b := []byte(stateMagic)
-	b = binary.AppendUvarint(b, 1)
+	b = binary.AppendUvarint(b, version)
 	b = binary.AppendUvarint(b, uint64(len(tables)))
 	for _, st := range tables {
 		b = binary.AppendUvarint(b, uint64(len(st.tp.Topic)))
 		b = append(b, st.tp.Topic...)
 		b = binary.AppendVarint(b, int64(st.tp.Partition))
 		b = binary.AppendVarint(b, st.table.lastRead)
-		b = binary.AppendVarint(b, st.table.maxGap)
+		if version == stateVersionWithGap {
+			b = binary.AppendVarint(b, st.table.maxGap)
+		}
 		if st.hasStart {
 			b = binary.AppendUvarint(b, 1)
 			b = binary.AppendVarint(b, st.start)
@@ -152,53 +175,107 @@ func encodeStateV1(t *testing.T, tables []storedTable) []byte {
 	return b
 }
 
-func TestStateVersion1Restores(t *testing.T) {
+func TestStateEarlierVersionsRestore(t *testing.T) {
 	in := sampleTables(t)
-	// The hand-built blob is exactly what the previous release wrote: its
-	// first table, of "orders", as the bytes spell them.
-	v1 := encodeStateV1(t, in)
-	require.Equal(t, []byte("KTLT\x01\x02\x06orders\x06"), v1[:14])
+	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs} {
+		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
+			// The hand-built blob is exactly what the earlier release wrote:
+			// its first table, of "orders", as the bytes spell them.
+			old := encodeStateUnframed(t, version, in)
+			require.Equal(t, []byte{'K', 'T', 'L', 'T', byte(version), 2, 6, 'o', 'r', 'd', 'e', 'r', 's', 6}, old[:14])
 
-	// A maxGap saved under another configuration is not what the store
-	// applies: the store's own is.
-	const storeMaxGap = 2 * time.Minute
-	store := NewStore(16, storeMaxGap)
-	tables, err := store.RestoreState(v1)
+			// A maxGap saved under another configuration is not what the
+			// store applies: the store's own is.
+			const storeMaxGap = 2 * time.Minute
+			store := NewStore(16, storeMaxGap, nil)
+			restored, err := store.RestoreState(old)
+			require.NoError(t, err)
+			require.Equal(t, Restored{Tables: 2}, restored)
+			require.False(t, store.Identified(), "no cluster id to check yet")
+
+			orders := kafka.TopicPartition{Topic: "orders", Partition: 3}
+			dots := kafka.TopicPartition{Topic: "ünïcode.topic-with.dots", Partition: 0}
+			require.Equal(t, []kafka.TopicPartition{orders, dots}, store.Partitions())
+			require.Equal(t, map[kafka.TopicPartition]int64{orders: 40}, store.StartOffsets())
+			require.Equal(t, len(in[0].table.points)+len(in[1].table.points), store.Points())
+
+			refs := store.Refs([]kafka.TopicPartition{orders, dots})
+			for i, st := range in {
+				got := refs[i].table
+				require.NotNil(t, got, st.tp)
+				require.Equal(t, st.table.points, got.points, st.tp)
+				require.Equal(t, st.table.lastRead, got.lastRead, st.tp)
+				require.Equal(t, st.table.gaps, got.gaps, st.tp)
+				require.Equal(t, int64(storeMaxGap), got.maxGap, st.tp)
+				require.Equal(t, 16, got.maxPoints, st.tp)
+			}
+			// The outage is still a gap, and estimates are those of the saved table.
+			newest := in[0].table.points[len(in[0].table.points)-1]
+			upper := Sample{Offset: newest.Offset + 100, At: newest.At + int64(10*time.Second)}
+			for c := int64(0); c < upper.Offset; c += 25 {
+				wantAt, wantOK, wantGap := in[0].table.Estimate(c, upper)
+				at, ok, gap := store.Estimate(refs[0], c, upper)
+				require.Equal(t, wantOK, ok, "offset %d", c)
+				require.Equal(t, wantAt, at, "offset %d", c)
+				require.Equal(t, wantGap, gap, "offset %d", c)
+			}
+			_, _, gap := store.Estimate(refs[0], 550, upper)
+			require.True(t, gap, "the outage between offsets 500 and 600 stays a gap")
+
+			// Saving again writes this version, which decodes to the same
+			// tables.
+			saved := store.EncodeState()
+			require.Equal(t, byte(stateVersion), saved[len(stateMagic)])
+			require.Equal(t, encodeState("", in), saved)
+		})
+	}
+}
+
+// A time delta that overflows int64 wraps to a time before the previous
+// point: the table is malformed and must not be restored, whatever its
+// bytes say; the tables beside it are.
+func TestStateDecoderRejectsTimeDeltaOverflow(t *testing.T) {
+	wrappedAt := int64(math.MinInt64 + 9)
+	wrapped := &Table{maxPoints: 16, lastRead: wrappedAt, points: []Sample{
+		{Offset: 0, At: math.MaxInt64 - 10},
+		{Offset: 1, At: wrappedAt}, // saved as a delta of +20
+	}}
+	tp := kafka.TopicPartition{Topic: "wrapped", Partition: 0}
+	data := encodeState("", append(sampleTables(t), storedTable{tp: tp, table: wrapped}))
+
+	s := NewStore(16, 0, nil)
+	restored, err := s.RestoreState(data)
 	require.NoError(t, err)
-	require.Equal(t, 2, tables)
+	require.NotContains(t, s.Partitions(), tp, "the overflowing table is left out")
+	require.Len(t, s.Partitions(), 2, "the others are restored")
+	require.Len(t, restored.Skipped, 1)
+	require.ErrorContains(t, restored.Skipped[0], "table of wrapped/0: point 1 overflows")
+}
 
-	orders := kafka.TopicPartition{Topic: "orders", Partition: 3}
-	dots := kafka.TopicPartition{Topic: "ünïcode.topic-with.dots", Partition: 0}
-	require.Equal(t, []kafka.TopicPartition{orders, dots}, store.Partitions())
-	require.Equal(t, map[kafka.TopicPartition]int64{orders: 40}, store.StartOffsets())
-	require.Equal(t, len(in[0].table.points)+len(in[1].table.points), store.Points())
-
-	refs := store.Refs([]kafka.TopicPartition{orders, dots})
-	for i, st := range in {
-		got := refs[i].table
-		require.NotNil(t, got, st.tp)
-		require.Equal(t, st.table.points, got.points, st.tp)
-		require.Equal(t, st.table.lastRead, got.lastRead, st.tp)
-		require.Equal(t, st.table.gaps, got.gaps, st.tp)
-		require.Equal(t, int64(storeMaxGap), got.maxGap, st.tp)
-		require.Equal(t, 16, got.maxPoints, st.tp)
+// One table with an impossible offset is one bad table, not a reason to
+// start every partition without history.
+func TestOneBadTableDoesNotDiscardTheOthers(t *testing.T) {
+	tables := sampleTables(t)
+	bad := NewTable(16, 0)
+	bad.points = []Sample{{Offset: -5, At: unixSec(1_700_000_000)}}
+	bad.lastRead = unixSec(1_700_000_000)
+	badTP := kafka.TopicPartition{Topic: "negative", Partition: 1}
+	withBad := append(tables, storedTable{tp: badTP, table: bad})
+	for name, data := range map[string][]byte{
+		"this version": encodeState("", withBad),
+		// Saved before tables were framed: the bad table's fields are read
+		// through to find the next one.
+		"version 2": encodeStateUnframed(t, stateVersionNoIDs, []storedTable{withBad[0], withBad[2], withBad[1]}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := NewStore(16, 0, nil)
+			restored, err := s.RestoreState(data)
+			require.NoError(t, err)
+			require.ElementsMatch(t, []kafka.TopicPartition{tables[0].tp, tables[1].tp}, s.Partitions())
+			require.Equal(t, tableLen(tables[0].table)+tableLen(tables[1].table), s.Points())
+			require.Equal(t, 2, restored.Tables)
+			require.Len(t, restored.Skipped, 1)
+			require.ErrorContains(t, restored.Skipped[0], "negative/1")
+		})
 	}
-	// The outage is still a gap, and estimates are those of the saved table.
-	newest := in[0].table.points[len(in[0].table.points)-1]
-	upper := Sample{Offset: newest.Offset + 100, At: newest.At + int64(10*time.Second)}
-	for c := int64(0); c < upper.Offset; c += 25 {
-		wantAt, wantOK, wantGap := in[0].table.Estimate(c, upper)
-		at, ok, gap := store.Estimate(refs[0], c, upper)
-		require.Equal(t, wantOK, ok, "offset %d", c)
-		require.Equal(t, wantAt, at, "offset %d", c)
-		require.Equal(t, wantGap, gap, "offset %d", c)
-	}
-	_, _, gap := store.Estimate(refs[0], 550, upper)
-	require.True(t, gap, "the outage between offsets 500 and 600 stays a gap")
-
-	// Saving again writes version 2, which decodes to the same tables.
-	v2 := store.EncodeState()
-	require.Equal(t, byte(stateVersion), v2[len(stateMagic)])
-	require.Equal(t, encodeState(in), v2)
-	require.Less(t, len(v2), len(v1), "version 2 drops a field per table")
 }

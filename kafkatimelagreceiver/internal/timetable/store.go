@@ -1,12 +1,21 @@
 package timetable
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
+
+// unknownReadsBeforeSkip is how many reads in a row must find a partition
+// missing from the cluster before the sampler stops asking for it: a topic
+// being created or a broker behind on metadata answers UNKNOWN for a moment.
+const unknownReadsBeforeSkip = 3
+
+// Clock returns the current time. The store measures with it how far time
+// went between two reads (time.Now carries a monotonic reading, which steps
+// of the wall clock do not move) and bounds restored times by it.
+type Clock func() time.Time
 
 // Store holds the interpolation table of every tracked partition. The sampler
 // and the scraper share it; its lock is only ever held for in-memory work,
@@ -18,7 +27,11 @@ type Store struct {
 	// under.
 	maxPoints int
 	maxGap    time.Duration
-	tables    map[kafka.TopicPartition]*Table
+	// clock is nil when the store is not to watch the wall clock (tests
+	// whose reads carry made-up times).
+	clock  Clock
+	frame  clockFrame
+	tables map[kafka.TopicPartition]*Table
 	// starts holds the last log start offset read for each partition: it
 	// tells when retention deleted records a group never consumed.
 	starts map[kafka.TopicPartition]int64
@@ -26,49 +39,107 @@ type Store struct {
 	// TakeResets, so that what the caller learned about their old log can
 	// be forgotten too, whichever goroutine's read saw the reset.
 	resets map[kafka.TopicPartition]struct{}
+	// wanted is when a Track last named each tracked partition.
+	wanted map[kafka.TopicPartition]time.Time
+	// unknown counts the reads in a row that found each partition missing
+	// from the cluster.
+	unknown map[kafka.TopicPartition]int
+	// clusterID and topicIDs are the identity of what the tables were
+	// sampled from (see Identify); identified is whether the cluster has
+	// confirmed them since the store was made or restored.
+	clusterID  string
+	topicIDs   map[string]kafka.TopicID
+	identified bool
 }
 
 // NewStore returns an empty store whose tables hold at most maxPoints points
-// and count segments longer than maxGap as gaps (see NewTable).
-func NewStore(maxPoints int, maxGap time.Duration) *Store {
+// and count segments longer than maxGap as gaps (see NewTable). With a clock
+// it corrects its tables for steps of the wall clock (see Record) and
+// refuses restored tables from the future; nil leaves times as they come.
+func NewStore(maxPoints int, maxGap time.Duration, clock Clock) *Store {
 	return &Store{
 		maxPoints: maxPoints,
 		maxGap:    maxGap,
+		clock:     clock,
 		tables:    map[kafka.TopicPartition]*Table{},
 		starts:    map[kafka.TopicPartition]int64{},
 		resets:    map[kafka.TopicPartition]struct{}{},
+		wanted:    map[kafka.TopicPartition]time.Time{},
+		unknown:   map[kafka.TopicPartition]int{},
+		topicIDs:  map[string]kafka.TopicID{},
 	}
 }
 
-// Track makes the given partitions the tracked set: new ones get an empty
-// table (so the sampler starts reading them) and the tables of partitions no
-// longer tracked are dropped, so memory follows the live set, not its history.
-// A pending reset of a dropped partition goes too: nothing of it is tracked
-// any more, and the pending set stays bounded by the tracked one.
-func (s *Store) Track(partitions map[kafka.TopicPartition]struct{}) (dropped int) {
+// Track adds the wanted partitions to the tracked set, as wanted at now:
+// new ones get an empty table, so the sampler starts reading them. A table
+// no Track has wanted for keepUnwanted is dropped, so that memory, saved
+// state and the sampler's work follow the live set, not its history: 0
+// drops every table not wanted now, which a caller that read every group
+// passes; one whose read was partial passes how long a table may outlive
+// the groups it could not read. It returns the tracked partitions, sorted.
+func (s *Store) Track(wanted map[kafka.TopicPartition]struct{}, now time.Time, keepUnwanted time.Duration) (tracked []kafka.TopicPartition, dropped int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for tp := range s.tables {
-		if _, ok := partitions[tp]; !ok {
-			delete(s.tables, tp)
-			delete(s.starts, tp)
-			delete(s.resets, tp)
-			dropped++
+		if _, ok := wanted[tp]; ok {
+			continue
 		}
+		if last, ok := s.wanted[tp]; ok && now.Sub(last) < keepUnwanted {
+			continue
+		}
+		s.drop(tp)
+		dropped++
 	}
-	for tp := range partitions {
+	for tp := range wanted {
 		if _, ok := s.tables[tp]; !ok {
 			s.tables[tp] = NewTable(s.maxPoints, s.maxGap)
 		}
+		s.wanted[tp] = now
 	}
-	return dropped
+	if dropped > 0 {
+		s.forgetUntrackedTopicIDs()
+	}
+	tracked = make([]kafka.TopicPartition, 0, len(s.tables))
+	for tp := range s.tables {
+		tracked = append(tracked, tp)
+	}
+	kafka.SortPartitions(tracked)
+	return tracked, dropped
+}
+
+// drop forgets everything about a partition. A pending reset goes too:
+// nothing of it is tracked any more, and the pending set stays bounded by
+// the tracked one.
+func (s *Store) drop(tp kafka.TopicPartition) {
+	delete(s.tables, tp)
+	delete(s.starts, tp)
+	delete(s.resets, tp)
+	delete(s.wanted, tp)
+	delete(s.unknown, tp)
 }
 
 // Partitions returns the tracked partitions, sorted.
 func (s *Store) Partitions() []kafka.TopicPartition {
+	return s.partitions(false)
+}
+
+// SamplePartitions returns the tracked partitions the sampler reads, sorted:
+// all but those the cluster said it does not have unknownReadsBeforeSkip
+// reads in a row. Each of those costs a metadata refresh per read, for an
+// answer that does not change until the topic is created again; the
+// scrape's own read, which names every tracked partition, still asks, and a
+// partition it finds again is sampled again.
+func (s *Store) SamplePartitions() []kafka.TopicPartition {
+	return s.partitions(true)
+}
+
+func (s *Store) partitions(skipUnknown bool) []kafka.TopicPartition {
 	s.mu.Lock()
 	out := make([]kafka.TopicPartition, 0, len(s.tables))
 	for tp := range s.tables {
+		if skipUnknown && s.unknown[tp] >= unknownReadsBeforeSkip {
+			continue
+		}
 		out = append(out, tp)
 	}
 	s.mu.Unlock()
@@ -78,24 +149,40 @@ func (s *Store) Partitions() []kafka.TopicPartition {
 
 // Record adds an end-offset read to the tables of tracked partitions. The
 // log start of a partition whose table it resets is forgotten with the old
-// log; TakeResets tells which those were.
-func (s *Store) Record(read kafka.OffsetRead) {
+// log; TakeResets tells which those were, and which tables suspect a reset.
+// When the wall clock was stepped since the last read, the tables are
+// first corrected for it (see ClockStep), which the result reports.
+func (s *Store) Record(read kafka.OffsetRead) ClockStep {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	step := s.observeClock(read.Received)
 	for tp, offset := range read.Offsets {
 		table, ok := s.tables[tp]
 		if !ok {
 			continue
 		}
-		if table.Add(offset, read.Sent, read.Received) == Reset {
+		delete(s.unknown, tp)
+		switch table.Add(offset, read.Sent, read.Received) {
+		case Reset:
 			delete(s.starts, tp)
+			s.resets[tp] = struct{}{}
+		case Suspected:
+			// What was read of the records at committed offsets may be of
+			// the old log: read it again.
 			s.resets[tp] = struct{}{}
 		}
 	}
+	for _, tp := range read.Unknown {
+		if _, ok := s.tables[tp]; ok {
+			s.unknown[tp]++
+		}
+	}
+	return step
 }
 
-// TakeResets returns the partitions whose table a Record reset since the
-// last call, sorted and each once, and forgets them.
+// TakeResets returns the partitions whose table a Record or Identify reset,
+// or a Record suspects of a reset, since the last call, sorted and each
+// once, and forgets them.
 func (s *Store) TakeResets() []kafka.TopicPartition {
 	s.mu.Lock()
 	if len(s.resets) == 0 {
@@ -196,7 +283,8 @@ func (s *Store) Oldest(ref Ref) (Sample, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(ref.table.points) == 0 {
+	if len(ref.table.points) == 0 || ref.table.suspected {
+		// A table suspected of a reset may be the old log's.
 		return Sample{}, false
 	}
 	return ref.table.points[0], true
@@ -211,43 +299,4 @@ func (s *Store) Points() int {
 		n += len(t.points)
 	}
 	return n
-}
-
-// EncodeState serialises every non-empty table with its log start offset.
-// The copy is taken under the lock and encoded outside it, so that saving
-// delays neither the sampler nor a scrape.
-func (s *Store) EncodeState() []byte {
-	s.mu.Lock()
-	tables := make([]storedTable, 0, len(s.tables))
-	for tp, t := range s.tables {
-		if len(t.points) == 0 {
-			continue
-		}
-		start, hasStart := s.starts[tp]
-		tables = append(tables, storedTable{tp: tp, table: t.clone(), start: start, hasStart: hasStart})
-	}
-	s.mu.Unlock()
-	return encodeState(tables)
-}
-
-// RestoreState installs the tables of state made by EncodeState (of this
-// release or the previous one), as the tracked set until the first Track
-// says which are still wanted. The store's bounds apply: tables saved under
-// a larger maxPoints are thinned. Nothing is installed unless all of data
-// decodes: the error wraps ErrStateCorrupt when data is damaged, and says
-// which version it is when it is another version's.
-func (s *Store) RestoreState(data []byte) (tables int, err error) {
-	decoded, err := decodeState(data, s.maxPoints, s.maxGap)
-	if err != nil {
-		return 0, fmt.Errorf("restore interpolation tables from %d bytes: %w", len(data), err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, st := range decoded {
-		s.tables[st.tp] = st.table
-		if st.hasStart {
-			s.starts[st.tp] = st.start
-		}
-	}
-	return len(decoded), nil
 }

@@ -24,6 +24,12 @@ func partitionSet(tps ...kafka.TopicPartition) map[kafka.TopicPartition]struct{}
 	return set
 }
 
+// track makes the partitions the tracked set, dropping every other table.
+func track(s *Store, tps ...kafka.TopicPartition) (dropped int) {
+	_, dropped = s.Track(partitionSet(tps...), time.Time{}, 0)
+	return dropped
+}
+
 // offsetRead is a read sent 5 ms before it was received at receivedSec.
 func offsetRead(receivedSec int64, offsets map[kafka.TopicPartition]int64) kafka.OffsetRead {
 	received := time.Unix(receivedSec, 0)
@@ -31,9 +37,9 @@ func offsetRead(receivedSec int64, offsets map[kafka.TopicPartition]int64) kafka
 }
 
 func TestStoreTrack(t *testing.T) {
-	s := NewStore(8, 0)
+	s := NewStore(8, 0, nil)
 	require.Empty(t, s.Partitions())
-	require.Zero(t, s.Track(partitionSet(tpB0, tpA1, tpA0)))
+	require.Zero(t, track(s, tpB0, tpA1, tpA0))
 	require.Equal(t, []kafka.TopicPartition{tpA0, tpA1, tpB0}, s.Partitions())
 
 	s.Record(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 10, tpA1: 20, tpB0: 30}))
@@ -41,21 +47,21 @@ func TestStoreTrack(t *testing.T) {
 	require.Equal(t, 3, s.Points())
 
 	// Tracking again keeps the tables of partitions still tracked.
-	require.Equal(t, 2, s.Track(partitionSet(tpA1)))
+	require.Equal(t, 2, track(s, tpA1))
 	require.Equal(t, []kafka.TopicPartition{tpA1}, s.Partitions())
 	require.Equal(t, 1, s.Points())
 	require.Equal(t, map[kafka.TopicPartition]int64{tpA1: 2}, s.StartOffsets(), "a dropped table's log start goes with it")
 
 	// A partition tracked again starts from nothing.
-	require.Zero(t, s.Track(partitionSet(tpA0, tpA1)))
+	require.Zero(t, track(s, tpA0, tpA1))
 	require.Equal(t, 1, s.Points())
 	_, ok, _ := s.Estimate(s.Refs([]kafka.TopicPartition{tpA0})[0], 5, Sample{Offset: 100, At: unixSec(200)})
 	require.False(t, ok)
 }
 
 func TestStoreRecordOnlyTracked(t *testing.T) {
-	s := NewStore(8, 0)
-	s.Track(partitionSet(tpA0))
+	s := NewStore(8, 0, nil)
+	track(s, tpA0)
 	s.Record(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 10, tpB0: 30}))
 	s.RecordStart(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 1, tpB0: 3}))
 	require.Equal(t, 1, s.Points())
@@ -68,21 +74,29 @@ func TestStoreRecordOnlyTracked(t *testing.T) {
 }
 
 func TestStoreResets(t *testing.T) {
-	s := NewStore(8, 0)
-	s.Track(partitionSet(tpA0, tpA1, tpB0))
+	s := NewStore(8, 0, nil)
+	track(s, tpA0, tpA1, tpB0)
 	require.Nil(t, s.TakeResets())
 	s.Record(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 1000, tpA1: 1000, tpB0: 1000}))
 	s.RecordStart(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 10, tpA1: 10, tpB0: 10}))
 
 	// b/0 and a/0 went backwards, in a read sent after the last: their logs
-	// were recreated. Their log starts belong to the old logs.
+	// may have been recreated. What was read of their records may be of the
+	// old logs: the caller is told at once.
 	s.Record(offsetRead(110, map[kafka.TopicPartition]int64{tpA0: 5, tpA1: 1100, tpB0: 7}))
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, s.TakeResets(), "suspected resets")
+	require.Len(t, s.StartOffsets(), 3, "the log starts stay until a reset is confirmed")
+	_, ok := s.Oldest(s.Refs([]kafka.TopicPartition{tpB0})[0])
+	require.False(t, ok, "a table suspected of a reset vouches for nothing")
+	// The next read confirms both: their log starts belong to the old logs.
+	s.Record(offsetRead(111, map[kafka.TopicPartition]int64{tpA0: 5, tpB0: 7}))
 	require.Equal(t, map[kafka.TopicPartition]int64{tpA1: 10}, s.StartOffsets())
 	// a/0 again, and a read served out of order, which is no reset.
 	s.Record(offsetRead(120, map[kafka.TopicPartition]int64{tpA0: 2}))
+	s.Record(offsetRead(121, map[kafka.TopicPartition]int64{tpA0: 2}))
 	s.Record(kafka.OffsetRead{
 		Offsets: map[kafka.TopicPartition]int64{tpA1: 1050},
-		Sent:    time.Unix(109, 0), Received: time.Unix(121, 0),
+		Sent:    time.Unix(109, 0), Received: time.Unix(122, 0),
 	})
 
 	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, s.TakeResets(), "sorted, each once")
@@ -91,17 +105,21 @@ func TestStoreResets(t *testing.T) {
 	// The new log's table is there to estimate from.
 	at, ok, _ := s.Estimate(s.Refs([]kafka.TopicPartition{tpB0})[0], 7, Sample{Offset: 17, At: unixSec(120)})
 	require.True(t, ok)
-	require.Equal(t, unixSec(110), at)
+	require.Equal(t, unixSec(111), at)
+	oldest, ok := s.Oldest(s.Refs([]kafka.TopicPartition{tpB0})[0])
+	require.True(t, ok)
+	require.Equal(t, Sample{Offset: 7, At: unixSec(110)}, oldest)
 
 	// A reset of a partition dropped before it was taken is not reported.
 	s.Record(offsetRead(130, map[kafka.TopicPartition]int64{tpA0: 1, tpB0: 1}))
-	s.Track(partitionSet(tpA0, tpA1))
+	s.Record(offsetRead(131, map[kafka.TopicPartition]int64{tpA0: 1, tpB0: 1}))
+	track(s, tpA0, tpA1)
 	require.Equal(t, []kafka.TopicPartition{tpA0}, s.TakeResets())
 }
 
 func TestStoreRefs(t *testing.T) {
-	s := NewStore(8, 30*time.Second)
-	s.Track(partitionSet(tpA0, tpA1))
+	s := NewStore(8, 30*time.Second, nil)
+	track(s, tpA0, tpA1)
 	for sec := int64(0); sec <= 100; sec += 10 {
 		s.Record(offsetRead(sec, map[kafka.TopicPartition]int64{tpA0: 10 * sec, tpA1: sec}))
 	}
@@ -133,18 +151,19 @@ func TestStoreRefs(t *testing.T) {
 }
 
 func TestStoreStateRoundTrip(t *testing.T) {
-	s := NewStore(64, time.Minute)
-	s.Track(partitionSet(tpA0, tpA1, tpB0))
+	s := NewStore(64, time.Minute, nil)
+	track(s, tpA0, tpA1, tpB0)
 	for sec := int64(0); sec < 200; sec += 10 {
 		s.Record(offsetRead(1_700_000_000+sec, map[kafka.TopicPartition]int64{tpA0: 7 * sec, tpB0: sec * sec}))
 	}
 	s.RecordStart(offsetRead(1_700_000_200, map[kafka.TopicPartition]int64{tpA0: 3, tpA1: 0}))
 	data := s.EncodeState()
 
-	r := NewStore(8, time.Minute)
-	tables, err := r.RestoreState(data)
+	r := NewStore(8, time.Minute, nil)
+	restored, err := r.RestoreState(data)
 	require.NoError(t, err)
-	require.Equal(t, 2, tables, "a table without points is not saved")
+	require.Equal(t, 2, restored.Tables, "a table without points is not saved")
+	require.Empty(t, restored.Skipped)
 	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, r.Partitions())
 	require.Equal(t, map[kafka.TopicPartition]int64{tpA0: 3}, r.StartOffsets())
 	require.LessOrEqual(t, r.Points(), 16, "restored tables are thinned to the store's bound")
@@ -163,12 +182,12 @@ func TestStoreStateRoundTrip(t *testing.T) {
 }
 
 func TestStoreRestoreRejectsCorruptState(t *testing.T) {
-	s := NewStore(16, 0)
-	s.Track(partitionSet(tpA0))
-	tables, err := s.RestoreState([]byte("KTLT\x01\x05garbage"))
+	s := NewStore(16, 0, nil)
+	track(s, tpA0)
+	restored, err := s.RestoreState([]byte("KTLT\x01\x05garbage"))
 	require.ErrorIs(t, err, ErrStateCorrupt)
 	require.ErrorContains(t, err, "restore interpolation tables from 13 bytes")
-	require.Zero(t, tables)
+	require.Zero(t, restored.Tables)
 	require.Equal(t, []kafka.TopicPartition{tpA0}, s.Partitions(), "nothing is installed from corrupt state")
 
 	_, err = s.RestoreState(append([]byte(stateMagic), 7, 0))
@@ -179,9 +198,9 @@ func TestStoreRestoreRejectsCorruptState(t *testing.T) {
 // TestStoreConcurrentUse runs the sampler's, the scraper's and the saver's
 // calls together, for the race detector.
 func TestStoreConcurrentUse(t *testing.T) {
-	s := NewStore(32, time.Minute)
+	s := NewStore(32, time.Minute, nil)
 	tps := []kafka.TopicPartition{tpA0, tpA1, tpB0}
-	s.Track(partitionSet(tps...))
+	track(s, tps...)
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { // the sampler
@@ -200,7 +219,7 @@ func TestStoreConcurrentUse(t *testing.T) {
 	go func() { // the scraper
 		defer wg.Done()
 		for range 200 {
-			s.Track(partitionSet(tps...))
+			track(s, tps...)
 			_ = s.StartOffsets()
 			_ = s.TakeResets()
 			for _, ref := range s.Refs(tps) {
@@ -212,9 +231,99 @@ func TestStoreConcurrentUse(t *testing.T) {
 	go func() { // the saver
 		defer wg.Done()
 		for range 50 {
-			_, err := decodeState(s.EncodeState(), 32, time.Minute)
+			_, err := decodeAll(s.EncodeState(), 32, time.Minute)
 			require.NoError(t, err)
 		}
 	}()
 	wg.Wait()
+}
+
+// While a group or coordinator cannot be read, the tables of partitions no
+// read names are kept, but only for the bound the caller gives: groups and
+// topics that churn during a long outage must not grow the tables, the
+// saved state and the sampler's work without end.
+func TestUnwantedTablesOutlivePartialReadsOnlyForABound(t *testing.T) {
+	s := NewStore(8, 0, nil)
+	t0 := time.Unix(1_700_000_000, 0)
+	tracked, dropped := s.Track(partitionSet(tpA0, tpA1), t0, 0)
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpA1}, tracked)
+	require.Zero(t, dropped)
+
+	// Partial reads name only a/0 (and later b/0).
+	tracked, dropped = s.Track(partitionSet(tpA0), t0.Add(59*time.Minute), time.Hour)
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpA1}, tracked, "a/1 may be a group's that could not be read")
+	require.Zero(t, dropped)
+	tracked, dropped = s.Track(partitionSet(tpA0, tpB0), t0.Add(time.Hour), time.Hour)
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, tracked, "not wanted for the bound: dropped")
+	require.Equal(t, 1, dropped)
+
+	// A complete read drops what it does not name at once.
+	tracked, dropped = s.Track(partitionSet(tpB0), t0.Add(time.Hour+time.Second), 0)
+	require.Equal(t, []kafka.TopicPartition{tpB0}, tracked)
+	require.Equal(t, 1, dropped)
+}
+
+// A deleted topic a group still commits on answers UNKNOWN_TOPIC_OR_PARTITION
+// at every read. After a few reads in a row the sampler stops asking (each
+// ask costs a metadata refresh); the scrape's read, which names every
+// tracked partition, still does, and a partition found again is sampled
+// again.
+func TestPartitionsTheClusterKeepsCallingUnknownAreNotSampled(t *testing.T) {
+	s := NewStore(8, 0, nil)
+	track(s, tpA0, tpB0)
+	unknownB := func(sec int64) kafka.OffsetRead {
+		read := offsetRead(sec, map[kafka.TopicPartition]int64{tpA0: sec})
+		read.Unknown = []kafka.TopicPartition{tpB0}
+		return read
+	}
+	for sec := int64(1); sec < unknownReadsBeforeSkip; sec++ {
+		s.Record(unknownB(sec))
+		require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, s.SamplePartitions(), "UNKNOWN for a moment is no reason to stop")
+	}
+	s.Record(unknownB(unknownReadsBeforeSkip))
+	require.Equal(t, []kafka.TopicPartition{tpA0}, s.SamplePartitions())
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, s.Partitions(), "still tracked: a group commits on it")
+
+	s.Record(offsetRead(10, map[kafka.TopicPartition]int64{tpA0: 10, tpB0: 0}))
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpB0}, s.SamplePartitions(), "created again: sampled again")
+}
+
+// Topic ids tell a topic deleted and created again from the old one even
+// when the new log's end offset never went below the old one's; the cluster
+// id tells another cluster's state from this one's.
+func TestIdentityChangesResetTables(t *testing.T) {
+	s := NewStore(8, 0, nil)
+	track(s, tpA0, tpA1, tpB0)
+	s.Record(offsetRead(100, map[kafka.TopicPartition]int64{tpA0: 10, tpA1: 10, tpB0: 10}))
+	s.Record(offsetRead(110, map[kafka.TopicPartition]int64{tpA0: 20, tpA1: 20, tpB0: 20}))
+	s.RecordStart(offsetRead(110, map[kafka.TopicPartition]int64{tpA0: 1, tpA1: 1, tpB0: 1}))
+	require.False(t, s.Identified())
+	idA, idB := kafka.TopicID{1}, kafka.TopicID{2}
+	require.Equal(t, IdentityChange{}, s.Identify(kafka.Identity{ClusterID: "c1", Topics: map[string]kafka.TopicID{"a": idA, "b": idB}}))
+	require.True(t, s.Identified())
+	require.Nil(t, s.TakeResets())
+
+	// Old brokers give no topic ids: nothing is known, nothing changes.
+	require.Equal(t, IdentityChange{}, s.Identify(kafka.Identity{ClusterID: "c1"}))
+	require.Equal(t, 6, s.Points())
+
+	// "a" was recreated and grew past its old end before a read saw it.
+	change := s.Identify(kafka.Identity{ClusterID: "c1", Topics: map[string]kafka.TopicID{"a": {3}, "b": idB}})
+	require.Equal(t, IdentityChange{Recreated: []string{"a"}}, change)
+	require.Equal(t, 2, s.Points(), "only b's table is left")
+	require.Equal(t, []kafka.TopicPartition{tpA0, tpA1}, s.TakeResets(), "what was read of a's records goes too")
+	require.Equal(t, map[kafka.TopicPartition]int64{tpB0: 1}, s.StartOffsets())
+
+	// Saved and restored, the ids come along; another cluster empties all.
+	restored := NewStore(8, 0, nil)
+	_, err := restored.RestoreState(s.EncodeState())
+	require.NoError(t, err)
+	require.False(t, restored.Identified(), "restored tables are to be checked again")
+	require.Equal(t, IdentityChange{Recreated: []string{"b"}}, restored.Identify(kafka.Identity{ClusterID: "c1", Topics: map[string]kafka.TopicID{"b": {9}}}))
+
+	_, err = restored.RestoreState(s.EncodeState())
+	require.NoError(t, err)
+	require.Equal(t, IdentityChange{FromCluster: "c1"}, restored.Identify(kafka.Identity{ClusterID: "c2", Topics: map[string]kafka.TopicID{"b": idB}}))
+	require.Zero(t, restored.Points())
+	require.Equal(t, []kafka.TopicPartition{tpB0}, restored.Partitions(), "still tracked, from nothing")
 }

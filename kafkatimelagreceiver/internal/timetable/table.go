@@ -2,10 +2,12 @@
 // offset into the time its record was appended: per partition, end offsets
 // sampled over time. Table is one partition's table, Store the tables of every
 // tracked partition behind one lock, and the state encoding lets a restarted
-// receiver keep its history. It does no I/O and never reads a clock.
+// receiver keep its history. It does no I/O, and reads no clock but the one
+// the store is given.
 package timetable
 
 import (
+	"math"
 	"sort"
 	"time"
 )
@@ -34,6 +36,15 @@ type Table struct {
 	// gaps holds the times of the points that end a gap segment. Gaps are
 	// rare, so a small map beats a flag in every point.
 	gaps map[int64]struct{}
+	// suspect is a read below the newest point's offset, sent after that
+	// point was read, while suspected is set. The log may have been
+	// truncated or recreated, or a new leader may not have caught up yet
+	// (brokers that do not fence a stale leader can answer a lower high
+	// watermark for a moment after a leader change): a second such read
+	// confirms a reset, a read at or above the newest offset clears it, and
+	// meanwhile the table dates nothing, since it may be the old log's.
+	suspect   Sample
+	suspected bool
 }
 
 // thinningResolutionWeight trades exactness against spread when thinning: a
@@ -58,10 +69,11 @@ func NewTable(maxPoints int, maxGap time.Duration) *Table {
 type AddResult int
 
 const (
-	Appended AddResult = iota // a new newest point
-	Merged                    // extended a flat run or refined the newest point
-	Ignored                   // older than the newest point: a concurrent read finished late
-	Reset                     // the end offset went backwards: the log was recreated or truncated
+	Appended  AddResult = iota // a new newest point
+	Merged                     // extended a flat run or refined the newest point
+	Ignored                    // older than the newest point: a concurrent read finished late
+	Suspected                  // the end offset went backwards once: a reset, unless the next read says otherwise
+	Reset                      // the end offset went backwards twice: the log was recreated or truncated
 )
 
 // Add records that the end offset was offset for a request sent at sent whose
@@ -77,25 +89,18 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 	}
 	last := &t.points[n-1]
 	if offset < last.Offset {
-		if sent.UnixNano() <= t.lastRead {
-			// Both reads were in flight together: this one may simply have
-			// been served first. Only a read sent after the newest point was
-			// received proves the log went backwards.
-			return Ignored
-		}
-		t.points = append(t.points[:0], Sample{Offset: offset, At: at})
-		t.lastRead = at
-		t.gaps = nil
-		return Reset
+		return t.addBackwards(offset, sent.UnixNano(), at)
 	}
 	if at <= last.At {
 		if at == last.At && offset > last.Offset {
 			last.Offset = offset
+			t.suspected = false
 			return Merged
 		}
 		return Ignored
 	}
 	t.lastRead = at
+	t.suspected = false
 	if offset == last.Offset && n >= 2 && t.points[n-2].Offset == offset {
 		// A flat run keeps its first point (when the offset was first seen)
 		// and its last (the latest time it was still the end): interpolation
@@ -117,6 +122,33 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 	return Appended
 }
 
+// addBackwards handles a read below the newest point's offset.
+func (t *Table) addBackwards(offset, sent, at int64) AddResult {
+	if sent <= t.lastRead {
+		// Both reads were in flight together: this one may simply have been
+		// served first. Only a read sent after the newest point was received
+		// can say the log went backwards.
+		return Ignored
+	}
+	if !t.suspected {
+		t.suspect, t.suspected = Sample{Offset: offset, At: at}, true
+		return Suspected
+	}
+	if sent <= t.suspect.At {
+		return Ignored // in flight with the suspect read: no second opinion
+	}
+	first := t.suspect
+	t.points = t.points[:0]
+	if first.Offset <= offset {
+		t.points = append(t.points, first)
+	}
+	t.points = append(t.points, Sample{Offset: offset, At: at})
+	t.lastRead = at
+	t.gaps = nil
+	t.suspected = false
+	return Reset
+}
+
 // Estimate estimates when the record at offset c was appended: linear
 // interpolation between the last point with end offset <= c and the first
 // point with end offset > c. upper is an observation newer than the table
@@ -124,6 +156,7 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 // no table point is above c. It never extrapolates: ok is false when c lies
 // below the oldest point or above every point. gap tells whether the
 // bracketing segment is one whose production was not watched (see maxGap).
+// While a reset is suspected (see Add) nothing is estimated.
 func (t *Table) Estimate(c int64, upper Sample) (at int64, ok, gap bool) {
 	lo, hi, ok, gap := t.Bracket(c, upper)
 	if !ok {
@@ -136,6 +169,9 @@ func (t *Table) Estimate(c int64, upper Sample) (at int64, ok, gap bool) {
 // at c was appended after lo.At and by hi.At. ok and gap are as for
 // Estimate.
 func (t *Table) Bracket(c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
+	if t.suspected {
+		return Sample{}, Sample{}, false, false
+	}
 	n := len(t.points)
 	// First index whose offset is > c.
 	i := sort.Search(n, func(i int) bool { return t.points[i].Offset > c })
@@ -182,11 +218,60 @@ func (t *Table) clone() *Table {
 		maxPoints: t.maxPoints,
 		lastRead:  t.lastRead,
 		maxGap:    t.maxGap,
+		suspect:   t.suspect,
+		suspected: t.suspected,
 	}
 	for at := range t.gaps {
 		cp.markGapEnd(at)
 	}
 	return cp
+}
+
+// clear empties the table in place, so that Refs to it stay valid.
+func (t *Table) clear() {
+	t.points = t.points[:0]
+	t.lastRead = 0
+	t.gaps = nil
+	t.suspected = false
+}
+
+// shift moves every time in the table by d nanoseconds, into the frame of
+// a wall clock that was stepped. It reports false, leaving the table as it
+// was, when a time would leave [0, MaxInt64].
+func (t *Table) shift(d int64) bool {
+	if _, ok := addTime(t.lastRead, d); !ok {
+		return false
+	}
+	if _, ok := addTime(t.suspect.At, d); t.suspected && !ok {
+		return false
+	}
+	for _, p := range t.points {
+		if _, ok := addTime(p.At, d); !ok {
+			return false
+		}
+	}
+	for i := range t.points {
+		t.points[i].At += d
+	}
+	t.lastRead += d
+	t.suspect.At += d
+	if len(t.gaps) > 0 {
+		shifted := make(map[int64]struct{}, len(t.gaps))
+		for at := range t.gaps {
+			shifted[at+d] = struct{}{}
+		}
+		t.gaps = shifted
+	}
+	return true
+}
+
+// addTime adds d to at, reporting false when the sum leaves [0, MaxInt64].
+func addTime(at, d int64) (int64, bool) {
+	if d > 0 && at > math.MaxInt64-d {
+		return 0, false
+	}
+	sum := at + d
+	return sum, sum >= 0
 }
 
 // Interpolate is the straight line between two points at offset c. It

@@ -238,19 +238,30 @@ func TestOffsetTableReset(t *testing.T) {
 	}
 	before := newTable().points
 
-	t.Run("offset backwards after the newest read: reset", func(t *testing.T) {
+	t.Run("offset backwards twice after the newest read: reset", func(t *testing.T) {
 		table := newTable()
-		received := time.Unix(130, 0)
 		sent := time.Unix(120, 1) // after the newest point was received
-		require.Equal(t, Reset, table.Add(5, sent, received))
-		require.Equal(t, []Sample{{5, unixSec(130)}}, table.points)
+		require.Equal(t, Suspected, table.Add(5, sent, time.Unix(130, 0)))
+		require.Equal(t, before, table.points)
+		// Sent before the first backward read was answered: no second
+		// opinion.
+		require.Equal(t, Ignored, table.Add(4, time.Unix(129, 0), time.Unix(131, 0)))
+		require.Equal(t, Reset, table.Add(7, time.Unix(130, 1), time.Unix(132, 0)))
+		require.Equal(t, []Sample{{5, unixSec(130)}, {7, unixSec(132)}}, table.points)
 		// The new log grows from there.
 		require.Equal(t, Appended, tableAddAt(table, 25, unixSec(140)))
-		at, ok := appendTime(table, 15, Sample{})
+		at, ok := appendTime(table, 16, Sample{})
 		require.True(t, ok)
-		require.Equal(t, unixSec(135), at)
+		require.Equal(t, unixSec(136), at)
 		_, ok = appendTime(table, 1, Sample{})
 		require.False(t, ok, "nothing of the old log is left to interpolate from")
+	})
+
+	t.Run("confirmed below the first backward read: only the second stays", func(t *testing.T) {
+		table := newTable()
+		require.Equal(t, Suspected, table.Add(500, time.Unix(121, 0), time.Unix(130, 0)))
+		require.Equal(t, Reset, table.Add(5, time.Unix(131, 0), time.Unix(140, 0)))
+		require.Equal(t, []Sample{{5, unixSec(140)}}, table.points)
 	})
 
 	t.Run("concurrent read served first: ignored", func(t *testing.T) {
@@ -398,7 +409,9 @@ func TestOffsetTableGaps(t *testing.T) {
 		table := newTable()
 		tableAddAt(table, 4000, unixSec(400))
 		require.Len(t, table.gaps, 1)
-		require.Equal(t, Reset, table.Add(3, time.Unix(401, 0), time.Unix(402, 0)))
+		require.Equal(t, Suspected, table.Add(3, time.Unix(401, 0), time.Unix(402, 0)))
+		require.Len(t, table.gaps, 1, "one backward read changes nothing yet")
+		require.Equal(t, Reset, table.Add(4, time.Unix(403, 0), time.Unix(404, 0)))
 		require.Empty(t, table.gaps)
 	})
 
@@ -583,4 +596,35 @@ func BenchmarkTableAppendTime(b *testing.B) {
 			b.Fatal("no estimate inside the table")
 		}
 	}
+}
+
+// After a leader change on brokers that do not fence stale leaders, the new
+// leader can answer an end offset below the old one's for a read or two.
+// One such read must not wipe the table: a reset needs a second read below
+// the table's newest offset, sent after the first was answered.
+func TestLeaderChangeBackwardReadKeepsHistory(t *testing.T) {
+	table := NewTable(16, 0)
+	tableAddAt(table, 1000, unixSec(100))
+	tableAddAt(table, 1100, unixSec(110))
+	tableAddAt(table, 1200, unixSec(120))
+	before := append([]Sample(nil), table.points...)
+
+	// The new leader lags behind for one read.
+	require.NotEqual(t, Reset, tableAddAt(table, 1150, unixSec(130)))
+	require.Equal(t, before, table.points, "one backward read changes nothing")
+	_, ok := appendTime(table, 1050, Sample{Offset: 1150, At: unixSec(130)})
+	require.False(t, ok, "while a reset is suspected, the table dates nothing: it may be the old log's")
+
+	// It catches up: the table goes on where it was.
+	require.Equal(t, Appended, tableAddAt(table, 1300, unixSec(140)))
+	require.Equal(t, append(before, Sample{1300, unixSec(140)}), table.points)
+	at, ok := appendTime(table, 1050, Sample{})
+	require.True(t, ok)
+	require.Equal(t, unixSec(105), at)
+
+	// A log that really went backwards is seen so twice: the table then
+	// restarts from the first of the two reads.
+	require.NotEqual(t, Reset, tableAddAt(table, 5, unixSec(150)))
+	require.Equal(t, Reset, tableAddAt(table, 25, unixSec(160)))
+	require.Equal(t, []Sample{{5, unixSec(150)}, {25, unixSec(160)}}, table.points)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,7 +39,8 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 	if err != nil {
 		return read, err
 	}
-	byLeader, leaderErr := c.byLeader(ctx, client, partitions)
+	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, client, partitions)
+	read.Unknown = unknown
 	var (
 		mu    sync.Mutex
 		stale = map[string]struct{}{}
@@ -68,6 +71,9 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 				errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
 					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), authorization(block.Err))))
 				stale[tp.Topic] = struct{}{}
+				if errors.Is(block.Err, sarama.ErrUnknownTopicOrPartition) {
+					read.Unknown = append(read.Unknown, tp)
+				}
 				continue
 			}
 			offset := block.Offset
@@ -96,10 +102,25 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 // byLeader groups partitions by their leader broker. Partitions whose leader
 // cannot be found are reported in the error and left out.
 func (c *Cluster) byLeader(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, error) {
+	out, _, err := c.leadersOrUnknown(ctx, client, partitions)
+	return out, err
+}
+
+// leadersOrUnknown is byLeader that also returns the partitions the cluster
+// does not have, found with one metadata refresh for all of them.
+func (c *Cluster) leadersOrUnknown(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
 	var errs []error
 	out := map[*sarama.Broker][]kafka.TopicPartition{}
+	missing := c.unknownPartitions(ctx, client, partitions)
+	var unknown []kafka.TopicPartition
+	unknownPerTopic := map[string]int{}
 	failedTopics := map[string]bool{}
 	for i, tp := range partitions {
+		if missing[tp] {
+			unknown = append(unknown, tp)
+			unknownPerTopic[tp.Topic]++
+			continue
+		}
 		if failedTopics[tp.Topic] {
 			continue
 		}
@@ -122,5 +143,11 @@ func (c *Cluster) byLeader(ctx context.Context, client sarama.Client, partitions
 		}
 		out[leader] = append(out[leader], tp)
 	}
-	return out, kafka.Join(errs...)
+	// One error per topic, in order: a deleted topic of 500 partitions is
+	// one fault.
+	for _, topic := range slices.Sorted(maps.Keys(unknownPerTopic)) {
+		errs = append(errs, topicError(topic, kafka.OperationDescribe,
+			fmt.Errorf("find leaders of %d partitions of %s: %w", unknownPerTopic[topic], topic, sarama.ErrUnknownTopicOrPartition)))
+	}
+	return out, unknown, kafka.Join(errs...)
 }
