@@ -77,7 +77,7 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	cfg := k.testConfig()
 	cfg.Timeout = 5 * time.Minute
 	cfg.CollectionInterval = 100 * time.Millisecond
-	cfg.SamplingInterval = 50 * time.Millisecond
+	cfg.SamplingInterval = 100 * time.Millisecond
 	cfg.Storage = &storageID
 	cfg.StorageInterval = time.Hour // only the shutdown save
 	require.NoError(t, cfg.Validate())
@@ -112,5 +112,5 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	require.NotEmpty(t, saved, "tables saved at shutdown")
 	restored, err := timetable.NewStore(cfg.MaxSamples, time.Minute, nil).RestoreState(saved)
 	require.NoError(t, err)
-	require.Equal(t, 2, restored, "both partitions' tables")
+	require.Equal(t, 2, restored.Tables, "both partitions' tables")
 }

@@ -50,7 +50,13 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	cancelDeadline := context.CancelFunc(func() {})
 	if _, ok := ctx.Deadline(); !ok {
-		ctx, cancelDeadline = context.WithTimeout(ctx, s.cfg.CollectionInterval)
+		// The controller gives ctx the `timeout` deadline when it is set; a
+		// caller that did not (a test) gets the same bound.
+		bound := s.cfg.CollectionInterval
+		if s.cfg.Timeout > 0 {
+			bound = s.cfg.Timeout
+		}
+		ctx, cancelDeadline = context.WithTimeout(ctx, bound)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })

@@ -80,7 +80,8 @@ func TestRateAfterReset(t *testing.T) {
 	for sec := int64(0); sec <= 300; sec += 10 {
 		tableAddAt(table, 5000+10*sec, unixSec(sec))
 	}
-	require.Equal(t, Reset, tableAddAt(table, 7, unixSec(310)))
+	tableAddAt(table, 7, unixSec(310)) // a reset is suspected at the first read below
+	require.Equal(t, Reset, tableAddAt(table, 7, unixSec(311)), "and confirmed by the second")
 	require.Equal(t, -1.0, tableRate(table, time.Minute), "the old log's offsets are not a rate of the new one")
 	tableAddAt(table, 307, unixSec(340))
 	require.InDelta(t, 10, tableRate(table, time.Minute), 1e-9)
