@@ -84,7 +84,7 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 	// sarama takes no context: the dial and metadata deadlines bound this.
 	fresh, err := sarama.NewClient(c.brokers, c.config)
 	if err != nil {
-		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), err)
+		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), authentication(err))
 	}
 	client, err := c.adopt(existing, fresh)
 	if client != fresh {
