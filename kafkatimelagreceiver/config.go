@@ -64,6 +64,9 @@ type Config struct {
 	// TLS, when set (even empty), encrypts connections to the brokers;
 	// absent means plaintext, as in contrib's configkafka.
 	TLS *configtls.ClientConfig `mapstructure:"tls"`
+	// Coordination shares the monitored groups among collectors. See
+	// coordination_config.go.
+	Coordination CoordinationConfig `mapstructure:"coordination"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -115,6 +118,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := cfg.Status.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Coordination.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

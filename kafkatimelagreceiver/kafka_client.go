@@ -38,6 +38,21 @@ func newCluster(cfg *Config, logger *zap.Logger, observer kafka.RequestObserver)
 	return saramacluster.New(cfg.clusterSettings(logger, observer))
 }
 
+// newMembership joins the replicas sharing the monitored groups, in the
+// background: a cluster that is down does not stop the collector.
+func newMembership(cfg *Config, logger *zap.Logger) (kafka.Membership, error) {
+	c := cfg.Coordination
+	return saramacluster.NewMembership(cfg.clusterSettings(logger, nil), saramacluster.MembershipSettings{
+		GroupID:           c.GroupID,
+		Topic:             c.Topic,
+		Partitions:        c.TopicPartitions,
+		ReplicationFactor: c.TopicReplicationFactor,
+		CreateTopic:       c.CreateTopic,
+		SessionTimeout:    c.SessionTimeout,
+		HeartbeatInterval: c.HeartbeatInterval,
+	})
+}
+
 // validateClient checks what only the Kafka client can tell: the protocol
 // version, and the TLS material, loaded now so that a missing or unreadable
 // CA, certificate or key is reported when the configuration is validated
@@ -45,6 +60,11 @@ func newCluster(cfg *Config, logger *zap.Logger, observer kafka.RequestObserver)
 func (cfg *Config) validateClient() error {
 	if err := saramacluster.CheckVersion(cfg.ProtocolVersion); err != nil {
 		return fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err)
+	}
+	if cfg.Coordination.enabled() {
+		if err := saramacluster.CheckMembershipVersion(cfg.ProtocolVersion); err != nil {
+			return fmt.Errorf("coordination.group_id: %w", err)
+		}
 	}
 	if cfg.TLS == nil {
 		return nil

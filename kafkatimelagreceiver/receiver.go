@@ -45,6 +45,10 @@ type timeLagScraper struct {
 	cluster    kafka.Cluster
 	sampler    *sampler.Sampler
 	state      *stateStorage
+	// membership, when coordination is on, says which groups are ours;
+	// held is what it said at the last scrape.
+	membership kafka.Membership
+	held       kafka.Assignment
 }
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
@@ -100,6 +104,11 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	s.cluster = cl
+	if s.cfg.Coordination.enabled() {
+		if s.membership, err = newMembership(s.cfg, s.logger); err != nil {
+			return err
+		}
+	}
 	s.sampler = sampler.New(cl, s.tables, sampler.Settings{
 		Interval: s.cfg.SamplingInterval,
 		Timeout:  s.cfg.requestTimeout(),
@@ -111,11 +120,15 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 }
 
 func (s *timeLagScraper) shutdown(ctx context.Context) error {
+	var errs []error
+	if s.membership != nil {
+		// Leaving first lets the other replicas take over at once.
+		errs = append(errs, s.membership.Close())
+	}
 	if s.sampler != nil {
 		s.sampler.Stop()
 	}
 	defer s.telemetry.shutdown()
-	var errs []error
 	if s.state != nil {
 		errs = append(errs, s.state.stop(ctx))
 	}
@@ -193,6 +206,6 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 	}
 	s.telemetry.estimates(ctx, methods)
 	out.aggregates(aggregates)
-	out.partitions(in.idx.Parts)
+	out.partitions(in.gaugedPartitions())
 	return out.finish()
 }

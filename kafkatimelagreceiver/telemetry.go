@@ -46,6 +46,14 @@ func (t *selfTelemetry) estimates(ctx context.Context, counts lag.MethodCounts) 
 	}
 }
 
+func (t *selfTelemetry) coordinationPartitions(ctx context.Context, held int) {
+	t.builder.KafkaTimeLagCoordinationPartitions.Record(ctx, int64(held))
+}
+
+func (t *selfTelemetry) coordinationGroups(ctx context.Context, owned int) {
+	t.builder.KafkaTimeLagCoordinationGroups.Record(ctx, int64(owned))
+}
+
 func (t *selfTelemetry) shutdown() {
 	t.builder.Shutdown()
 }

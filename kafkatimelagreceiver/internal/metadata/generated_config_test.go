@@ -103,7 +103,8 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					KafkaClusterAlias: ResourceAttributeConfig{Enabled: true},
+					KafkaClusterAlias:   ResourceAttributeConfig{Enabled: true},
+					KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -188,7 +189,8 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					KafkaClusterAlias: ResourceAttributeConfig{Enabled: false},
+					KafkaClusterAlias:   ResourceAttributeConfig{Enabled: false},
+					KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -403,13 +405,15 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				KafkaClusterAlias: ResourceAttributeConfig{Enabled: true},
+				KafkaClusterAlias:   ResourceAttributeConfig{Enabled: true},
+				KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				KafkaClusterAlias: ResourceAttributeConfig{Enabled: false},
+				KafkaClusterAlias:   ResourceAttributeConfig{Enabled: false},
+				KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -23,15 +23,17 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                         metric.Meter
-	mu                            sync.Mutex
-	registrations                 []metric.Registration
-	KafkaTimeLagEstimates         metric.Int64Counter
-	KafkaTimeLagRequests          metric.Int64Counter
-	KafkaTimeLagSamplingDuration  metric.Float64Histogram
-	KafkaTimeLagScrapeDuration    metric.Float64Histogram
-	KafkaTimeLagTablePoints       metric.Int64Gauge
-	KafkaTimeLagTrackedPartitions metric.Int64Gauge
+	meter                              metric.Meter
+	mu                                 sync.Mutex
+	registrations                      []metric.Registration
+	KafkaTimeLagCoordinationGroups     metric.Int64Gauge
+	KafkaTimeLagCoordinationPartitions metric.Int64Gauge
+	KafkaTimeLagEstimates              metric.Int64Counter
+	KafkaTimeLagRequests               metric.Int64Counter
+	KafkaTimeLagSamplingDuration       metric.Float64Histogram
+	KafkaTimeLagScrapeDuration         metric.Float64Histogram
+	KafkaTimeLagTablePoints            metric.Int64Gauge
+	KafkaTimeLagTrackedPartitions      metric.Int64Gauge
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -63,6 +65,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.KafkaTimeLagCoordinationGroups, err = builder.meter.Int64Gauge(
+		"otelcol_kafka_time_lag_coordination_groups",
+		metric.WithDescription("Monitored groups this replica reports, when several collectors share them (coordination.group_id). [Alpha]"),
+		metric.WithUnit("{group}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagCoordinationPartitions, err = builder.meter.Int64Gauge(
+		"otelcol_kafka_time_lag_coordination_partitions",
+		metric.WithDescription("Coordination partitions this replica holds (0 while it is not a member of the replicas' group). [Alpha]"),
+		metric.WithUnit("{partition}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagEstimates, err = builder.meter.Int64Counter(
 		"otelcol_kafka_time_lag_estimates",
 		metric.WithDescription("Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted). [Alpha]"),

@@ -19,12 +19,20 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.KafkaTimeLagCoordinationGroups.Record(context.Background(), 1)
+	tb.KafkaTimeLagCoordinationPartitions.Record(context.Background(), 1)
 	tb.KafkaTimeLagEstimates.Add(context.Background(), 1)
 	tb.KafkaTimeLagRequests.Add(context.Background(), 1)
 	tb.KafkaTimeLagSamplingDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagScrapeDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagTablePoints.Record(context.Background(), 1)
 	tb.KafkaTimeLagTrackedPartitions.Record(context.Background(), 1)
+	AssertEqualKafkaTimeLagCoordinationGroups(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagCoordinationPartitions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagEstimates(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

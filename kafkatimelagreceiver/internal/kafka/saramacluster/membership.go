@@ -98,8 +98,8 @@ func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) 
 	if err != nil {
 		return nil, err
 	}
-	if !sc.Version.IsAtLeast(sarama.V2_4_0_0) {
-		return nil, fmt.Errorf("coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got %s", sc.Version)
+	if err := CheckMembershipVersion(s.ProtocolVersion); err != nil {
+		return nil, err
 	}
 	g := &sc.Consumer.Group
 	g.Session.Timeout = m.SessionTimeout
@@ -123,6 +123,19 @@ func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) 
 		return nil, fmt.Errorf("coordination client configuration: %w", err)
 	}
 	return sc, nil
+}
+
+// CheckMembershipVersion tells whether a protocol version speaks what the
+// membership needs: cooperative rebalancing came with Kafka 2.4.
+func CheckMembershipVersion(v string) error {
+	version, err := sarama.ParseKafkaVersion(v)
+	if err != nil {
+		return err
+	}
+	if !version.IsAtLeast(sarama.V2_4_0_0) {
+		return fmt.Errorf("coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got %s", v)
+	}
+	return nil
 }
 
 // Assignment returns what the replica holds now, without network I/O.
