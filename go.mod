@@ -24,6 +24,8 @@ require (
 	go.uber.org/zap v1.28.0
 )
 
+require go.opentelemetry.io/collector/component/componentstatus v0.165.0 // indirect
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect

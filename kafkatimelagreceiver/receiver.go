@@ -49,6 +49,7 @@ type timeLagScraper struct {
 	// held is what it said at the last scrape.
 	membership kafka.Membership
 	held       kafka.Assignment
+	status     statusReporter
 }
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
@@ -90,6 +91,7 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 // connects lazily, so a cluster that is down does not stop the collector)
 // and starts the sampler.
 func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
+	s.status = newStatusReporter(host)
 	if s.cfg.Storage != nil {
 		client, err := openStateStorage(ctx, host, *s.cfg.Storage, s.receiverID)
 		if err != nil {
@@ -138,12 +140,14 @@ func (s *timeLagScraper) shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// scrape reads a snapshot, then computes and writes it group by group.
-func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+// scrape reads a snapshot, then computes and writes it group by group. Its
+// outcome is the receiver's component status.
+func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err error) {
 	if s.cluster == nil {
 		return pmetric.NewMetrics(), errors.New("scrape before start")
 	}
 	defer s.telemetry.scrapeDone(ctx, time.Now())
+	defer func() { s.status.scraped(err) }()
 	// Groups and topics an ACL denies are skipped with one warning per
 	// scrape instead of failing it: a denial is a standing decision, and
 	// the rest of the cluster is still worth reporting.
