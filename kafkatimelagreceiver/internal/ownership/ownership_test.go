@@ -72,7 +72,7 @@ func TestSplitGaugesEachPartitionOnce(t *testing.T) {
 	committed := map[string]map[kafka.TopicPartition]int64{}
 	for i, g := range groups {
 		committed[g] = map[kafka.TopicPartition]int64{
-			shared: int64(i),
+			shared:                            int64(i),
 			{Topic: "own-" + g, Partition: 0}: 1,
 		}
 	}
