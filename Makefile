@@ -24,8 +24,9 @@ help:
 	@sed -n 's/^## /  /p' $(firstword $(MAKEFILE_LIST))
 
 ## build: build the collector distribution with ocb into _build/otelcol-kafkatimelag
+# Static (no cgo), so that the same binary runs in the container image.
 build:
-	$(GO) tool builder --config builder-config.yaml
+	CGO_ENABLED=0 $(GO) tool builder --config builder-config.yaml
 
 ## run: build, start the demo Kafka cluster, run the collector against it
 # The demo is built and started as a binary rather than with `go run`: `go run`
