@@ -9,13 +9,16 @@ GO          ?= go
 BUILD_DIR   := _build
 OTELCOL_BIN := $(BUILD_DIR)/otelcol-kafkatimelag
 DEMO_BIN    := $(BUILD_DIR)/kafkademo
+# The container image `make image` builds, and the archive it is saved to.
+IMAGE       ?= otelcol-kafkatimelag:0.1.0-dev
+IMAGE_TAR   := $(BUILD_DIR)/otelcol-kafkatimelag-image.tar
 # mdatagen, pinned in tools/go.mod (a module of its own, so that its
 # dependencies stay out of the collector's).
 MDATAGEN    := $(BUILD_DIR)/mdatagen
 # First broker port of the demo cluster; must match otelcol-config.yaml.
 DEMO_PORT   := 9092
 
-.PHONY: all help build run test fmt-check vet generate generate-check mdatagen unit e2e bench clean
+.PHONY: all help build run test fmt-check vet generate generate-check mdatagen unit e2e image bench clean
 
 all: build
 
@@ -76,12 +79,21 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
+	$(GO) vet -tags image ./deploy/container/
 
 unit:
 	$(GO) test -race ./...
 
 e2e: build
 	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags e2e -race -count=1 -v ./e2e/
+
+## image: build the container image with podman (installed with apt-get when missing, as root) and check it
+# podman needs no daemon; `podman run` does not work on these machines (crun
+# cannot set rlimits without cgroup delegation), so the check exports the
+# image's files and runs the binary from them (deploy/container/image_test.go).
+image: build
+	deploy/container/build.sh $(OTELCOL_BIN) $(IMAGE) $(IMAGE_TAR)
+	IMAGE=$(IMAGE) $(GO) test -tags image -count=1 -v ./deploy/container/
 
 ## bench: Go benchmarks (in-process Kafka) and the scale program against the built collector (BENCHMARKS.md)
 # BENCHTIME and SCALEBENCH_FLAGS (e.g. SCALEBENCH_FLAGS='-workloads 50x2000
