@@ -117,7 +117,7 @@ func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) 
 	// The coordinator holds a JoinGroup until every member has rejoined,
 	// for up to the rebalance timeout: a shorter read deadline would cut
 	// every slow rebalance short.
-	sc.Net.ReadTimeout += m.SessionTimeout
+	sc.Net.ReadTimeout += g.Rebalance.Timeout
 	sc.Admin.Timeout = sc.Net.WriteTimeout
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("coordination client configuration: %w", err)
