@@ -187,6 +187,14 @@ func clusterAuthorization(err error) error {
 	return authorization(err)
 }
 
+// authentication types a broker's refusal of the credentials.
+func authentication(err error) error {
+	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		return &kafka.AuthenticationError{Err: err}
+	}
+	return err
+}
+
 func groupError(group string, err error) error {
 	return &kafka.GroupError{Group: group, Err: err}
 }

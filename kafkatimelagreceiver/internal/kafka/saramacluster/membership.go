@@ -211,8 +211,12 @@ func (m *Membership) run(ctx context.Context) {
 			m.logger.Warn("coordination: cannot join the replicas' group; retrying",
 				zap.String("group", m.settings.GroupID), zap.Error(err))
 		}
-		if !sleep(ctx, wait) {
+		retry := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			retry.Stop()
 			return
+		case <-retry.C:
 		}
 		if err != nil {
 			wait = min(2*wait, maxJoinRetry)
@@ -371,25 +375,5 @@ func (h *claimHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sara
 		case <-sess.Context().Done():
 			return nil
 		}
-	}
-}
-
-// authentication types a broker's refusal of the credentials.
-func authentication(err error) error {
-	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
-		return &kafka.AuthenticationError{Err: err}
-	}
-	return err
-}
-
-// sleep waits d or until ctx is done, and tells whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
