@@ -441,3 +441,29 @@ func countReplicas(r round) int {
 	}
 	return len(seen)
 }
+
+// TestReplicaAttributeOnlyWhenAsked: kafka.time_lag.replica (the host name)
+// is on every resource only when enabled, so that by default a group's
+// series do not change name when it moves to another replica.
+func TestReplicaAttributeOnlyWhenAsked(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.createTopic("orders", 1)
+	k.produce("orders", 0, time.Now().Add(-time.Minute), time.Now())
+	k.commit("billing", "orders", map[int32]int64{0: 1})
+	host := replicaName()
+	require.NotEmpty(t, host)
+	for _, enabled := range []bool{false, true} {
+		cfg := k.testConfig()
+		cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled = enabled
+		md, err := startScraper(t, cfg).scrape(context.Background())
+		require.NoError(t, err)
+		require.Positive(t, md.ResourceMetrics().Len())
+		for i := range md.ResourceMetrics().Len() {
+			v, ok := md.ResourceMetrics().At(i).Resource().Attributes().Get("kafka.time_lag.replica")
+			require.Equal(t, enabled, ok)
+			if ok {
+				require.Equal(t, host, v.Str())
+			}
+		}
+	}
+}
