@@ -23,6 +23,7 @@ func (s *timeLagScraper) owner(ctx context.Context) (owner *ownership.Owner, joi
 	a := s.membership.Assignment()
 	s.telemetry.coordinationPartitions(ctx, len(a.Partitions))
 	if !a.Joined {
+		s.telemetry.coordinationGroups(ctx, 0)
 		if s.held.Joined {
 			s.logger.Warn("coordination: no longer a member of the replicas' group; reporting nothing until it rejoins",
 				zap.String("group", s.cfg.Coordination.GroupID), zap.Error(a.Err))
