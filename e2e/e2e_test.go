@@ -46,6 +46,10 @@ const (
 	// deadline bounds each wait. It is generous because CI runs this on two
 	// busy cores with the race detector on the demo side.
 	deadline = 90 * time.Second
+
+	// healthRecovery is how long the health check tolerates a recoverable
+	// error (recovery_duration) before it turns unhealthy.
+	healthRecovery = 2 * time.Second
 )
 
 func TestCollectorReportsLagAndTimeLag(t *testing.T) {
@@ -217,7 +221,7 @@ func collectorConfig(brokers []string, otlpURL string, healthPort int, storage s
 	for i, b := range brokers {
 		quoted[i] = strconv.Quote(b)
 	}
-	receiverExtra, extensionExtra, extensions := "", "", "[health_check]"
+	receiverExtra, extensionExtra, extensions := "", "", "[healthcheckv2]"
 	if storage.dir != "" {
 		receiverExtra = fmt.Sprintf(`
     storage: file_storage
@@ -226,7 +230,7 @@ func collectorConfig(brokers []string, otlpURL string, healthPort int, storage s
 		extensionExtra = fmt.Sprintf(`
   file_storage:
     directory: %s`, strconv.Quote(storage.dir))
-		extensions = "[health_check, file_storage]"
+		extensions = "[healthcheckv2, file_storage]"
 	}
 	return fmt.Sprintf(`receivers:
   kafka_time_lag:
@@ -240,8 +244,17 @@ exporters:
     retry_on_failure:
       enabled: false
 extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d%s
+  healthcheckv2:
+    use_v2: true
+    component_health:
+      include_recoverable_errors: true
+      recovery_duration: %s
+      include_permanent_errors: true
+    http:
+      endpoint: 127.0.0.1:%d
+      status:
+        enabled: true
+        path: /%s
 service:
   extensions: %s
   telemetry:
@@ -251,7 +264,7 @@ service:
     metrics:
       receivers: [kafka_time_lag]
       exporters: [otlp_http]
-`, strings.Join(quoted, ", "), receiverExtra, otlpURL, healthPort, extensionExtra, extensions)
+`, strings.Join(quoted, ", "), receiverExtra, otlpURL, healthRecovery, healthPort, extensionExtra, extensions)
 }
 
 // seriesKey identifies one data point stream.

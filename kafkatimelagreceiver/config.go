@@ -96,6 +96,10 @@ type Config struct {
 	Topics FilterConfig `mapstructure:"topics"`
 	// Status tunes the Burrow-style consumer status. See status_config.go.
 	Status StatusConfig `mapstructure:"status"`
+	// Coordination shares the monitored groups among collectors. See
+	// coordination_config.go.
+	Coordination CoordinationConfig `mapstructure:"coordination"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -147,6 +151,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := cfg.Status.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Coordination.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -28,9 +28,10 @@ import (
 // takes names, descriptions and units from the builder itself (see
 // generatedGauges), so metadata.yaml stays their single source.
 type metricWriter struct {
-	metrics      metadata.MetricsConfig
-	clusterAlias string
-	aliasOn      bool
+	metrics metadata.MetricsConfig
+	// resource is every point's resource: the cluster alias and the
+	// replica, as far as they are set and enabled.
+	resource     pcommon.Resource
 	mb           *metadata.MetricsBuilder
 	gauges       map[string]gaugeInfo
 	startTime    pcommon.Timestamp
@@ -45,10 +46,14 @@ func newMetricWriter(cfg *Config, settings receiver.Settings, push pushFunc) *me
 	// One start time for both paths' points.
 	start := pcommon.NewTimestampFromTime(time.Now())
 	mb := metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, settings, metadata.WithStartTime(start))
+	rb := mb.NewResourceBuilder()
+	if cfg.ClusterAlias != "" {
+		rb.SetKafkaClusterAlias(cfg.ClusterAlias)
+	}
+	rb.SetKafkaTimeLagReplica(replicaName())
 	return &metricWriter{
 		metrics:      cfg.Metrics,
-		clusterAlias: cfg.ClusterAlias,
-		aliasOn:      cfg.ClusterAlias != "" && cfg.ResourceAttributes.KafkaClusterAlias.Enabled,
+		resource:     rb.Emit(),
 		mb:           mb,
 		gauges:       generatedGauges(settings),
 		startTime:    start,
@@ -190,13 +195,9 @@ func (sw *scrapeWriter) finish() (pmetric.Metrics, error) {
 	err := sw.pairs.finish(direct)
 	// Before the builder emits: a per-partition gauge whose attributes the
 	// user reduced is recorded into the builder, and must land in the
-	// resource that carries the cluster alias.
+	// resource that carries the cluster alias and the replica.
 	sw.w.appendPartitionGauges(direct, sw.ts, sw.parts)
-	rb := sw.w.mb.NewResourceBuilder()
-	if sw.w.clusterAlias != "" {
-		rb.SetKafkaClusterAlias(sw.w.clusterAlias)
-	}
-	sw.w.mb.EmitForResource(metadata.WithResource(rb.Emit()))
+	sw.w.mb.EmitForResource(metadata.WithResource(sw.w.resource))
 	md := sw.w.mb.Emit()
 	sw.stampRebalanceStarts(md)
 	return sw.w.withDirect(md, direct), err
@@ -259,9 +260,7 @@ func (w *metricWriter) withDirect(md pmetric.Metrics, direct pmetric.MetricSlice
 	var sm pmetric.ScopeMetrics
 	if md.ResourceMetrics().Len() == 0 {
 		rm := md.ResourceMetrics().AppendEmpty()
-		if w.aliasOn {
-			rm.Resource().Attributes().PutStr("kafka.cluster.alias", w.clusterAlias)
-		}
+		w.resource.CopyTo(rm.Resource())
 		sm = rm.ScopeMetrics().AppendEmpty()
 		sm.Scope().SetName(metadata.ScopeName)
 		sm.Scope().SetVersion(w.buildVersion)

@@ -43,6 +43,7 @@ func createDefaultConfig() component.Config {
 		Groups:                  FilterConfig{Include: []string{".*"}},
 		Topics:                  FilterConfig{Include: []string{".*"}, Exclude: []string{"^__.*"}},
 		Status:                  StatusConfig{Window: defaultStatusWindow},
+		Coordination:            defaultCoordinationConfig(),
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 const rackAwareVersion = "2.3.0"
 
 // checkProtocolVersion checks what only the Kafka client can tell: that it
-// can speak the protocol version, and rack-aware fetches at that version.
+// can speak the protocol version, and rack-aware fetches and coordination
+// at that version.
 func (cfg *Config) checkProtocolVersion() error {
 	if cfg.ProtocolVersion == "" {
 		return fmt.Errorf("protocol_version: must be set (default %s): the Kafka client needs the highest version to speak", defaultProtocolVersion)
@@ -29,6 +30,11 @@ func (cfg *Config) checkProtocolVersion() error {
 	}
 	if cfg.RackID != "" && !saramacluster.VersionAtLeast(cfg.ProtocolVersion, rackAwareVersion) {
 		return fmt.Errorf("rack_id: needs protocol_version %s or later (Fetch v11, KIP-392), got %s", rackAwareVersion, cfg.ProtocolVersion)
+	}
+	if cfg.Coordination.enabled() {
+		if err := saramacluster.CheckMembershipVersion(cfg.ProtocolVersion); err != nil {
+			return fmt.Errorf("coordination.group_id: %w", err)
+		}
 	}
 	return nil
 }
@@ -147,4 +153,28 @@ func newCluster(ctx context.Context, cfg *Config, host component.Host, logger *z
 		return nil, err
 	}
 	return saramacluster.New(s)
+}
+
+// newMembership joins the replicas sharing the monitored groups, in the
+// background: a cluster that is down does not stop the collector. It
+// connects with the same client settings as the cluster, without a request
+// observer: coordination traffic is not the scrape's.
+func newMembership(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger) (kafka.Membership, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	s, err := cfg.clusterSettings(ctx, host, logger, nil)
+	if err != nil {
+		return nil, err
+	}
+	c := cfg.Coordination
+	return saramacluster.NewMembership(s, saramacluster.MembershipSettings{
+		GroupID:           c.GroupID,
+		Topic:             c.Topic,
+		Partitions:        c.TopicPartitions,
+		ReplicationFactor: c.TopicReplicationFactor,
+		CreateTopic:       c.CreateTopic,
+		SessionTimeout:    c.SessionTimeout,
+		HeartbeatInterval: c.HeartbeatInterval,
+	})
 }

@@ -15,9 +15,10 @@ import (
 var errShuttingDown = errors.New("the receiver is shutting down")
 
 // start restores saved tables, builds the Kafka access layer (which
-// connects lazily, so a cluster that is down does not stop the collector)
-// and starts the sampler.
+// connects lazily, so a cluster that is down does not stop the collector),
+// joins the replicas when coordination is on, and starts the sampler.
 func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
+	s.status = newStatusReporter(host)
 	if s.cfg.Storage != nil {
 		client, err := openStateStorage(ctx, host, *s.cfg.Storage, s.receiverID)
 		if err != nil {
@@ -32,6 +33,11 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	s.cluster = cl
+	if s.cfg.Coordination.enabled() {
+		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger); err != nil {
+			return err
+		}
+	}
 	s.sampler = sampler.New(cl, s.tables, sampler.Settings{
 		Interval: s.cfg.SamplingInterval,
 		Timeout:  s.cfg.requestTimeout(),
@@ -68,13 +74,22 @@ func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, co
 }
 
 // interrupt is the part of shutdown that waits for nothing: it ends the
-// scrape in flight and the sampler's sample, saves the tables (before
-// anything can hold the shutdown up, so that a SIGKILL after the grace
-// period does not lose them), then closes the Kafka connections, which cuts
-// the requests still in flight. It runs once; later calls return its error.
+// scrape in flight and the sampler's sample, starts leaving the
+// coordination group (at once, so that the other replicas take over this
+// one's groups without waiting for its session to expire), saves the tables
+// (before anything can hold the shutdown up, so that a SIGKILL after the
+// grace period does not lose them), then closes the Kafka connections,
+// which cuts the requests still in flight. It runs once; later calls return
+// its error.
 func (s *timeLagScraper) interrupt(ctx context.Context) error {
 	s.interruptOnce.Do(func() {
 		s.endLifetime()
+		if s.membership != nil {
+			// Leaving waits for a join in flight, up to the client's read
+			// deadline: shutdown waits for it only until its own deadline.
+			s.membershipStopped = make(chan error, 1)
+			go func() { s.membershipStopped <- s.membership.Close() }()
+		}
 		if s.sampler != nil {
 			s.samplerStopped = make(chan struct{})
 			go func() {
@@ -94,8 +109,8 @@ func (s *timeLagScraper) interrupt(ctx context.Context) error {
 	return s.interruptErr
 }
 
-// shutdown interrupts, then waits for the sampler to stop, at most until
-// ctx ends.
+// shutdown interrupts, then waits for the sampler to stop and the
+// coordination group to be left, at most until ctx ends.
 func (s *timeLagScraper) shutdown(ctx context.Context) error {
 	defer s.telemetry.shutdown()
 	errs := []error{s.interrupt(ctx)}
@@ -104,6 +119,14 @@ func (s *timeLagScraper) shutdown(ctx context.Context) error {
 		case <-s.samplerStopped:
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("shutdown: the sampler had not stopped by the deadline: %w", ctx.Err()))
+		}
+	}
+	if s.membershipStopped != nil {
+		select {
+		case err := <-s.membershipStopped:
+			errs = append(errs, err)
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("shutdown: leaving coordination group %q had not finished by the deadline: %w", s.cfg.Coordination.GroupID, ctx.Err()))
 		}
 	}
 	return errors.Join(errs...)

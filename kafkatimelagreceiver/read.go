@@ -18,6 +18,9 @@ import (
 type scrapeInput struct {
 	snap *lag.Snapshot
 	idx  *lag.Index
+	// gauged, with coordination, are the partitions whose gauges this
+	// replica writes (ownership.Split); nil: all of idx's.
+	gauged map[kafka.TopicPartition]struct{}
 	// names are the groups to compute, sorted: the reported groups and
 	// every group with commits.
 	names []string
@@ -36,6 +39,16 @@ type scrapeInput struct {
 // the lag, never make it negative. What fails partly is added to errs; the
 // error returned means nothing could be read.
 func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs *scrapererror.ScrapeErrors) (*scrapeInput, error) {
+	owner, joined, err := s.owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !joined {
+		// Not a member (yet): another replica may own any group.
+		snap := &lag.Snapshot{At: time.Now().UnixNano()}
+		idx := s.index(snap)
+		return &scrapeInput{snap: snap, idx: idx}, nil
+	}
 	// complete is whether every group and its commits were read.
 	complete := true
 	allGroups, err := s.cluster.ConsumerGroups(ctx)
@@ -59,7 +72,21 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	// What was denied is not described or judged either: nothing is known.
 	groups = denials.Allowed(groups)
+	var gauged map[kafka.TopicPartition]struct{} // nil: all
+	if owner != nil {
+		// Every replica reads every group's commits (one request per
+		// coordinator either way) to agree on who gauges each partition;
+		// from here on only its own groups are read and computed.
+		groups = owner.Groups(groups)
+	}
+	// Before the topic filter empties groups: a group left without commits
+	// by it was read.
 	unread := s.unreadGroups(groups, committed)
+	s.dropExcludedTopics(committed)
+	if owner != nil {
+		committed, gauged = owner.Split(committed)
+		s.telemetry.coordinationGroups(ctx, len(groups))
+	}
 	partitions := s.track(committed, complete)
 
 	// With nothing to read, the snapshot is of now; otherwise it is
@@ -116,7 +143,7 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	s.telemetry.tables(ctx, len(partitions), s.tables.Points())
 
-	in := &scrapeInput{snap: snap, idx: idx, reported: make(map[string]bool, len(groups)), unread: unread, described: described}
+	in := &scrapeInput{snap: snap, idx: idx, gauged: gauged, reported: make(map[string]bool, len(groups)), unread: unread, described: described}
 	in.names = append([]string(nil), groups...)
 	for group, offsets := range committed {
 		in.pairs += len(offsets)
@@ -168,10 +195,9 @@ func (s *timeLagScraper) keepUnwantedFor() time.Duration {
 	return max(unwantedTableLifetime, 3*s.cfg.CollectionInterval)
 }
 
-// track drops the commits on topics the filter excludes, adds the
-// partitions left to the tables' tracked set and returns that set, sorted.
-func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
-	tracked := map[kafka.TopicPartition]struct{}{}
+// dropExcludedTopics drops the commits on topics the filter excludes, and
+// the groups left without commits.
+func (s *timeLagScraper) dropExcludedTopics(committed map[string]map[kafka.TopicPartition]int64) {
 	topicOK := map[string]bool{} // the topic filter, once per topic
 	for group, offsets := range committed {
 		for tp := range offsets {
@@ -182,12 +208,21 @@ func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int
 			}
 			if !ok {
 				delete(offsets, tp)
-				continue
 			}
-			tracked[tp] = struct{}{}
 		}
 		if len(offsets) == 0 {
 			delete(committed, group)
+		}
+	}
+}
+
+// track makes the committed partitions the tables' tracked set and returns
+// them, sorted.
+func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
+	tracked := map[kafka.TopicPartition]struct{}{}
+	for _, offsets := range committed {
+		for tp := range offsets {
+			tracked[tp] = struct{}{}
 		}
 	}
 	// A partial read cannot tell a partition no group commits on any more

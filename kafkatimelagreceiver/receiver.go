@@ -50,14 +50,20 @@ type timeLagScraper struct {
 	cluster kafka.Cluster
 	sampler *sampler.Sampler
 	state   *stateStorage
+	// membership, when coordination is on, says which groups are ours;
+	// held is what it said at the last scrape.
+	membership kafka.Membership
+	held       kafka.Assignment
+	status     statusReporter
 
 	// lifetime ends when shutdown begins (interrupt), ending the scrape in
 	// flight. See lifecycle.go.
-	lifetime       context.Context
-	endLifetime    context.CancelFunc
-	interruptOnce  sync.Once
-	interruptErr   error
-	samplerStopped chan struct{} // closed once the sampler stopped
+	lifetime          context.Context
+	endLifetime       context.CancelFunc
+	interruptOnce     sync.Once
+	interruptErr      error
+	samplerStopped    chan struct{} // closed once the sampler stopped
+	membershipStopped chan error    // the membership's Close, once it returned
 }
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
@@ -100,12 +106,19 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 	return s, nil
 }
 
-// scrape reads a snapshot, then computes and writes it group by group.
-func (s *timeLagScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+// scrape reads a snapshot, then computes and writes it group by group. Its
+// outcome is the receiver's component status.
+func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err error) {
 	if s.cluster == nil {
 		return pmetric.NewMetrics(), errors.New("scrape before start")
 	}
 	defer s.telemetry.scrapeDone(ctx, time.Now())
+	defer func() {
+		if s.lifetime.Err() == nil {
+			// A scrape cut by shutdown says nothing about the cluster.
+			s.status.scraped(err)
+		}
+	}()
 	ctx, cancel := s.scrapeContext(ctx)
 	defer cancel()
 	// Groups and topics an ACL denies are skipped with one warning per
@@ -188,6 +201,6 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 	s.telemetry.estimates(ctx, methods)
 	beyondEnd.report(ctx, s.telemetry, s.logger)
 	out.aggregates(aggregates)
-	out.partitions(in.idx.Parts)
+	out.partitions(in.gaugedPartitions())
 	return out.finish()
 }

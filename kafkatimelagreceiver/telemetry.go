@@ -83,6 +83,14 @@ func (c *commitsBeyondEnd) report(ctx context.Context, t *selfTelemetry, logger 
 		zap.Int64("pairs", c.pairs), zap.Strings("examples", c.examples))
 }
 
+func (t *selfTelemetry) coordinationPartitions(ctx context.Context, held int) {
+	t.builder.KafkaTimeLagCoordinationPartitions.Record(ctx, int64(held))
+}
+
+func (t *selfTelemetry) coordinationGroups(ctx context.Context, owned int) {
+	t.builder.KafkaTimeLagCoordinationGroups.Record(ctx, int64(owned))
+}
+
 func (t *selfTelemetry) shutdown() {
 	t.builder.Shutdown()
 }

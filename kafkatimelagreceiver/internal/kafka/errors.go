@@ -18,6 +18,15 @@ type AuthorizationError struct {
 func (e *AuthorizationError) Error() string { return e.Err.Error() }
 func (e *AuthorizationError) Unwrap() error { return e.Err }
 
+// AuthenticationError is the brokers refusing the configured credentials:
+// a configuration the receiver cannot work with until it is fixed.
+type AuthenticationError struct {
+	Err error // the client's error
+}
+
+func (e *AuthenticationError) Error() string { return e.Err.Error() }
+func (e *AuthenticationError) Unwrap() error { return e.Err }
+
 // GroupError is an error about one consumer group.
 type GroupError struct {
 	Group string

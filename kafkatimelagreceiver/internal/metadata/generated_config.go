@@ -1319,13 +1319,17 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for kafka_time_lag resource attributes.
 type ResourceAttributesConfig struct {
-	KafkaClusterAlias ResourceAttributeConfig `mapstructure:"kafka.cluster.alias"`
+	KafkaClusterAlias   ResourceAttributeConfig `mapstructure:"kafka.cluster.alias"`
+	KafkaTimeLagReplica ResourceAttributeConfig `mapstructure:"kafka.time_lag.replica"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
 		KafkaClusterAlias: ResourceAttributeConfig{
 			Enabled: true,
+		},
+		KafkaTimeLagReplica: ResourceAttributeConfig{
+			Enabled: false,
 		},
 	}
 }

@@ -143,7 +143,8 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					KafkaClusterAlias: ResourceAttributeConfig{Enabled: true},
+					KafkaClusterAlias:   ResourceAttributeConfig{Enabled: true},
+					KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -268,7 +269,8 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					KafkaClusterAlias: ResourceAttributeConfig{Enabled: false},
+					KafkaClusterAlias:   ResourceAttributeConfig{Enabled: false},
+					KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -579,13 +581,15 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				KafkaClusterAlias: ResourceAttributeConfig{Enabled: true},
+				KafkaClusterAlias:   ResourceAttributeConfig{Enabled: true},
+				KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				KafkaClusterAlias: ResourceAttributeConfig{Enabled: false},
+				KafkaClusterAlias:   ResourceAttributeConfig{Enabled: false},
+				KafkaTimeLagReplica: ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

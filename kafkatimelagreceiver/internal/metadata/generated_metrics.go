@@ -2517,6 +2517,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.KafkaClusterAlias.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["kafka.cluster.alias"] = filter.CreateFilter(mbc.ResourceAttributes.KafkaClusterAlias.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.KafkaTimeLagReplica.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["kafka.time_lag.replica"] = filter.CreateFilter(mbc.ResourceAttributes.KafkaTimeLagReplica.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.KafkaTimeLagReplica.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["kafka.time_lag.replica"] = filter.CreateFilter(mbc.ResourceAttributes.KafkaTimeLagReplica.MetricsExclude)
+	}
 
 	for _, op := range options {
 		op.apply(mb)

@@ -239,6 +239,7 @@ func TestMetricsBuilder(t *testing.T) {
 
 			rb := mb.NewResourceBuilder()
 			rb.SetKafkaClusterAlias("kafka.cluster.alias-val")
+			rb.SetKafkaTimeLagReplica("kafka.time_lag.replica-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {

@@ -28,6 +28,13 @@ func (rb *ResourceBuilder) SetKafkaClusterAlias(val string) {
 	}
 }
 
+// SetKafkaTimeLagReplica sets provided value as "kafka.time_lag.replica" attribute.
+func (rb *ResourceBuilder) SetKafkaTimeLagReplica(val string) {
+	if rb.config.KafkaTimeLagReplica.Enabled {
+		rb.res.Attributes().PutStr("kafka.time_lag.replica", val)
+	}
+}
+
 // Emit returns the built resource and resets the internal builder state.
 func (rb *ResourceBuilder) Emit() pcommon.Resource {
 	r := rb.res

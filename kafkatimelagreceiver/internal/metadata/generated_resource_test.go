@@ -14,6 +14,7 @@ func TestResourceBuilder(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
 			rb.SetKafkaClusterAlias("kafka.cluster.alias-val")
+			rb.SetKafkaTimeLagReplica("kafka.time_lag.replica-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
@@ -22,7 +23,7 @@ func TestResourceBuilder(t *testing.T) {
 			case "default":
 				assert.Equal(t, 1, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 1, res.Attributes().Len())
+				assert.Equal(t, 2, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -33,6 +34,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "kafka.cluster.alias-val", kafkaClusterAliasAttrVal.Str())
+			}
+			kafkaTimeLagReplicaAttrVal, ok := res.Attributes().Get("kafka.time_lag.replica")
+			assert.Equal(t, tt == "all_set", ok)
+			if ok {
+				assert.Equal(t, "kafka.time_lag.replica-val", kafkaTimeLagReplicaAttrVal.Str())
 			}
 		})
 	}

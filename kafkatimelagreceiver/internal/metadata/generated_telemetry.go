@@ -23,16 +23,18 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                         metric.Meter
-	mu                            sync.Mutex
-	registrations                 []metric.Registration
-	KafkaTimeLagCommitsBeyondEnd  metric.Int64Counter
-	KafkaTimeLagEstimates         metric.Int64Counter
-	KafkaTimeLagRequests          metric.Int64Counter
-	KafkaTimeLagSamplingDuration  metric.Float64Histogram
-	KafkaTimeLagScrapeDuration    metric.Float64Histogram
-	KafkaTimeLagTablePoints       metric.Int64Gauge
-	KafkaTimeLagTrackedPartitions metric.Int64Gauge
+	meter                              metric.Meter
+	mu                                 sync.Mutex
+	registrations                      []metric.Registration
+	KafkaTimeLagCommitsBeyondEnd       metric.Int64Counter
+	KafkaTimeLagCoordinationGroups     metric.Int64Gauge
+	KafkaTimeLagCoordinationPartitions metric.Int64Gauge
+	KafkaTimeLagEstimates              metric.Int64Counter
+	KafkaTimeLagRequests               metric.Int64Counter
+	KafkaTimeLagSamplingDuration       metric.Float64Histogram
+	KafkaTimeLagScrapeDuration         metric.Float64Histogram
+	KafkaTimeLagTablePoints            metric.Int64Gauge
+	KafkaTimeLagTrackedPartitions      metric.Int64Gauge
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -68,6 +70,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_kafka_time_lag_commits_beyond_end",
 		metric.WithDescription("(group, partition) pairs whose committed offset was above the partition's end offset, counted once per scrape that saw them. They are reported with lag 0 and time lag 0; a commit past the end means the topic was deleted and recreated, the log was truncated (unclean leader election), or the consumer committed offsets it never read. The debug log names them. [Alpha]"),
 		metric.WithUnit("{pair}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagCoordinationGroups, err = builder.meter.Int64Gauge(
+		"otelcol_kafka_time_lag_coordination_groups",
+		metric.WithDescription("Monitored groups this replica reports, when several collectors share them (coordination.group_id). [Alpha]"),
+		metric.WithUnit("{group}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagCoordinationPartitions, err = builder.meter.Int64Gauge(
+		"otelcol_kafka_time_lag_coordination_partitions",
+		metric.WithDescription("Coordination partitions this replica holds (0 while it is not a member of the replicas' group). [Alpha]"),
+		metric.WithUnit("{partition}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagEstimates, err = builder.meter.Int64Counter(

@@ -37,6 +37,34 @@ func AssertEqualKafkaTimeLagCommitsBeyondEnd(t *testing.T, tt *componenttest.Tel
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualKafkaTimeLagCoordinationGroups(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_coordination_groups",
+		Description: "Monitored groups this replica reports, when several collectors share them (coordination.group_id). [Alpha]",
+		Unit:        "{group}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_coordination_groups")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualKafkaTimeLagCoordinationPartitions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_coordination_partitions",
+		Description: "Coordination partitions this replica holds (0 while it is not a member of the replicas' group). [Alpha]",
+		Unit:        "{partition}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_coordination_partitions")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualKafkaTimeLagEstimates(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_estimates",

@@ -20,6 +20,8 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.KafkaTimeLagCommitsBeyondEnd.Add(context.Background(), 1)
+	tb.KafkaTimeLagCoordinationGroups.Record(context.Background(), 1)
+	tb.KafkaTimeLagCoordinationPartitions.Record(context.Background(), 1)
 	tb.KafkaTimeLagEstimates.Add(context.Background(), 1)
 	tb.KafkaTimeLagRequests.Add(context.Background(), 1)
 	tb.KafkaTimeLagSamplingDuration.Record(context.Background(), 1)
@@ -27,6 +29,12 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.KafkaTimeLagTablePoints.Record(context.Background(), 1)
 	tb.KafkaTimeLagTrackedPartitions.Record(context.Background(), 1)
 	AssertEqualKafkaTimeLagCommitsBeyondEnd(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagCoordinationGroups(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagCoordinationPartitions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagEstimates(t, testTel,

@@ -109,7 +109,7 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w: %w", ctxErr, err)
 		}
-		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), err)
+		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), authentication(err))
 	}
 	client, err := c.adopt(existing, fresh)
 	if client != fresh {
@@ -249,6 +249,14 @@ func clusterAuthorization(err error) error {
 		return &kafka.AuthorizationError{Err: err}
 	}
 	return authorization(err)
+}
+
+// authentication types a broker's refusal of the credentials.
+func authentication(err error) error {
+	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		return &kafka.AuthenticationError{Err: err}
+	}
+	return err
 }
 
 func groupError(group string, err error) error {

@@ -1,0 +1,388 @@
+package saramacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+var _ kafka.Membership = (*Membership)(nil)
+
+// MembershipSettings configure the consumer group the replicas share.
+type MembershipSettings struct {
+	// GroupID is the coordination consumer group's id.
+	GroupID string
+	// Topic is the coordination topic, whose partitions are dealt out.
+	Topic string
+	// Partitions and ReplicationFactor are used when the topic is created;
+	// a replication factor of -1 is the brokers' default.
+	Partitions        int32
+	ReplicationFactor int16
+	// CreateTopic allows creating the topic when it does not exist.
+	CreateTopic bool
+	// SessionTimeout is how long the coordinator waits without a heartbeat
+	// before it hands a member's partitions to the others.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is how often a member tells the coordinator it is
+	// alive, and so how soon it learns of a rebalance.
+	HeartbeatInterval time.Duration
+}
+
+// Retry waits after a failed join: the first is short (a peer may have been
+// creating the topic), later ones grow up to maxJoinRetry so that a broker
+// that refuses the group is not hammered.
+const (
+	minJoinRetry = 500 * time.Millisecond
+	maxJoinRetry = 30 * time.Second
+)
+
+// Membership is a kafka.Membership through a sarama consumer group with the
+// cooperative-sticky assignor: a rebalance moves only the partitions that
+// must move, and the others stay held throughout, so a replica joining or
+// leaving does not interrupt the rest.
+type Membership struct {
+	settings MembershipSettings
+	brokers  []string
+	config   *sarama.Config
+	logger   *zap.Logger
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	session sarama.ConsumerGroupSession // nil when not joined
+	count   int32                       // the coordination topic's partitions
+	lastErr error
+	closing bool
+	client  sarama.Client
+	group   sarama.ConsumerGroup
+}
+
+// NewMembership checks the settings and starts joining in the background.
+// Close must be called to leave and stop.
+func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
+	sc, err := membershipConfig(s, m)
+	if err != nil {
+		return nil, err
+	}
+	logger := s.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ms := &Membership{
+		settings: m,
+		brokers:  slices.Clone(s.Brokers),
+		config:   sc,
+		logger:   logger,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+	}
+	go ms.run(ctx)
+	return ms, nil
+}
+
+// membershipLookupRetries is the fewest metadata and coordinator lookup
+// retries the membership's client makes: sarama's default.
+const membershipLookupRetries = 3
+
+// membershipConfig is the Kafka client configuration with the group's
+// settings. A member holds no offsets and reads nothing: the topic stays
+// empty, only its partitions are dealt out.
+func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) {
+	sc, err := newConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckMembershipVersion(s.ProtocolVersion); err != nil {
+		return nil, err
+	}
+	g := &sc.Consumer.Group
+	g.Session.Timeout = m.SessionTimeout
+	g.Heartbeat.Interval = m.HeartbeatInterval
+	g.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyCooperativeSticky()}
+	// How long the coordinator waits for members to rejoin once a
+	// rebalance starts. A live member rejoins within a heartbeat interval
+	// (at most a third of the session timeout); Kafka drops a dead one when
+	// its session expires, but some coordinators (kfake) wait this long
+	// after that, so it adds to the failover time there.
+	g.Rebalance.Timeout = m.SessionTimeout / 2
+	g.Rebalance.Retry.Backoff = m.HeartbeatInterval
+	// metadata::retry::max is kept low so that lookups cannot hold a scrape;
+	// the membership runs in its own goroutine, where a coordinator lookup
+	// during a rebalance (a dead member's session expiring) must survive a
+	// retry or two, or every replica drops out for a round.
+	sc.Metadata.Retry.Max = max(sc.Metadata.Retry.Max, membershipLookupRetries)
+	sc.Consumer.Offsets.AutoCommit.Enable = false
+	sc.Consumer.Offsets.Initial = sarama.OffsetNewest
+	// The coordinator holds a JoinGroup until every member has rejoined,
+	// for up to the rebalance timeout: a shorter read deadline would cut
+	// every slow rebalance short.
+	sc.Net.ReadTimeout += g.Rebalance.Timeout
+	sc.Admin.Timeout = sc.Net.WriteTimeout
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("coordination client configuration: %w", err)
+	}
+	return sc, nil
+}
+
+// CheckMembershipVersion tells whether a protocol version speaks what the
+// membership needs: cooperative rebalancing came with Kafka 2.4.
+func CheckMembershipVersion(v string) error {
+	version, err := parseVersion(v)
+	if err != nil {
+		return err
+	}
+	if !version.IsAtLeast(sarama.V2_4_0_0) {
+		return fmt.Errorf("coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got %s", v)
+	}
+	return nil
+}
+
+// Assignment returns what the replica holds now, without network I/O.
+func (m *Membership) Assignment() kafka.Assignment {
+	m.mu.Lock()
+	sess, count, lastErr := m.session, m.count, m.lastErr
+	m.mu.Unlock()
+	if sess == nil || sess.Context().Err() != nil {
+		return kafka.Assignment{Err: lastErr}
+	}
+	held := slices.Clone(sess.Claims()[m.settings.Topic])
+	slices.Sort(held)
+	return kafka.Assignment{
+		Joined:         true,
+		Partitions:     held,
+		PartitionCount: count,
+		MemberID:       sess.MemberID(),
+		Generation:     sess.GenerationID(),
+	}
+}
+
+// Close leaves the group, so that the others take over at once, and waits
+// for the goroutine. A join in flight holds it for up to the client's read
+// deadline.
+func (m *Membership) Close() error {
+	m.mu.Lock()
+	m.closing = true
+	group := m.group
+	m.mu.Unlock()
+	m.cancel()
+	var errs []error
+	if group != nil {
+		// Sends LeaveGroup once the consume loop has returned.
+		if err := group.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("leave coordination group %q: %w", m.settings.GroupID, err))
+		}
+	}
+	<-m.done
+	m.mu.Lock()
+	client := m.client
+	m.client, m.group = nil, nil
+	m.mu.Unlock()
+	if client != nil {
+		if err := client.Close(); err != nil && !errors.Is(err, sarama.ErrClosedClient) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run joins and stays joined until Close, retrying with a growing wait
+// after failures: one warning per failure streak, and the error kept for
+// Assignment.
+func (m *Membership) run(ctx context.Context) {
+	defer close(m.done)
+	wait := minJoinRetry
+	for {
+		err := m.consume(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		m.mu.Lock()
+		// A join clears lastErr, so each failure after a join warns again.
+		wasFailing := m.lastErr != nil
+		m.lastErr = err
+		m.mu.Unlock()
+		switch {
+		case err == nil:
+			// The session ended (a heartbeat failed): rejoin after the
+			// shortest wait, which only keeps a loop from spinning.
+			wait = minJoinRetry
+		case !wasFailing:
+			m.logger.Warn("coordination: cannot join the replicas' group; retrying",
+				zap.String("group", m.settings.GroupID), zap.Error(err))
+		}
+		retry := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			retry.Stop()
+			return
+		case <-retry.C:
+		}
+		if err != nil {
+			wait = min(2*wait, maxJoinRetry)
+		}
+	}
+}
+
+// consume connects if needed, makes sure the topic is there and takes part
+// in the group until the session ends.
+func (m *Membership) consume(ctx context.Context) error {
+	client, group, err := m.connect(ctx)
+	if err != nil {
+		return err
+	}
+	count, err := m.ensureTopic(client)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.count = count
+	m.mu.Unlock()
+	err = group.Consume(ctx, []string{m.settings.Topic}, &claimHandler{m: m, group: group})
+	if err != nil {
+		return fmt.Errorf("join coordination group %q: %w", m.settings.GroupID, authentication(err))
+	}
+	return nil
+}
+
+// connect returns the client and consumer group, making them first if
+// needed. The dial happens outside the lock.
+func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.ConsumerGroup, error) {
+	m.mu.Lock()
+	client, group, closing := m.client, m.group, m.closing
+	m.mu.Unlock()
+	if closing {
+		return nil, nil, errClosed
+	}
+	if client != nil && !client.Closed() {
+		return client, group, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	// sarama takes no context: the dial and metadata deadlines bound this.
+	fresh, err := sarama.NewClient(m.brokers, m.config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, securitySummary(m.config), authentication(err))
+	}
+	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, fresh)
+	if err != nil {
+		_ = fresh.Close()
+		return nil, nil, fmt.Errorf("coordination group %q: %w", m.settings.GroupID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		_ = freshGroup.Close()
+		_ = fresh.Close()
+		return nil, nil, errClosed
+	}
+	m.client, m.group = fresh, freshGroup
+	return fresh, freshGroup, nil
+}
+
+// ensureTopic returns the coordination topic's partition count, creating
+// the topic first when it is missing and that is allowed.
+func (m *Membership) ensureTopic(client sarama.Client) (int32, error) {
+	topic := m.settings.Topic
+	partitions, err := client.Partitions(topic)
+	if err == nil {
+		if n := int32(len(partitions)); n != m.settings.Partitions {
+			m.logger.Debug("coordination topic has another partition count than configured; using the topic's",
+				zap.String("topic", topic), zap.Int32("partitions", n), zap.Int32("configured", m.settings.Partitions))
+		}
+		return int32(len(partitions)), nil
+	}
+	if !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+		return 0, fmt.Errorf("coordination topic %q: %w", topic, clusterAuthorization(err))
+	}
+	if !m.settings.CreateTopic {
+		return 0, fmt.Errorf("coordination topic %q does not exist and coordination.create_topic is false: create it with %d partitions", topic, m.settings.Partitions)
+	}
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		return 0, fmt.Errorf("create coordination topic %q: find the controller: %w", topic, err)
+	}
+	// The admin shares the client, which Close closes: the admin is not
+	// closed on its own.
+	err = admin.CreateTopic(topic, &sarama.TopicDetail{
+		NumPartitions:     m.settings.Partitions,
+		ReplicationFactor: m.settings.ReplicationFactor,
+	}, false)
+	switch {
+	case err == nil:
+		m.logger.Info("coordination: created the coordination topic",
+			zap.String("topic", topic), zap.Int32("partitions", m.settings.Partitions))
+	case errors.Is(err, sarama.ErrTopicAlreadyExists):
+		// A peer created it first.
+	default:
+		return 0, fmt.Errorf("create coordination topic %q (needs CREATE on the topic or the cluster, or create it yourself with %d partitions): %w",
+			topic, m.settings.Partitions, clusterAuthorization(err))
+	}
+	if err := client.RefreshMetadata(topic); err != nil {
+		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)
+	}
+	partitions, err = client.Partitions(topic)
+	if err != nil {
+		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)
+	}
+	return int32(len(partitions)), nil
+}
+
+func (m *Membership) setSession(sess sarama.ConsumerGroupSession) {
+	m.mu.Lock()
+	m.session, m.lastErr = sess, nil
+	m.mu.Unlock()
+	m.logger.Info("coordination: joined the replicas' group",
+		zap.String("group", m.settings.GroupID), zap.String("member", sess.MemberID()), zap.Int32("generation", sess.GenerationID()))
+}
+
+func (m *Membership) clearSession(sess sarama.ConsumerGroupSession) {
+	m.mu.Lock()
+	if m.session == sess {
+		m.session = nil
+	}
+	m.mu.Unlock()
+}
+
+// claimHandler tracks the session; the claims themselves need no work.
+type claimHandler struct {
+	m     *Membership
+	group sarama.ConsumerGroup
+}
+
+func (h *claimHandler) Setup(sess sarama.ConsumerGroupSession) error {
+	h.m.setSession(sess)
+	return nil
+}
+
+func (h *claimHandler) Cleanup(sess sarama.ConsumerGroupSession) error {
+	h.m.clearSession(sess)
+	return nil
+}
+
+// ConsumeClaim holds a partition until it is revoked or the session ends.
+// Nothing is produced to the coordination topic: pausing the partition
+// stops the empty fetches it would otherwise send all along.
+func (h *claimHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+	h.group.Pause(map[string][]int32{claim.Topic(): {claim.Partition()}})
+	for {
+		select {
+		case _, ok := <-claim.Messages():
+			if !ok {
+				return nil
+			}
+		case <-sess.Context().Done():
+			return nil
+		}
+	}
+}

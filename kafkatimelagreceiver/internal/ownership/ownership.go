@@ -1,0 +1,86 @@
+// Package ownership decides which monitored groups, and which partitions'
+// gauges, a replica reports when several replicas share a cluster: a group
+// belongs to the replica holding the coordination partition its id hashes
+// to. It is pure: the assignment comes from Kafka's group protocol through
+// kafka.Membership, and everything here is a function of it.
+package ownership
+
+import (
+	"hash/fnv"
+	"strings"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// PartitionOf returns the coordination partition a monitored group hashes
+// to: the 32-bit FNV-1a hash of the group id modulo the partition count.
+// Every replica computes it alike, so a group has exactly one owner for a
+// given assignment. count must be positive.
+func PartitionOf(group string, count int32) int32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(group)) // a hash.Hash never fails to write
+	return int32(h.Sum32() % uint32(count))
+}
+
+// Owner is one replica's share of the monitored groups.
+type Owner struct {
+	held  []bool // by coordination partition
+	count int32
+}
+
+// New returns the share of a replica holding the coordination partitions
+// of a topic with count partitions. Partitions out of range are ignored.
+func New(partitions []int32, count int32) *Owner {
+	o := &Owner{held: make([]bool, max(count, 0)), count: count}
+	for _, p := range partitions {
+		if p >= 0 && p < count {
+			o.held[p] = true
+		}
+	}
+	return o
+}
+
+// OwnsGroup tells whether the replica reports the group.
+func (o *Owner) OwnsGroup(group string) bool {
+	return o.count > 0 && o.held[PartitionOf(group, o.count)]
+}
+
+// Groups returns the groups the replica reports, in their order.
+func (o *Owner) Groups(groups []string) []string {
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		if o.OwnsGroup(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Split separates what one replica reports out of the commits of every
+// monitored group. owned keeps the commits of the groups it owns (committed
+// itself is not changed). gauged are the partitions whose per-partition
+// gauges it reports: those whose first committing group, by group id, it
+// owns. Every partition with a commit has exactly one such replica, and it
+// is one that reads the partition anyway for that group's lag, so a
+// replica never samples a partition only for its gauge.
+func (o *Owner) Split(committed map[string]map[kafka.TopicPartition]int64) (owned map[string]map[kafka.TopicPartition]int64, gauged map[kafka.TopicPartition]struct{}) {
+	owned = make(map[string]map[kafka.TopicPartition]int64)
+	first := make(map[kafka.TopicPartition]string)
+	for group, offsets := range committed {
+		if o.OwnsGroup(group) {
+			owned[group] = offsets
+		}
+		for tp := range offsets {
+			if cur, ok := first[tp]; !ok || strings.Compare(group, cur) < 0 {
+				first[tp] = group
+			}
+		}
+	}
+	gauged = make(map[kafka.TopicPartition]struct{})
+	for tp, group := range first {
+		if _, ok := owned[group]; ok {
+			gauged[tp] = struct{}{}
+		}
+	}
+	return owned, gauged
+}
