@@ -23,7 +23,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -58,6 +57,7 @@ type options struct {
 	keep        bool
 	extraConfig []string
 	extraArgs   []string
+	prom        promOptions
 }
 
 func main() {
@@ -84,6 +84,7 @@ func run() error {
 	fs.BoolVar(&o.keep, "keep", false, "keep the configs and logs")
 	extra := fs.String("extra-config", "", "comma-separated collector config files merged over the generated one (e.g. to add the pprof extension)")
 	extraArgs := fs.String("collector-args", "", "comma-separated extra command-line arguments of the collector, e.g. --feature-gates=pdata.useProtoPooling")
+	promArgs := o.prom.register(fs)
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
 	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
@@ -110,6 +111,9 @@ func run() error {
 	if *extra != "" {
 		o.extraConfig = strings.Split(*extra, ",")
 	}
+	if *promArgs != "" {
+		o.prom.args = strings.Split(*promArgs, ",")
+	}
 	if _, err := os.Stat(o.collector); err != nil {
 		return fmt.Errorf("collector binary: %w (run `make build`)", err)
 	}
@@ -129,6 +133,9 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.prom.binary != "" {
+		return runPrometheusPaths(ctx, o, ws)
+	}
 	var results []*result
 	for _, w := range ws {
 		logf("workload %s: %d groups x %d partitions = %d pairs on %d brokers", w, w.Groups, w.PartitionsPerTopic, w.Pairs(), o.brokers)
@@ -391,33 +398,3 @@ service:
       exporters: [otlp_http]
 `, strings.Join(quoted, ", "), o.interval, o.sampling, sinkURL)
 }
-
-func joinComma(s []string) string { return strings.Join(s, ",") }
-
-func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
-
-var errNoSteady = errors.New("no steady scrape")
-
-func meanCPU(ivs []interval) (mean, lo, hi time.Duration, err error) {
-	if len(ivs) == 0 {
-		return 0, 0, 0, errNoSteady
-	}
-	lo = ivs[0].cpu
-	for _, iv := range ivs {
-		mean += iv.cpu
-		lo, hi = min(lo, iv.cpu), max(hi, iv.cpu)
-	}
-	return mean / time.Duration(len(ivs)), lo, hi, nil
-}
-
-func sumRequests(ivs []interval) requestCounts {
-	var out requestCounts
-	for _, iv := range ivs {
-		for i := range out {
-			out[i] += iv.requests[i]
-		}
-	}
-	return out
-}
-
-func secs(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/promserver"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
+)
+
+// The Prometheus mode (-prometheus) measures a whole Prometheus path: the
+// collector sends the workload's metrics to a real Prometheus, and the CPU
+// time of both processes over a window of steady collection intervals is
+// reported per 15 s, with each process's peak RSS (VmHWM) over the whole
+// run. Three paths:
+//
+//   - otlp: the otlp_http exporter into Prometheus 3's OTLP receiver
+//     (--web.enable-otlp-receiver);
+//   - remote-write: the contrib prometheusremotewrite exporter into
+//     --web.enable-remote-write-receiver (the collector must include it);
+//   - scrape: the contrib prometheus exporter, scraped every collection
+//     interval.
+
+const (
+	pathOTLP        = "otlp"
+	pathRemoteWrite = "remote-write"
+	pathScrape      = "scrape"
+)
+
+type promOptions struct {
+	binary string   // empty: the Prometheus mode is off
+	path   string   // pathOTLP, pathRemoteWrite or pathScrape
+	args   []string // extra Prometheus flags
+	window int      // steady collection intervals measured
+	alias  string   // receiver cluster_alias, promoted to a label
+}
+
+func (p *promOptions) register(fs *flag.FlagSet) *string {
+	fs.StringVar(&p.binary, "prometheus", "", "Prometheus binary: measure the collector sending to a real Prometheus (see -prometheus-path) instead of the in-process sink")
+	fs.StringVar(&p.path, "prometheus-path", pathOTLP, "how the metrics reach Prometheus: otlp (Prometheus 3), remote-write (collector with the prometheusremotewrite exporter) or scrape")
+	fs.IntVar(&p.window, "window", 8, "Prometheus mode: steady collection intervals measured")
+	fs.StringVar(&p.alias, "cluster-alias", "scale", "Prometheus mode: the receiver's cluster_alias")
+	return fs.String("prometheus-args", "", "Prometheus mode: comma-separated extra Prometheus flags")
+}
+
+// promResult is one workload's measurement in the Prometheus mode.
+type promResult struct {
+	w                     scaleload.Workload
+	window                time.Duration
+	collectorCPU, promCPU time.Duration // over the window
+	collectorHWM, promHWM int64
+	headSeries            float64
+	samplesPerInterval    float64
+	lagSeries, timeSeries int
+	warmup                time.Duration // from the collector's start to the window
+	collectorCfg, promCfg string
+}
+
+func (r *promResult) per15s(cpu time.Duration) float64 {
+	return cpu.Seconds() * (15 * time.Second).Seconds() / r.window.Seconds()
+}
+
+// line is the one-line summary `make bench-prometheus` ends with.
+func (r *promResult) line() string {
+	return fmt.Sprintf("prometheus-path: pairs=%d collector_cpu_per_15s=%.2f collector_rss_mib=%.0f prometheus_cpu_per_15s=%.2f prometheus_rss_mib=%.0f",
+		r.w.Pairs(), r.per15s(r.collectorCPU), float64(r.collectorHWM)/(1<<20), r.per15s(r.promCPU), float64(r.promHWM)/(1<<20))
+}
+
+func runPrometheusPath(ctx context.Context, o options, w scaleload.Workload) (*promResult, error) {
+	p := o.prom
+	r := &promResult{w: w}
+	k, err := scaleload.Start(o.brokers)
+	if err != nil {
+		return nil, err
+	}
+	defer k.Close()
+	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	err = k.Load(loadCtx, w)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("load the workload: %w", err)
+	}
+	logf("loaded %d pairs", w.Pairs())
+
+	dir, err := os.MkdirTemp(o.workDir, fmt.Sprintf("%s-%s-", w, p.path))
+	if err != nil {
+		return nil, err
+	}
+	exporterPort := 0
+	if p.path == pathScrape {
+		if exporterPort, err = promserver.FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	r.promCfg = prometheusConfig(p, o.interval, exporterPort)
+	args := append([]string{}, p.args...)
+	switch p.path {
+	case pathOTLP:
+		args = append(args, "--web.enable-otlp-receiver")
+	case pathRemoteWrite:
+		args = append(args, "--web.enable-remote-write-receiver")
+	}
+	prom, err := promserver.Start(ctx, promserver.Options{Binary: p.binary, Config: r.promCfg, Dir: dir, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := prom.Stop(); err != nil {
+			logf("prometheus stop: %v", err)
+		}
+	}()
+	logf("prometheus pid %d at %s (%s)", prom.PID(), prom.URL, p.path)
+
+	r.collectorCfg = promCollectorConfig(k.Addrs, o, prom.URL, exporterPort)
+	cfgPath := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(cfgPath, []byte(r.collectorCfg), 0o600); err != nil {
+		return nil, err
+	}
+	cargs := []string{"--config", cfgPath}
+	for _, c := range o.extraConfig {
+		cargs = append(cargs, "--config", c)
+	}
+	cargs = append(cargs, o.extraArgs...)
+	started := time.Now()
+	col, err := startChild(filepath.Join(dir, "collector.log"), o.env, o.collector, cargs...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := col.stop(time.Minute); err != nil {
+			logf("collector stop: %v", err)
+		}
+	}()
+	logf("collector pid %d started (config %s)", col.pid(), cfgPath)
+
+	alive := func() error {
+		if col.exited() {
+			return fmt.Errorf("collector exited: %v; log:\n%s", col.err, col.logTail(40))
+		}
+		if prom.Exited() {
+			return fmt.Errorf("prometheus exited; log:\n%s", prom.LogTail(40))
+		}
+		return nil
+	}
+	if err := waitSteady(ctx, o, w, k, prom, alive); err != nil {
+		return nil, err
+	}
+	r.warmup = time.Since(started)
+
+	type cpuMark struct {
+		at            time.Time
+		col, prom     time.Duration
+		samplesAppend float64
+	}
+	markNow := func() (m cpuMark, err error) {
+		m.at = time.Now()
+		if m.col, err = procCPU(col.pid()); err != nil {
+			return m, err
+		}
+		if m.prom, err = procCPU(prom.PID()); err != nil {
+			return m, err
+		}
+		m.samplesAppend, err = prom.SelfMetric(ctx, "prometheus_tsdb_head_samples_appended_total")
+		return m, err
+	}
+	start, err := markNow()
+	if err != nil {
+		return nil, err
+	}
+	logf("measuring %d intervals (%s)", p.window, time.Duration(p.window)*o.interval)
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Duration(p.window) * o.interval):
+	}
+	if err := alive(); err != nil {
+		return nil, err
+	}
+	end, err := markNow()
+	if err != nil {
+		return nil, err
+	}
+	r.window = end.at.Sub(start.at)
+	r.collectorCPU, r.promCPU = end.col-start.col, end.prom-start.prom
+	r.samplesPerInterval = (end.samplesAppend - start.samplesAppend) * o.interval.Seconds() / r.window.Seconds()
+	if r.collectorHWM, _, err = procMemory(col.pid()); err != nil {
+		return nil, err
+	}
+	if r.promHWM, _, err = procMemory(prom.PID()); err != nil {
+		return nil, err
+	}
+	if r.headSeries, err = prom.SelfMetric(ctx, "prometheus_tsdb_head_series"); err != nil {
+		return nil, err
+	}
+	// What a user would query at the end of the window: every pair's lag and
+	// time lag, fresh.
+	if r.lagSeries, r.timeSeries, err = freshPairSeries(ctx, prom, o.interval); err != nil {
+		return nil, err
+	}
+	if r.lagSeries != w.Pairs() || r.timeSeries != w.Pairs() {
+		return nil, fmt.Errorf("at the end of the window Prometheus has %d fresh lag and %d fresh time lag series, want %d each", r.lagSeries, r.timeSeries, w.Pairs())
+	}
+	logf("%s", r.line())
+	return r, nil
+}
+
+// waitSteady waits until Prometheus has a lag and a time lag series for
+// every pair and the receiver has stopped reading record timestamps (a
+// whole collection interval without a Fetch): the state the window measures.
+func waitSteady(ctx context.Context, o options, w scaleload.Workload, k *scaleload.Cluster, prom *promserver.Server, alive func() error) error {
+	deadline := time.Now().Add(time.Duration(o.warmupMax+4)*o.interval + 5*time.Minute)
+	fetches := k.Requests()[kmsg.Fetch]
+	lastFetchChange := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(o.interval / 3):
+		}
+		if err := alive(); err != nil {
+			return err
+		}
+		if f := k.Requests()[kmsg.Fetch]; f != fetches {
+			fetches, lastFetchChange = f, time.Now()
+		}
+		lagN, timeN, err := freshPairSeries(ctx, prom, o.interval)
+		if err != nil {
+			return err
+		}
+		settled := time.Since(lastFetchChange) > o.interval
+		logf("warm-up: %d lag and %d time lag series in Prometheus (want %d), record reads settled: %t", lagN, timeN, w.Pairs(), settled)
+		if lagN == w.Pairs() && timeN == w.Pairs() && settled {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not steady by %s: %d lag and %d time lag series, record reads settled: %t", deadline.Format(time.TimeOnly), lagN, timeN, settled)
+		}
+	}
+}
+
+// freshPairSeries counts the lag and time lag series with a sample within
+// the last two collection intervals.
+func freshPairSeries(ctx context.Context, prom *promserver.Server, interval time.Duration) (lag, timeLag int, err error) {
+	fresh := int(math.Ceil(2 * interval.Seconds()))
+	count := func(metric string) (int, error) {
+		v, _, err := prom.QueryValue(ctx, fmt.Sprintf("count(timestamp(%s) > time() - %d)", metric, fresh))
+		return int(v), err
+	}
+	if lag, err = count("kafka_consumer_group_lag"); err != nil {
+		return 0, 0, err
+	}
+	timeLag, err = count("kafka_consumer_group_time_lag_seconds")
+	return lag, timeLag, err
+}
+
+// prometheusConfig is Prometheus's configuration for the path: what the
+// README's Prometheus section documents.
+func prometheusConfig(p promOptions, interval time.Duration, exporterPort int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Generated by cmd/scalebench.\nglobal:\n  scrape_interval: %s\n  evaluation_interval: %s\n", interval, interval)
+	switch p.path {
+	case pathOTLP:
+		b.WriteString("otlp:\n  promote_resource_attributes: [kafka.cluster.alias]\n")
+	case pathScrape:
+		fmt.Fprintf(&b, "scrape_configs:\n  - job_name: otelcol-kafkatimelag\n    scrape_timeout: %s\n    static_configs:\n      - targets: [127.0.0.1:%d]\n", interval, exporterPort)
+	}
+	return b.String()
+}
+
+// promCollectorConfig is the collector's configuration for the path.
+func promCollectorConfig(brokers []string, o options, promURL string, exporterPort int) string {
+	quoted := make([]string, len(brokers))
+	for i, b := range brokers {
+		quoted[i] = fmt.Sprintf("%q", b)
+	}
+	var exporter, name string
+	switch o.prom.path {
+	case pathOTLP:
+		name = "otlp_http/prometheus"
+		exporter = fmt.Sprintf(`    metrics_endpoint: %s/api/v1/otlp/v1/metrics
+    compression: none
+    sending_queue:
+      wait_for_result: true`, promURL)
+	case pathRemoteWrite:
+		name = "prometheusremotewrite"
+		exporter = fmt.Sprintf(`    endpoint: %s/api/v1/write
+    resource_to_telemetry_conversion:
+      enabled: true`, promURL)
+	case pathScrape:
+		name = "prometheus"
+		exporter = fmt.Sprintf(`    endpoint: 127.0.0.1:%d
+    without_scope_info: true
+    resource_constant_labels:
+      included: [kafka.cluster.alias]`, exporterPort)
+	}
+	return fmt.Sprintf(`# Generated by cmd/scalebench.
+receivers:
+  kafka_time_lag:
+    brokers: [%s]
+    cluster_alias: %s
+    collection_interval: %s
+    sampling_interval: %s
+exporters:
+  %s:
+%s
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [kafka_time_lag]
+      exporters: [%s]
+`, strings.Join(quoted, ", "), o.prom.alias, o.interval, o.sampling, name, exporter, name)
+}
+
+func printPrometheusReport(o options, results []*promResult) {
+	out := os.Stdout
+	fmt.Fprintf(out, "\n## scalebench: Prometheus path %s, collector %s, Prometheus %s\n\n", o.prom.path, o.collector, o.prom.binary)
+	if len(o.prom.args) > 0 {
+		fmt.Fprintf(out, "Prometheus flags added: %v.\n\n", o.prom.args)
+	}
+	if len(o.env) > 0 {
+		fmt.Fprintf(out, "Collector environment %v.\n\n", o.env)
+	}
+	for i, r := range results {
+		if i == 0 {
+			fmt.Fprintf(out, "Collector configuration (brokers and ports vary):\n\n```yaml\n%s```\n\n", r.collectorCfg)
+			for _, path := range o.extraConfig {
+				if b, err := os.ReadFile(path); err == nil {
+					fmt.Fprintf(out, "Merged over it (%s):\n\n```yaml\n%s```\n\n", filepath.Base(path), b)
+				}
+			}
+			fmt.Fprintf(out, "Prometheus configuration:\n\n```yaml\n%s```\n\n", r.promCfg)
+			fmt.Fprintln(out, "| workload | pairs | collector CPU per 15 s | collector peak RSS | Prometheus CPU per 15 s | Prometheus peak RSS | together CPU / RSS | head series | samples appended per interval | warm-up |")
+			fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		}
+		colCPU, promCPU := r.per15s(r.collectorCPU), r.per15s(r.promCPU)
+		fmt.Fprintf(out, "| %s | %d | %.2f s | %s | %.2f s | %s | %.2f s / %s | %.0f | %.0f | %s |\n",
+			r.w, r.w.Pairs(), colCPU, mib(r.collectorHWM), promCPU, mib(r.promHWM), colCPU+promCPU, mib(r.collectorHWM+r.promHWM),
+			r.headSeries, r.samplesPerInterval, r.warmup.Round(time.Second))
+	}
+	fmt.Fprintf(out, "\nCPU: utime+stime of each process over %d steady collection intervals of %s, scaled to 15 s. RSS: VmHWM over the whole run.\n\n", o.prom.window, o.interval)
+	for _, r := range results {
+		fmt.Fprintln(out, r.line())
+	}
+}
+
+func runPrometheusPaths(ctx context.Context, o options, ws []scaleload.Workload) error {
+	var results []*promResult
+	for _, w := range ws {
+		logf("workload %s: %d pairs, Prometheus path %s", w, w.Pairs(), o.prom.path)
+		r, err := runPrometheusPath(ctx, o, w)
+		if err != nil {
+			return fmt.Errorf("workload %s, path %s: %w", w, o.prom.path, err)
+		}
+		results = append(results, r)
+	}
+	printPrometheusReport(o, results)
+	return nil
+}
