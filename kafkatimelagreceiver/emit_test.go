@@ -19,6 +19,7 @@ func directTestScraper(t *testing.T, configure func(*Config)) *timeLagScraper {
 	t.Helper()
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupOffset.Enabled = true
 	if configure != nil {
 		configure(cfg)
 	}
@@ -74,6 +75,7 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
 	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupOffset.Enabled = true
 	mb := metadata.NewMetricsBuilder(cfg, receivertest.NewNopSettings(metadata.Type))
 	ts := pcommon.NewTimestampFromTime(time.Now())
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "g", "t", 0)

@@ -39,7 +39,10 @@ echo "build-prometheus3: building github.com/prometheus/prometheus/cmd/prometheu
 	mkdir -p "$(dirname "$bin")"
 	# Build to a temporary name so that an interrupted build never leaves a
 	# binary that the check above would take for a finished one.
-	"$go" build -trimpath -o "$bin.tmp" github.com/prometheus/prometheus/cmd/prometheus >&2
+	# Without the version stamped in, `prometheus --version` prints none.
+	release="$(cat "$("$go" env GOMODCACHE)/github.com/prometheus/prometheus@$version/VERSION")"
+	"$go" build -trimpath -ldflags "-X github.com/prometheus/common/version.Version=$release" \
+		-o "$bin.tmp" github.com/prometheus/prometheus/cmd/prometheus >&2
 	mv "$bin.tmp" "$bin"
 )
 echo "$bin"

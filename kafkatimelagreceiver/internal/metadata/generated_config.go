@@ -803,7 +803,7 @@ func DefaultMetricsConfig() MetricsConfig {
 			EnabledAttributes:   []KafkaConsumerGroupMembersMetricAttributeKey{KafkaConsumerGroupMembersMetricAttributeKeyGroup, KafkaConsumerGroupMembersMetricAttributeKeyProtocol},
 		},
 		KafkaConsumerGroupOffset: KafkaConsumerGroupOffsetMetricConfig{
-			Enabled:             true,
+			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
 		},

@@ -819,7 +819,7 @@ type metricKafkaConsumerGroupOffset struct {
 // init fills kafka.consumer_group.offset metric with initial data.
 func (m *metricKafkaConsumerGroupOffset) init() {
 	m.data.SetName("kafka.consumer_group.offset")
-	m.data.SetDescription("Committed offset of the group on the partition.")
+	m.data.SetDescription("Committed offset of the group on the partition. Off by default: it is kafka.partition.current_offset minus kafka.consumer_group.lag, and at scale it is a third of the per-partition series a backend has to store.")
 	m.data.SetUnit("{offset}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

@@ -126,7 +126,7 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupMembersDataPoint(ts, 3, "group-val-2", "protocol-val-2")
 			}
-			defaultMetricsCount++
+
 			allMetricsCount++
 			mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "group-val", "topic-val", 9)
 			if tt.name == "reaggregate_set" {
@@ -524,7 +524,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.offset"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Committed offset of the group on the partition.", mi.Description())
+						assert.Equal(t, "Committed offset of the group on the partition. Off by default: it is kafka.partition.current_offset minus kafka.consumer_group.lag, and at scale it is a third of the per-partition series a backend has to store.", mi.Description())
 						assert.Equal(t, "{offset}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -545,7 +545,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.offset"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Committed offset of the group on the partition.", mi.Description())
+						assert.Equal(t, "Committed offset of the group on the partition. Off by default: it is kafka.partition.current_offset minus kafka.consumer_group.lag, and at scale it is a third of the per-partition series a backend has to store.", mi.Description())
 						assert.Equal(t, "{offset}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
