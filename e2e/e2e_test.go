@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/demo"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/otlpsink"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/promserver"
 )
 
 const (
@@ -60,7 +60,7 @@ func TestCollectorReportsLagAndTimeLag(t *testing.T) {
 	}
 	t.Logf("collector config:\n%s", cfg)
 
-	col := startCollector(t, bin, cfgPath, filepath.Join(dir, "collector.log"))
+	col := startCollector(t, bin, filepath.Join(dir, "collector.log"), cfgPath)
 	waitHealthy(t, col, healthPort)
 
 	var last string
@@ -128,8 +128,14 @@ func judge(s series) (string, error) {
 
 func startDemo(t *testing.T) *demo.Demo {
 	t.Helper()
+	return startDemoWith(t, func(*demo.Options) {})
+}
+
+// startDemoWith starts the demo with the tests' options, changed by adjust.
+func startDemoWith(t *testing.T, adjust func(*demo.Options)) *demo.Demo {
+	t.Helper()
 	logs := &lockedBuffer{}
-	d, err := demo.Start(t.Context(), demo.Options{
+	o := demo.Options{
 		Logger: log.New(logs, "kafkademo: ", log.Lmicroseconds),
 		// A few hundred records/s keeps orders-fast hundreds of records
 		// behind without starving the collector of CPU.
@@ -137,7 +143,9 @@ func startDemo(t *testing.T) *demo.Demo {
 		// The batch job must not run during the test: its commit would
 		// erase the seeded minutes of time lag the test looks for.
 		AuditBatchEvery: time.Hour,
-	})
+	}
+	adjust(&o)
+	d, err := demo.Start(t.Context(), o)
 	if err != nil {
 		t.Fatalf("start demo cluster: %v", err)
 	}
@@ -323,13 +331,19 @@ type collector struct {
 	waitErr error
 }
 
-func startCollector(t *testing.T, bin, cfgPath, logPath string) *collector {
+// startCollector runs bin with the configuration files cfgPaths, each merged
+// over the ones before it.
+func startCollector(t *testing.T, bin, logPath string, cfgPaths ...string) *collector {
 	t.Helper()
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		t.Fatalf("create collector log: %v", err)
 	}
-	cmd := exec.Command(bin, "--config", cfgPath)
+	var args []string
+	for _, p := range cfgPaths {
+		args = append(args, "--config", p)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -423,17 +437,14 @@ func poll(cond func() bool) bool {
 	}
 }
 
-// freePort returns a port that was free a moment ago. The collector binds it
-// later, so another process could take it in between; on a test machine that
-// is rare enough.
+// freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := promserver.FreePort()
 	if err != nil {
-		t.Fatalf("find a free port: %v", err)
+		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // lockedBuffer collects the demo's event lines from its goroutines.
