@@ -160,8 +160,8 @@ func runPrometheusPath(ctx context.Context, o options, w scaleload.Workload) (*p
 		col, prom     time.Duration
 		samplesAppend float64
 	}
-	markNow := func() (m cpuMark, err error) {
-		m.at = time.Now()
+	markNow := func(at time.Time) (m cpuMark, err error) {
+		m.at = at
 		if m.col, err = procCPU(col.pid()); err != nil {
 			return m, err
 		}
@@ -171,26 +171,36 @@ func runPrometheusPath(ctx context.Context, o options, w scaleload.Workload) (*p
 		m.samplesAppend, err = prom.SelfMetric(ctx, "prometheus_tsdb_head_samples_appended_total")
 		return m, err
 	}
-	start, err := markNow()
+	// The window runs from the start of one scrape of the receiver to the
+	// start of the window-th after it: whole collection intervals, each with
+	// one scrape and its ingestion (or, pulled, one Prometheus scrape, which
+	// has the same period), whatever their phase. A scrape starts with the
+	// receiver's ListGroups, which nothing else sends; counting them in the
+	// in-process Kafka costs neither process anything.
+	at, err := waitScrapeStart(ctx, k, o.interval)
+	if err != nil {
+		return nil, err
+	}
+	start, err := markNow(at)
 	if err != nil {
 		return nil, err
 	}
 	logf("measuring %d intervals (%s)", p.window, time.Duration(p.window)*o.interval)
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(time.Duration(p.window) * o.interval):
+	for range p.window {
+		if at, err = waitScrapeStart(ctx, k, o.interval); err != nil {
+			return nil, err
+		}
 	}
 	if err := alive(); err != nil {
 		return nil, err
 	}
-	end, err := markNow()
+	end, err := markNow(at)
 	if err != nil {
 		return nil, err
 	}
 	r.window = end.at.Sub(start.at)
 	r.collectorCPU, r.promCPU = end.col-start.col, end.prom-start.prom
-	r.samplesPerInterval = (end.samplesAppend - start.samplesAppend) * o.interval.Seconds() / r.window.Seconds()
+	r.samplesPerInterval = (end.samplesAppend - start.samplesAppend) / float64(p.window)
 	if r.collectorHWM, _, err = procMemory(col.pid()); err != nil {
 		return nil, err
 	}
@@ -242,6 +252,27 @@ func waitSteady(ctx context.Context, o options, w scaleload.Workload, k *scalelo
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not steady by %s: %d lag and %d time lag series, record reads settled: %t", deadline.Format(time.TimeOnly), lagN, timeN, settled)
+		}
+	}
+}
+
+// waitScrapeStart waits for the receiver's next scrape to start: the
+// cluster serves a ListGroups.
+func waitScrapeStart(ctx context.Context, k *scaleload.Cluster, interval time.Duration) (time.Time, error) {
+	before := k.Requests()[kmsg.ListGroups]
+	deadline := time.After(2 * interval)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("no scrape started within %s", 2*interval)
+		case <-tick.C:
+			if k.Requests()[kmsg.ListGroups] != before {
+				return time.Now(), nil
+			}
 		}
 	}
 }
@@ -348,7 +379,7 @@ func printPrometheusReport(o options, results []*promResult) {
 			r.w, r.w.Pairs(), colCPU, mib(r.collectorHWM), promCPU, mib(r.promHWM), colCPU+promCPU, mib(r.collectorHWM+r.promHWM),
 			r.headSeries, r.samplesPerInterval, r.warmup.Round(time.Second))
 	}
-	fmt.Fprintf(out, "\nCPU: utime+stime of each process over %d steady collection intervals of %s, scaled to 15 s. RSS: VmHWM over the whole run.\n\n", o.prom.window, o.interval)
+	fmt.Fprintf(out, "\nCPU: utime+stime of each process over %d steady collection intervals of %s (from the start of one receiver scrape to the start of the %d-th after it), scaled to 15 s. RSS: VmHWM over the whole run.\n\n", o.prom.window, o.interval, o.prom.window)
 	for _, r := range results {
 		fmt.Fprintln(out, r.line())
 	}
