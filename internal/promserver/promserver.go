@@ -7,7 +7,6 @@ package promserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,8 +14,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
 )
 
 // Binary is the Prometheus binary to run: $PROMETHEUS_BIN when set, else
@@ -49,16 +49,14 @@ type Options struct {
 	Ready time.Duration
 }
 
-// Server is a running Prometheus.
+// Server is a running Prometheus: PID, Exited and LogTail come from its
+// process.
 type Server struct {
 	// URL is its base URL, http://127.0.0.1:<port>.
 	URL string
 
-	cmd     *exec.Cmd
-	logPath string
-	done    chan struct{}
-	waitErr error
-	client  *http.Client
+	*childproc.Process
+	client *http.Client
 }
 
 // Start runs Prometheus on a free loopback port and waits until it answers
@@ -72,35 +70,17 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := os.WriteFile(cfgPath, []byte(o.Config), 0o600); err != nil {
 		return nil, fmt.Errorf("write prometheus config: %w", err)
 	}
-	logPath := filepath.Join(o.Dir, "prometheus.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("create prometheus log: %w", err)
-	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := append([]string{
 		"--config.file=" + cfgPath,
 		"--storage.tsdb.path=" + filepath.Join(o.Dir, "tsdb"),
 		"--web.listen-address=" + addr,
 	}, o.Args...)
-	cmd := exec.Command(o.Binary, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
+	proc, err := childproc.Start(filepath.Join(o.Dir, "prometheus.log"), nil, o.Binary, args...)
+	if err != nil {
+		return nil, err
 	}
-	s := &Server{
-		URL:     "http://" + addr,
-		cmd:     cmd,
-		logPath: logPath,
-		done:    make(chan struct{}),
-		client:  &http.Client{Timeout: 30 * time.Second},
-	}
-	go func() {
-		s.waitErr = cmd.Wait()
-		logFile.Close()
-		close(s.done)
-	}()
+	s := &Server{URL: "http://" + addr, Process: proc, client: &http.Client{Timeout: 30 * time.Second}}
 	wait := o.Ready
 	if wait == 0 {
 		wait = 2 * time.Minute
@@ -129,8 +109,8 @@ func (s *Server) waitReady(ctx context.Context, wait time.Duration) error {
 			}
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("exited before it was ready: %v", s.waitErr)
+		case <-s.Done():
+			return fmt.Errorf("exited before it was ready: %v", s.Err())
 		case <-ctx.Done():
 			return fmt.Errorf("not ready within %s", wait)
 		case <-tick.C:
@@ -138,54 +118,8 @@ func (s *Server) waitReady(ctx context.Context, wait time.Duration) error {
 	}
 }
 
-// PID is the server's process id.
-func (s *Server) PID() int { return s.cmd.Process.Pid }
-
-// Exited reports whether the process has ended.
-func (s *Server) Exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Stop sends SIGTERM and waits for the exit; it kills the process when it
-// has not exited within 30 seconds.
-func (s *Server) Stop() error {
-	if s.Exited() {
-		return s.exitErr()
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-		return s.exitErr()
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-		return errors.New("prometheus did not exit within 30s of SIGTERM; killed")
-	}
-}
-
-// exitErr ignores the exit status of a process that SIGTERM ended.
-func (s *Server) exitErr() error {
-	var exit *exec.ExitError
-	if errors.As(s.waitErr, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM {
-		return nil
-	}
-	return s.waitErr
-}
-
-// LogTail is the last lines of the server's log.
-func (s *Server) LogTail(lines int) string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return fmt.Sprintf("(prometheus log unreadable: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
-}
+// Stop ends Prometheus (SIGTERM, killed after 30 seconds) and waits.
+func (s *Server) Stop() error { return s.Process.Stop(30 * time.Second) }
 
 // FreePort returns a loopback port that was free a moment ago. Whoever binds
 // it later may find it taken by another process in between; on a test
