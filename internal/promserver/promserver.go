@@ -45,6 +45,8 @@ type Options struct {
 	Dir string
 	// Args are extra command-line flags, e.g. --web.enable-otlp-receiver.
 	Args []string
+	// Env is added to its environment, e.g. GOGC=100.
+	Env []string
 	// Ready bounds the wait for /-/ready (default 2 minutes).
 	Ready time.Duration
 }
@@ -76,7 +78,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		"--storage.tsdb.path=" + filepath.Join(o.Dir, "tsdb"),
 		"--web.listen-address=" + addr,
 	}, o.Args...)
-	proc, err := childproc.Start(filepath.Join(o.Dir, "prometheus.log"), nil, o.Binary, args...)
+	proc, err := childproc.Start(filepath.Join(o.Dir, "prometheus.log"), o.Env, o.Binary, args...)
 	if err != nil {
 		return nil, err
 	}
