@@ -49,7 +49,7 @@ type promOptions struct {
 func (p *promOptions) register(fs *flag.FlagSet) *string {
 	fs.StringVar(&p.binary, "prometheus", "", "Prometheus binary: measure the collector sending to a real Prometheus (see -prometheus-path) instead of the in-process sink")
 	fs.StringVar(&p.path, "prometheus-path", pathOTLP, "how the metrics reach Prometheus: otlp (Prometheus 3), remote-write (collector with the prometheusremotewrite exporter) or scrape")
-	fs.IntVar(&p.window, "window", 8, "Prometheus mode: steady collection intervals measured")
+	fs.IntVar(&p.window, "window", 20, "Prometheus mode: steady collection intervals measured")
 	fs.StringVar(&p.alias, "cluster-alias", "scale", "Prometheus mode: the receiver's cluster_alias")
 	fs.StringVar(&p.rules, "prometheus-rules", "deploy/prometheus/kafka-timelag-rules.yml", "Prometheus mode: alerting rules Prometheus evaluates every interval, as it would in production (empty: none)")
 	fs.Func("prometheus-env", "Prometheus mode: comma-separated NAME=VALUE added to Prometheus's environment, e.g. GOGC=100", func(v string) error {
