@@ -15,10 +15,8 @@ IMAGE_TAR   := $(BUILD_DIR)/otelcol-kafkatimelag-image.tar
 # mdatagen, pinned in tools/go.mod (a module of its own, so that its
 # dependencies stay out of the collector's).
 MDATAGEN    := $(BUILD_DIR)/mdatagen
-# First broker port of the demo cluster; must match otelcol-config.yaml.
-DEMO_PORT   := 9092
 
-.PHONY: all help build run test fmt-check vet generate generate-check mdatagen unit e2e image bench clean
+.PHONY: all help build run run-prometheus demo test prometheus-tools rules-test fmt-check vet generate generate-check mdatagen unit e2e image bench bench-prometheus clean
 
 all: build
 
@@ -32,33 +30,27 @@ build:
 	CGO_ENABLED=0 $(GO) tool builder --config builder-config.yaml
 
 ## run: build, start the demo Kafka cluster, run the collector against it
-# The demo is built and started as a binary rather than with `go run`: `go run`
-# does not pass SIGTERM on to its child, so stopping it would orphan the
-# cluster and keep ports 9092-9094 busy.
-run: build
+run: build demo
+	deploy/run-demo.sh
+
+## run-prometheus: `make run` plus a real Prometheus (UI on 127.0.0.1:19090) with the alerting rules
+run-prometheus: build demo prometheus-tools
+	deploy/run-demo.sh --prometheus
+
+demo:
 	$(GO) build -o $(DEMO_BIN) ./cmd/kafkademo
-	@demo_pid=""; col_pid=""; \
-	cleanup() { \
-		trap - EXIT INT TERM; \
-		for p in $$col_pid $$demo_pid; do kill -TERM "$$p" 2>/dev/null || true; done; \
-		for p in $$col_pid $$demo_pid; do wait "$$p" 2>/dev/null || true; done; \
-	}; \
-	trap cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
-	$(DEMO_BIN) & demo_pid=$$!; \
-	up=""; \
-	for i in $$(seq 1 150); do \
-		if (exec 3<>/dev/tcp/127.0.0.1/$(DEMO_PORT)) 2>/dev/null; then up=1; break; fi; \
-		if ! kill -0 "$$demo_pid" 2>/dev/null; then echo "make run: kafkademo exited" >&2; exit 1; fi; \
-		sleep 0.2; \
-	done; \
-	if [ -z "$$up" ]; then echo "make run: kafkademo is not listening on 127.0.0.1:$(DEMO_PORT) after 30s" >&2; exit 1; fi; \
-	echo "make run: demo cluster up on 127.0.0.1:9092-9094; starting the collector (Ctrl-C stops both)" >&2; \
-	echo "make run: Prometheus metrics at http://127.0.0.1:8889/metrics, health at http://127.0.0.1:13133/" >&2; \
-	$(OTELCOL_BIN) --config otelcol-config.yaml & col_pid=$$!; \
-	wait "$$col_pid"
 
 ## test: everything CI runs
-test: fmt-check vet generate-check unit build e2e
+test: fmt-check vet generate-check unit build rules-test e2e
+
+# prometheus and promtool on PATH; installs Debian's package when missing
+# (as root; CI is).
+prometheus-tools:
+	deploy/prometheus/install-prometheus.sh
+
+## rules-test: promtool checks and unit-tests the alerting rules in deploy/prometheus
+rules-test: prometheus-tools
+	cd deploy/prometheus && promtool check rules kafka-timelag-rules.yml && promtool test rules kafka-timelag-rules.test.yml
 
 mdatagen:
 	cd tools && $(GO) build -o ../$(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
@@ -87,7 +79,9 @@ unit:
 	$(GO) test -race -skip '^TestReplicasShareGroups$$' ./...
 	$(GO) test -race -count=1 -v -run '^TestReplicasShareGroups$$' ./kafkatimelagreceiver/
 
-e2e: build
+# The e2e tests run the collector, the demo cluster and a real Prometheus
+# (PROMETHEUS_BIN, or prometheus on PATH).
+e2e: build prometheus-tools
 	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags e2e -race -count=1 -v ./e2e/
 
 ## image: build the container image with podman (installed with apt-get when missing, as root) and check it
@@ -107,6 +101,16 @@ bench: build
 	$(GO) build -o $(BUILD_DIR)/scalebench ./cmd/scalebench
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) $(SCALEBENCH_FLAGS)
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) -extra-config testdata/otlp-http-large-cluster.yaml $(SCALEBENCH_FLAGS)
+
+## bench-prometheus: the collector and a real Prometheus 3 (OTLP) at 90,000 pairs (BENCHMARKS.md)
+# Builds Prometheus 3 into ~/.cache/otelcol-kafkatimelag the first time (about
+# 14 minutes). BENCH_PROMETHEUS_FLAGS overrides or adds scalebench flags, e.g.
+# '-prometheus-path scrape -prometheus prometheus' for the pull path.
+bench-prometheus: build
+	$(GO) build -o $(BUILD_DIR)/scalebench ./cmd/scalebench
+	prom3="$$(deploy/prometheus/build-prometheus3.sh)"; \
+	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) -workloads 30x3000 -collection-interval 15s \
+		-prometheus "$$prom3" -prometheus-path otlp $(BENCH_PROMETHEUS_FLAGS)
 
 ## clean: remove build output
 clean:

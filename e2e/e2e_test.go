@@ -10,24 +10,23 @@ import (
 	"bytes"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/demo"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/otlpsink"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/promserver"
 )
 
 const (
@@ -73,7 +72,7 @@ func TestCollectorReportsLagAndTimeLag(t *testing.T) {
 	}
 	t.Logf("collector config:\n%s", cfg)
 
-	col := startCollector(t, bin, cfgPath, filepath.Join(dir, "collector.log"))
+	col := startCollector(t, bin, filepath.Join(dir, "collector.log"), cfgPath)
 	waitHealthy(t, col, healthPort)
 
 	var last string
@@ -177,8 +176,14 @@ func judgeProgress(latest, peaks series) (string, error) {
 
 func startDemo(t *testing.T) *demo.Demo {
 	t.Helper()
+	return startDemoWith(t, func(*demo.Options) {})
+}
+
+// startDemoWith starts the demo with the tests' options, changed by adjust.
+func startDemoWith(t *testing.T, adjust func(*demo.Options)) *demo.Demo {
+	t.Helper()
 	logs := &lockedBuffer{}
-	d, err := demo.Start(t.Context(), demo.Options{
+	o := demo.Options{
 		Logger: log.New(logs, "kafkademo: ", log.Lmicroseconds),
 		// A few hundred records/s keeps orders-fast hundreds of records
 		// behind without starving the collector of CPU.
@@ -196,7 +201,9 @@ func startDemo(t *testing.T) *demo.Demo {
 		// The batch job must not run during the test: its commit would
 		// erase the seeded minutes of time lag the test looks for.
 		AuditBatchEvery: time.Hour,
-	})
+	}
+	adjust(&o)
+	d, err := demo.Start(t.Context(), o)
 	if err != nil {
 		t.Fatalf("start demo cluster: %v", err)
 	}
@@ -410,75 +417,43 @@ func value(dp pmetric.NumberDataPoint) float64 {
 
 // collector is the running distribution binary.
 type collector struct {
-	cmd     *exec.Cmd
-	logPath string
-	done    chan struct{}
-	waitErr error
+	*childproc.Process
 }
 
-func startCollector(t *testing.T, bin, cfgPath, logPath string) *collector {
+// startCollector runs bin with the configuration files cfgPaths, each merged
+// over the ones before it, and stops it at the end of the test.
+func startCollector(t *testing.T, bin, logPath string, cfgPaths ...string) *collector {
 	t.Helper()
-	logFile, err := os.Create(logPath)
+	var args []string
+	for _, p := range cfgPaths {
+		args = append(args, "--config", p)
+	}
+	p, err := childproc.Start(logPath, nil, bin, args...)
 	if err != nil {
-		t.Fatalf("create collector log: %v", err)
+		t.Fatalf("collector: %v", err)
 	}
-	cmd := exec.Command(bin, "--config", cfgPath)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		t.Fatalf("start collector %s: %v", bin, err)
-	}
-	c := &collector{cmd: cmd, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		c.waitErr = cmd.Wait()
-		logFile.Close()
-		close(c.done)
-	}()
+	c := &collector{p}
 	t.Cleanup(func() { c.stop(t) })
 	return c
 }
 
-func (c *collector) exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
+func (c *collector) exited() bool { return c.Exited() }
 
 // err is the process's exit error; call it only after exited reports true.
-func (c *collector) err() error { return c.waitErr }
+func (c *collector) err() error { return c.Err() }
 
-// stop sends SIGTERM, as a service manager would, and waits for a clean
-// exit; it kills the process only if the shutdown hangs.
+// stop sends SIGTERM, as a service manager would, and expects a clean exit
+// within 30 seconds; it kills the process only if the shutdown hangs.
 func (c *collector) stop(t *testing.T) {
-	if c.exited() {
+	if c.Exited() {
 		return
 	}
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Errorf("SIGTERM collector: %v", err)
-	}
-	select {
-	case <-c.done:
-		if c.waitErr != nil {
-			t.Errorf("collector exited with %v after SIGTERM\n%s", c.waitErr, c.logTail())
-		}
-	case <-time.After(30 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-		t.Errorf("collector did not exit within 30s of SIGTERM\n%s", c.logTail())
+	if err := c.Stop(30 * time.Second); err != nil {
+		t.Errorf("collector: %v\n%s", err, c.logTail())
 	}
 }
 
-func (c *collector) logTail() string {
-	b, err := os.ReadFile(c.logPath)
-	if err != nil {
-		return fmt.Sprintf("(collector log unreadable: %v)", err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-60):], "\n")
-}
+func (c *collector) logTail() string { return c.LogTail(60) }
 
 func waitHealthy(t *testing.T, c *collector, port int) {
 	t.Helper()
@@ -516,17 +491,14 @@ func poll(cond func() bool) bool {
 	}
 }
 
-// freePort returns a port that was free a moment ago. The collector binds it
-// later, so another process could take it in between; on a test machine that
-// is rare enough.
+// freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := promserver.FreePort()
 	if err != nil {
-		t.Fatalf("find a free port: %v", err)
+		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // lockedBuffer collects the demo's event lines from its goroutines.

@@ -36,7 +36,7 @@ func TestRestartWithFileStorage(t *testing.T) {
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			t.Fatalf("write collector config: %v", err)
 		}
-		col := startCollector(t, bin, cfgPath, filepath.Join(dir, name+".log"))
+		col := startCollector(t, bin, filepath.Join(dir, name+".log"), cfgPath)
 		waitHealthy(t, col, healthPort)
 		return col
 	}

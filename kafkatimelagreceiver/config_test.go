@@ -105,7 +105,6 @@ func TestLoadConfigFull(t *testing.T) {
 		"kafka.consumer_group.lag_max":       {m.KafkaConsumerGroupLagMax.Enabled, defaults.Metrics.KafkaConsumerGroupLagMax.Enabled},
 		"kafka.consumer_group.lag_sum":       {m.KafkaConsumerGroupLagSum.Enabled, defaults.Metrics.KafkaConsumerGroupLagSum.Enabled},
 		"kafka.consumer_group.lost_messages": {m.KafkaConsumerGroupLostMessages.Enabled, defaults.Metrics.KafkaConsumerGroupLostMessages.Enabled},
-		"kafka.consumer_group.offset":        {m.KafkaConsumerGroupOffset.Enabled, defaults.Metrics.KafkaConsumerGroupOffset.Enabled},
 		"kafka.consumer_group.time_lag":      {m.KafkaConsumerGroupTimeLag.Enabled, defaults.Metrics.KafkaConsumerGroupTimeLag.Enabled},
 		"kafka.consumer_group.time_lag_max":  {m.KafkaConsumerGroupTimeLagMax.Enabled, defaults.Metrics.KafkaConsumerGroupTimeLagMax.Enabled},
 		"kafka.partition.current_offset":     {m.KafkaPartitionCurrentOffset.Enabled, defaults.Metrics.KafkaPartitionCurrentOffset.Enabled},
@@ -118,6 +117,10 @@ func TestLoadConfigFull(t *testing.T) {
 		require.True(t, got[1], "%s is enabled by default", name)
 		require.Equal(t, got[1], got[0], name)
 	}
+	// The committed offset is derivable (current_offset - lag) and costs a
+	// third of a backend's per-partition series: off unless asked for.
+	require.False(t, defaults.Metrics.KafkaConsumerGroupOffset.Enabled)
+	require.False(t, m.KafkaConsumerGroupOffset.Enabled)
 	require.Equal(t, defaults.ResourceAttributes, cfg.ResourceAttributes)
 
 	// The filters the configuration builds select what it says.

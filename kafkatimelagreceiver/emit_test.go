@@ -20,6 +20,7 @@ func directTestScraper(t *testing.T, configure func(*Config)) *timeLagScraper {
 	t.Helper()
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Metrics.KafkaPartitionOldestOffset.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupOffset.Enabled = true
 	if configure != nil {
 		configure(cfg)
 	}
@@ -88,6 +89,7 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
 	cfg.Metrics.KafkaConsumerGroupStableLag.Enabled = true
 	cfg.Metrics.KafkaConsumerGroupPartitionTimeToDrain.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupOffset.Enabled = true
 	mb := metadata.NewMetricsBuilder(cfg, receivertest.NewNopSettings(metadata.Type))
 	ts := pcommon.NewTimestampFromTime(time.Now())
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "g", "t", 0)

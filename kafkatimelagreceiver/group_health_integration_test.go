@@ -167,7 +167,7 @@ func viewGroup(t *testing.T, md pmetric.Metrics, group string) groupView {
 			if v.assigned[p.attrs["member"]] == nil {
 				v.assigned[p.attrs["member"]] = map[string]int64{}
 			}
-			v.assigned[p.attrs["member"]][p.attrs["instance"]] += p.value
+			v.assigned[p.attrs["member"]][p.attrs["group_instance_id"]] += p.value
 		}
 	}
 	return v

@@ -24,12 +24,15 @@ func newTestKafka(t *testing.T, brokers int, opts ...kfake.Opt) *testKafka {
 }
 
 // testConfig is a receiver configuration pointed at the cluster, with a
-// sampler slow enough that it stays out of the way unless a test wants it.
+// sampler slow enough that it stays out of the way unless a test wants it,
+// and kafka.consumer_group.offset on (off by default): the tests read the
+// committed offsets the receiver saw through it.
 func (k *testKafka) testConfig() *Config {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Brokers = k.Addrs
 	cfg.SamplingInterval = time.Hour
 	cfg.Timeout = 10 * time.Second
+	cfg.Metrics.KafkaConsumerGroupOffset.Enabled = true
 	return cfg
 }
 

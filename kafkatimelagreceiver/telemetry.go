@@ -73,12 +73,14 @@ func (c *commitsBeyondEnd) add(lags []lag.PartitionLag) {
 	}
 }
 
-// report counts the pairs and names the first ones in one debug line.
+// report counts the pairs and names the first ones in one debug line. It
+// adds even 0, so that the counter exists from the first scrape and an alert
+// on its increase sees the first pair.
 func (c *commitsBeyondEnd) report(ctx context.Context, t *selfTelemetry, logger *zap.Logger) {
+	t.builder.KafkaTimeLagCommitsBeyondEnd.Add(ctx, c.pairs)
 	if c.pairs == 0 {
 		return
 	}
-	t.builder.KafkaTimeLagCommitsBeyondEnd.Add(ctx, c.pairs)
 	logger.Debug("committed offsets above the end offset, reported as caught up (lag 0): topic recreated, log truncated, or offsets committed that were never read",
 		zap.Int64("pairs", c.pairs), zap.Strings("examples", c.examples))
 }

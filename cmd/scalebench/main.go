@@ -19,11 +19,15 @@
 // the figures and the commands. Run it with `make bench`, or:
 //
 //	go run ./cmd/scalebench -collector _build/otelcol-kafkatimelag
+//
+// With -prometheus it measures a Prometheus path instead (prometheus.go):
+// the collector sending to a real Prometheus by OTLP, remote write or
+// scrape, the CPU and peak RSS of both processes, ending with the one line
+// `make bench-prometheus` prints.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -37,6 +41,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
 )
@@ -58,6 +63,7 @@ type options struct {
 	keep        bool
 	extraConfig []string
 	extraArgs   []string
+	prom        promOptions
 }
 
 func main() {
@@ -84,6 +90,7 @@ func run() error {
 	fs.BoolVar(&o.keep, "keep", false, "keep the configs and logs")
 	extra := fs.String("extra-config", "", "comma-separated collector config files merged over the generated one (e.g. to add the pprof extension)")
 	extraArgs := fs.String("collector-args", "", "comma-separated extra command-line arguments of the collector, e.g. --feature-gates=pdata.useProtoPooling")
+	promArgs := o.prom.register(fs)
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
 	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
@@ -110,6 +117,9 @@ func run() error {
 	if *extra != "" {
 		o.extraConfig = strings.Split(*extra, ",")
 	}
+	if *promArgs != "" {
+		o.prom.args = strings.Split(*promArgs, ",")
+	}
 	if _, err := os.Stat(o.collector); err != nil {
 		return fmt.Errorf("collector binary: %w (run `make build`)", err)
 	}
@@ -129,6 +139,9 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.prom.binary != "" {
+		return runPrometheusPaths(ctx, o, ws)
+	}
 	var results []*result
 	for _, w := range ws {
 		logf("workload %s: %d groups x %d partitions = %d pairs on %d brokers", w, w.Groups, w.PartitionsPerTopic, w.Pairs(), o.brokers)
@@ -231,7 +244,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 
 	name := fmt.Sprintf("%s-%d", w, time.Now().UnixNano())
 	cfgPath := filepath.Join(o.workDir, name+".yaml")
-	if err := os.WriteFile(cfgPath, []byte(collectorConfig(k.Addrs, snk.url(), o)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(collectorConfig(k.Addrs, o, "", "otlp_http", "    endpoint: "+snk.url())), 0o600); err != nil {
 		return nil, err
 	}
 	start := mark{requests: k.Requests()}
@@ -240,14 +253,14 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		args = append(args, "--config", c)
 	}
 	args = append(args, o.extraArgs...)
-	col, err := startChild(filepath.Join(o.workDir, name+".log"), o.env, o.collector, args...)
+	col, err := childproc.Start(filepath.Join(o.workDir, name+".log"), o.env, o.collector, args...)
 	if err != nil {
 		return nil, err
 	}
-	pid.Store(int64(col.pid()))
-	logf("collector pid %d started (config %s)", col.pid(), cfgPath)
+	pid.Store(int64(col.PID()))
+	logf("collector pid %d started (config %s)", col.PID(), cfgPath)
 	defer func() {
-		if err := col.stop(time.Minute); err != nil {
+		if err := col.Stop(time.Minute); err != nil {
 			logf("collector stop: %v", err)
 		}
 	}()
@@ -272,12 +285,12 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-deadline:
-			return nil, fmt.Errorf("timed out after %d scrapes; collector log:\n%s", n, col.logTail(40))
-		case <-col.done:
-			return nil, fmt.Errorf("collector exited: %v; log:\n%s", col.err, col.logTail(40))
+			return nil, fmt.Errorf("timed out after %d scrapes; collector log:\n%s", n, col.LogTail(40))
+		case <-col.Done():
+			return nil, fmt.Errorf("collector exited: %v; log:\n%s", col.Err(), col.LogTail(40))
 		case <-firstDeadline:
 			if n == 0 {
-				return nil, fmt.Errorf("no scrape exported within %s; collector log:\n%s", 3*o.interval+2*time.Minute, col.logTail(40))
+				return nil, fmt.Errorf("no scrape exported within %s; collector log:\n%s", 3*o.interval+2*time.Minute, col.LogTail(40))
 			}
 			continue
 		case <-check.C:
@@ -298,7 +311,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		mu.Unlock()
 		logf("scrape %d exported (%s)", n, progress(marks, &mu))
 	}
-	hwm, rss, err := procMemory(col.pid())
+	hwm, rss, err := procMemory(col.PID())
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +351,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	if r.lagPts != w.Pairs() {
 		logf("warning: a steady scrape exported %d lag points, want %d", r.lagPts, w.Pairs())
 	}
-	if err := col.stop(time.Minute); err != nil {
+	if err := col.Stop(time.Minute); err != nil {
 		logf("collector stop: %v", err)
 	}
 
@@ -366,58 +379,3 @@ func progress(marks []mark, mu *sync.Mutex) string {
 	iv := between(marks[n-2], marks[n-1])
 	return fmt.Sprintf("interval CPU %s, RSS %s, requests %s", iv.cpu, mib(marks[n-1].rss), iv.requests.PerOp(1))
 }
-
-func collectorConfig(brokers []string, sinkURL string, o options) string {
-	quoted := make([]string, len(brokers))
-	for i, b := range brokers {
-		quoted[i] = fmt.Sprintf("%q", b)
-	}
-	return fmt.Sprintf(`# Generated by cmd/scalebench.
-receivers:
-  kafka_time_lag:
-    brokers: [%s]
-    collection_interval: %s
-    sampling_interval: %s
-exporters:
-  otlp_http:
-    endpoint: %s
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    metrics:
-      receivers: [kafka_time_lag]
-      exporters: [otlp_http]
-`, strings.Join(quoted, ", "), o.interval, o.sampling, sinkURL)
-}
-
-func joinComma(s []string) string { return strings.Join(s, ",") }
-
-func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
-
-var errNoSteady = errors.New("no steady scrape")
-
-func meanCPU(ivs []interval) (mean, lo, hi time.Duration, err error) {
-	if len(ivs) == 0 {
-		return 0, 0, 0, errNoSteady
-	}
-	lo = ivs[0].cpu
-	for _, iv := range ivs {
-		mean += iv.cpu
-		lo, hi = min(lo, iv.cpu), max(hi, iv.cpu)
-	}
-	return mean / time.Duration(len(ivs)), lo, hi, nil
-}
-
-func sumRequests(ivs []interval) requestCounts {
-	var out requestCounts
-	for _, iv := range ivs {
-		for i := range out {
-			out[i] += iv.requests[i]
-		}
-	}
-	return out
-}
-
-func secs(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }

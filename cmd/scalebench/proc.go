@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -71,71 +69,4 @@ func procMemory(pid int) (hwm, rss int64, err error) {
 		return 0, 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
 	}
 	return hwm, rss, sc.Err()
-}
-
-// child is a subprocess whose output goes to a log file.
-type child struct {
-	cmd     *exec.Cmd
-	logPath string
-	done    chan struct{}
-	err     error
-}
-
-func startChild(logPath string, env []string, name string, args ...string) (*child, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), env...)
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	c := &child{cmd: cmd, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		logFile.Close()
-		close(c.done)
-	}()
-	return c, nil
-}
-
-func (c *child) pid() int { return c.cmd.Process.Pid }
-
-func (c *child) exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM and waits; it kills the process if it has not exited
-// within the grace period.
-func (c *child) stop(grace time.Duration) error {
-	if c.exited() {
-		return c.err
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-		return c.err
-	case <-time.After(grace):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-		return fmt.Errorf("did not exit within %s of SIGTERM; killed", grace)
-	}
-}
-
-// logTail returns the last lines of the child's log.
-func (c *child) logTail(lines int) string {
-	b, err := os.ReadFile(c.logPath)
-	if err != nil {
-		return fmt.Sprintf("(log unreadable: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -85,3 +87,33 @@ func printReport(out io.Writer, o options, results []*result) {
 	}
 	fmt.Fprintln(out)
 }
+
+func joinComma(s []string) string { return strings.Join(s, ",") }
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+var errNoSteady = errors.New("no steady scrape")
+
+func meanCPU(ivs []interval) (mean, lo, hi time.Duration, err error) {
+	if len(ivs) == 0 {
+		return 0, 0, 0, errNoSteady
+	}
+	lo = ivs[0].cpu
+	for _, iv := range ivs {
+		mean += iv.cpu
+		lo, hi = min(lo, iv.cpu), max(hi, iv.cpu)
+	}
+	return mean / time.Duration(len(ivs)), lo, hi, nil
+}
+
+func sumRequests(ivs []interval) requestCounts {
+	var out requestCounts
+	for _, iv := range ivs {
+		for i := range out {
+			out[i] += iv.requests[i]
+		}
+	}
+	return out
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }

@@ -13,10 +13,10 @@ import (
 type KafkaConsumerGroupAssignedPartitionsMetricAttributeKey string
 
 const (
-	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup    KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "group"
-	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember   KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "member"
-	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost     KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "host"
-	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "instance"
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup           KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "group"
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember          KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "member"
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost            KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "host"
+	KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroupInstanceID KafkaConsumerGroupAssignedPartitionsMetricAttributeKey = "group_instance_id"
 )
 
 // KafkaConsumerGroupAssignedPartitionsMetricConfig provides config for the kafka.consumer_group.assigned_partitions metric.
@@ -45,9 +45,9 @@ func (ms *KafkaConsumerGroupAssignedPartitionsMetricConfig) Unmarshal(parser *co
 func (ms *KafkaConsumerGroupAssignedPartitionsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance:
+		case KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroupInstanceID:
 		default:
-			return fmt.Errorf("metric kafka.consumer_group.assigned_partitions doesn't have an attribute %v, valid attributes: [group, member, host, instance]", val)
+			return fmt.Errorf("metric kafka.consumer_group.assigned_partitions doesn't have an attribute %v, valid attributes: [group, member, host, group_instance_id]", val)
 		}
 	}
 
@@ -1176,7 +1176,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		KafkaConsumerGroupAssignedPartitions: KafkaConsumerGroupAssignedPartitionsMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
+			EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroupInstanceID},
 		},
 		KafkaConsumerGroupConsumeRate: KafkaConsumerGroupConsumeRateMetricConfig{
 			Enabled:             true,
@@ -1214,7 +1214,7 @@ func DefaultMetricsConfig() MetricsConfig {
 			EnabledAttributes:   []KafkaConsumerGroupMembersMetricAttributeKey{KafkaConsumerGroupMembersMetricAttributeKeyGroup, KafkaConsumerGroupMembersMetricAttributeKeyProtocol},
 		},
 		KafkaConsumerGroupOffset: KafkaConsumerGroupOffsetMetricConfig{
-			Enabled:             true,
+			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
 		},

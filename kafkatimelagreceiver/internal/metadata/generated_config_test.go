@@ -29,7 +29,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					KafkaConsumerGroupAssignedPartitions: KafkaConsumerGroupAssignedPartitionsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
+						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroupInstanceID},
 					},
 					KafkaConsumerGroupConsumeRate: KafkaConsumerGroupConsumeRateMetricConfig{
 						Enabled:             true,
@@ -155,7 +155,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					KafkaConsumerGroupAssignedPartitions: KafkaConsumerGroupAssignedPartitionsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance},
+						EnabledAttributes:   []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroup, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyMember, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroupInstanceID},
 					},
 					KafkaConsumerGroupConsumeRate: KafkaConsumerGroupConsumeRateMetricConfig{
 						Enabled:             false,
@@ -288,7 +288,7 @@ func TestKafkaConsumerGroupAssignedPartitionsMetricsConfig_Validate(t *testing.T
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []KafkaConsumerGroupAssignedPartitionsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.assigned_partitions doesn't have an attribute invalid, valid attributes: [group, member, host, instance]")
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.assigned_partitions doesn't have an attribute invalid, valid attributes: [group, member, host, group_instance_id]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupAssignedPartitions
 	cfg.AggregationStrategy = "invalid"

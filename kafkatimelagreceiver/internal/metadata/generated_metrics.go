@@ -162,7 +162,7 @@ var MapAttributeStatus = map[string]AttributeStatus{
 var MetricsInfo = metricsInfo{
 	KafkaConsumerGroupAssignedPartitions: metricInfo{
 		Name:       "kafka.consumer_group.assigned_partitions",
-		Attributes: []string{"group", "member", "host", "instance"},
+		Attributes: []string{"group", "member", "host", "group_instance_id"},
 	},
 	KafkaConsumerGroupConsumeRate: metricInfo{
 		Name:       "kafka.consumer_group.consume_rate",
@@ -295,14 +295,14 @@ type metricKafkaConsumerGroupAssignedPartitions struct {
 // init fills kafka.consumer_group.assigned_partitions metric with initial data.
 func (m *metricKafkaConsumerGroupAssignedPartitions) init() {
 	m.data.SetName("kafka.consumer_group.assigned_partitions")
-	m.data.SetDescription("Partitions assigned to the group's members sharing a client.id, host and instance. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.")
+	m.data.SetDescription("Partitions assigned to the group's members sharing a client.id, host and group.instance.id. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.")
 	m.data.SetUnit("{partition}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricKafkaConsumerGroupAssignedPartitions) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, memberAttributeValue string, hostAttributeValue string, instanceAttributeValue string) {
+func (m *metricKafkaConsumerGroupAssignedPartitions) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, memberAttributeValue string, hostAttributeValue string, groupInstanceIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -319,8 +319,8 @@ func (m *metricKafkaConsumerGroupAssignedPartitions) recordDataPoint(start pcomm
 	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyHost) {
 		dp.Attributes().PutStr("host", hostAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyInstance) {
-		dp.Attributes().PutStr("instance", instanceAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupAssignedPartitionsMetricAttributeKeyGroupInstanceID) {
+		dp.Attributes().PutStr("group_instance_id", groupInstanceIDAttributeValue)
 	}
 
 	var s string
@@ -1043,7 +1043,7 @@ type metricKafkaConsumerGroupOffset struct {
 // init fills kafka.consumer_group.offset metric with initial data.
 func (m *metricKafkaConsumerGroupOffset) init() {
 	m.data.SetName("kafka.consumer_group.offset")
-	m.data.SetDescription("Committed offset of the group on the partition.")
+	m.data.SetDescription("Committed offset of the group on the partition. Off by default: it is kafka.partition.current_offset minus kafka.consumer_group.lag, and at scale it is a third of the per-partition series a backend has to store.")
 	m.data.SetUnit("{offset}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1139,7 +1139,7 @@ type metricKafkaConsumerGroupPartitionStatus struct {
 func (m *metricKafkaConsumerGroupPartitionStatus) init() {
 	m.data.SetName("kafka.consumer_group.partition_status")
 	m.data.SetDescription("The group's Burrow-style status on the partition, one point per status: 1 for the current one, 0 for the others. See kafka.consumer_group.status for the rules.")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{partition}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
@@ -1517,8 +1517,8 @@ type metricKafkaConsumerGroupState struct {
 // init fills kafka.consumer_group.state metric with initial data.
 func (m *metricKafkaConsumerGroupState) init() {
 	m.data.SetName("kafka.consumer_group.state")
-	m.data.SetDescription("The group's state, one point per state: 1 for the current one, 0 for the others. Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.")
-	m.data.SetUnit("1")
+	m.data.SetDescription("The group's state, one point per state: 1 for the current one, 0 for the others (summed over groups: how many groups are in each state). Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.")
+	m.data.SetUnit("{group}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
@@ -1609,8 +1609,8 @@ type metricKafkaConsumerGroupStatus struct {
 // init fills kafka.consumer_group.status metric with initial data.
 func (m *metricKafkaConsumerGroupStatus) init() {
 	m.data.SetName("kafka.consumer_group.status")
-	m.data.SetDescription("The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).")
-	m.data.SetUnit("1")
+	m.data.SetDescription("The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).")
+	m.data.SetUnit("{group}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
@@ -2647,8 +2647,8 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordKafkaConsumerGroupAssignedPartitionsDataPoint adds a data point to kafka.consumer_group.assigned_partitions metric.
-func (mb *MetricsBuilder) RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, memberAttributeValue string, hostAttributeValue string, instanceAttributeValue string) {
-	mb.metricKafkaConsumerGroupAssignedPartitions.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, memberAttributeValue, hostAttributeValue, instanceAttributeValue)
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, memberAttributeValue string, hostAttributeValue string, groupInstanceIDAttributeValue string) {
+	mb.metricKafkaConsumerGroupAssignedPartitions.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, memberAttributeValue, hostAttributeValue, groupInstanceIDAttributeValue)
 }
 
 // RecordKafkaConsumerGroupConsumeRateDataPoint adds a data point to kafka.consumer_group.consume_rate metric.

@@ -100,9 +100,9 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 
 			allMetricsCount++
-			mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 1, "group-val", "member-val", "host-val", "instance-val")
+			mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 1, "group-val", "member-val", "host-val", "group_instance_id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 3, "group-val-2", "member-val-2", "host-val-2", "instance-val-2")
+				mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, 3, "group-val-2", "member-val-2", "host-val-2", "group_instance_id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -146,7 +146,7 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupMembersDataPoint(ts, 3, "group-val-2", "protocol-val-2")
 			}
-			defaultMetricsCount++
+
 			allMetricsCount++
 			mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 1, "group-val", "topic-val", 9)
 			if tt.name == "reaggregate_set" {
@@ -299,7 +299,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.assigned_partitions"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Partitions assigned to the group's members sharing a client.id, host and instance. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.", mi.Description())
+						assert.Equal(t, "Partitions assigned to the group's members sharing a client.id, host and group.instance.id. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.", mi.Description())
 						assert.Equal(t, "{partition}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -315,15 +315,15 @@ func TestMetricsBuilder(t *testing.T) {
 						hostAttrVal, ok := dp.Attributes().Get("host")
 						assert.True(t, ok)
 						assert.Equal(t, "host-val", hostAttrVal.Str())
-						instanceAttrVal, ok := dp.Attributes().Get("instance")
+						groupInstanceIDAttrVal, ok := dp.Attributes().Get("group_instance_id")
 						assert.True(t, ok)
-						assert.Equal(t, "instance-val", instanceAttrVal.Str())
+						assert.Equal(t, "group_instance_id-val", groupInstanceIDAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["kafka.consumer_group.assigned_partitions"], "Found a duplicate in the metrics slice: kafka.consumer_group.assigned_partitions")
 						validatedMetrics["kafka.consumer_group.assigned_partitions"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Partitions assigned to the group's members sharing a client.id, host and instance. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.", mi.Description())
+						assert.Equal(t, "Partitions assigned to the group's members sharing a client.id, host and group.instance.id. Reported only while the assignment is known: a classic group's coordinator tells it only while the group is Stable.", mi.Description())
 						assert.Equal(t, "{partition}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -345,7 +345,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("host")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("instance")
+						_, ok = dp.Attributes().Get("group_instance_id")
 						assert.False(t, ok)
 					}
 				case "kafka.consumer_group.consume_rate":
@@ -679,7 +679,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.offset"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Committed offset of the group on the partition.", mi.Description())
+						assert.Equal(t, "Committed offset of the group on the partition. Off by default: it is kafka.partition.current_offset minus kafka.consumer_group.lag, and at scale it is a third of the per-partition series a backend has to store.", mi.Description())
 						assert.Equal(t, "{offset}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -700,7 +700,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.offset"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Committed offset of the group on the partition.", mi.Description())
+						assert.Equal(t, "Committed offset of the group on the partition. Off by default: it is kafka.partition.current_offset minus kafka.consumer_group.lag, and at scale it is a third of the per-partition series a backend has to store.", mi.Description())
 						assert.Equal(t, "{offset}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -730,7 +730,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The group's Burrow-style status on the partition, one point per status: 1 for the current one, 0 for the others. See kafka.consumer_group.status for the rules.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
+						assert.Equal(t, "{partition}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
@@ -754,7 +754,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The group's Burrow-style status on the partition, one point per status: 1 for the current one, 0 for the others. See kafka.consumer_group.status for the rules.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
+						assert.Equal(t, "{partition}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
@@ -928,8 +928,8 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.state"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The group's state, one point per state: 1 for the current one, 0 for the others. Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
+						assert.Equal(t, "The group's state, one point per state: 1 for the current one, 0 for the others (summed over groups: how many groups are in each state). Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{group}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
@@ -946,8 +946,8 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.state"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The group's state, one point per state: 1 for the current one, 0 for the others. Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
+						assert.Equal(t, "The group's state, one point per state: 1 for the current one, 0 for the others (summed over groups: how many groups are in each state). Unknown when the coordinator could not tell (a KIP-848 group with protocol_version below 3.7.0). Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{group}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
@@ -973,8 +973,8 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.status"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
+						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).", mi.Description())
+						assert.Equal(t, "{group}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
@@ -991,8 +991,8 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.status"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others. It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
+						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).", mi.Description())
+						assert.Equal(t, "{group}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
