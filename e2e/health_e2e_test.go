@@ -88,7 +88,7 @@ func TestHealthFollowsKafka(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(collectorConfig(cluster.Addrs(), sink.URL, healthPort, storageOptions{})), 0o600); err != nil {
 		t.Fatalf("write collector config: %v", err)
 	}
-	col := startCollector(t, bin, cfgPath, filepath.Join(dir, "collector.log"))
+	col := startCollector(t, bin, filepath.Join(dir, "collector.log"), cfgPath)
 	waitHealthy(t, col, healthPort)
 
 	waitFor := func(what string, want func(healthReport) bool) healthReport {
