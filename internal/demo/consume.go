@@ -16,6 +16,10 @@ import (
 // have marked as processed.
 const commitEvery = time.Second
 
+// demoSlowFetchBytes bounds what a rate-capped consumer fetches per
+// partition: a few dozen of the demo's records.
+const demoSlowFetchBytes = 4 << 10
+
 // pollTimeout bounds one poll so that consumer loops notice ctx, stalls and
 // elapsed delays even when their topic is quiet.
 const pollTimeout = 250 * time.Millisecond
@@ -37,8 +41,9 @@ type laggingConsumer struct {
 
 // groupClient creates a group member of group consuming topic. Commits are
 // autocommits of marked records only (AutoCommitMarks) when marks is set,
-// otherwise kgo's default autocommit of everything polled.
-func (d *Demo) groupClient(group, member, topic string, marks bool) (*kgo.Client, error) {
+// otherwise kgo's default autocommit of everything polled. extra adds client
+// options.
+func (d *Demo) groupClient(group, member, topic string, marks bool, extra ...kgo.Opt) (*kgo.Client, error) {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(d.addrs...),
 		kgo.ClientID(member),
@@ -61,6 +66,7 @@ func (d *Demo) groupClient(group, member, topic string, marks bool) (*kgo.Client
 	if marks {
 		opts = append(opts, kgo.AutoCommitMarks())
 	}
+	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("create client for group %s member %s: %w", group, member, err)
@@ -70,7 +76,17 @@ func (d *Demo) groupClient(group, member, topic string, marks bool) (*kgo.Client
 
 func (d *Demo) consumeLagging(ctx context.Context, lc laggingConsumer) {
 	member := lc.group + "-1"
-	cl, err := d.groupClient(lc.group, member, lc.topic, true)
+	var extra []kgo.Opt
+	if lc.readRate > 0 {
+		// Small fetches per partition, so that a consumer capped at a few
+		// records per second advances on all its partitions every few
+		// seconds. With kgo's default (1 MiB per partition) it would
+		// spend minutes on one partition's fetch while the others kept
+		// their committed offsets: STALL on those, which is not what
+		// these groups are there to show.
+		extra = append(extra, kgo.FetchMaxPartitionBytes(demoSlowFetchBytes))
+	}
+	cl, err := d.groupClient(lc.group, member, lc.topic, true, extra...)
 	if err != nil {
 		d.log.Printf("group %s: %v", lc.group, err)
 		return
