@@ -202,13 +202,22 @@ func perBroker[T any](ctx context.Context, c *Cluster, work map[*sarama.Broker]T
 	for broker := range work {
 		pending[broker.Addr()] = true
 	}
+	cutDone := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
+		defer close(cutDone)
 		mu.Lock()
 		addrs := maps.Clone(pending)
 		mu.Unlock()
 		c.conns.cut(addrs)
 	})
-	defer stop()
+	defer func() {
+		// A cut that started must end before the call returns: run late,
+		// it would close the connection the next call opens to the same
+		// broker, and fail that call's first request.
+		if !stop() {
+			<-cutDone
+		}
+	}()
 	for broker, item := range work {
 		wg.Go(func() {
 			var err error
