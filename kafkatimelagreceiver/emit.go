@@ -104,7 +104,10 @@ type scrapeWriter struct {
 	w     *metricWriter
 	ts    pcommon.Timestamp
 	pairs *pairEmitter
-	parts []lag.Partition
+	// groups is the per-group and per-(group, topic) metrics written
+	// without the builder.
+	groups groupMetrics
+	parts  []lag.Partition
 	// rebalancesSince holds the groups whose rebalance count started after
 	// the receiver's start, with when it started.
 	rebalancesSince map[string]pcommon.Timestamp
@@ -112,7 +115,7 @@ type scrapeWriter struct {
 
 // begin starts a scrape's metrics. ctx bounds the pushes of chunks.
 func (w *metricWriter) begin(ctx context.Context, at int64, totalPairs int) *scrapeWriter {
-	return &scrapeWriter{w: w, ts: pcommon.Timestamp(at), pairs: w.newPairEmitter(ctx, pcommon.Timestamp(at), totalPairs)}
+	return &scrapeWriter{w: w, ts: pcommon.Timestamp(at), pairs: w.newPairEmitter(ctx, pcommon.Timestamp(at), totalPairs), groups: groupMetrics{w: w}}
 }
 
 // pairs writes one group's per-pair gauges.
@@ -133,48 +136,95 @@ func (sw *scrapeWriter) partitionStatuses(lags []lag.PartitionLag, statuses []he
 	}
 }
 
-// groupHealth writes one group's health metrics.
+// groupHealth writes one group's health metrics: directly when a metric
+// has all its attributes, else through the builder (see groupMetrics).
 func (sw *scrapeWriter) groupHealth(g health.GroupHealth) {
-	mb, ts := sw.w.mb, sw.ts
-	mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.Rebalances, g.Group)
-	if g.RebalancesSince > 0 && sw.w.metrics.KafkaConsumerGroupRebalances.Enabled {
-		if sw.rebalancesSince == nil {
-			sw.rebalancesSince = map[string]pcommon.Timestamp{}
+	m, mb, ts, start, d, info := sw.w.metrics, sw.w.mb, sw.ts, sw.w.startTime, &sw.groups, metadata.MetricsInfo
+	if allAttributes(m.KafkaConsumerGroupRebalances.Enabled, len(m.KafkaConsumerGroupRebalances.EnabledAttributes), 1) {
+		// A count that started after the receiver did carries its own
+		// start (see stampRebalanceStarts).
+		since := start
+		if g.RebalancesSince > 0 {
+			since = pcommon.Timestamp(g.RebalancesSince)
 		}
-		sw.rebalancesSince[g.Group] = pcommon.Timestamp(g.RebalancesSince)
+		d.point(info.KafkaConsumerGroupRebalances.Name, since, ts, "group", g.Group).SetIntValue(g.Rebalances)
+	} else {
+		mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, g.Rebalances, g.Group)
+		if g.RebalancesSince > 0 && m.KafkaConsumerGroupRebalances.Enabled {
+			if sw.rebalancesSince == nil {
+				sw.rebalancesSince = map[string]pcommon.Timestamp{}
+			}
+			sw.rebalancesSince[g.Group] = pcommon.Timestamp(g.RebalancesSince)
+		}
 	}
 	if g.StatusKnown {
+		direct := allAttributes(m.KafkaConsumerGroupStatus.Enabled, len(m.KafkaConsumerGroupStatus.EnabledAttributes), 2)
 		for _, st := range health.Statuses {
-			mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.Status), g.Group, metadata.MapAttributeStatus[st.String()])
+			if direct {
+				d.point(info.KafkaConsumerGroupStatus.Name, start, ts, "group", g.Group, "status", st.String()).SetIntValue(oneIf(st == g.Status))
+			} else {
+				mb.RecordKafkaConsumerGroupStatusDataPoint(ts, oneIf(st == g.Status), g.Group, metadata.MapAttributeStatus[st.String()])
+			}
 		}
 	}
 	if !g.Described {
 		return
 	}
+	direct := allAttributes(m.KafkaConsumerGroupState.Enabled, len(m.KafkaConsumerGroupState.EnabledAttributes), 2)
 	for _, st := range kafka.GroupStates {
-		mb.RecordKafkaConsumerGroupStateDataPoint(ts, oneIf(st == g.Description.State), g.Group, metadata.MapAttributeState[st.String()])
+		if direct {
+			d.point(info.KafkaConsumerGroupState.Name, start, ts, "group", g.Group, "state", st.String()).SetIntValue(oneIf(st == g.Description.State))
+		} else {
+			mb.RecordKafkaConsumerGroupStateDataPoint(ts, oneIf(st == g.Description.State), g.Group, metadata.MapAttributeState[st.String()])
+		}
 	}
 	if g.Description.State == kafka.GroupStateUnknown {
 		return // the members are unknown, not absent
 	}
-	mb.RecordKafkaConsumerGroupMembersDataPoint(ts, int64(len(g.Description.Members)), g.Group, g.Protocol)
-	if sw.w.metrics.KafkaConsumerGroupAssignedPartitions.Enabled {
+	members := int64(len(g.Description.Members))
+	if allAttributes(m.KafkaConsumerGroupMembers.Enabled, len(m.KafkaConsumerGroupMembers.EnabledAttributes), 2) {
+		d.point(info.KafkaConsumerGroupMembers.Name, start, ts, "group", g.Group, "protocol", g.Protocol).SetIntValue(members)
+	} else {
+		mb.RecordKafkaConsumerGroupMembersDataPoint(ts, members, g.Group, g.Protocol)
+	}
+	if m.KafkaConsumerGroupAssignedPartitions.Enabled {
+		direct := allAttributes(true, len(m.KafkaConsumerGroupAssignedPartitions.EnabledAttributes), 4)
 		for _, a := range health.AssignedPartitions(g.Description) {
-			mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, a.Partitions, g.Group, a.ClientID, a.Host, a.InstanceID)
+			if direct {
+				d.point(info.KafkaConsumerGroupAssignedPartitions.Name, start, ts,
+					"group", g.Group, "member", a.ClientID, "host", a.Host, "group_instance_id", a.InstanceID).SetIntValue(a.Partitions)
+			} else {
+				mb.RecordKafkaConsumerGroupAssignedPartitionsDataPoint(ts, a.Partitions, g.Group, a.ClientID, a.Host, a.InstanceID)
+			}
 		}
 	}
 }
 
 // aggregates writes the per-(group, topic) sums and maxima.
 func (sw *scrapeWriter) aggregates(aggs []lag.TopicLag) {
-	mb, ts := sw.w.mb, sw.ts
+	m, mb, ts, start, d, info := sw.w.metrics, sw.w.mb, sw.ts, sw.w.startTime, &sw.groups, metadata.MetricsInfo
+	sumDirect := allAttributes(m.KafkaConsumerGroupLagSum.Enabled, len(m.KafkaConsumerGroupLagSum.EnabledAttributes), 2)
+	maxDirect := allAttributes(m.KafkaConsumerGroupLagMax.Enabled, len(m.KafkaConsumerGroupLagMax.EnabledAttributes), 2)
+	timeMaxDirect := allAttributes(m.KafkaConsumerGroupTimeLagMax.Enabled, len(m.KafkaConsumerGroupTimeLagMax.EnabledAttributes), 2)
 	for _, agg := range aggs {
 		if agg.HasLag {
-			mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, agg.LagSum, agg.Group, agg.Topic)
-			mb.RecordKafkaConsumerGroupLagMaxDataPoint(ts, agg.LagMax, agg.Group, agg.Topic)
+			if sumDirect {
+				d.point(info.KafkaConsumerGroupLagSum.Name, start, ts, "group", agg.Group, "topic", agg.Topic).SetIntValue(agg.LagSum)
+			} else {
+				mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, agg.LagSum, agg.Group, agg.Topic)
+			}
+			if maxDirect {
+				d.point(info.KafkaConsumerGroupLagMax.Name, start, ts, "group", agg.Group, "topic", agg.Topic).SetIntValue(agg.LagMax)
+			} else {
+				mb.RecordKafkaConsumerGroupLagMaxDataPoint(ts, agg.LagMax, agg.Group, agg.Topic)
+			}
 		}
 		if agg.HasTimeLag {
-			mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, agg.TimeLagMax, agg.Group, agg.Topic)
+			if timeMaxDirect {
+				d.point(info.KafkaConsumerGroupTimeLagMax.Name, start, ts, "group", agg.Group, "topic", agg.Topic).SetDoubleValue(agg.TimeLagMax)
+			} else {
+				mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, agg.TimeLagMax, agg.Group, agg.Topic)
+			}
 		}
 	}
 }
@@ -193,6 +243,7 @@ func (sw *scrapeWriter) partitions(parts []lag.Partition) {
 func (sw *scrapeWriter) finish() (pmetric.Metrics, error) {
 	direct := pmetric.NewMetricSlice()
 	err := sw.pairs.finish(direct)
+	sw.groups.moveTo(direct)
 	// Before the builder emits: a per-partition gauge whose attributes the
 	// user reduced is recorded into the builder, and must land in the
 	// resource that carries the cluster alias and the replica.

@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
@@ -16,62 +15,6 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 )
-
-// gaugeInfo is what the generated code says of a metric besides its name.
-type gaugeInfo struct {
-	description, unit string
-}
-
-// generatedGauges reads the description and unit of every fast-path metric
-// from what the generated builder writes, so that metadata.yaml stays the
-// one source of both paths' metadata.
-func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
-	cfg := metadata.NewDefaultMetricsBuilderConfig()
-	m := &cfg.Metrics
-	m.KafkaConsumerGroupOffset.Enabled = true
-	m.KafkaConsumerGroupLag.Enabled = true
-	m.KafkaConsumerGroupLostMessages.Enabled = true
-	m.KafkaConsumerGroupStableLag.Enabled = true
-	m.KafkaConsumerGroupTimeLag.Enabled = true
-	m.KafkaConsumerGroupPartitionStatus.Enabled = true
-	m.KafkaPartitionCurrentOffset.Enabled = true
-	m.KafkaPartitionOldestOffset.Enabled = true
-	m.KafkaPartitionProduceRate.Enabled = true
-	m.KafkaConsumerGroupPartitionTimeToDrain.Enabled = true
-	mb := metadata.NewMetricsBuilder(cfg, settings)
-	var ts pcommon.Timestamp
-	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 0, "", "", 0)
-	mb.RecordKafkaConsumerGroupLagDataPoint(ts, 0, "", "", 0)
-	mb.RecordKafkaConsumerGroupLostMessagesDataPoint(ts, 0, "", "", 0)
-	mb.RecordKafkaConsumerGroupStableLagDataPoint(ts, 0, "", "", 0)
-	mb.RecordKafkaConsumerGroupTimeLagDataPoint(ts, 0, "", "", 0)
-	mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 0, "", "", 0, metadata.AttributeStatusOK)
-	mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, 0, "", 0)
-	mb.RecordKafkaPartitionOldestOffsetDataPoint(ts, 0, "", 0)
-	mb.RecordKafkaPartitionProduceRateDataPoint(ts, 0, "", 0)
-	mb.RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(ts, 0, "", "", 0)
-	out := map[string]gaugeInfo{}
-	eachMetric(mb.Emit(), func(m pmetric.Metric) {
-		out[m.Name()] = gaugeInfo{description: m.Description(), unit: m.Unit()}
-	})
-	return out
-}
-
-// appendGauge appends an empty gauge named name to ms, with the generated
-// description and unit and room for capacity points.
-func (w *metricWriter) appendGauge(ms pmetric.MetricSlice, enabled bool, name string, capacity int) (pmetric.NumberDataPointSlice, bool) {
-	if !enabled {
-		return pmetric.NumberDataPointSlice{}, false
-	}
-	info := w.gauges[name]
-	m := ms.AppendEmpty()
-	m.SetName(name)
-	m.SetDescription(info.description)
-	m.SetUnit(info.unit)
-	dps := m.SetEmptyGauge().DataPoints()
-	dps.EnsureCapacity(capacity)
-	return dps, true
-}
 
 // pairPoint appends a point with the pair's attributes and room for
 // attributeCapacity of them in all.

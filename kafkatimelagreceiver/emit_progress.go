@@ -1,7 +1,10 @@
 package kafkatimelagreceiver
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 )
 
@@ -41,21 +44,40 @@ func (sw *scrapeWriter) partitionDrains(lags []lag.PartitionLag, parts []progres
 // groupProgress writes one group's per-(group, topic) progress: what is not
 // known is omitted, never written as 0.
 func (sw *scrapeWriter) groupProgress(topics []progress.Topic) {
-	mb, ts := sw.w.mb, sw.ts
+	m := sw.w.metrics
+	info := metadata.MetricsInfo
+	rate := sw.groupTopicGauge(info.KafkaConsumerGroupConsumeRate.Name, m.KafkaConsumerGroupConsumeRate.Enabled, len(m.KafkaConsumerGroupConsumeRate.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupConsumeRateDataPoint)
+	trend := sw.groupTopicGauge(info.KafkaConsumerGroupLagTrend.Name, m.KafkaConsumerGroupLagTrend.Enabled, len(m.KafkaConsumerGroupLagTrend.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupLagTrendDataPoint)
+	drain := sw.groupTopicGauge(info.KafkaConsumerGroupTimeToDrain.Name, m.KafkaConsumerGroupTimeToDrain.Enabled, len(m.KafkaConsumerGroupTimeToDrain.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupTimeToDrainDataPoint)
+	stuck := sw.groupTopicGauge(info.KafkaConsumerGroupStuckTime.Name, m.KafkaConsumerGroupStuckTime.Enabled, len(m.KafkaConsumerGroupStuckTime.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupStuckTimeDataPoint)
 	for i := range topics {
 		tp := &topics[i]
 		if tp.HasConsumeRate {
-			mb.RecordKafkaConsumerGroupConsumeRateDataPoint(ts, tp.ConsumeRate, tp.Group, tp.Topic)
+			rate(tp.ConsumeRate, tp.Group, tp.Topic)
 		}
 		if tp.HasTrend {
-			mb.RecordKafkaConsumerGroupLagTrendDataPoint(ts, tp.Trend, tp.Group, tp.Topic)
+			trend(tp.Trend, tp.Group, tp.Topic)
 		}
 		if tp.HasDrain {
-			mb.RecordKafkaConsumerGroupTimeToDrainDataPoint(ts, tp.Drain, tp.Group, tp.Topic)
+			drain(tp.Drain, tp.Group, tp.Topic)
 		}
 		if tp.HasStuck {
-			mb.RecordKafkaConsumerGroupStuckTimeDataPoint(ts, tp.Stuck, tp.Group, tp.Topic)
+			stuck(tp.Stuck, tp.Group, tp.Topic)
 		}
+	}
+}
+
+// groupTopicGauge returns the writer of one double gauge with the
+// attributes group and topic: direct when it has both (see groupMetrics),
+// else record, the builder's.
+func (sw *scrapeWriter) groupTopicGauge(name string, enabled bool, attributes int, record func(pcommon.Timestamp, float64, string, string)) func(value float64, group, topic string) {
+	ts := sw.ts
+	if !allAttributes(enabled, attributes, 2) {
+		return func(value float64, group, topic string) { record(ts, value, group, topic) }
+	}
+	start, d := sw.w.startTime, &sw.groups
+	return func(value float64, group, topic string) {
+		d.point(name, start, ts, "group", group, "topic", topic).SetDoubleValue(value)
 	}
 }
 
