@@ -18,15 +18,16 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
-// metricWriter is the one place metrics are written. Per-group, per-topic
-// and per-group-member metrics go through the generated MetricsBuilder.
-// The per-pair and per-partition gauges, up to 300,000 points a scrape, go
-// through a fast path (emit_pairs.go): the builder re-aggregates every point
-// by scanning the metric's points for equal attributes, which is quadratic
-// in points (BENCHMARKS.md has what it cost), and (group, topic, partition) is
-// unique within a scrape, so there is nothing to re-aggregate. The fast path
-// takes names, descriptions and units from the builder itself (see
-// generatedGauges), so metadata.yaml stays their single source.
+// metricWriter is the one place metrics are written. The generated
+// MetricsBuilder re-aggregates every point by scanning the metric's points
+// for equal attributes, which is quadratic in points (BENCHMARKS.md has what
+// it cost). A metric that keeps all its attributes has unique points within
+// a scrape, nothing to re-aggregate, so it is written directly: the per-pair
+// and per-partition gauges, up to 300,000 points a scrape (emit_pairs.go),
+// and the per-group and per-(group, topic) metrics (emit_direct.go). A metric
+// whose attributes the user reduced goes through the builder. The direct
+// paths take names, descriptions, units and types from the builder itself
+// (see generatedGauges), so metadata.yaml stays their single source.
 type metricWriter struct {
 	metrics metadata.MetricsConfig
 	// resource is every point's resource: the cluster alias and the
