@@ -13,8 +13,9 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// DescribeGroups sends one DescribeGroups per coordinator carrying all its
-// groups. A KIP-848 group is invisible to DescribeGroups (Kafka answers Dead,
+// DescribeGroups sends DescribeGroups requests of at most
+// maxGroupsPerDescribe groups to each coordinator, one after the other. A
+// KIP-848 group is invisible to DescribeGroups (Kafka answers Dead,
 // or GROUP_ID_NOT_FOUND); the coordinator's groups that look like one are
 // then described again with one ConsumerGroupDescribe, which needs
 // protocol_version 3.7.0 or later. Without it they are reported in state
@@ -31,16 +32,32 @@ func (c *Cluster) DescribeGroups(ctx context.Context, groups []string) (map[stri
 	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, client, groups)
 	var mu sync.Mutex
 	err = perBroker(ctx, c, byCoordinator, func(b *sarama.Broker, groups []string) error {
-		described, err := c.describeOn(ctx, client, b, groups)
-		mu.Lock()
-		defer mu.Unlock()
-		for g, d := range described {
-			out[g] = d
+		var errs []error
+		for start := 0; start < len(groups); start += maxGroupsPerDescribe {
+			if ctx.Err() != nil {
+				errs = append(errs, fmt.Errorf("describe groups on coordinator %d: %d of %d groups not asked: %w", b.ID(), len(groups)-start, len(groups), ctx.Err()))
+				break
+			}
+			described, err := c.describeOn(ctx, client, b, groups[start:min(start+maxGroupsPerDescribe, len(groups))])
+			mu.Lock()
+			for g, d := range described {
+				out[g] = d
+			}
+			mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
-		return err
+		return kafka.Join(errs...)
 	})
 	return out, kafka.Join(coordinatorErr, err)
 }
+
+// maxGroupsPerDescribe bounds the groups of one DescribeGroups request, for
+// the same reason as maxGroupsPerOffsetFetch: its response carries every
+// member of every group with its assignment, and one response over sarama's
+// MaxResponseSize fails all of them, scrape after scrape.
+const maxGroupsPerDescribe = 100
 
 func (c *Cluster) describeGroupsVersion() int16 {
 	v := c.config.Version
