@@ -163,15 +163,13 @@ func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
 }
 
 // TestGroupMetricsWithAttributesRemovedAreAggregated: with an attribute
-// removed, points that became equal are still aggregated by the builder, as
-// the user's aggregation_strategy says.
+// removed, points that became equal are still aggregated by the builder,
+// by default as the metric means (groups counted per status, lag summed).
 func TestGroupMetricsWithAttributesRemovedAreAggregated(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	allGroupMetricsConfig(cfg)
 	cfg.Metrics.KafkaConsumerGroupStatus.EnabledAttributes = []metadata.KafkaConsumerGroupStatusMetricAttributeKey{metadata.KafkaConsumerGroupStatusMetricAttributeKeyStatus}
-	cfg.Metrics.KafkaConsumerGroupStatus.AggregationStrategy = metadata.AggregationStrategySum
 	cfg.Metrics.KafkaConsumerGroupLagSum.EnabledAttributes = []metadata.KafkaConsumerGroupLagSumMetricAttributeKey{metadata.KafkaConsumerGroupLagSumMetricAttributeKeyTopic}
-	cfg.Metrics.KafkaConsumerGroupLagSum.AggregationStrategy = metadata.AggregationStrategySum
 	groups := groupFixtures(10, 0)
 	got := metricsByName(writeGroups(t, cfg, time.Now(), groups))
 
@@ -209,4 +207,30 @@ func BenchmarkWriteGroups(b *testing.B) {
 			b.ReportMetric(float64(points), "points/op")
 		})
 	}
+}
+
+// TestDroppedPartitionKeepsTheWorstTimeLag: with partition dropped from the
+// per-pair gauges and no aggregation_strategy set, time lag is the worst
+// partition's (not their average, which would hide a partition hours
+// behind) and lag the partitions' sum; a strategy the user sets wins.
+func TestDroppedPartitionKeepsTheWorstTimeLag(t *testing.T) {
+	groupAndTopic := func(cfg *Config) {
+		cfg.Metrics.KafkaConsumerGroupTimeLag.EnabledAttributes = []metadata.KafkaConsumerGroupTimeLagMetricAttributeKey{
+			metadata.KafkaConsumerGroupTimeLagMetricAttributeKeyGroup, metadata.KafkaConsumerGroupTimeLagMetricAttributeKeyTopic}
+		cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes = []metadata.KafkaConsumerGroupLagMetricAttributeKey{
+			metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup, metadata.KafkaConsumerGroupLagMetricAttributeKeyTopic}
+	}
+	snap, lags := directTestSnapshot() // lags 8 and 4; time lags 4 s and 5 s
+	got := metricsByName(emitScrape(t, directTestScraper(t, groupAndTopic), snap, lags, false))
+	timeLag, lagPoints := got["kafka.consumer_group.time_lag"].Gauge().DataPoints(), got["kafka.consumer_group.lag"].Gauge().DataPoints()
+	require.Equal(t, 1, timeLag.Len())
+	require.InDelta(t, 5.0, timeLag.At(0).DoubleValue(), 0.01, "the worst partition")
+	require.Equal(t, 1, lagPoints.Len())
+	require.Equal(t, int64(12), lagPoints.At(0).IntValue(), "the partitions' lag added up")
+
+	averaged := metricsByName(emitScrape(t, directTestScraper(t, func(cfg *Config) {
+		groupAndTopic(cfg)
+		cfg.Metrics.KafkaConsumerGroupTimeLag.AggregationStrategy = metadata.AggregationStrategyAvg
+	}), snap, lags, false))
+	require.InDelta(t, 4.5, averaged["kafka.consumer_group.time_lag"].Gauge().DataPoints().At(0).DoubleValue(), 0.01, "the user's avg")
 }

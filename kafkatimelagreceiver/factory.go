@@ -27,7 +27,7 @@ func createDefaultConfig() component.Config {
 	controller.CollectionInterval = defaultCollectionInterval
 	return &Config{
 		ControllerConfig:        controller,
-		MetricsBuilderConfig:    metadata.NewDefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig:    defaultMetricsBuilderConfig(),
 		Brokers:                 []string{"localhost:9092"},
 		ClientID:                defaultClientID,
 		ProtocolVersion:         defaultProtocolVersion,
