@@ -27,14 +27,16 @@ import (
 // and the per-group and per-(group, topic) metrics (emit_direct.go). A metric
 // whose attributes the user reduced goes through the builder. The direct
 // paths take names, descriptions, units and types from the builder itself
-// (see generatedGauges), so metadata.yaml stays their single source.
+// (see generatedMetricInfo), so metadata.yaml stays their single source.
 type metricWriter struct {
 	metrics metadata.MetricsConfig
 	// resource is every point's resource: the cluster alias and the
 	// replica, as far as they are set and enabled.
-	resource     pcommon.Resource
-	mb           *metadata.MetricsBuilder
-	gauges       map[string]gaugeInfo
+	resource pcommon.Resource
+	mb       *metadata.MetricsBuilder
+	// info is the description, unit and type of each directly written
+	// metric, by name.
+	info         map[string]metricInfo
 	startTime    pcommon.Timestamp
 	buildVersion string
 	logger       *zap.Logger
@@ -56,7 +58,7 @@ func newMetricWriter(cfg *Config, settings receiver.Settings, push pushFunc) *me
 		metrics:      cfg.Metrics,
 		resource:     rb.Emit(),
 		mb:           mb,
-		gauges:       generatedGauges(settings),
+		info:         generatedMetricInfo(settings),
 		startTime:    start,
 		buildVersion: settings.BuildInfo.Version,
 		logger:       settings.Logger,
@@ -203,29 +205,17 @@ func (sw *scrapeWriter) groupHealth(g health.GroupHealth) {
 
 // aggregates writes the per-(group, topic) sums and maxima.
 func (sw *scrapeWriter) aggregates(aggs []lag.TopicLag) {
-	m, mb, ts, start, d, info := sw.w.metrics, sw.w.mb, sw.ts, sw.w.startTime, &sw.groups, metadata.MetricsInfo
-	sumDirect := allAttributes(m.KafkaConsumerGroupLagSum.Enabled, len(m.KafkaConsumerGroupLagSum.EnabledAttributes), 2)
-	maxDirect := allAttributes(m.KafkaConsumerGroupLagMax.Enabled, len(m.KafkaConsumerGroupLagMax.EnabledAttributes), 2)
-	timeMaxDirect := allAttributes(m.KafkaConsumerGroupTimeLagMax.Enabled, len(m.KafkaConsumerGroupTimeLagMax.EnabledAttributes), 2)
+	m, mb, info := sw.w.metrics, sw.w.mb, metadata.MetricsInfo
+	lagSum := groupTopicGauge(sw, info.KafkaConsumerGroupLagSum.Name, m.KafkaConsumerGroupLagSum.Enabled, len(m.KafkaConsumerGroupLagSum.EnabledAttributes), mb.RecordKafkaConsumerGroupLagSumDataPoint)
+	lagMax := groupTopicGauge(sw, info.KafkaConsumerGroupLagMax.Name, m.KafkaConsumerGroupLagMax.Enabled, len(m.KafkaConsumerGroupLagMax.EnabledAttributes), mb.RecordKafkaConsumerGroupLagMaxDataPoint)
+	timeLagMax := groupTopicGauge(sw, info.KafkaConsumerGroupTimeLagMax.Name, m.KafkaConsumerGroupTimeLagMax.Enabled, len(m.KafkaConsumerGroupTimeLagMax.EnabledAttributes), mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint)
 	for _, agg := range aggs {
 		if agg.HasLag {
-			if sumDirect {
-				d.point(info.KafkaConsumerGroupLagSum.Name, start, ts, "group", agg.Group, "topic", agg.Topic).SetIntValue(agg.LagSum)
-			} else {
-				mb.RecordKafkaConsumerGroupLagSumDataPoint(ts, agg.LagSum, agg.Group, agg.Topic)
-			}
-			if maxDirect {
-				d.point(info.KafkaConsumerGroupLagMax.Name, start, ts, "group", agg.Group, "topic", agg.Topic).SetIntValue(agg.LagMax)
-			} else {
-				mb.RecordKafkaConsumerGroupLagMaxDataPoint(ts, agg.LagMax, agg.Group, agg.Topic)
-			}
+			lagSum(agg.LagSum, agg.Group, agg.Topic)
+			lagMax(agg.LagMax, agg.Group, agg.Topic)
 		}
 		if agg.HasTimeLag {
-			if timeMaxDirect {
-				d.point(info.KafkaConsumerGroupTimeLagMax.Name, start, ts, "group", agg.Group, "topic", agg.Topic).SetDoubleValue(agg.TimeLagMax)
-			} else {
-				mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, agg.TimeLagMax, agg.Group, agg.Topic)
-			}
+			timeLagMax(agg.TimeLagMax, agg.Group, agg.Topic)
 		}
 	}
 }
@@ -303,7 +293,7 @@ func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	}
 }
 
-// withDirect moves the fast path's gauges into md's scope, creating the
+// withDirect moves the directly written metrics into md's scope, creating the
 // resource and scope when the builder emitted nothing.
 func (w *metricWriter) withDirect(md pmetric.Metrics, direct pmetric.MetricSlice) pmetric.Metrics {
 	if direct.Len() == 0 {

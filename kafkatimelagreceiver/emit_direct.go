@@ -8,19 +8,19 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
-// gaugeInfo is what the generated code says of a metric besides its name.
+// metricInfo is what the generated code says of a metric besides its name.
 // sum is set for the one cumulative sum written directly.
-type gaugeInfo struct {
+type metricInfo struct {
 	description, unit string
 	sum               bool
 	monotonic         bool
 	temporality       pmetric.AggregationTemporality
 }
 
-// generatedGauges reads the description, unit and type of every metric
+// generatedMetricInfo reads the description, unit and type of every metric
 // written without the builder from what the generated builder writes, so
 // that metadata.yaml stays the one source of both paths' metadata.
-func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
+func generatedMetricInfo(settings receiver.Settings) map[string]metricInfo {
 	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	m := &cfg.Metrics
 	m.KafkaConsumerGroupOffset.Enabled = true
@@ -69,9 +69,9 @@ func generatedGauges(settings receiver.Settings) map[string]gaugeInfo {
 	mb.RecordKafkaConsumerGroupLagTrendDataPoint(ts, 0, "", "")
 	mb.RecordKafkaConsumerGroupTimeToDrainDataPoint(ts, 0, "", "")
 	mb.RecordKafkaConsumerGroupStuckTimeDataPoint(ts, 0, "", "")
-	out := map[string]gaugeInfo{}
+	out := map[string]metricInfo{}
 	eachMetric(mb.Emit(), func(m pmetric.Metric) {
-		info := gaugeInfo{description: m.Description(), unit: m.Unit()}
+		info := metricInfo{description: m.Description(), unit: m.Unit()}
 		if m.Type() == pmetric.MetricTypeSum {
 			info.sum, info.monotonic, info.temporality = true, m.Sum().IsMonotonic(), m.Sum().AggregationTemporality()
 		}
@@ -92,7 +92,7 @@ func (w *metricWriter) appendGauge(ms pmetric.MetricSlice, enabled bool, name st
 // appendMetric appends an empty metric named name to ms, of the generated
 // type, description and unit, with room for capacity points.
 func (w *metricWriter) appendMetric(ms pmetric.MetricSlice, name string, capacity int) pmetric.NumberDataPointSlice {
-	info := w.gauges[name]
+	info := w.info[name]
 	m := ms.AppendEmpty()
 	m.SetName(name)
 	m.SetDescription(info.description)

@@ -46,10 +46,10 @@ func (sw *scrapeWriter) partitionDrains(lags []lag.PartitionLag, parts []progres
 func (sw *scrapeWriter) groupProgress(topics []progress.Topic) {
 	m := sw.w.metrics
 	info := metadata.MetricsInfo
-	rate := sw.groupTopicGauge(info.KafkaConsumerGroupConsumeRate.Name, m.KafkaConsumerGroupConsumeRate.Enabled, len(m.KafkaConsumerGroupConsumeRate.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupConsumeRateDataPoint)
-	trend := sw.groupTopicGauge(info.KafkaConsumerGroupLagTrend.Name, m.KafkaConsumerGroupLagTrend.Enabled, len(m.KafkaConsumerGroupLagTrend.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupLagTrendDataPoint)
-	drain := sw.groupTopicGauge(info.KafkaConsumerGroupTimeToDrain.Name, m.KafkaConsumerGroupTimeToDrain.Enabled, len(m.KafkaConsumerGroupTimeToDrain.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupTimeToDrainDataPoint)
-	stuck := sw.groupTopicGauge(info.KafkaConsumerGroupStuckTime.Name, m.KafkaConsumerGroupStuckTime.Enabled, len(m.KafkaConsumerGroupStuckTime.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupStuckTimeDataPoint)
+	rate := groupTopicGauge(sw, info.KafkaConsumerGroupConsumeRate.Name, m.KafkaConsumerGroupConsumeRate.Enabled, len(m.KafkaConsumerGroupConsumeRate.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupConsumeRateDataPoint)
+	trend := groupTopicGauge(sw, info.KafkaConsumerGroupLagTrend.Name, m.KafkaConsumerGroupLagTrend.Enabled, len(m.KafkaConsumerGroupLagTrend.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupLagTrendDataPoint)
+	drain := groupTopicGauge(sw, info.KafkaConsumerGroupTimeToDrain.Name, m.KafkaConsumerGroupTimeToDrain.Enabled, len(m.KafkaConsumerGroupTimeToDrain.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupTimeToDrainDataPoint)
+	stuck := groupTopicGauge(sw, info.KafkaConsumerGroupStuckTime.Name, m.KafkaConsumerGroupStuckTime.Enabled, len(m.KafkaConsumerGroupStuckTime.EnabledAttributes), sw.w.mb.RecordKafkaConsumerGroupStuckTimeDataPoint)
 	for i := range topics {
 		tp := &topics[i]
 		if tp.HasConsumeRate {
@@ -67,17 +67,23 @@ func (sw *scrapeWriter) groupProgress(topics []progress.Topic) {
 	}
 }
 
-// groupTopicGauge returns the writer of one double gauge with the
-// attributes group and topic: direct when it has both (see groupMetrics),
-// else record, the builder's.
-func (sw *scrapeWriter) groupTopicGauge(name string, enabled bool, attributes int, record func(pcommon.Timestamp, float64, string, string)) func(value float64, group, topic string) {
+// groupTopicGauge returns the writer of one gauge with the attributes group
+// and topic: direct when it has both (see groupMetrics), else record, the
+// builder's.
+func groupTopicGauge[V int64 | float64](sw *scrapeWriter, name string, enabled bool, attributes int, record func(pcommon.Timestamp, V, string, string)) func(value V, group, topic string) {
 	ts := sw.ts
 	if !allAttributes(enabled, attributes, 2) {
-		return func(value float64, group, topic string) { record(ts, value, group, topic) }
+		return func(value V, group, topic string) { record(ts, value, group, topic) }
 	}
 	start, d := sw.w.startTime, &sw.groups
-	return func(value float64, group, topic string) {
-		d.point(name, start, ts, "group", group, "topic", topic).SetDoubleValue(value)
+	return func(value V, group, topic string) {
+		dp := d.point(name, start, ts, "group", group, "topic", topic)
+		switch v := any(value).(type) {
+		case int64:
+			dp.SetIntValue(v)
+		case float64:
+			dp.SetDoubleValue(v)
+		}
 	}
 }
 

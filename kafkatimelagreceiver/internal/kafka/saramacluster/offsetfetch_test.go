@@ -24,16 +24,7 @@ import (
 func TestCoordinatorOfManyGroupsAnswersInChunks(t *testing.T) {
 	const groups = 250
 	require.Greater(t, groups, 2*maxGroupsPerOffsetFetch, "the test needs more than two chunks")
-	k := kfaketest.New(t, 1, nil)
-	k.CreateTopic("orders", 1)
-	names := make([]string, groups)
-	for i := range names {
-		names[i] = fmt.Sprintf("group-%03d", i)
-		k.Commit(names[i], "orders", map[int32]int64{0: int64(i)})
-	}
-	c, err := New(testSettings(k.Addrs))
-	require.NoError(t, err)
-	defer c.Close()
+	k, c, names := coordinatorOfGroups(t, groups)
 	listed, err := c.ConsumerGroups(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, names, listed)
@@ -47,6 +38,24 @@ func TestCoordinatorOfManyGroupsAnswersInChunks(t *testing.T) {
 	for i, g := range names {
 		require.Equal(t, map[kafka.TopicPartition]int64{{Topic: "orders", Partition: 0}: int64(i)}, committed[g], g)
 	}
+}
+
+// coordinatorOfGroups is a one-broker cluster (so one coordinator) whose n
+// groups group-000, group-001, ... each committed offset i on orders/0, and
+// a Cluster on it.
+func coordinatorOfGroups(t *testing.T, n int) (*kfaketest.Kafka, *Cluster, []string) {
+	t.Helper()
+	k := kfaketest.New(t, 1, nil)
+	k.CreateTopic("orders", 1)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("group-%03d", i)
+		k.Commit(names[i], "orders", map[int32]int64{0: int64(i)})
+	}
+	c, err := New(testSettings(k.Addrs))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return k, c, names
 }
 
 // TestUndecodableBatchedOffsetFetchIsAskedGroupByGroup: the coordinator's
