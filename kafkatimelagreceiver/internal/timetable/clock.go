@@ -3,17 +3,15 @@ package timetable
 import "time"
 
 // clockStepTolerance is the largest difference between how far the wall
-// clock and the store's clock moved between two reads that is not taken
-// for a step. NTP slews rather than steps offsets below 128 ms, and a read
-// is recorded within milliseconds of being answered.
+// clock and the monotonic clock moved between two reads that is not taken
+// for a step. NTP slews rather than steps offsets below 128 ms.
 const clockStepTolerance = time.Second
 
-// clockFrame pairs the wall time a read carries with the store's clock when
-// it was recorded. Their difference stays put until the wall clock steps.
+// clockFrame is the receive time of the last read recorded, with the
+// monotonic reading time.Now gave it.
 type clockFrame struct {
-	wall int64
-	at   time.Time
-	set  bool
+	received time.Time
+	set      bool
 }
 
 // ClockStep reports a step of the wall clock that Record corrected the
@@ -33,19 +31,37 @@ type ClockStep struct {
 	Tables int
 }
 
-// observeClock compares the wall time of a read being recorded with the
-// store's clock, and corrects the tables for a step. Called with s.mu held.
+// monotonicSince is how far the monotonic clock moved from one read's
+// receipt to the next's: time.Now stamps both readings, and Sub uses the
+// monotonic ones. Times without one (made up, or restored) measure by the
+// wall clock, which then cannot show a step.
+func monotonicSince(from, to time.Time) time.Duration { return to.Sub(from) }
+
+// observeClock compares how far the wall clock and the monotonic clock moved
+// between the receipt of the last read and of this one, both as the read
+// carries them, and corrects the tables for a step. When the read is
+// recorded does not matter: a read held back by a metadata refresh or by
+// this store's lock carries the same readings. Called with s.mu held.
 func (s *Store) observeClock(received time.Time) ClockStep {
-	if s.clock == nil {
+	if s.clock == nil || received.IsZero() {
 		return ClockStep{}
 	}
-	now := s.clock()
+	since := s.monotonic
+	if since == nil {
+		since = monotonicSince
+	}
 	prev := s.frame
-	s.frame = clockFrame{wall: received.UnixNano(), at: now, set: true}
+	if prev.set && since(prev.received, received) < 0 {
+		// The sampler's and the scrape's reads may be recorded out of
+		// order: one received before the last recorded is measured against
+		// nothing newer than what the frame already holds.
+		return ClockStep{}
+	}
+	s.frame = clockFrame{received: received, set: true}
 	if !prev.set {
 		return ClockStep{}
 	}
-	step := time.Duration(s.frame.wall-prev.wall) - now.Sub(prev.at)
+	step := time.Duration(received.UnixNano()-prev.received.UnixNano()) - since(prev.received, received)
 	switch {
 	case step < -clockStepTolerance:
 		for _, t := range s.tables {

@@ -9,13 +9,30 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// testClock stands in for the monotonic clock the store measures with: the
-// reads' own times play the wall clock, so that a test can step one without
-// the other. Its times carry no monotonic reading, so Sub uses them as set.
-type testClock struct{ at time.Time }
+// testClock stands in for the monotonic clock: the reads' own times play
+// the wall clock, so that a test can step one without the other. Each read
+// made by readAt carries the monotonic reading the clock had then, as
+// time.Now would stamp it.
+type testClock struct {
+	at        time.Time
+	monotonic map[int64]time.Time // by the wall time of a read's receipt
+}
 
 func (c *testClock) now() time.Time          { return c.at }
 func (c *testClock) advance(d time.Duration) { c.at = c.at.Add(d) }
+
+func (c *testClock) readAt(received time.Time, offsets map[kafka.TopicPartition]int64) kafka.OffsetRead {
+	if c.monotonic == nil {
+		c.monotonic = map[int64]time.Time{}
+	}
+	c.monotonic[received.UnixNano()] = c.at
+	return readAt(received, offsets)
+}
+
+// since is the store's monotonic measure between two reads made by readAt.
+func (c *testClock) since(from, to time.Time) time.Duration {
+	return c.monotonic[to.UnixNano()].Sub(c.monotonic[from.UnixNano()])
+}
 
 // readAt is an end-offset read answered at wall time received, sent 5 ms
 // before.
@@ -31,13 +48,14 @@ func steadyStore(t *testing.T) (s *Store, clock *testClock, wall time.Time) {
 	base := time.Unix(1_700_000_000, 0)
 	clock = &testClock{at: time.Unix(5_000, 0)} // any origin: only its steps count
 	s = NewStore(16, 0, clock.now)
+	s.monotonic = clock.since
 	track(s, tpA0)
 	for i := range 5 {
 		if i > 0 {
 			clock.advance(10 * time.Second)
 		}
 		wall = base.Add(time.Duration(i) * 10 * time.Second)
-		require.Equal(t, ClockStep{}, s.Record(readAt(wall, map[kafka.TopicPartition]int64{tpA0: int64(100 * i)})))
+		require.Equal(t, ClockStep{}, s.Record(clock.readAt(wall, map[kafka.TopicPartition]int64{tpA0: int64(100 * i)})))
 	}
 	return s, clock, wall
 }
@@ -58,12 +76,12 @@ func TestClockSteppedBackShiftsTables(t *testing.T) {
 	// A small disagreement is not a step: NTP slews, recording takes time.
 	clock.advance(10*time.Second + 300*time.Millisecond)
 	wall = wall.Add(10 * time.Second)
-	require.Equal(t, ClockStep{}, s.Record(readAt(wall, map[kafka.TopicPartition]int64{tpA0: 500})))
+	require.Equal(t, ClockStep{}, s.Record(clock.readAt(wall, map[kafka.TopicPartition]int64{tpA0: 500})))
 
 	// The wall clock is set back an hour while the store's clock goes on.
 	clock.advance(10 * time.Second)
 	wall = wall.Add(10*time.Second - time.Hour)
-	step := s.Record(readAt(wall, map[kafka.TopicPartition]int64{tpA0: 600}))
+	step := s.Record(clock.readAt(wall, map[kafka.TopicPartition]int64{tpA0: 600}))
 	require.Equal(t, ClockStep{By: -time.Hour, Shifted: true, Tables: 1}, step)
 	require.Equal(t, 7, s.Points(), "the read after the step is a point, not ignored")
 
@@ -78,7 +96,7 @@ func TestClockSteppedBackShiftsTables(t *testing.T) {
 	for i := range 2 {
 		clock.advance(10 * time.Second)
 		wall = wall.Add(10 * time.Second)
-		require.Equal(t, ClockStep{}, s.Record(readAt(wall, map[kafka.TopicPartition]int64{tpA0: int64(3 + i)})))
+		require.Equal(t, ClockStep{}, s.Record(clock.readAt(wall, map[kafka.TopicPartition]int64{tpA0: int64(3 + i)})))
 	}
 	require.Equal(t, []kafka.TopicPartition{tpA0}, s.TakeResets())
 	_, ok, _ = s.Estimate(ref, 250, upper)
@@ -96,7 +114,7 @@ func TestClockSteppedForwardDoesNotInflateTimeLag(t *testing.T) {
 
 	clock.advance(10 * time.Second)
 	wall = wall.Add(10*time.Second + time.Hour)
-	step := s.Record(readAt(wall, map[kafka.TopicPartition]int64{tpA0: 500}))
+	step := s.Record(clock.readAt(wall, map[kafka.TopicPartition]int64{tpA0: 500}))
 	require.Equal(t, ClockStep{By: time.Hour, Tables: 1}, step)
 	require.Equal(t, 1, s.Points(), "only the read after the jump is left")
 	_, ok, _ := s.Estimate(ref, 250, Sample{Offset: 600, At: wall.Add(10 * time.Second).UnixNano()})
@@ -105,7 +123,7 @@ func TestClockSteppedForwardDoesNotInflateTimeLag(t *testing.T) {
 	// The table refills from there, in the new frame.
 	clock.advance(10 * time.Second)
 	wall = wall.Add(10 * time.Second)
-	require.Equal(t, ClockStep{}, s.Record(readAt(wall, map[kafka.TopicPartition]int64{tpA0: 600})))
+	require.Equal(t, ClockStep{}, s.Record(clock.readAt(wall, map[kafka.TopicPartition]int64{tpA0: 600})))
 	at, ok, _ := s.Estimate(ref, 550, Sample{})
 	require.True(t, ok)
 	require.Equal(t, wall.Add(-5*time.Second).UnixNano(), at)

@@ -29,9 +29,13 @@ type Store struct {
 	maxGap    time.Duration
 	// clock is nil when the store is not to watch the wall clock (tests
 	// whose reads carry made-up times).
-	clock  Clock
-	frame  clockFrame
-	tables map[kafka.TopicPartition]*Table
+	clock Clock
+	frame clockFrame
+	// monotonic measures the monotonic time between two reads' receipt;
+	// nil is monotonicSince. Tests set it: Go cannot make a time whose wall
+	// reading stepped while its monotonic one did not.
+	monotonic func(from, to time.Time) time.Duration
+	tables    map[kafka.TopicPartition]*Table
 	// starts holds the last log start offset read for each partition: it
 	// tells when retention deleted records a group never consumed.
 	starts map[kafka.TopicPartition]int64

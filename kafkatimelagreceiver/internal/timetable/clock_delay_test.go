@@ -1,0 +1,32 @@
+package timetable
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// A read recorded long after it was answered (a metadata refresh between
+// the answer and Record, a wait for the store's lock, a throttled CPU) is
+// not a step of the wall clock: the wall and monotonic readings the read
+// carries moved together. Only the wall clock moving against the monotonic
+// one between two reads is a step. The delay is real (time.Now stamps both
+// readings), and only its lower bound matters: a slower machine delays more.
+func TestDelayedRecordIsNotAClockStep(t *testing.T) {
+	s := NewStore(16, 0, time.Now)
+	track(s, tpA0)
+	record := func(offset int64, delay time.Duration) ClockStep {
+		read := kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tpA0: offset}, Sent: time.Now()}
+		read.Received = time.Now()
+		time.Sleep(delay)
+		return s.Record(read)
+	}
+	require.Equal(t, ClockStep{}, record(1, 0))
+	require.Equal(t, ClockStep{}, record(2, 0))
+	require.Equal(t, ClockStep{}, record(3, clockStepTolerance+200*time.Millisecond), "a late Record is not a clock set back")
+	require.Equal(t, ClockStep{}, record(4, 0), "a prompt Record after a late one is not a clock jumping ahead")
+	require.Equal(t, 4, s.Points(), "no table was shifted or emptied")
+}
