@@ -9,6 +9,8 @@ import (
 	"maps"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/IBM/sarama"
 	"go.uber.org/zap"
@@ -45,6 +47,10 @@ type Cluster struct {
 	// left out and asked for the usual way.
 	listedMu sync.Mutex
 	listedBy map[string]int32
+
+	// transportRefresh is when transport errors last refreshed the
+	// metadata, in unix nanoseconds (see refreshMetadata).
+	transportRefresh atomic.Int64
 }
 
 // New builds and validates the client configuration and logs the settings
@@ -223,6 +229,8 @@ func perBroker[T any](ctx context.Context, c *Cluster, work map[*sarama.Broker]T
 			var err error
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), ctxErr)
+			} else if skipped := c.conns.health.skipping(broker.Addr(), time.Now()); skipped != nil {
+				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), skipped)
 			} else if err = c.idle.begin(ctx, broker); err == nil {
 				err = fn(broker, item)
 				c.idle.end(broker)

@@ -160,6 +160,9 @@ func newConfig(s Settings) (*sarama.Config, error) {
 	sc.Metadata.AllowAutoTopicCreation = false
 	sc.Metadata.Retry.Max = s.Metadata.RetryMax
 	sc.Metadata.Retry.Backoff = s.Metadata.RetryBackoff
+	// A refresh, retries included, ends within one request timeout: sarama
+	// runs it without a context.
+	sc.Metadata.Timeout = timeout
 	if err := configureSecurity(sc, s.SASL, s.TLS); err != nil {
 		return nil, err
 	}

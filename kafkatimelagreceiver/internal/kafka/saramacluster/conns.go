@@ -3,6 +3,7 @@ package saramacluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,9 @@ type connections struct {
 	// life ends at closeAll, ending the dials in progress too.
 	life    context.Context
 	endLife context.CancelFunc
+
+	// health is which brokers are skipped for not answering (unanswered.go).
+	health brokerHealth
 
 	mu     sync.Mutex
 	open   map[*trackedConn]struct{}
@@ -49,6 +53,9 @@ func (cs *connections) Dial(network, addr string) (net.Conn, error) {
 func (cs *connections) dial(ctx context.Context, network, addr string, attempt *connectAttempt) (net.Conn, error) {
 	if cs.isClosed() {
 		return nil, errConnectionsClosed
+	}
+	if err := cs.health.skipping(addr, time.Now()); err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -110,12 +117,45 @@ func (cs *connections) closeAll() {
 	}
 }
 
-// trackedConn forgets itself when closed, by sarama or by a cut.
+// trackedConn forgets itself when closed, by sarama or by a cut, and
+// knows since when it has been waiting for an answer.
 type trackedConn struct {
 	net.Conn
 	owner  *connections
 	addr   string
 	closed atomic.Bool
+	// awaiting is when the first write since the last data read was made,
+	// in unix nanoseconds; 0 when nothing is awaited. Responses come in
+	// order: any data read means the broker is answering.
+	awaiting atomic.Int64
+	// cause, when a watch cut the connection, says why (see cutUnanswered).
+	cause atomic.Pointer[error]
+}
+
+func (tc *trackedConn) Write(p []byte) (int, error) {
+	tc.awaiting.CompareAndSwap(0, time.Now().UnixNano())
+	n, err := tc.Conn.Write(p)
+	return n, tc.explain(err)
+}
+
+func (tc *trackedConn) Read(p []byte) (int, error) {
+	n, err := tc.Conn.Read(p)
+	if n > 0 && tc.awaiting.Swap(0) != 0 {
+		tc.owner.health.answered(tc.addr)
+	}
+	return n, tc.explain(err)
+}
+
+// explain adds to the error of a read or write on a connection cut for
+// not answering why it was cut.
+func (tc *trackedConn) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cause := tc.cause.Load(); cause != nil {
+		return fmt.Errorf("%w: %w", *cause, err)
+	}
+	return err
 }
 
 func (tc *trackedConn) Close() error {

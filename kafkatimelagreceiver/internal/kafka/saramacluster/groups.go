@@ -16,13 +16,22 @@ import (
 // ConsumerGroups sends one ListGroups to every broker, and remembers which
 // broker listed each group as that group's coordinator.
 func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
+	defer c.watch(ctx)()
 	client, err := c.connected(ctx)
 	if err != nil {
 		return nil, err
 	}
 	brokers := client.Brokers()
 	if len(brokers) == 0 {
-		return nil, errors.New("list groups: no brokers known")
+		// sarama forgets the brokers a metadata refresh could not reach
+		// (the whole cluster was down); only a refresh from the bootstrap
+		// brokers brings them back.
+		if err := client.RefreshMetadata(); err != nil {
+			return nil, fmt.Errorf("list groups: no brokers known: %w", err)
+		}
+		if brokers = client.Brokers(); len(brokers) == 0 {
+			return nil, errors.New("list groups: no brokers known")
+		}
 	}
 	work := make(map[*sarama.Broker]struct{}, len(brokers))
 	for _, b := range brokers {
@@ -87,6 +96,7 @@ type offsetsRecorder func(group string, blocks map[string]map[int32]*sarama.Offs
 // groups when the protocol allows it (v8, Kafka 3.0+), and one per group
 // otherwise or when the batched request is refused.
 func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+	defer c.watch(ctx)()
 	client, err := c.connected(ctx)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/IBM/sarama"
 	"go.uber.org/zap"
@@ -20,6 +21,7 @@ const identifyAttempts = 3
 // version 10, Kafka 2.8; the cluster id with version 2). Topics the cluster
 // does not know are absent without an error: the offset reads report them.
 func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identity, error) {
+	defer c.watch(ctx)()
 	if len(topics) == 0 {
 		// A Metadata request without topic names asks for every topic.
 		return nil, errors.New("identify: no topics to ask about")
@@ -44,6 +46,10 @@ func (c *Cluster) metadata(ctx context.Context, client sarama.Client, topics []s
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
+		}
+		if err := c.conns.health.skipping(b.Addr(), time.Now()); err != nil {
+			errs = append(errs, fmt.Errorf("metadata from broker %d: %w", b.ID(), err))
+			continue
 		}
 		_ = b.Open(c.config) // already open: ErrAlreadyConnected
 		req := sarama.NewMetadataRequest(c.config.Version, topics)

@@ -16,6 +16,7 @@ import (
 // one request per leader per round, where a round holds at most one offset
 // per partition (a Fetch names each partition once).
 func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
+	defer c.watch(ctx)()
 	out := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(records))
 	if len(records) == 0 {
 		return out, nil
