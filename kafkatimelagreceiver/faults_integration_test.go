@@ -371,6 +371,7 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 	require.Eventually(t, func() bool {
 		md, err := f.s.scrape(context.Background())
 		if err != nil {
+			t.Log(err)
 			return false
 		}
 		require.Equal(t, wantLag, intValues(pointsOf(md, "kafka.consumer_group.lag")), "the same lag as before the outage")

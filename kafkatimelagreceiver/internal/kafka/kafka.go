@@ -40,6 +40,30 @@ type OffsetRead struct {
 	Unknown  []TopicPartition
 	Sent     time.Time
 	Received time.Time
+	// Retried are the partitions of Offsets read a second time, from a new
+	// leader, after the first request found their leader moved; their
+	// offsets were true between RetrySent and RetryReceived instead.
+	Retried       []TopicPartition
+	RetrySent     time.Time
+	RetryReceived time.Time
+}
+
+// Split returns the read as two reads of their own times: the partitions
+// read at once, and those Retried.
+func (r OffsetRead) Split() (first, retried OffsetRead) {
+	if len(r.Retried) == 0 {
+		return r, OffsetRead{}
+	}
+	first = OffsetRead{Offsets: make(map[TopicPartition]int64, len(r.Offsets)-len(r.Retried)), Unknown: r.Unknown, Sent: r.Sent, Received: r.Received}
+	retried = OffsetRead{Offsets: make(map[TopicPartition]int64, len(r.Retried)), Sent: r.RetrySent, Received: r.RetryReceived}
+	for tp, offset := range r.Offsets {
+		first.Offsets[tp] = offset
+	}
+	for _, tp := range r.Retried {
+		retried.Offsets[tp] = r.Offsets[tp]
+		delete(first.Offsets, tp)
+	}
+	return first, retried
 }
 
 // RecordAt names the record at an offset of a partition.

@@ -46,8 +46,14 @@ func Read(ctx context.Context, reader kafka.OffsetReader, tables *timetable.Stor
 		idErr = identify(ctx, reader, tables, partitions, logger)
 	}
 	end, err = reader.EndOffsets(ctx, partitions)
-	if len(end.Offsets) > 0 || len(end.Unknown) > 0 {
-		logClockStep(logger, tables.Record(end))
+	// Partitions read again from a new leader were read later: each part
+	// is a table point of its own time.
+	first, retried := end.Split()
+	if len(first.Offsets) > 0 || len(first.Unknown) > 0 {
+		logClockStep(logger, tables.Record(first))
+	}
+	if len(retried.Offsets) > 0 {
+		logClockStep(logger, tables.Record(retried))
 	}
 	err = kafka.Join(idErr, err)
 	if opts.WithStart && ctx.Err() == nil {

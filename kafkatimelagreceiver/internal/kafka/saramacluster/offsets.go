@@ -33,7 +33,12 @@ func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPart
 }
 
 // listOffsets sends one ListOffsets per leader carrying all its partitions.
+// Partitions whose leader moved (the broker says it is not the leader, or
+// does not answer) are looked up again and read once more from their new
+// leader in the same call, so that a leader election costs no read: they
+// come back in read.Retried, with times of their own.
 func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
+	defer c.watch(ctx)()
 	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
 	client, err := c.connected(ctx)
 	if err != nil {
@@ -41,12 +46,102 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 	}
 	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, client, partitions)
 	read.Unknown = unknown
-	var (
-		mu    sync.Mutex
-		stale = map[string]struct{}{}
-	)
 	read.Sent = time.Now()
-	err = perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+	first := c.listOffsetsFrom(ctx, byLeader, which, isolation, read.Offsets)
+	read.Received = time.Now()
+	moved := first.moved()
+	if len(moved) == 0 || ctx.Err() != nil {
+		read.Unknown = append(read.Unknown, first.unknown...)
+		return read, kafka.Join(leaderErr, first.err())
+	}
+	c.refreshMetadata(client, topicsOf(moved), first.transport)
+	retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, client, moved)
+	read.Unknown = append(read.Unknown, retryUnknown...)
+	retried := make(map[kafka.TopicPartition]int64, len(moved))
+	read.RetrySent = time.Now()
+	again := c.listOffsetsFrom(ctx, retryLeaders, which, isolation, retried)
+	read.RetryReceived = time.Now()
+	for tp, offset := range retried {
+		read.Offsets[tp] = offset
+		read.Retried = append(read.Retried, tp)
+		first.forget(tp)
+	}
+	kafka.SortPartitions(read.Retried)
+	read.Unknown = append(read.Unknown, again.unknown...)
+	if len(again.moved()) > 0 && ctx.Err() == nil {
+		// Still not at the leader: the next call finds the metadata fresh.
+		c.refreshMetadata(client, topicsOf(again.moved()), again.transport)
+	}
+	return read, kafka.Join(leaderErr, first.err(), retryLeaderErr, again.err())
+}
+
+// offsetsAnswer is what one round of ListOffsets requests left unread.
+type offsetsAnswer struct {
+	mu sync.Mutex
+	// failed holds each unread partition's error; stale are those worth
+	// asking again once the metadata is fresh (the leader moved, or its
+	// broker did not answer).
+	failed  map[kafka.TopicPartition]error
+	stale   map[kafka.TopicPartition]bool
+	unknown []kafka.TopicPartition
+	// transport tells that a broker could not be reached at all (it
+	// crashed, or does not answer): the refresh it calls for is rate
+	// limited, the broker failing every call until it is gone.
+	transport bool
+	others    []error // errors of no partition
+}
+
+func (a *offsetsAnswer) fail(tp kafka.TopicPartition, err error, stale bool) {
+	a.failed[tp] = err
+	if stale {
+		a.stale[tp] = true
+	}
+}
+
+func (a *offsetsAnswer) forget(tp kafka.TopicPartition) {
+	delete(a.failed, tp)
+	delete(a.stale, tp)
+}
+
+func (a *offsetsAnswer) moved() []kafka.TopicPartition {
+	out := make([]kafka.TopicPartition, 0, len(a.stale))
+	for tp := range a.stale {
+		out = append(out, tp)
+	}
+	kafka.SortPartitions(out)
+	return out
+}
+
+// err is one error per unread partition, in partition order.
+func (a *offsetsAnswer) err() error {
+	tps := make([]kafka.TopicPartition, 0, len(a.failed))
+	for tp := range a.failed {
+		tps = append(tps, tp)
+	}
+	kafka.SortPartitions(tps)
+	errs := append([]error(nil), a.others...)
+	for _, tp := range tps {
+		errs = append(errs, a.failed[tp])
+	}
+	return kafka.Join(errs...)
+}
+
+// listOffsetsFrom sends one ListOffsets to each leader and puts what it
+// reads into offsets.
+func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
+	a := &offsetsAnswer{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}}
+	for b, tps := range byLeader {
+		// A skipped broker's partitions may have a new leader by now.
+		if err := c.conns.health.skipping(b.Addr(), time.Now()); err != nil {
+			err = fmt.Errorf("list offsets from broker %d (%s): %w", b.ID(), b.Addr(), err)
+			a.transport = true
+			for _, tp := range tps {
+				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe, err), true)
+			}
+			delete(byLeader, b)
+		}
+	}
+	err := perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		req := sarama.NewOffsetRequest(c.config.Version)
 		req.IsolationLevel = isolation
 		for _, tp := range tps {
@@ -54,25 +149,29 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		}
 		resp, err := b.GetAvailableOffsets(req)
 		c.observe(ctx, b, "ListOffsets", err)
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("list offsets from broker %d: %w", b.ID(), err)
+			err = fmt.Errorf("list offsets from broker %d: %w", b.ID(), err)
+			a.transport = true
+			for _, tp := range tps {
+				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe, err), ctx.Err() == nil)
+			}
+			return nil
 		}
-		var errs []error
-		mu.Lock()
-		defer mu.Unlock()
 		for _, tp := range tps {
 			block := resp.GetBlock(tp.Topic, tp.Partition)
 			if block == nil {
-				errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
-					fmt.Errorf("list offsets of %s/%d from broker %d: no answer", tp.Topic, tp.Partition, b.ID())))
+				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
+					fmt.Errorf("list offsets of %s/%d from broker %d: no answer", tp.Topic, tp.Partition, b.ID())), false)
 				continue
 			}
 			if !errors.Is(block.Err, sarama.ErrNoError) {
-				errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
-					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), authorization(block.Err))))
-				stale[tp.Topic] = struct{}{}
+				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
+					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), authorization(block.Err))),
+					leaderMoved(block.Err))
 				if errors.Is(block.Err, sarama.ErrUnknownTopicOrPartition) {
-					read.Unknown = append(read.Unknown, tp)
+					a.unknown = append(a.unknown, tp)
 				}
 				continue
 			}
@@ -80,23 +179,36 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 			if req.Version == 0 && len(block.Offsets) > 0 {
 				offset = block.Offsets[0]
 			}
-			read.Offsets[tp] = offset
+			offsets[tp] = offset
 		}
-		return kafka.Join(errs...)
+		return nil
 	})
-	read.Received = time.Now()
-	if len(stale) > 0 && ctx.Err() == nil {
-		// Leadership moved or the topic changed: the next read should see
-		// fresh metadata.
-		topics := make([]string, 0, len(stale))
-		for t := range stale {
-			topics = append(topics, t)
-		}
-		if refreshErr := client.RefreshMetadata(topics...); refreshErr != nil {
-			c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(refreshErr))
+	if err != nil {
+		// perBroker's own: the context ended before a request was sent.
+		a.others = append(a.others, err)
+	}
+	return a
+}
+
+// leaderMoved tells whether a partition's error means that the metadata
+// naming its leader is out of date.
+func leaderMoved(kerr sarama.KError) bool {
+	switch kerr {
+	case sarama.ErrNotLeaderForPartition, sarama.ErrLeaderNotAvailable, sarama.ErrUnknownTopicOrPartition,
+		sarama.ErrReplicaNotAvailable, sarama.ErrFencedLeaderEpoch, sarama.ErrUnknownLeaderEpoch:
+		return true
+	}
+	return false
+}
+
+func topicsOf(tps []kafka.TopicPartition) []string {
+	var topics []string
+	for _, tp := range tps { // sorted: each topic's partitions together
+		if len(topics) == 0 || topics[len(topics)-1] != tp.Topic {
+			topics = append(topics, tp.Topic)
 		}
 	}
-	return read, kafka.Join(leaderErr, err)
+	return topics
 }
 
 // byLeader groups partitions by their leader broker. Partitions whose leader
@@ -150,4 +262,28 @@ func (c *Cluster) leadersOrUnknown(ctx context.Context, client sarama.Client, pa
 			fmt.Errorf("find leaders of %d partitions of %s: %w", unknownPerTopic[topic], topic, sarama.ErrUnknownTopicOrPartition)))
 	}
 	return out, unknown, kafka.Join(errs...)
+}
+
+// transportRefreshInterval rate-limits the metadata refreshes that
+// transport errors call for: a crashed leader fails every call until the
+// metadata names its successor, and a broker that only stopped answering
+// keeps leading.
+const transportRefreshInterval = 5 * time.Second
+
+// refreshMetadata refreshes the topics' metadata in sarama's cache: at once
+// when a broker said a leader moved, at most every transportRefreshInterval
+// when a leader could not be reached. sarama runs it without a context;
+// the call's watch cuts a broker that does not answer, and skipped brokers
+// are not dialed, so that it moves on to another.
+func (c *Cluster) refreshMetadata(client sarama.Client, topics []string, transport bool) {
+	if transport {
+		now := time.Now().UnixNano()
+		last := c.transportRefresh.Load()
+		if now-last < int64(transportRefreshInterval) || !c.transportRefresh.CompareAndSwap(last, now) {
+			return
+		}
+	}
+	if err := client.RefreshMetadata(topics...); err != nil {
+		c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
+	}
 }
