@@ -135,7 +135,9 @@ func (sw *scrapeWriter) partitionStatuses(lags []lag.PartitionLag, statuses []he
 		return
 	}
 	for i := range lags {
-		sw.pairs.addStatus(&lags[i], statuses[i])
+		if statuses[i] != health.StatusUnknown {
+			sw.pairs.addStatus(&lags[i], statuses[i])
+		}
 	}
 }
 

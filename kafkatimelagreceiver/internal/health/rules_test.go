@@ -63,7 +63,7 @@ func TestRules(t *testing.T) {
 		{"time lag above the bound while the lag shrinks", h(p(5, 9), p(6, 4), p(9, 1)), membersPresent, 120, []string{"timeLagAboveBound"}, StatusWarn},
 		{"time lag above the bound at the first point", h(p(5, 9)), membersPresent, 120, []string{"timeLagAboveBound"}, StatusWarn},
 		{"time lag at the bound", h(p(5, 9)), membersPresent, 60, nil, StatusOK},
-		{"time lag with the end offset unread", h(unread(5)), membersPresent, 120, nil, StatusOK},
+		{"time lag with the end offset never read judges nothing", h(unread(5)), membersPresent, 120, nil, StatusUnknown},
 		{"time lag does not soften a stall", h(p(5, 3), p(5, 3), p(5, 3)), membersPresent, 120, []string{"stalled", "timeLagAboveBound"}, StatusStall},
 		{"time lag does not soften a stop", h(p(5, 3), p(5, 3), p(5, 3)), membersNone, 120, []string{"stopped", "stalled", "timeLagAboveBound"}, StatusStop},
 	}

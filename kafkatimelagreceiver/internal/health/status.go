@@ -9,7 +9,12 @@ package health
 type Status int
 
 const (
-	StatusOK Status = iota
+	// StatusUnknown is a partition's that nothing judges yet: no end offset
+	// was read for it, now or in its window. It is below every status, so
+	// that a group's worst is that of the partitions that were judged; it
+	// is never written.
+	StatusUnknown Status = iota - 1
+	StatusOK
 	StatusWarn
 	StatusStall
 	StatusStop

@@ -113,18 +113,24 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 	g, gh := t.fold(name, d, described)
 	g.pairs = lag.MergeTracks(g.pairs, lags, t.scrapes, forgetAfter)
 	noMembers := g.membersKnown && g.members == 0
-	worst := StatusOK
+	worst := StatusUnknown
 	t.statuses = t.statuses[:0]
 	for i, w := range lag.Matched(g.pairs, lags) {
 		pl := &lags[i]
 		if pl.HasEnd { // an unknown lag leaves the window waiting for the next one
 			w.add(lagPoint{committed: pl.Committed, lag: consumable(pl)}, t.window)
 		}
-		st := partitionStatus(*w, t.window, noMembers, pl, t.maxTimeLag)
+		st := StatusUnknown
+		if w.points > 0 {
+			st = partitionStatus(*w, t.window, noMembers, pl, t.maxTimeLag)
+		}
 		worst = max(worst, st)
 		t.statuses = append(t.statuses, st)
 	}
-	gh.StatusKnown, gh.Status, gh.Partitions = true, worst, t.statuses
+	if len(lags) == 0 {
+		worst = StatusOK // read, with nothing committed: nothing lags
+	}
+	gh.StatusKnown, gh.Status, gh.Partitions = worst != StatusUnknown, worst, t.statuses
 	return gh
 }
 
