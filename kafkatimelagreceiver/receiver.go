@@ -184,7 +184,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 				out.groupHealth(gh)
 			}
 		}
-		if s.progress != nil {
+		if s.progress != nil && in.unread[name] {
+			s.progress.ObserveUnread(name)
+		} else if s.progress != nil {
 			parts := s.progress.ObserveGroup(name, lags, in.snap.At)
 			out.partitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)

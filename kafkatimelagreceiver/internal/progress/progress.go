@@ -211,6 +211,21 @@ func (t *Tracker) resume(p *pairProgress, key pairKey, committed, at int64) {
 	}
 }
 
+// ObserveUnread folds in a group of the scrape whose committed offsets
+// could not be read: what is known of it (its marks, its stuck clocks) is
+// kept as it is, not counted as missing, so that a coordinator failing over
+// for a few scrapes does not restart them.
+func (t *Tracker) ObserveUnread(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g, ok := t.groups[name]
+	if !ok {
+		return
+	}
+	g.lastSeen = t.scrapes
+	lag.KeepTracks(g.pairs, t.scrapes)
+}
+
 // EndScrape drops the groups missing from the last forgetAfter scrapes (the
 // merge in ObserveGroup does the same for a group's partitions), and the
 // restored clocks no scrape has claimed by then.
