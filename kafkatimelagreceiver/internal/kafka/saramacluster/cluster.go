@@ -111,7 +111,12 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 	fresh, err := sarama.NewClient(c.brokers, &config)
 	finish()
 	if err != nil {
-		tokenRefused(c.config)
+		if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+			// Only a refusal says the token is bad: a network error does
+			// not, and a new grant per attempt while Kafka is down would
+			// only load the identity provider.
+			tokenRefused(c.config)
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w: %w", ctxErr, err)
 		}
@@ -168,6 +173,11 @@ func (c *Cluster) Close() error {
 func (c *Cluster) observe(ctx context.Context, b *sarama.Broker, api string, err error) {
 	if c.observer != nil {
 		c.observer.Request(ctx, api, err)
+	}
+	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		// A reconnect or re-authentication of an established client was
+		// refused: the next connection needs a new token.
+		tokenRefused(c.config)
 	}
 	var netErr net.Error
 	switch {

@@ -272,6 +272,9 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 	// sarama takes no context: the dial and metadata deadlines bound this.
 	fresh, err := sarama.NewClient(m.brokers, m.config)
 	if err != nil {
+		if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+			tokenRefused(m.config)
+		}
 		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, securitySummary(m.config), authentication(err))
 	}
 	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, fresh)
