@@ -120,7 +120,9 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 			snap.Stable = stable.Offsets
 		}
 		snap.End = end.Offsets
-		snap.At = end.Received.UnixNano()
+		if !end.Received.IsZero() { // zero: nothing was asked (the client closed under the scrape)
+			snap.At = end.Received.UnixNano()
+		}
 		if withStart {
 			snap.Start = s.tables.StartOffsets()
 		}

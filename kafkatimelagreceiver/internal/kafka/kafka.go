@@ -96,7 +96,7 @@ const (
 	// written.
 	RecordTimed RecordFound = iota
 	// RecordUntimed: a data record that gives no time: its timestamp is
-	// missing, not after 1970 or far ahead of the read (MaxClockLead), or
+	// missing, before MinRecordTime or far ahead of the read (MaxClockLead), or
 	// its batch could not be read (too large once decompressed, corrupt).
 	RecordUntimed
 	// RecordNone: no data record from the offset asked for up to Offset,
@@ -111,6 +111,11 @@ const (
 // clock years ahead, a corrupt value) the record gives no time. Nearer
 // leads are clamped by what the tables prove (internal/lag).
 const MaxClockLead = 24 * time.Hour
+
+// MinRecordTime is the earliest record timestamp that gives a time: Kafka
+// did not exist before it, so an earlier CreateTime was chosen by a
+// producer (or is garbage), not written by a clock appending the record.
+var MinRecordTime = time.Date(2011, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Cluster is everything the receiver asks of Kafka.
 //

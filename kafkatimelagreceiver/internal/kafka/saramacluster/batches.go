@@ -126,11 +126,11 @@ func firstRecordAtOrAfter(block *sarama.FetchResponseBlock, want int64, readAt t
 
 // timed judges a data record's timestamp. One that no clock could have
 // written gives no time: missing (old message formats, read as Go's zero
-// time, or -1), not after 1970, or more than kafka.MaxClockLead ahead of the
+// time, or -1), before kafka.MinRecordTime, or more than kafka.MaxClockLead ahead of the
 // read. Anything else is kept as the record says, for the caller to clamp to
 // what it knows (internal/lag clamps to the interpolation table).
 func timed(offset int64, ts, readAt time.Time) kafka.RecordTimestamp {
-	if !ts.After(time.Unix(0, 0)) || ts.After(readAt.Add(kafka.MaxClockLead)) {
+	if ts.Before(kafka.MinRecordTime) || ts.After(readAt.Add(kafka.MaxClockLead)) {
 		return kafka.RecordTimestamp{Offset: offset, Found: kafka.RecordUntimed}
 	}
 	return kafka.RecordTimestamp{Offset: offset, Timestamp: ts.UnixNano()}
