@@ -117,6 +117,7 @@ func (cfg *Config) Validate() error {
 	if err := cfg.validateClient(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, validateAttributeLists(cfg.Metrics)...)
 	if cfg.CollectionInterval <= 0 {
 		errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
 	}
