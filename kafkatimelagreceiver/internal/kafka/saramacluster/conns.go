@@ -141,7 +141,7 @@ func (tc *trackedConn) Write(p []byte) (int, error) {
 func (tc *trackedConn) Read(p []byte) (int, error) {
 	n, err := tc.Conn.Read(p)
 	if n > 0 && tc.awaiting.Swap(0) != 0 {
-		tc.owner.health.answered(tc.addr)
+		tc.owner.health.answered(tc.addr, time.Now())
 	}
 	return n, tc.explain(err)
 }

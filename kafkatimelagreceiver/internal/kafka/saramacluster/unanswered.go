@@ -93,13 +93,13 @@ func (h *brokerHealth) unanswered(addr string, budget time.Duration, now time.Ti
 // answered forgets that addr did not answer, once its skip is over: a
 // broker that answers some requests (on another connection) and not others
 // is still skipped for the rest of the call that found it out.
-func (h *brokerHealth) answered(addr string) {
+func (h *brokerHealth) answered(addr string, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s, ok := h.skipped[addr]
 	switch {
 	case !ok:
-	case time.Now().Before(s.until):
+	case now.Before(s.until):
 		s.strikes = 0
 		h.skipped[addr] = s
 	default:
