@@ -85,3 +85,23 @@ func pointsOf(md pmetric.Metrics, name string) map[pointKey]point {
 	})
 	return out
 }
+
+func metricsByName(md pmetric.Metrics) map[string]pmetric.Metric {
+	out := map[string]pmetric.Metric{}
+	eachMetric(md, func(m pmetric.Metric) { out[m.Name()] = m })
+	return out
+}
+
+// eachMetric calls fn with every metric of md, in order.
+func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				fn(ms.At(k))
+			}
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package kafkatimelagreceiver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
@@ -21,17 +23,66 @@ type scrapeInput struct {
 	// gauged, with coordination, are the partitions whose gauges this
 	// replica writes (ownership.Split); nil: all of idx's.
 	gauged map[kafka.TopicPartition]struct{}
-	// names are the groups to compute, sorted: the reported groups and
-	// every group with commits.
-	names []string
-	// reported are the groups whose health is reported: listed, matching
-	// the filter and not denied.
-	reported map[string]bool
-	// unread are the reported groups whose committed offsets could not be
-	// read: their status is not known.
-	unread    map[string]bool
-	described map[string]kafka.GroupDescription
-	pairs     int // (group, partition) pairs with a commit
+	// groups are the groups to compute, sorted by name: the reported
+	// groups and every group with commits.
+	groups []groupRead
+	pairs  int // (group, partition) pairs with a commit
+}
+
+// groupRead is what a scrape read of one group.
+type groupRead struct {
+	name string
+	// reported: listed, matching the filter and not denied; its health is
+	// reported.
+	reported bool
+	// unread: reported, but its committed offsets could not be read; its
+	// status is not known.
+	unread      bool
+	described   bool
+	description kafka.GroupDescription
+}
+
+// groupReads lists the groups reported or with commits, sorted by name,
+// and counts the pairs with a commit.
+func groupReads(reported []string, committed map[string]map[kafka.TopicPartition]int64, unread map[string]bool, described map[string]kafka.GroupDescription) ([]groupRead, int) {
+	out := make([]groupRead, 0, len(reported)+len(committed))
+	for _, g := range reported {
+		d, ok := described[g]
+		out = append(out, groupRead{name: g, reported: true, unread: unread[g], described: ok, description: d})
+	}
+	pairs := 0
+	for g, offsets := range committed {
+		pairs += len(offsets)
+		out = append(out, groupRead{name: g})
+	}
+	// A reported group with commits is listed twice: the reported one
+	// sorts first and stays.
+	slices.SortStableFunc(out, func(a, b groupRead) int {
+		return cmp.Or(strings.Compare(a.name, b.name), -cmp.Compare(boolInt(a.reported), boolInt(b.reported)))
+	})
+	out = slices.CompactFunc(out, func(a, b groupRead) bool { return a.name == b.name })
+	return out, pairs
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// gaugedPartitions are the partitions whose gauges this replica writes.
+func (in *scrapeInput) gaugedPartitions() []lag.Partition {
+	if in.gauged == nil {
+		return in.idx.Parts
+	}
+	out := make([]lag.Partition, 0, len(in.gauged))
+	for _, p := range in.idx.Parts {
+		if _, ok := in.gauged[p.TopicPartition]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // read reads the scrape's snapshot. Committed offsets are read before end
@@ -94,7 +145,7 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: s.tables.StartOffsets()}
 	var idx *lag.Index
 	if len(partitions) > 0 {
-		withStart := s.cfg.Metrics.KafkaPartitionOldestOffset.Enabled
+		withStart := s.wants.StartOffsets
 		end, start, err := sampler.Read(ctx, s.cluster, s.tables, partitions, sampler.ReadOptions{
 			WithStart: withStart,
 			// Restored tables may be another cluster's until it says
@@ -110,7 +161,7 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 			errs.AddPartial(missing, err)
 		}
 		s.records.Forget(s.tables.TakeResets())
-		if s.cfg.Metrics.KafkaConsumerGroupStableLag.Enabled {
+		if s.wants.StableOffsets {
 			// After the committed offsets too, so that a commit between the
 			// reads can only overstate the stable lag.
 			stable, err := s.cluster.StableOffsets(ctx, partitions)
@@ -143,17 +194,8 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	s.telemetry.tables(ctx, len(partitions), s.tables.Points())
 
-	in := &scrapeInput{snap: snap, idx: idx, gauged: gauged, reported: make(map[string]bool, len(groups)), unread: unread, described: described}
-	in.names = append([]string(nil), groups...)
-	for group, offsets := range committed {
-		in.pairs += len(offsets)
-		in.names = append(in.names, group)
-	}
-	slices.Sort(in.names)
-	in.names = slices.Compact(in.names)
-	for _, g := range groups {
-		in.reported[g] = true
-	}
+	in := &scrapeInput{snap: snap, idx: idx, gauged: gauged}
+	in.groups, in.pairs = groupReads(groups, committed, unread, described)
 	return in, nil
 }
 

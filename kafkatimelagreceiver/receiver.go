@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
@@ -39,7 +41,8 @@ type timeLagScraper struct {
 	records    *lag.RecordTimes
 	health     *health.Tracker   // nil when no group-health metric is on
 	progress   *progress.Tracker // nil when no metric needs it
-	writer     *metricWriter
+	wants      emit.Wants
+	writer     *emit.Writer
 	telemetry  *selfTelemetry
 	receiverID component.ID
 
@@ -68,7 +71,7 @@ type timeLagScraper struct {
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
 // large scrapes to the next consumer while they are built.
-func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (*timeLagScraper, error) {
+func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFunc) (*timeLagScraper, error) {
 	groups, err := newNameFilter("groups", cfg.Groups)
 	if err != nil {
 		return nil, err
@@ -81,6 +84,10 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 	if err != nil {
 		return nil, fmt.Errorf("self-telemetry: %w", err)
 	}
+	writer, err := emit.New(emit.Settings{MetricsBuilderConfig: cfg.MetricsBuilderConfig, ClusterAlias: cfg.ClusterAlias, Replica: replicaName(), Push: push}, settings)
+	if err != nil {
+		return nil, err
+	}
 	s := &timeLagScraper{
 		cfg:        cfg,
 		logger:     settings.Logger,
@@ -88,15 +95,19 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (
 		topics:     topics,
 		tables:     timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now),
 		records:    lag.NewRecordTimes(),
-		writer:     newMetricWriter(cfg, settings, push),
+		wants:      emit.WantsOf(cfg.Metrics),
+		writer:     writer,
 		telemetry:  &selfTelemetry{builder: tb},
 		receiverID: settings.ID,
 		now:        time.Now,
 	}
-	if s.writer.groupHealthEnabled() {
+	if s.wants.GroupHealth {
 		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
+		if s.wants.Assignments {
+			s.health.SumAssignments()
+		}
 	}
-	if s.writer.progressEnabled() {
+	if s.wants.Progress {
 		s.progress = progress.NewTracker(cfg.RateWindow)
 	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
@@ -143,14 +154,15 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 
 // report computes each group's lags, health and progress and writes them,
 // group by group, so that only one group's lags are held at a time; then
-// the per-topic aggregates and per-partition gauges.
+// the per-(group, topic) aggregates and the per-partition and per-topic
+// gauges.
 func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.Metrics, error) {
 	// ctx has the scrape's deadline (scrapeContext): a pipeline that does
 	// not take a chunk (an exporter waiting on a backend that is down) holds
 	// the scrape no longer than that.
-	out := s.writer.begin(ctx, in.snap.At, in.pairs)
+	out := s.writer.Begin(ctx, in.snap.At, in.pairs)
 	appendTime := lag.AppendTimes(s.tables, s.records, in.snap.At)
-	if s.writer.produceRatesNeeded() {
+	if s.wants.ProduceRates {
 		in.idx.ResolveProduceRates(s.tables, s.cfg.RateWindow)
 	}
 	if s.health != nil {
@@ -166,31 +178,31 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		methods    lag.MethodCounts
 		beyondEnd  commitsBeyondEnd
 	)
-	for _, name := range in.names {
-		lags = in.idx.GroupLags(lags[:0], name, in.snap.At, appendTime)
+	for i := range in.groups {
+		g := &in.groups[i]
+		lags = in.idx.GroupLags(lags[:0], g.name, in.snap.At, appendTime)
 		methods.Add(lags)
 		beyondEnd.add(lags)
 		aggregates = lag.Aggregate(aggregates, lags)
 		if s.health != nil {
-			d, described := in.described[name]
 			var gh health.GroupHealth
-			if in.unread[name] {
-				gh = s.health.ObserveUnread(name, d, described)
+			if g.unread {
+				gh = s.health.ObserveUnread(g.name, g.description, g.described)
 			} else {
-				gh = s.health.ObserveGroup(name, d, described, lags)
-				out.partitionStatuses(lags, gh.Partitions)
+				gh = s.health.ObserveGroup(g.name, g.description, g.described, lags)
+				out.PartitionStatuses(lags, gh.Partitions)
 			}
-			if in.reported[name] {
-				out.groupHealth(gh)
+			if g.reported {
+				out.GroupHealth(gh)
 			}
 		}
 		if s.progress != nil {
-			parts := s.progress.ObserveGroup(name, lags, in.snap.At)
-			out.partitionDrains(lags, parts)
+			parts := s.progress.ObserveGroup(g.name, lags, in.snap.At)
+			out.PartitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)
-			out.groupProgress(topics)
+			out.GroupProgress(topics)
 		}
-		out.groupLags(lags)
+		out.Pairs(lags)
 	}
 	if s.health != nil {
 		s.health.EndScrape()
@@ -200,7 +212,21 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 	}
 	s.telemetry.estimates(ctx, methods)
 	beyondEnd.report(ctx, s.telemetry, s.logger)
-	out.aggregates(aggregates)
-	out.partitions(in.gaugedPartitions())
-	return out.finish()
+	out.Aggregates(aggregates)
+	parts := in.gaugedPartitions()
+	out.Partitions(parts)
+	if s.wants.ProduceRates {
+		out.TopicProduceRates(lag.TopicProduceRates(parts))
+	}
+	return out.Finish()
+}
+
+// replicaName names this collector in kafka.time_lag.replica: its host
+// name, which is the pod's name on Kubernetes.
+func replicaName() string {
+	name, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return name
 }

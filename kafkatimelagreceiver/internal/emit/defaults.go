@@ -1,15 +1,15 @@
-package kafkatimelagreceiver
+package emit
 
 import "github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 
-// defaultMetricsBuilderConfig is the generated default with the aggregation
+// DefaultMetricsBuilderConfig is the generated default with the aggregation
 // each metric needs when a user drops some of its attributes. mdatagen
 // defaults every gauge to avg, which for these metrics misleads: dropping
 // partition from time_lag would average the partitions and hide the one that
 // is hours behind; dropping group from status would give a fraction instead
 // of how many groups have it. With every attribute kept (the default)
 // points are unique and nothing is aggregated.
-func defaultMetricsBuilderConfig() metadata.MetricsBuilderConfig {
+func DefaultMetricsBuilderConfig() metadata.MetricsBuilderConfig {
 	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	m := &cfg.Metrics
 	const sum, worst = metadata.AggregationStrategySum, metadata.AggregationStrategyMax
