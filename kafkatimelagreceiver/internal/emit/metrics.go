@@ -23,10 +23,10 @@ type metrics struct {
 	topicProduceRate            labelMetric1[float64]
 
 	// Per group, and per (group, topic).
-	rebalances                                         labelMetric1[int64]
-	status, state, members                             labelMetric2[int64]
-	assignedPartitions                                 labelMetric4[int64]
-	lagSum, lagMax                                     labelMetric2[int64]
+	rebalances                                                labelMetric1[int64]
+	status, state, members                                    labelMetric2[int64]
+	assignedPartitions                                        labelMetric4[int64]
+	lagSum, lagMax                                            labelMetric2[int64]
 	timeLagMax, consumeRate, lagTrend, timeToDrain, stuckTime labelMetric2[float64]
 }
 
