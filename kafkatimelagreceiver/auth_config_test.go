@@ -147,7 +147,7 @@ func TestSecurityConfigInvalid(t *testing.T) {
 			"auth::kerberos: ", "service_name: must be set", "realm: must be set", "username: must be set", "config_file: must be set",
 			"keytab_file: must be set when use_keytab is true",
 		}},
-		"kerberos_missing_files": {wants: []string{"auth::kerberos::config_file: ", "/nonexistent/krb5.conf", "auth::kerberos::keytab_file: ", "/nonexistent/kafka.keytab"}, onlyConfig: true},
+		"kerberos_missing_files": {wants: []string{"auth::kerberos: config_file: ", "/nonexistent/krb5.conf", "keytab_file: ", "/nonexistent/kafka.keytab"}, onlyConfig: true},
 		"tls_missing_ca":         {wants: []string{"tls: ", "/nonexistent/kafka-ca.pem"}},
 		"tls_cert_without_key":   {wants: []string{"tls: ", "key"}},
 		"tls_bad_min_version":    {wants: []string{"0.9"}},

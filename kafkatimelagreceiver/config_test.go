@@ -124,19 +124,19 @@ func TestLoadConfigFull(t *testing.T) {
 	require.Equal(t, defaults.ResourceAttributes, cfg.ResourceAttributes)
 
 	// The filters the configuration builds select what it says.
-	groups, err := newNameFilter("groups", cfg.Groups)
+	groups, err := cfg.Groups.filter()
 	require.NoError(t, err)
-	require.True(t, groups.matches("payments-eu"))
-	require.True(t, groups.matches("orders"))
-	require.False(t, groups.matches("payments-eu-test"))
-	require.False(t, groups.matches("orders-eu"))
-	topics, err := newNameFilter("topics", cfg.Topics)
+	require.True(t, groups.Matches("payments-eu"))
+	require.True(t, groups.Matches("orders"))
+	require.False(t, groups.Matches("payments-eu-test"))
+	require.False(t, groups.Matches("orders-eu"))
+	topics, err := cfg.Topics.filter()
 	require.NoError(t, err)
-	require.True(t, topics.matches("payments.card"))
-	require.True(t, topics.matches("orders.v2"))
-	require.False(t, topics.matches("payments.card.dlq"))
-	require.False(t, topics.matches("paymentsXcard"))
-	require.False(t, topics.matches("__consumer_offsets"))
+	require.True(t, topics.Matches("payments.card"))
+	require.True(t, topics.Matches("orders.v2"))
+	require.False(t, topics.Matches("payments.card.dlq"))
+	require.False(t, topics.Matches("paymentsXcard"))
+	require.False(t, topics.Matches("__consumer_offsets"))
 }
 
 func TestLoadConfigInvalid(t *testing.T) {
@@ -145,10 +145,10 @@ func TestLoadConfigInvalid(t *testing.T) {
 		wantErr []string // substrings of the error, the first of them the offending key
 	}{
 		{name: "empty_brokers", wantErr: []string{"brokers", "at least one broker"}},
-		{name: "empty_broker_entry", wantErr: []string{"brokers[1]", "must not be empty"}},
-		{name: "invalid_group_regex", wantErr: []string{"groups.include[0]", "(unclosed"}},
-		{name: "invalid_group_exclude_regex", wantErr: []string{"groups.exclude[0]", "a**"}},
-		{name: "invalid_topic_regex", wantErr: []string{"topics.exclude[1]", "[unterminated"}},
+		{name: "empty_broker_entry", wantErr: []string{"brokers::1", "must not be empty"}},
+		{name: "invalid_group_regex", wantErr: []string{"groups: include::0", "(unclosed"}},
+		{name: "invalid_group_exclude_regex", wantErr: []string{"groups: exclude::0", "a**"}},
+		{name: "invalid_topic_regex", wantErr: []string{"topics: exclude::1", "[unterminated"}},
 		{name: "zero_sampling_interval", wantErr: []string{"sampling_interval", "must be positive"}},
 		{name: "negative_sampling_interval", wantErr: []string{"sampling_interval", "-10s"}},
 		{name: "zero_collection_interval", wantErr: []string{"collection_interval"}},
@@ -162,8 +162,8 @@ func TestLoadConfigInvalid(t *testing.T) {
 		{name: "rack_id_old_protocol", wantErr: []string{"rack_id: needs protocol_version 2.3.0 or later", "got 2.1.0"}},
 		{name: "zero_conn_idle_timeout", wantErr: []string{"conn_idle_timeout: must be positive, got 0s"}},
 		{name: "negative_dial_timeout", wantErr: []string{"dial_timeout: must be positive, got -1s"}},
-		{name: "zero_metadata_refresh", wantErr: []string{"metadata::refresh_interval: must be positive, got 0s"}},
-		{name: "negative_metadata_retry", wantErr: []string{"metadata::retry::max: must not be negative, got -1", "metadata::retry::backoff: must not be negative, got -1s"}},
+		{name: "zero_metadata_refresh", wantErr: []string{"metadata: refresh_interval: must be positive, got 0s"}},
+		{name: "negative_metadata_retry", wantErr: []string{"metadata: retry::max: must not be negative, got -1", "retry::backoff: must not be negative, got -1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -174,7 +174,7 @@ func TestLoadConfigInvalid(t *testing.T) {
 				require.ErrorContains(t, err, want)
 			}
 			// The receiver refuses it too.
-			require.Error(t, cfg.Validate())
+			require.Error(t, confmap.Validate(cfg))
 		})
 	}
 }
@@ -184,10 +184,10 @@ func TestConfigValidateJoinsErrors(t *testing.T) {
 	cfg.Brokers = nil
 	cfg.MaxSamples = 0
 	cfg.Topics.Include = []string{"("}
-	err := cfg.Validate()
+	err := confmap.Validate(cfg)
 	require.ErrorContains(t, err, "brokers")
 	require.ErrorContains(t, err, "max_samples")
-	require.ErrorContains(t, err, "topics.include[0]")
+	require.ErrorContains(t, err, "topics: include::0")
 }
 
 func TestNameFilter(t *testing.T) {
@@ -251,23 +251,25 @@ func TestNameFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := newNameFilter("topics", tt.filter)
+			f, err := tt.filter.filter()
 			require.NoError(t, err)
 			for _, name := range tt.keep {
-				require.True(t, f.matches(name), "%q must be kept", name)
+				require.True(t, f.Matches(name), "%q must be kept", name)
 			}
 			for _, name := range tt.drop {
-				require.False(t, f.matches(name), "%q must be dropped", name)
+				require.False(t, f.Matches(name), "%q must be dropped", name)
 			}
 		})
 	}
 }
 
 func TestNameFilterInvalid(t *testing.T) {
-	_, err := newNameFilter("groups", FilterConfig{Include: []string{"ok", "("}})
-	require.ErrorContains(t, err, "groups.include[1]")
-	_, err = newNameFilter("topics", FilterConfig{Include: []string{"ok"}, Exclude: []string{"ok", "x{2,1}"}})
-	require.ErrorContains(t, err, "topics.exclude[1]")
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Groups = FilterConfig{Include: []string{"ok", "("}}
+	require.ErrorContains(t, confmap.Validate(cfg), "groups: include::1")
+	cfg = NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Topics = FilterConfig{Include: []string{"ok"}, Exclude: []string{"ok", "x{2,1}"}}
+	require.ErrorContains(t, confmap.Validate(cfg), "topics: exclude::1")
 }
 
 func TestStatusConfigValidate(t *testing.T) {
@@ -279,9 +281,9 @@ func TestStatusConfigValidate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.Status.Window = 1
-	require.ErrorContains(t, cfg.Validate(), "status.window")
+	require.ErrorContains(t, confmap.Validate(cfg), "status: window")
 	cfg.Status = StatusConfig{Window: 10, MaxTimeLag: -time.Second}
-	require.ErrorContains(t, cfg.Validate(), "status.max_time_lag")
+	require.ErrorContains(t, confmap.Validate(cfg), "status: max_time_lag")
 }
 
 // A sampling interval of a millisecond (or a nanosecond, a typo away from

@@ -62,12 +62,12 @@ func TestCoordinationConfigFull(t *testing.T) {
 
 func TestCoordinationConfigInvalid(t *testing.T) {
 	for name, want := range map[string]string{
-		"bad_topic":        `coordination.topic: "lag/coordination" is not a Kafka topic name`,
-		"zero_partitions":  "coordination.topic_partitions: must be between 1 and 10000, got 0",
-		"zero_replication": "coordination.topic_replication_factor: must be -1 (the brokers' default) or at least 1, got 0",
-		"zero_session":     "coordination.session_timeout: must be at least 1ms, got 0s",
-		"slow_heartbeat":   "coordination.heartbeat_interval: must be at least 1ms and at most a third of coordination.session_timeout (6s), got 3s",
-		"old_protocol":     "coordination.group_id: coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got 2.3.0",
+		"bad_topic":        `coordination: topic: "lag/coordination" is not a Kafka topic name`,
+		"zero_partitions":  "coordination: topic_partitions: must be between 1 and 10000, got 0",
+		"zero_replication": "coordination: topic_replication_factor: must be -1 (the brokers' default) or at least 1, got 0",
+		"zero_session":     "coordination: session_timeout: must be at least 1ms, got 0s",
+		"slow_heartbeat":   "coordination: heartbeat_interval: must be at least 1ms and at most a third of session_timeout (6s), got 3s",
+		"old_protocol":     "coordination::group_id: coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got 2.3.0",
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorContains(t, confmap.Validate(loadCoordinationConfig(t, name)), want)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -108,7 +109,7 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 		t.Fatalf("Shutdown still running %s after its %s deadline", faultDeadline, grace)
 	}
 
-	saved := store.values[stateKey]
+	saved := store.values[statestore.TablesKey]
 	require.NotEmpty(t, saved, "tables saved at shutdown")
 	restored, err := timetable.NewStore(cfg.MaxSamples, time.Minute, nil).RestoreState(saved)
 	require.NoError(t, err)

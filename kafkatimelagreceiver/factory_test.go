@@ -62,7 +62,7 @@ func TestFactoryCreateMetricsRejectsInvalidFilter(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Groups.Include = []string{"("}
 	_, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	require.ErrorContains(t, err, "groups.include[0]")
+	require.ErrorContains(t, err, "groups: include::0")
 }
 
 // TestFactoryReceiverLifecycleWithoutKafka starts receivers whose brokers are

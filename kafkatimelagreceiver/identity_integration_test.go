@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
 
 // Saved tables name the cluster they were sampled from. A receiver pointed
@@ -53,7 +54,7 @@ func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 	require.NoError(t, first.sampler.Sample(ctx, true))
 	require.Equal(t, int64(0), tableHeads(first)[tp].Offset)
 	require.NoError(t, first.shutdown(ctx))
-	require.NotEmpty(t, store.values[stateKey])
+	require.NotEmpty(t, store.values[statestore.TablesKey])
 
 	b := newTestKafka(t, 1, kfake.ClusterID("cluster-b"))
 	b.CreateTopic("orders", 1)

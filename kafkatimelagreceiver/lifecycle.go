@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
 
 // errShuttingDown ends the scrape in flight when the receiver shuts down.
@@ -20,13 +21,13 @@ var errShuttingDown = errors.New("the receiver is shutting down")
 func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	s.status = newStatusReporter(host)
 	if s.cfg.Storage != nil {
-		client, err := openStateStorage(ctx, host, *s.cfg.Storage, s.receiverID)
+		client, err := statestore.Open(ctx, host, *s.cfg.Storage, s.receiverID)
 		if err != nil {
 			return err
 		}
-		s.state = &stateStorage{client: client, tables: s.tables, progress: s.progress, interval: s.cfg.StorageInterval, logger: s.logger}
-		s.state.load(ctx)
-		s.state.start()
+		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.tables, Progress: s.progress, Interval: s.cfg.StorageInterval, Logger: s.logger})
+		s.state.Load(ctx)
+		s.state.Start()
 	}
 	cl, err := s.newCluster(ctx, host)
 	if err != nil {
@@ -99,7 +100,7 @@ func (s *timeLagScraper) interrupt(ctx context.Context) error {
 		}
 		var errs []error
 		if s.state != nil {
-			errs = append(errs, s.state.stop(ctx))
+			errs = append(errs, s.state.Stop(ctx))
 		}
 		if s.cluster != nil {
 			errs = append(errs, s.cluster.Close())

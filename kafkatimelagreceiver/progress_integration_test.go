@@ -16,6 +16,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
 
 // ackLog remembers when each record of one partition was acknowledged, in
@@ -388,8 +389,8 @@ func TestStuckTimeSurvivesRestart(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	require.Positive(t, stuckOf(first, "stuck").doubleValue)
 	require.NoError(t, first.shutdown(context.Background()))
-	require.NotEmpty(t, store.values[stateKey], "tables saved")
-	require.NotEmpty(t, store.values[progressKey], "stuck clocks saved")
+	require.NotEmpty(t, store.values[statestore.TablesKey], "tables saved")
+	require.NotEmpty(t, store.values[statestore.ProgressKey], "stuck clocks saved")
 
 	k.Commit("moves", "t", map[int32]int64{0: 3}) // while the collector is down
 	second := newScraper(true)

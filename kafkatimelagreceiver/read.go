@@ -112,7 +112,7 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	groups := allGroups[:0:0]
 	for _, g := range allGroups {
-		if s.groups.matches(g) {
+		if s.groups.Matches(g) {
 			groups = append(groups, g)
 		}
 	}
@@ -245,7 +245,7 @@ func (s *timeLagScraper) dropExcludedTopics(committed map[string]map[kafka.Topic
 		for tp := range offsets {
 			ok, seen := topicOK[tp.Topic]
 			if !seen {
-				ok = s.topics.matches(tp.Topic)
+				ok = s.topics.Matches(tp.Topic)
 				topicOK[tp.Topic] = ok
 			}
 			if !ok {

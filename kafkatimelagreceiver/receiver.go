@@ -15,12 +15,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -35,8 +37,8 @@ const gapSamples = 3
 type timeLagScraper struct {
 	cfg        *Config
 	logger     *zap.Logger
-	groups     *nameFilter
-	topics     *nameFilter
+	groups     *filter.Filter
+	topics     *filter.Filter
 	tables     *timetable.Store
 	records    *lag.RecordTimes
 	health     *health.Tracker   // nil when no group-health metric is on
@@ -52,7 +54,7 @@ type timeLagScraper struct {
 	now     func() time.Time
 	cluster kafka.Cluster
 	sampler *sampler.Sampler
-	state   *stateStorage
+	state   *statestore.State
 	// membership, when coordination is on, says which groups are ours;
 	// held is what it said at the last scrape.
 	membership kafka.Membership
@@ -72,13 +74,13 @@ type timeLagScraper struct {
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
 // large scrapes to the next consumer while they are built.
 func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFunc) (*timeLagScraper, error) {
-	groups, err := newNameFilter("groups", cfg.Groups)
+	groups, err := cfg.Groups.filter()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("groups: %w", err)
 	}
-	topics, err := newNameFilter("topics", cfg.Topics)
+	topics, err := cfg.Topics.filter()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("topics: %w", err)
 	}
 	tb, err := metadata.NewTelemetryBuilder(settings.TelemetrySettings)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
 
 // TestRestartKeepsHistory: a receiver with storage samples a steady workload,
@@ -98,7 +99,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 		time.Sleep(2 * time.Second)
 	}
 	require.NoError(t, first.shutdown(context.Background()))
-	require.NotEmpty(t, store.values[stateKey], "tables saved at shutdown")
+	require.NotEmpty(t, store.values[statestore.TablesKey], "tables saved at shutdown")
 	time.Sleep(2 * time.Second) // the collector is down; production goes on
 
 	second := newScraper(0)

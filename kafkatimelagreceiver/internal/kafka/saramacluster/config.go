@@ -241,7 +241,7 @@ func warnInsecureSecurity(s Settings, logger *zap.Logger) {
 			zap.String("mechanism", mechanism))
 	}
 	if s.TLS != nil && s.TLS.InsecureSkipVerify {
-		logger.Warn("tls.insecure_skip_verify is set: the brokers' certificates are not verified, so a man in the middle can read the credentials and the data")
+		logger.Warn("tls::insecure_skip_verify is set: the brokers' certificates are not verified, so a man in the middle can read the credentials and the data")
 	}
 }
 

@@ -111,7 +111,7 @@ func TestMembershipWithoutTopicSaysWhy(t *testing.T) {
 	require.Eventually(t, func() bool { return m.Assignment().Err != nil }, 30*time.Second, 20*time.Millisecond)
 	a := m.Assignment()
 	require.False(t, a.Joined)
-	require.ErrorContains(t, a.Err, `coordination topic "coordination" does not exist and coordination.create_topic is false: create it with 8 partitions`)
+	require.ErrorContains(t, a.Err, `coordination topic "coordination" does not exist and coordination::create_topic is false: create it with 8 partitions`)
 }
 
 // TestMembershipSharesAndHandsOver: three replicas split the partitions;

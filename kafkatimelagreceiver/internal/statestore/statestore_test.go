@@ -1,4 +1,4 @@
-package kafkatimelagreceiver
+package statestore_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -86,20 +87,20 @@ func (h hostWith) GetExtensions() map[component.ID]component.Component { return 
 
 func TestCorruptStoredStateIsIgnoredWithWarning(t *testing.T) {
 	store := newMemoryStorage()
-	store.values[stateKey] = []byte("KTLT\x01\x05garbage")
+	store.values[statestore.TablesKey] = []byte("KTLT\x01\x05garbage")
 	tables := timetable.NewStore(16, 0, time.Now)
 	core, logs := observer.New(zap.WarnLevel)
-	s := &stateStorage{client: &memoryClient{store}, tables: tables, interval: time.Hour, logger: zap.New(core)}
-	s.load(context.Background())
+	s := statestore.New(statestore.Settings{Client: &memoryClient{store}, Tables: tables, Interval: time.Hour, Logger: zap.New(core)})
+	s.Load(context.Background())
 	require.Empty(t, tables.Partitions())
 	require.Equal(t, 1, logs.FilterMessageSnippet("ignoring saved tables").Len())
 }
 
 func TestStorageExtensionMissingOrWrongKind(t *testing.T) {
 	id := component.MustNewID("file_storage")
-	_, err := openStateStorage(context.Background(), hostWith{}, id, component.MustNewID("kafka_time_lag"))
+	_, err := statestore.Open(context.Background(), hostWith{}, id, component.MustNewID("kafka_time_lag"))
 	require.ErrorContains(t, err, `storage: extension "file_storage" is not configured`)
-	_, err = openStateStorage(context.Background(), hostWith{id: struct {
+	_, err = statestore.Open(context.Background(), hostWith{id: struct {
 		component.StartFunc
 		component.ShutdownFunc
 	}{}}, id, component.MustNewID("kafka_time_lag"))
@@ -122,11 +123,11 @@ func TestRestoredStateFromTheFutureIsRejected(t *testing.T) {
 	saved.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{present: 10}, Sent: yesterday, Received: yesterday})
 
 	store := newMemoryStorage()
-	store.values[stateKey] = saved.EncodeState()
+	store.values[statestore.TablesKey] = saved.EncodeState()
 	tables := timetable.NewStore(16, 0, time.Now)
 	core, logs := observer.New(zap.WarnLevel)
-	s := &stateStorage{client: &memoryClient{store}, tables: tables, interval: time.Hour, logger: zap.New(core)}
-	s.load(context.Background())
+	s := statestore.New(statestore.Settings{Client: &memoryClient{store}, Tables: tables, Interval: time.Hour, Logger: zap.New(core)})
+	s.Load(context.Background())
 	require.Equal(t, []kafka.TopicPartition{present}, tables.Partitions(), "only the table from the past is restored")
 	require.Equal(t, 1, logs.FilterMessageSnippet("left out").Len(), "the left-out table is reported: %v", logs.All())
 }

@@ -1,4 +1,6 @@
-package kafkatimelagreceiver
+// Package statestore keeps the receiver's state (the interpolation tables
+// and the stuck clocks) in a storage extension across restarts.
+package statestore
 
 import (
 	"context"
@@ -15,19 +17,35 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
-// stateKey is the storage key of the tables; its version suffix lets a
+// TablesKey is the storage key of the tables; its version suffix lets a
 // future layout live beside this one during an upgrade.
-const stateKey = "tables.v1"
+const TablesKey = "tables.v1"
 
-// progressKey is the storage key of the groups' stuck clocks: a key and an
+// ProgressKey is the storage key of the groups' stuck clocks: a key and an
 // encoding of their own, so that either state can change without the other.
-const progressKey = "progress.v1"
+const ProgressKey = "progress.v1"
 
-// stateStorage saves the interpolation tables and the stuck clocks to a
+// Settings are what a State keeps and where.
+type Settings struct {
+	Client   storage.Client
+	Tables   *timetable.Store
+	Progress *progress.Tracker // nil when no metric needs it
+	// Interval is how often the state is saved besides at Stop.
+	Interval time.Duration
+	Logger   *zap.Logger
+}
+
+// New returns the state kept by s.Client; nothing is read or saved before
+// Load and Start.
+func New(s Settings) *State {
+	return &State{client: s.Client, tables: s.Tables, progress: s.Progress, interval: s.Interval, logger: s.Logger}
+}
+
+// State saves the interpolation tables and the stuck clocks to a
 // storage extension (file_storage, typically) periodically and at
 // shutdown, and restores them at start, so a restarted collector has its
 // history at the first scrape.
-type stateStorage struct {
+type State struct {
 	client   storage.Client
 	tables   *timetable.Store
 	progress *progress.Tracker // nil when no metric needs it
@@ -38,9 +56,9 @@ type stateStorage struct {
 	done   sync.WaitGroup
 }
 
-// openStateStorage finds the storage extension named by the configuration
-// and opens this receiver's client on it.
-func openStateStorage(ctx context.Context, host component.Host, extensionID component.ID, receiverID component.ID) (storage.Client, error) {
+// Open finds the storage extension named by the configuration and opens
+// this receiver's client on it.
+func Open(ctx context.Context, host component.Host, extensionID component.ID, receiverID component.ID) (storage.Client, error) {
 	ext, ok := host.GetExtensions()[extensionID]
 	if !ok {
 		return nil, fmt.Errorf("storage: extension %q is not configured in the service", extensionID)
@@ -59,21 +77,21 @@ func openStateStorage(ctx context.Context, host component.Host, extensionID comp
 // maxSkipsLogged bounds the reasons logged for tables left out of a restore.
 const maxSkipsLogged = 5
 
-// load restores saved tables and stuck clocks. State that is missing starts
+// Load restores saved tables and stuck clocks. State that is missing starts
 // empty; state that is corrupt or from another version is ignored with a
 // warning: the receiver then works as on a first start. Each state is
 // judged alone, and tables that fail their checks (damaged, or read in the
 // future) are left out with one warning while the rest are restored.
-func (s *stateStorage) load(ctx context.Context) {
-	s.restore(ctx, stateKey, "tables", "starting without history", s.restoreTables)
+func (s *State) Load(ctx context.Context) {
+	s.restore(ctx, TablesKey, "tables", "starting without history", s.restoreTables)
 	if s.progress != nil {
-		s.restore(ctx, progressKey, "stuck clocks", "stuck times start from 0", s.progress.RestoreState)
+		s.restore(ctx, ProgressKey, "stuck clocks", "stuck times start from 0", s.progress.RestoreState)
 	}
 }
 
 // restore reads the state under key and hands it to install. what names
 // the state in the log, and without says what the receiver does without it.
-func (s *stateStorage) restore(ctx context.Context, key, what, without string, install func([]byte) (int, error)) {
+func (s *State) restore(ctx context.Context, key, what, without string, install func([]byte) (int, error)) {
 	data, err := s.client.Get(ctx, key)
 	if err != nil {
 		s.logger.Warn("storage: could not read saved "+what+"; "+without, zap.Error(err))
@@ -91,7 +109,7 @@ func (s *stateStorage) restore(ctx context.Context, key, what, without string, i
 }
 
 // restoreTables installs saved tables, with one warning for those left out.
-func (s *stateStorage) restoreTables(data []byte) (int, error) {
+func (s *State) restoreTables(data []byte) (int, error) {
 	restored, err := s.tables.RestoreState(data)
 	if err != nil {
 		return 0, err
@@ -107,22 +125,24 @@ func (s *stateStorage) restoreTables(data []byte) (int, error) {
 	return restored.Tables, nil
 }
 
-func (s *stateStorage) save(ctx context.Context) error {
+// save saves the tables and the stuck clocks.
+func (s *State) save(ctx context.Context) error {
 	data := s.tables.EncodeState()
 	var errs []error
-	if err := s.client.Set(ctx, stateKey, data); err != nil {
+	if err := s.client.Set(ctx, TablesKey, data); err != nil {
 		errs = append(errs, fmt.Errorf("storage: save tables (%d bytes): %w", len(data), err))
 	}
 	if s.progress != nil {
 		clocks := s.progress.EncodeState()
-		if err := s.client.Set(ctx, progressKey, clocks); err != nil {
+		if err := s.client.Set(ctx, ProgressKey, clocks); err != nil {
 			errs = append(errs, fmt.Errorf("storage: save stuck clocks (%d bytes): %w", len(clocks), err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (s *stateStorage) start() {
+// Start saves the state every interval until Stop.
+func (s *State) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.done.Add(1)
@@ -143,8 +163,8 @@ func (s *stateStorage) start() {
 	}()
 }
 
-// stop ends periodic saving, saves one last time and closes the client.
-func (s *stateStorage) stop(ctx context.Context) error {
+// Stop ends periodic saving, saves one last time and closes the client.
+func (s *State) Stop(ctx context.Context) error {
 	if s.cancel != nil {
 		s.cancel()
 		s.done.Wait()
