@@ -36,7 +36,7 @@ func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
 
 	s := startScraper(t, faultConfig(k))
 	clock := time.Unix(1_700_000_000, 0)
-	s.now = func() time.Time { return clock }
+	s.reader.Now = func() time.Time { return clock }
 	ctx := context.Background()
 	_, err := s.scrape(ctx)
 	require.NoError(t, err)

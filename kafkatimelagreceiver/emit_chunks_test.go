@@ -20,6 +20,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -75,11 +76,13 @@ func chunkTestScraper(t *testing.T, snap *lag.Snapshot, push emit.PushFunc) *tim
 
 // chunkTestInput is what a scrape of snap would have read, every group
 // listed.
-func chunkTestInput(s *timeLagScraper, snap *lag.Snapshot, names []string) *scrapeInput {
-	in := &scrapeInput{snap: snap, idx: s.index(snap)}
+func chunkTestInput(s *timeLagScraper, snap *lag.Snapshot, names []string) *read.Input {
+	idx := lag.NewIndex(snap)
+	idx.ResolveTables(s.tables)
+	in := &read.Input{Snap: snap, Index: idx}
 	for _, name := range names {
-		in.groups = append(in.groups, groupRead{name: name, reported: true})
-		in.pairs += len(snap.Committed[name])
+		in.Groups = append(in.Groups, read.Group{Name: name, Reported: true})
+		in.Pairs += len(snap.Committed[name])
 	}
 	return in
 }

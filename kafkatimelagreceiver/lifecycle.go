@@ -34,6 +34,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	s.cluster = cl
+	s.reader.Cluster = cl
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger); err != nil {
 			return err

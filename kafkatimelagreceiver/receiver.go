@@ -15,12 +15,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -31,14 +31,23 @@ import (
 // sample is noise, not an outage.
 const gapSamples = 3
 
+// unwantedTableLifetime is how long the table of a partition no group was
+// seen committing on is kept while some group or coordinator cannot be
+// read: long enough to ride out a coordinator restart or a broker outage,
+// short enough that groups and topics churning meanwhile cannot grow the
+// tables, the saved state and the sampler's work without bound. A group
+// that comes back after it has its time lag from record timestamps until
+// its table refills. Three scrapes when those are longer, so that one
+// partial scrape never drops a table the previous one wanted.
+const unwantedTableLifetime = time.Hour
+
 // timeLagScraper is the receiver's scraper: each scrape reads one
 // consistent snapshot of the cluster, computes lags and health from it and
 // writes them as metrics. It owns the sampler, which runs between scrapes.
 type timeLagScraper struct {
 	cfg        *Config
 	logger     *zap.Logger
-	groups     *filter.Filter
-	topics     *filter.Filter
+	reader     *read.Reader
 	tables     *timetable.Store
 	records    *lag.RecordTimes
 	health     *health.Tracker   // nil when no group-health metric is on
@@ -50,11 +59,9 @@ type timeLagScraper struct {
 
 	// newCluster builds the Kafka access layer; tests swap it.
 	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
-	// now tells when a scrape wanted each table; tests swap it.
-	now     func() time.Time
-	cluster kafka.Cluster
-	sampler *sampler.Sampler
-	state   *statestore.State
+	cluster    kafka.Cluster
+	sampler    *sampler.Sampler
+	state      *statestore.State
 	// membership, when coordination is on, says which groups are ours;
 	// held is what it said at the last scrape.
 	membership kafka.Membership
@@ -90,18 +97,31 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 	if err != nil {
 		return nil, err
 	}
+	wants := emit.WantsOf(cfg.Metrics)
+	tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now)
+	records := lag.NewRecordTimes()
 	s := &timeLagScraper{
-		cfg:        cfg,
-		logger:     settings.Logger,
-		groups:     groups,
-		topics:     topics,
-		tables:     timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now),
-		records:    lag.NewRecordTimes(),
-		wants:      emit.WantsOf(cfg.Metrics),
+		cfg:    cfg,
+		logger: settings.Logger,
+		reader: &read.Reader{
+			Tables:          tables,
+			Records:         records,
+			Groups:          groups,
+			Topics:          topics,
+			Describe:        wants.GroupHealth,
+			StartOffsets:    wants.StartOffsets,
+			StableOffsets:   wants.StableOffsets,
+			MaxRecordReads:  cfg.MaxRecordReadsPerScrape,
+			KeepUnwantedFor: max(unwantedTableLifetime, 3*cfg.CollectionInterval),
+			Now:             time.Now,
+			Logger:          settings.Logger,
+		},
+		tables:     tables,
+		records:    records,
+		wants:      wants,
 		writer:     writer,
 		telemetry:  &selfTelemetry{builder: tb},
 		receiverID: settings.ID,
-		now:        time.Now,
 	}
 	if s.wants.GroupHealth {
 		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
@@ -141,9 +161,20 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	defer denials.Warn(s.logger, "scrape")
 	var errs scrapererror.ScrapeErrors
 
-	in, err := s.read(ctx, denials, &errs)
+	owner, joined, err := s.owner(ctx)
 	if err != nil {
 		return pmetric.NewMetrics(), err
+	}
+	// Not a member (yet): another replica may own any group.
+	in := s.reader.Empty()
+	if joined {
+		if in, err = s.reader.Read(ctx, owner, denials, &errs); err != nil {
+			return pmetric.NewMetrics(), err
+		}
+		if owner != nil {
+			s.telemetry.coordinationGroups(ctx, in.Owned)
+		}
+		s.telemetry.tables(ctx, in.Tracked, s.tables.Points())
 	}
 	md, err := s.report(ctx, in)
 	if err != nil {
@@ -158,17 +189,17 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 // group by group, so that only one group's lags are held at a time; then
 // the per-(group, topic) aggregates and the per-partition and per-topic
 // gauges.
-func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.Metrics, error) {
+func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Metrics, error) {
 	// ctx has the scrape's deadline (scrapeContext): a pipeline that does
 	// not take a chunk (an exporter waiting on a backend that is down) holds
 	// the scrape no longer than that.
-	out := s.writer.Begin(ctx, in.snap.At, in.pairs)
-	appendTime := lag.AppendTimes(s.tables, s.records, in.snap.At)
+	out := s.writer.Begin(ctx, in.Snap.At, in.Pairs)
+	appendTime := lag.AppendTimes(s.tables, s.records, in.Snap.At)
 	if s.wants.ProduceRates {
-		in.idx.ResolveProduceRates(s.tables, s.cfg.RateWindow)
+		in.Index.ResolveProduceRates(s.tables, s.cfg.RateWindow)
 	}
 	if s.health != nil {
-		s.health.BeginScrape(in.snap.At)
+		s.health.BeginScrape(in.Snap.At)
 	}
 	if s.progress != nil {
 		s.progress.BeginScrape()
@@ -180,26 +211,26 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		methods    lag.MethodCounts
 		beyondEnd  commitsBeyondEnd
 	)
-	for i := range in.groups {
-		g := &in.groups[i]
-		lags = in.idx.GroupLags(lags[:0], g.name, in.snap.At, appendTime)
+	for i := range in.Groups {
+		g := &in.Groups[i]
+		lags = in.Index.GroupLags(lags[:0], g.Name, in.Snap.At, appendTime)
 		methods.Add(lags)
 		beyondEnd.add(lags)
 		aggregates = lag.Aggregate(aggregates, lags)
 		if s.health != nil {
 			var gh health.GroupHealth
-			if g.unread {
-				gh = s.health.ObserveUnread(g.name, g.description, g.described)
+			if g.Unread {
+				gh = s.health.ObserveUnread(g.Name, g.Description, g.Described)
 			} else {
-				gh = s.health.ObserveGroup(g.name, g.description, g.described, lags)
+				gh = s.health.ObserveGroup(g.Name, g.Description, g.Described, lags)
 				out.PartitionStatuses(lags, gh.Partitions)
 			}
-			if g.reported {
+			if g.Reported {
 				out.GroupHealth(gh)
 			}
 		}
 		if s.progress != nil {
-			parts := s.progress.ObserveGroup(g.name, lags, in.snap.At)
+			parts := s.progress.ObserveGroup(g.Name, lags, in.Snap.At)
 			out.PartitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)
 			out.GroupProgress(topics)
@@ -215,7 +246,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 	s.telemetry.estimates(ctx, methods)
 	beyondEnd.report(ctx, s.telemetry, s.logger)
 	out.Aggregates(aggregates)
-	parts := in.gaugedPartitions()
+	parts := in.GaugedPartitions()
 	out.Partitions(parts)
 	if s.wants.ProduceRates {
 		out.TopicProduceRates(lag.TopicProduceRates(parts))

@@ -1,4 +1,8 @@
-package kafkatimelagreceiver
+// Package read reads one scrape's consistent snapshot of the cluster: the
+// monitored groups, their committed offsets, the end offsets (through the
+// sampler's tables), the record timestamps no table can date, and the
+// groups' descriptions.
+package read
 
 import (
 	"cmp"
@@ -11,56 +15,84 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
-// scrapeInput is what one scrape read from Kafka.
-type scrapeInput struct {
-	snap *lag.Snapshot
-	idx  *lag.Index
-	// gauged, with coordination, are the partitions whose gauges this
-	// replica writes (ownership.Split); nil: all of idx's.
-	gauged map[kafka.TopicPartition]struct{}
-	// groups are the groups to compute, sorted by name: the reported
-	// groups and every group with commits.
-	groups []groupRead
-	pairs  int // (group, partition) pairs with a commit
+// Reader reads the scrapes' snapshots. Its fields are set before the first
+// Read; Cluster may be set last (the receiver's start).
+type Reader struct {
+	Cluster        kafka.Cluster
+	Tables         *timetable.Store
+	Records        *lag.RecordTimes
+	Groups, Topics *filter.Filter
+	// Describe: the groups are described (some group-health metric is on).
+	Describe bool
+	// StartOffsets and StableOffsets: the log start and last stable offsets
+	// are read too.
+	StartOffsets, StableOffsets bool
+	// MaxRecordReads caps the record timestamps read per scrape.
+	MaxRecordReads int
+	// KeepUnwantedFor is how long a partial read keeps the tables of
+	// partitions no group was seen committing on.
+	KeepUnwantedFor time.Duration
+	// Now tells when a scrape wanted each table.
+	Now    func() time.Time
+	Logger *zap.Logger
 }
 
-// groupRead is what a scrape read of one group.
-type groupRead struct {
-	name string
-	// reported: listed, matching the filter and not denied; its health is
+// Input is what one scrape read.
+type Input struct {
+	Snap  *lag.Snapshot
+	Index *lag.Index
+	// Gauged, with coordination, are the partitions whose gauges this
+	// replica writes (ownership.Split); nil: all of Index's.
+	Gauged map[kafka.TopicPartition]struct{}
+	// Groups are the groups to compute, sorted by name: the reported
+	// groups and every group with commits.
+	Groups []Group
+	Pairs  int // (group, partition) pairs with a commit
+	// Owned is how many groups this replica reports, with coordination;
+	// Tracked how many partitions have a table.
+	Owned, Tracked int
+}
+
+// Group is what a scrape read of one group.
+type Group struct {
+	Name string
+	// Reported: listed, matching the filter and not denied; its health is
 	// reported.
-	reported bool
-	// unread: reported, but its committed offsets could not be read; its
+	Reported bool
+	// Unread: reported, but its committed offsets could not be read; its
 	// status is not known.
-	unread      bool
-	described   bool
-	description kafka.GroupDescription
+	Unread      bool
+	Described   bool
+	Description kafka.GroupDescription
 }
 
 // groupReads lists the groups reported or with commits, sorted by name,
 // and counts the pairs with a commit.
-func groupReads(reported []string, committed map[string]map[kafka.TopicPartition]int64, unread map[string]bool, described map[string]kafka.GroupDescription) ([]groupRead, int) {
-	out := make([]groupRead, 0, len(reported)+len(committed))
+func groupReads(reported []string, committed map[string]map[kafka.TopicPartition]int64, unread map[string]bool, described map[string]kafka.GroupDescription) ([]Group, int) {
+	out := make([]Group, 0, len(reported)+len(committed))
 	for _, g := range reported {
 		d, ok := described[g]
-		out = append(out, groupRead{name: g, reported: true, unread: unread[g], described: ok, description: d})
+		out = append(out, Group{Name: g, Reported: true, Unread: unread[g], Described: ok, Description: d})
 	}
 	pairs := 0
 	for g, offsets := range committed {
 		pairs += len(offsets)
-		out = append(out, groupRead{name: g})
+		out = append(out, Group{Name: g})
 	}
 	// A reported group with commits is listed twice: the reported one
 	// sorts first and stays.
-	slices.SortStableFunc(out, func(a, b groupRead) int {
-		return cmp.Or(strings.Compare(a.name, b.name), -cmp.Compare(boolInt(a.reported), boolInt(b.reported)))
+	slices.SortStableFunc(out, func(a, b Group) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), -cmp.Compare(boolInt(a.Reported), boolInt(b.Reported)))
 	})
-	out = slices.CompactFunc(out, func(a, b groupRead) bool { return a.name == b.name })
+	out = slices.CompactFunc(out, func(a, b Group) bool { return a.Name == b.Name })
 	return out, pairs
 }
 
@@ -71,38 +103,29 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// gaugedPartitions are the partitions whose gauges this replica writes.
-func (in *scrapeInput) gaugedPartitions() []lag.Partition {
-	if in.gauged == nil {
-		return in.idx.Parts
+// GaugedPartitions are the partitions whose gauges this replica writes.
+func (in *Input) GaugedPartitions() []lag.Partition {
+	if in.Gauged == nil {
+		return in.Index.Parts
 	}
-	out := make([]lag.Partition, 0, len(in.gauged))
-	for _, p := range in.idx.Parts {
-		if _, ok := in.gauged[p.TopicPartition]; ok {
+	out := make([]lag.Partition, 0, len(in.Gauged))
+	for _, p := range in.Index.Parts {
+		if _, ok := in.Gauged[p.TopicPartition]; ok {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// read reads the scrape's snapshot. Committed offsets are read before end
+// Read reads the scrape's snapshot, of the groups owner gives this
+// replica (nil: every group). Committed offsets are read before end
 // offsets: a commit landing between the two reads can then only overstate
 // the lag, never make it negative. What fails partly is added to errs; the
 // error returned means nothing could be read.
-func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs *scrapererror.ScrapeErrors) (*scrapeInput, error) {
-	owner, joined, err := s.owner(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !joined {
-		// Not a member (yet): another replica may own any group.
-		snap := &lag.Snapshot{At: time.Now().UnixNano()}
-		idx := s.index(snap)
-		return &scrapeInput{snap: snap, idx: idx}, nil
-	}
+func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafka.Denials, errs *scrapererror.ScrapeErrors) (*Input, error) {
 	// complete is whether every group and its commits were read.
 	complete := true
-	allGroups, err := s.cluster.ConsumerGroups(ctx)
+	allGroups, err := r.Cluster.ConsumerGroups(ctx)
 	if err != nil {
 		if len(allGroups) == 0 {
 			return nil, fmt.Errorf("list consumer groups: %w", err)
@@ -112,11 +135,11 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	groups := allGroups[:0:0]
 	for _, g := range allGroups {
-		if s.groups.Matches(g) {
+		if r.Groups.Matches(g) {
 			groups = append(groups, g)
 		}
 	}
-	committed, err := s.cluster.CommittedOffsets(ctx, groups)
+	committed, err := r.Cluster.CommittedOffsets(ctx, groups)
 	if err = denials.Split(err); err != nil {
 		errs.AddPartial(len(groups)-len(committed), err)
 		complete = false
@@ -132,26 +155,27 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 	}
 	// Before the topic filter empties groups: a group left without commits
 	// by it was read.
-	unread := s.unreadGroups(groups, committed)
-	s.dropExcludedTopics(committed)
+	unread := r.unreadGroups(groups, committed)
+	r.dropExcludedTopics(committed)
+	owned := 0
 	if owner != nil {
 		committed, gauged = owner.Split(committed)
-		s.telemetry.coordinationGroups(ctx, len(groups))
+		owned = len(groups)
 	}
-	partitions := s.track(committed, complete)
+	partitions := r.track(committed, complete)
 
 	// With nothing to read, the snapshot is of now; otherwise it is
 	// stamped with the end-offset read.
-	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: s.tables.StartOffsets()}
+	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets()}
 	var idx *lag.Index
 	if len(partitions) > 0 {
-		withStart := s.wants.StartOffsets
-		end, start, err := sampler.Read(ctx, s.cluster, s.tables, partitions, sampler.ReadOptions{
+		withStart := r.StartOffsets
+		end, start, err := sampler.Read(ctx, r.Cluster, r.Tables, partitions, sampler.ReadOptions{
 			WithStart: withStart,
 			// Restored tables may be another cluster's until it says
 			// otherwise: ask before they date anything.
-			WithIdentity: !s.tables.Identified(),
-			Logger:       s.logger,
+			WithIdentity: !r.Tables.Identified(),
+			Logger:       r.Logger,
 		})
 		if err = denials.Split(err); err != nil {
 			missing := len(partitions) - len(end.Offsets)
@@ -160,11 +184,11 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 			}
 			errs.AddPartial(missing, err)
 		}
-		s.records.Forget(s.tables.TakeResets())
-		if s.wants.StableOffsets {
+		r.Records.Forget(r.Tables.TakeResets())
+		if r.StableOffsets {
 			// After the committed offsets too, so that a commit between the
 			// reads can only overstate the stable lag.
-			stable, err := s.cluster.StableOffsets(ctx, partitions)
+			stable, err := r.Cluster.StableOffsets(ctx, partitions)
 			if err = denials.Split(err); err != nil {
 				errs.AddPartial(len(partitions)-len(stable.Offsets), fmt.Errorf("read last stable offsets: %w", err))
 			}
@@ -173,36 +197,34 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 		snap.End = end.Offsets
 		snap.At = end.Received.UnixNano()
 		if withStart {
-			snap.Start = s.tables.StartOffsets()
+			snap.Start = r.Tables.StartOffsets()
 		}
-		idx, err = s.readOutOfTableRecords(ctx, snap)
+		idx, err = r.readOutOfTableRecords(ctx, snap)
 		if err = denials.Split(err); err != nil {
 			errs.AddPartial(0, err)
 		}
 	} else {
-		idx = s.index(snap)
+		idx = r.index(snap)
 	}
 
 	// Described after the offset reads, so as not to widen the gap between
 	// committed and end offsets that the lag is measured across.
 	var described map[string]kafka.GroupDescription
-	if s.health != nil && len(groups) > 0 {
-		described, err = s.cluster.DescribeGroups(ctx, groups)
+	if r.Describe && len(groups) > 0 {
+		described, err = r.Cluster.DescribeGroups(ctx, groups)
 		if err = denials.Split(err); err != nil {
 			errs.AddPartial(len(groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
 		}
 	}
-	s.telemetry.tables(ctx, len(partitions), s.tables.Points())
-
-	in := &scrapeInput{snap: snap, idx: idx, gauged: gauged}
-	in.groups, in.pairs = groupReads(groups, committed, unread, described)
+	in := &Input{Snap: snap, Index: idx, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
+	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
 	return in, nil
 }
 
 // unreadGroups returns the groups whose committed offsets were not read (a
 // group read with no commit at all is in committed, empty) and says so in
 // the debug log: their lags and status are left out of this scrape.
-func (s *timeLagScraper) unreadGroups(groups []string, committed map[string]map[kafka.TopicPartition]int64) map[string]bool {
+func (r *Reader) unreadGroups(groups []string, committed map[string]map[kafka.TopicPartition]int64) map[string]bool {
 	var names []string
 	for _, g := range groups {
 		if _, ok := committed[g]; !ok {
@@ -212,7 +234,7 @@ func (s *timeLagScraper) unreadGroups(groups []string, committed map[string]map[
 	if len(names) == 0 {
 		return nil
 	}
-	s.logger.Debug("committed offsets of consumer groups could not be read: their lags and status omitted from this scrape",
+	r.Logger.Debug("committed offsets of consumer groups could not be read: their lags and status omitted from this scrape",
 		zap.Int("groups_unread", len(names)), zap.Strings("groups", kafka.TruncateNames(names)))
 	unread := make(map[string]bool, len(names))
 	for _, g := range names {
@@ -221,31 +243,15 @@ func (s *timeLagScraper) unreadGroups(groups []string, committed map[string]map[
 	return unread
 }
 
-// unwantedTableLifetime is how long the table of a partition no group was
-// seen committing on is kept while some group or coordinator cannot be
-// read: long enough to ride out a coordinator restart or a broker outage,
-// short enough that groups and topics churning meanwhile cannot grow the
-// tables, the saved state and the sampler's work without bound. A group
-// that comes back after it has its time lag from record timestamps until
-// its table refills.
-const unwantedTableLifetime = time.Hour
-
-// keepUnwantedFor is unwantedTableLifetime, or three scrapes when those
-// are longer, so that one partial scrape never drops a table the previous
-// one wanted.
-func (s *timeLagScraper) keepUnwantedFor() time.Duration {
-	return max(unwantedTableLifetime, 3*s.cfg.CollectionInterval)
-}
-
 // dropExcludedTopics drops the commits on topics the filter excludes, and
 // the groups left without commits.
-func (s *timeLagScraper) dropExcludedTopics(committed map[string]map[kafka.TopicPartition]int64) {
+func (r *Reader) dropExcludedTopics(committed map[string]map[kafka.TopicPartition]int64) {
 	topicOK := map[string]bool{} // the topic filter, once per topic
 	for group, offsets := range committed {
 		for tp := range offsets {
 			ok, seen := topicOK[tp.Topic]
 			if !seen {
-				ok = s.topics.Matches(tp.Topic)
+				ok = r.Topics.Matches(tp.Topic)
 				topicOK[tp.Topic] = ok
 			}
 			if !ok {
@@ -260,7 +266,7 @@ func (s *timeLagScraper) dropExcludedTopics(committed map[string]map[kafka.Topic
 
 // track makes the committed partitions the tables' tracked set and returns
 // them, sorted.
-func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
+func (r *Reader) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
 	tracked := map[kafka.TopicPartition]struct{}{}
 	for _, offsets := range committed {
 		for tp := range offsets {
@@ -273,19 +279,19 @@ func (s *timeLagScraper) track(committed map[string]map[kafka.TopicPartition]int
 	// survives an outage, but not for ever.
 	var keep time.Duration
 	if !complete {
-		keep = s.keepUnwantedFor()
+		keep = r.KeepUnwantedFor
 	}
-	partitions, dropped := s.tables.Track(tracked, s.now(), keep)
+	partitions, dropped := r.Tables.Track(tracked, r.Now(), keep)
 	if dropped > 0 {
-		s.logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped), zap.Bool("complete_read", complete))
+		r.Logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped), zap.Bool("complete_read", complete))
 	}
 	return partitions
 }
 
 // index indexes the snapshot's partitions, each with its table.
-func (s *timeLagScraper) index(snap *lag.Snapshot) *lag.Index {
+func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
 	idx := lag.NewIndex(snap)
-	idx.ResolveTables(s.tables)
+	idx.ResolveTables(r.Tables)
 	return idx
 }
 
@@ -294,20 +300,20 @@ func (s *timeLagScraper) index(snap *lag.Snapshot) *lag.Index {
 // record that is gone was deleted by retention: the partition's log start
 // is read and the oldest record still there is read instead. It returns the
 // snapshot's index, rebuilt when log starts were read.
-func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) (*lag.Index, error) {
-	idx := s.index(snap)
-	budget := s.cfg.MaxRecordReadsPerScrape
-	missing, used := lag.OutOfTable(idx, snap.At, s.tables, s.records)
+func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) (*lag.Index, error) {
+	idx := r.index(snap)
+	budget := r.MaxRecordReads
+	missing, used := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
 	if len(missing) > budget {
-		s.logger.Debug("record reads capped for this scrape", zap.Int("wanted", len(missing)), zap.Int("cap", budget))
+		r.Logger.Debug("record reads capped for this scrape", zap.Int("wanted", len(missing)), zap.Int("cap", budget))
 		missing = missing[:budget]
 	}
 	var errs []error
 	if len(missing) > 0 {
-		found, err := s.cluster.RecordTimestamps(ctx, missing)
+		found, err := r.Cluster.RecordTimestamps(ctx, missing)
 		errs = append(errs, err)
 		budget -= len(missing)
-		s.records.PutAll(found)
+		r.Records.PutAll(found)
 		var gone []kafka.TopicPartition
 		for _, at := range missing {
 			if _, ok := found[at]; !ok {
@@ -316,14 +322,14 @@ func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *lag.Sn
 		}
 		if len(gone) > 0 {
 			kafka.SortPartitions(gone)
-			startRead, err := s.cluster.StartOffsets(ctx, slices.Compact(gone))
+			startRead, err := r.Cluster.StartOffsets(ctx, slices.Compact(gone))
 			errs = append(errs, err)
-			s.tables.RecordStart(startRead)
+			r.Tables.RecordStart(startRead)
 			for tp, start := range startRead.Offsets {
 				snap.Start[tp] = start
 			}
-			idx = s.index(snap)
-			retry, usedNow := lag.OutOfTable(idx, snap.At, s.tables, s.records)
+			idx = r.index(snap)
+			retry, usedNow := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
 			for at := range usedNow {
 				used[at] = struct{}{}
 			}
@@ -331,12 +337,18 @@ func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *lag.Sn
 				retry = retry[:budget]
 			}
 			if len(retry) > 0 {
-				found, err := s.cluster.RecordTimestamps(ctx, retry)
+				found, err := r.Cluster.RecordTimestamps(ctx, retry)
 				errs = append(errs, err)
-				s.records.PutAll(found)
+				r.Records.PutAll(found)
 			}
 		}
 	}
-	s.records.Retain(used)
+	r.Records.Retain(used)
 	return idx, kafka.Join(errs...)
+}
+
+// Empty is the input of a scrape that read nothing: a snapshot of now.
+func (r *Reader) Empty() *Input {
+	snap := &lag.Snapshot{At: time.Now().UnixNano()}
+	return &Input{Snap: snap, Index: r.index(snap)}
 }
