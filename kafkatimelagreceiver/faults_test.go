@@ -7,46 +7,32 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
-	"go.uber.org/goleak"
-
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
-
-// Fault tests never wait on the clock for an outcome: they poll with
-// generous deadlines, or count scrapes.
-const faultDeadline = 60 * time.Second
-
-// requireNoLeakedGoroutines checks, after the test and all its cleanups,
-// that the goroutines the test started are gone. Call it first, so that its
-// cleanup runs last.
-func requireNoLeakedGoroutines(t *testing.T) {
-	t.Helper()
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		goleak.VerifyNone(t, before, goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick"))
-	})
-}
-
-// faultConfig is a receiver configuration with timeouts small enough that a
-// dead broker costs seconds, not the default ten.
-func faultConfig(k *testKafka) *Config {
-	cfg := k.testConfig()
-	cfg.Timeout = 2 * time.Second
-	return cfg
-}
 
 // groupsOnEachNode names one group per broker, coordinated by that broker.
 func groupsOnEachNode(t *testing.T, k *testKafka, brokers int) map[int32]string {
@@ -57,19 +43,6 @@ func groupsOnEachNode(t *testing.T, k *testKafka, brokers int) map[int32]string 
 		g := fmt.Sprintf("group-%d", i)
 		if node := k.Cluster.CoordinatorFor(g); out[node] == "" {
 			out[node] = g
-		}
-	}
-	return out
-}
-
-// tableHeads is the oldest point of every table: a reset or dropped table
-// changes it.
-func tableHeads(s *timeLagScraper) map[kafka.TopicPartition]timetable.Sample {
-	out := map[kafka.TopicPartition]timetable.Sample{}
-	tps := s.tables.Partitions()
-	for i, ref := range s.tables.Refs(tps) {
-		if head, ok := s.tables.Oldest(ref); ok {
-			out[tps[i]] = head
 		}
 	}
 	return out
@@ -550,4 +523,369 @@ func TestOddNames(t *testing.T) {
 	require.Len(t, got, 2)
 	require.Contains(t, got, pointKey{"dots.in.the.name", topics[2%len(topics)], 0})
 	require.Contains(t, got, pointKey{"グループ.日本語", topics[0], 0})
+}
+
+// TestCommittedAboveEndOffsetIsFlagged: a group committed past the end of a
+// partition (the topic was deleted and recreated, the log truncated by an
+// unclean leader election, or the consumer committed offsets it never
+// read). Its lag is still 0, but every scrape that sees it counts it in the
+// receiver's own telemetry and says so in the debug log, naming the group
+// and the partition, so that "caught up" is not all an SRE gets to see.
+func TestCommittedAboveEndOffsetIsFlagged(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.CreateTopic("short", 2)
+	k.Produce("short", 0, time.Now())
+	k.Produce("short", 1, time.Now())
+	k.Commit("ahead", "short", map[int32]int64{0: 50, 1: 1})
+
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	settings := metadatatest.NewSettings(tt)
+	core, logs := observer.New(zapcore.DebugLevel)
+	settings.Logger = zap.New(core)
+	cfg := k.testConfig()
+	require.NoError(t, cfg.Validate())
+	s, err := newTimeLagScraper(cfg, settings, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+
+	for scrape := 1; scrape <= 2; scrape++ {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, int64(0), pointsOf(md, "kafka.consumer_group.lag")[pointKey{"ahead", "short", 0}].intValue)
+
+		got, err := tt.GetMetric("otelcol_kafka_time_lag_commits_beyond_end")
+		require.NoError(t, err, "the receiver counts commits above the end offset")
+		points := got.Data.(metricdata.Sum[int64]).DataPoints
+		require.Len(t, points, 1)
+		require.Equal(t, int64(scrape), points[0].Value, "one pair, seen by %d scrapes", scrape)
+
+		flagged := logs.FilterMessageSnippet("above the end offset").All()
+		require.Len(t, flagged, scrape, "one debug line per scrape")
+		entry := flagged[scrape-1]
+		require.Equal(t, zapcore.DebugLevel, entry.Level)
+		fields := entry.ContextMap()
+		require.EqualValues(t, 1, fields["pairs"])
+		require.Equal(t, []any{"ahead short/0 committed 50, end 1"}, fields["examples"])
+	}
+}
+
+// TestGroupWhoseOffsetFetchFailedHasNoStatus: the coordinator of one group
+// fails its OffsetFetch for a scrape. Nothing is known of where the group
+// is, so its status is left out (it used to be reported OK, from no
+// partitions at all) and the debug log says which group and why; its state
+// and rebalances, which were read, are still reported. When the read works
+// again, the status comes back judged on the scrapes that did read the
+// group: the failed one neither reset its history nor added to it.
+func TestGroupWhoseOffsetFetchFailedHasNoStatus(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.CreateTopic("work", 1)
+	now := time.Now()
+	k.Produce("work", 0, now, now, now)
+	k.Commit("unlucky", "work", map[int32]int64{0: 1})
+	k.Commit("fine", "work", map[int32]int64{0: 3})
+
+	cfg := k.healthConfig(2)
+	core, logs := observer.New(zapcore.DebugLevel)
+	unreadable := &unreadableGroups{failing: map[string]bool{}}
+	s := startScraperWith(t, cfg, zap.New(core), func(c kafka.Cluster) kafka.Cluster {
+		unreadable.Cluster = c
+		return unreadable
+	})
+
+	v := scrapeGroup(t, s, "unlucky")
+	require.Equal(t, "OK", v.status, "one point: nothing to judge yet")
+
+	unreadable.failing["unlucky"] = true
+	md, err := s.scrape(context.Background())
+	require.Error(t, err, "the failed read is the scrape's error")
+	v = viewGroup(t, md, "unlucky")
+	require.Empty(t, v.status, "no status for a group whose offsets were not read")
+	for _, p := range healthPointsOf(md, "kafka.consumer_group.status") {
+		require.NotEqual(t, "unlucky", p.attrs["group"], "no status point at all, not even a 0")
+	}
+	require.Empty(t, v.partitionStatus)
+	require.Equal(t, "Empty", v.state, "its description was read")
+	require.True(t, v.hasCount, "its rebalance count is known")
+	require.Equal(t, "OK", viewGroup(t, md, "fine").status, "the other group is judged as usual")
+	omitted := logs.FilterMessageSnippet("status omitted").All()
+	require.Len(t, omitted, 1)
+	require.Equal(t, zapcore.DebugLevel, omitted[0].Level)
+	require.Equal(t, []any{"unlucky"}, omitted[0].ContextMap()["groups"])
+
+	delete(unreadable.failing, "unlucky")
+	v = scrapeGroup(t, s, "unlucky")
+	require.Equal(t, "STOP", v.status, "two real points, lagging and unmoved with no members: the window survived the failed scrape")
+}
+
+// TestRebalanceCountOfReturningGroupRestartsWithNewStartTime: a group is
+// deleted, missing from enough scrapes to be forgotten, and created again.
+// Its kafka.consumer_group.rebalances count starts over from 0, and so does
+// the sum's start time: a cumulative sum that drops to 0 under its old start
+// time reads, to a backend, as a counter that went backwards.
+func TestRebalanceCountOfReturningGroupRestartsWithNewStartTime(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.CreateTopic("work", 1)
+	k.Produce("work", 0, time.Now())
+	k.Commit("phoenix", "work", map[int32]int64{0: 1})
+	s := startScraper(t, k.testConfig())
+
+	rebalances := func() (healthPoint, pcommon.Timestamp) {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		var found []healthPoint
+		for _, p := range healthPointsOf(md, "kafka.consumer_group.rebalances") {
+			if p.attrs["group"] == "phoenix" {
+				found = append(found, p)
+			}
+		}
+		require.LessOrEqual(t, len(found), 1)
+		if len(found) == 0 {
+			return healthPoint{}, 0
+		}
+		return found[0], pcommon.Timestamp(pointsOf(md, "kafka.consumer_group.offset")[pointKey{"phoenix", "work", 0}].timestamp.UnixNano())
+	}
+	first, firstAt := rebalances()
+	require.NotZero(t, firstAt)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	deleted, err := k.Admin.DeleteGroup(ctx, "phoenix")
+	require.NoError(t, err)
+	require.NoError(t, deleted.Err)
+	for range 2 { // missing from two scrapes: forgotten
+		p, _ := rebalances()
+		require.Empty(t, p.attrs, "a deleted group has no count")
+	}
+
+	k.Commit("phoenix", "work", map[int32]int64{0: 1})
+	again, againAt := rebalances()
+	require.Equal(t, int64(0), again.value)
+	require.Greater(t, again.start, firstAt, "the count starts over after its last point (start %v)", first.start)
+	require.LessOrEqual(t, again.start, againAt)
+}
+
+// TestScrapeAgainstBlackHoledBrokerEndsAtItsDeadline: with the default
+// `timeout: 0` the controller gives a scrape no deadline, and each request
+// waits 10 s for an answer. A broker that swallows ListOffsets then held
+// the scrape for as long as its requests took, one after the other. The
+// scrape now ends at its own deadline, one collection_interval: the request
+// in flight is cut, nothing more is asked, and what was read (the committed
+// offsets) is reported with an error that says the deadline passed.
+func TestScrapeAgainstBlackHoledBrokerEndsAtItsDeadline(t *testing.T) {
+	requireNoLeakedGoroutines(t)
+	k := newTestKafka(t, 1)
+	k.CreateTopic("quiet", 1)
+	k.Produce("quiet", 0, time.Now())
+	k.Commit("waiting", "quiet", map[int32]int64{0: 1})
+	hole := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListOffsets))
+
+	cfg := k.testConfig()
+	cfg.Timeout = 0 // the default: each request waits defaultRequestTimeout
+	cfg.CollectionInterval = time.Second
+	require.Less(t, cfg.CollectionInterval, defaultRequestTimeout)
+	s := startScraper(t, cfg)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+
+	hole.Set(true)
+	md, err := s.scrape(context.Background())
+	require.Error(t, err)
+	require.True(t, scrapererror.IsPartialScrapeError(err))
+	require.ErrorContains(t, err, context.DeadlineExceeded.Error(), "the scrape's own deadline ended it, not a request's read timeout")
+	require.Equal(t, int64(1), hole.Swallowed(), "nothing more was asked after the deadline")
+	require.Contains(t, pointsOf(md, "kafka.consumer_group.offset"), pointKey{"waiting", "quiet", 0})
+
+	hole.Set(false)
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err, "the cut connection is opened again")
+	require.Equal(t, int64(0), pointsOf(md, "kafka.consumer_group.lag")[pointKey{"waiting", "quiet", 0}].intValue)
+}
+
+// TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline: every broker
+// stops answering while a scrape and a sample are waiting on it, with a
+// request timeout of minutes, and the collector shuts the receiver down
+// with a 5 s grace period, as Kubernetes does before its SIGKILL. Shutdown
+// used to wait for the scrape, then the sample, then save the tables:
+// minutes here, so the SIGKILL lost them. Now it saves first, cuts the
+// requests, returns within the grace period without error, and leaves no
+// goroutine behind.
+func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
+	requireNoLeakedGoroutines(t)
+	k := newTestKafka(t, 1)
+	k.CreateTopic("orders", 2)
+	k.Produce("orders", 0, time.Now())
+	k.Produce("orders", 1, time.Now())
+	k.Commit("group", "orders", map[int32]int64{0: 0, 1: 1})
+	listGroups := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListGroups))
+	listOffsets := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListOffsets))
+
+	store := newMemoryStorage()
+	storageID := component.MustNewID("file_storage")
+	cfg := k.testConfig()
+	cfg.Timeout = 5 * time.Minute
+	cfg.CollectionInterval = 100 * time.Millisecond
+	cfg.SamplingInterval = 100 * time.Millisecond
+	cfg.Storage = &storageID
+	cfg.StorageInterval = time.Hour // only the shutdown save
+	require.NoError(t, cfg.Validate())
+	sink := new(consumertest.MetricsSink)
+	rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, rcvr.Start(context.Background(), hostWith{storageID: store}))
+	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, faultDeadline, 10*time.Millisecond, "a first scrape tracks the partitions")
+
+	listGroups.Set(true)
+	listOffsets.Set(true)
+	// One request is swallowed; sarama holds the others to the broker
+	// (the scrape's, the sampler's) until the connection is free.
+	require.Eventually(t, func() bool {
+		return listGroups.Swallowed()+listOffsets.Swallowed() > 0
+	}, faultDeadline, 10*time.Millisecond)
+	time.Sleep(3 * cfg.CollectionInterval) // a scrape and a sample are due and waiting
+
+	const grace = 5 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- rcvr.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "everything stopped within the grace period")
+	case <-time.After(grace + faultDeadline):
+		t.Fatalf("Shutdown still running %s after its %s deadline", faultDeadline, grace)
+	}
+
+	saved := store.values[statestore.TablesKey]
+	require.NotEmpty(t, saved, "tables saved at shutdown")
+	restored, err := timetable.NewStore(cfg.MaxSamples, time.Minute, nil).RestoreState(saved)
+	require.NoError(t, err)
+	require.Equal(t, 2, restored.Tables, "both partitions' tables")
+}
+
+// TestSilentBrokerDoesNotStallScrapeOrSampler: a broker that accepts
+// ListOffsets and never answers costs a scrape one request deadline (from
+// `timeout`), not the pipeline: the scrape returns a partial error with the
+// committed offsets it did read, the sampler's cycle returns too, and both
+// recover when the broker answers again. Nothing here measures speed: the
+// test only needs the calls to return at all.
+func TestSilentBrokerDoesNotStallScrapeOrSampler(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.CreateTopic("quiet", 1)
+	k.Produce("quiet", 0, time.Now(), time.Now())
+	k.Commit("waiting", "quiet", map[int32]int64{0: 1})
+
+	var silent atomic.Bool
+	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		// Handled with neither response nor error: the broker keeps the
+		// connection open and says nothing.
+		return nil, nil, silent.Load()
+	})
+
+	cfg := k.testConfig()
+	cfg.Timeout = time.Second
+	s := startScraper(t, cfg)
+	_, err := s.scrape(context.Background()) // connect and learn the leader first
+	require.NoError(t, err)
+
+	silent.Store(true)
+	md, err := s.scrape(context.Background())
+	require.Error(t, err)
+	require.True(t, scrapererror.IsPartialScrapeError(err), "what was read is still reported: %v", err)
+	require.Contains(t, pointsOf(md, "kafka.consumer_group.offset"), pointKey{"waiting", "quiet", 0})
+	require.Empty(t, pointsOf(md, "kafka.consumer_group.lag"), "no end offset, no lag: nothing is invented")
+	require.Error(t, s.sampler.Sample(context.Background(), false))
+
+	silent.Store(false)
+	require.Eventually(t, func() bool {
+		md, err := s.scrape(context.Background())
+		if err != nil {
+			t.Log(err)
+		}
+		return err == nil && pointsOf(md, "kafka.consumer_group.lag")[pointKey{"waiting", "quiet", 0}].intValue == 1
+	}, 30*time.Second, 100*time.Millisecond)
+	require.NoError(t, s.sampler.Sample(context.Background(), false))
+}
+
+// TestConnIdleTimeoutReopensConnections: a connection that carried nothing
+// for conn_idle_timeout is reopened before the next request, so a broker,
+// load balancer or NAT that dropped it meanwhile costs nothing. Each new
+// connection starts with an ApiVersions request.
+func TestConnIdleTimeoutReopensConnections(t *testing.T) {
+	k := newTestKafka(t, 2)
+	secFixture(k)
+
+	steady := startScraper(t, k.testConfig()) // conn_idle_timeout 9m
+	requireBillingLag(t, steady)
+	opened := k.Requests(int16(kmsg.ApiVersions))
+	requireBillingLag(t, steady)
+	require.Equal(t, opened, k.Requests(int16(kmsg.ApiVersions)), "busy connections are kept")
+
+	const idle = 50 * time.Millisecond
+	cfg := k.testConfig()
+	cfg.ConnIdleTimeout = idle
+	s := startScraper(t, cfg)
+	requireBillingLag(t, s)
+	opened = k.Requests(int16(kmsg.ApiVersions))
+	time.Sleep(2 * idle)
+	requireBillingLag(t, s)
+	require.Greater(t, k.Requests(int16(kmsg.ApiVersions)), opened, "idle connections are reopened")
+}
+
+// TestRackIDReadsFromPreferredReplica: with rack_id set, record reads carry
+// the rack, and a leader that points them at a replica in that rack
+// (KIP-392; kfake has no replica selector, so the test answers for the
+// leader) has them read there.
+func TestRackIDReadsFromPreferredReplica(t *testing.T) {
+	k := newTestKafka(t, 2)
+	secFixture(k)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	topics, err := k.Admin.ListTopics(ctx, "orders")
+	require.NoError(t, err)
+	leader := topics["orders"].Partitions[0].Leader
+	replica := 1 - leader
+	k.Cluster.SetFollowers("orders", 0, []int32{replica})
+
+	var (
+		mu      sync.Mutex
+		fetches = map[int32][]string{} // node -> racks of the Fetch requests it got
+	)
+	k.Cluster.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		fetch := req.(*kmsg.FetchRequest)
+		node := k.Cluster.CurrentNode()
+		mu.Lock()
+		fetches[node] = append(fetches[node], fetch.Rack)
+		mu.Unlock()
+		if node != leader || fetch.Rack != "rack-b" {
+			return nil, nil, false
+		}
+		resp := fetch.ResponseKind().(*kmsg.FetchResponse)
+		for _, rt := range fetch.Topics {
+			topic := kmsg.NewFetchResponseTopic()
+			topic.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				p := kmsg.NewFetchResponseTopicPartition()
+				p.Partition = rp.Partition
+				p.HighWatermark = 2
+				p.PreferredReadReplica = replica
+				p.RecordBatches = []byte{} // as Kafka sends it: empty, not null
+				topic.Partitions = append(topic.Partitions, p)
+			}
+			resp.Topics = append(resp.Topics, topic)
+		}
+		return resp, nil, true
+	})
+
+	cfg := k.testConfig()
+	cfg.RackID = "rack-b"
+	require.NoError(t, cfg.Validate())
+	requireBillingLag(t, startScraper(t, cfg))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"rack-b"}, fetches[leader], "the leader is asked once, with the rack")
+	require.Equal(t, []string{"rack-b"}, fetches[replica], "and the record is read from the replica it names")
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -68,51 +67,6 @@ func (c *groupConsumer) close() {
 	})
 }
 
-// healthPoint is one data point of a group-health metric.
-type healthPoint struct {
-	attrs map[string]string
-	value int64
-	start pcommon.Timestamp
-}
-
-// healthPointsOf returns the points of a gauge or sum with their attributes
-// as strings.
-func healthPointsOf(md pmetric.Metrics, name string) []healthPoint {
-	var out []healthPoint
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				if m.Name() != name {
-					continue
-				}
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				default:
-					continue
-				}
-				for d := 0; d < dps.Len(); d++ {
-					dp := dps.At(d)
-					attrs := map[string]string{}
-					dp.Attributes().Range(func(k string, v pcommon.Value) bool {
-						attrs[k] = v.AsString()
-						return true
-					})
-					out = append(out, healthPoint{attrs: attrs, value: dp.IntValue(), start: dp.StartTimestamp()})
-				}
-			}
-		}
-	}
-	return out
-}
-
 // groupView is what one scrape said about one group.
 type groupView struct {
 	described  bool
@@ -126,68 +80,6 @@ type groupView struct {
 	partitionStatus map[int64]string
 	// assigned is keyed by member (client id) then instance.
 	assigned map[string]map[string]int64
-}
-
-func viewGroup(t *testing.T, md pmetric.Metrics, group string) groupView {
-	t.Helper()
-	v := groupView{partitionStatus: map[int64]string{}, assigned: map[string]map[string]int64{}}
-	current := func(name, attr string) string {
-		found := ""
-		for _, p := range healthPointsOf(md, name) {
-			if p.attrs["group"] != group || p.value != 1 {
-				continue
-			}
-			require.Empty(t, found, "%s has two current values for %s", name, group)
-			found = p.attrs[attr]
-		}
-		return found
-	}
-	v.state = current("kafka.consumer_group.state", "state")
-	v.status = current("kafka.consumer_group.status", "status")
-	for _, p := range healthPointsOf(md, "kafka.consumer_group.members") {
-		if p.attrs["group"] == group {
-			v.described, v.members, v.protocol = true, p.value, p.attrs["protocol"]
-		}
-	}
-	for _, p := range healthPointsOf(md, "kafka.consumer_group.rebalances") {
-		if p.attrs["group"] == group {
-			v.hasCount, v.rebalances = true, p.value
-		}
-	}
-	for _, p := range healthPointsOf(md, "kafka.consumer_group.partition_status") {
-		if p.attrs["group"] == group && p.value == 1 {
-			var partition int64
-			_, err := fmt.Sscan(p.attrs["partition"], &partition)
-			require.NoError(t, err)
-			v.partitionStatus[partition] = p.attrs["status"]
-		}
-	}
-	for _, p := range healthPointsOf(md, "kafka.consumer_group.assigned_partitions") {
-		if p.attrs["group"] == group {
-			if v.assigned[p.attrs["member"]] == nil {
-				v.assigned[p.attrs["member"]] = map[string]int64{}
-			}
-			v.assigned[p.attrs["member"]][p.attrs["group_instance_id"]] += p.value
-		}
-	}
-	return v
-}
-
-// healthConfig is a test configuration with every group-health metric on
-// and a short status window.
-func (k *testKafka) healthConfig(window int) *Config {
-	cfg := k.testConfig()
-	cfg.Status.Window = window
-	cfg.Metrics.KafkaConsumerGroupAssignedPartitions.Enabled = true
-	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
-	return cfg
-}
-
-func scrapeGroup(t *testing.T, s *timeLagScraper, group string) groupView {
-	t.Helper()
-	md, err := s.scrape(context.Background())
-	require.NoError(t, err)
-	return viewGroup(t, md, group)
 }
 
 // settled scrapes until the group is Stable with n members.
