@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
@@ -107,10 +108,7 @@ func (c *pairChunks) finish(out pmetric.MetricSlice) error {
 func (p pairMetric[V]) write(s *Scrape, chunk *section, pl *lag.PartitionLag, v V) {
 	switch {
 	case p.direct:
-		attrs := point(chunk, p.metric, s.pairs.capacityOf(p.metric), s.w.start, s.ts, v)
-		attrs.PutStr(p.keys[0], pl.Group)
-		attrs.PutStr(p.keys[1], pl.Topic)
-		attrs.PutInt(p.keys[2], int64(pl.Partition))
+		putPair(point(chunk, p.metric, s.pairs.capacityOf(p.metric), s.w.start, s.ts, v), p.metric, pl)
 	case p.on:
 		p.record(s.w.mb, s.ts, v, pl.Group, pl.Topic, int64(pl.Partition))
 	}
@@ -121,9 +119,7 @@ func (p pairLabelMetric) write(s *Scrape, chunk *section, pl *lag.PartitionLag, 
 	switch {
 	case p.direct:
 		attrs := point(chunk, p.metric, s.pairs.capacityOf(p.metric), s.w.start, s.ts, v)
-		attrs.PutStr(p.keys[0], pl.Group)
-		attrs.PutStr(p.keys[1], pl.Topic)
-		attrs.PutInt(p.keys[2], int64(pl.Partition))
+		putPair(attrs, p.metric, pl)
 		attrs.PutStr(p.keys[3], label)
 	case p.on:
 		p.record(s.w.mb, s.ts, v, pl.Group, pl.Topic, int64(pl.Partition), label)
@@ -140,4 +136,11 @@ func (p partitionMetric[V]) write(s *Scrape, part *lag.Partition, capacity int, 
 	case p.on:
 		p.record(s.w.mb, s.ts, v, part.Topic, int64(part.Partition))
 	}
+}
+
+// putPair puts a pair's group, topic and partition under d's first keys.
+func putPair(attrs pcommon.Map, d *metric, pl *lag.PartitionLag) {
+	attrs.PutStr(d.keys[0], pl.Group)
+	attrs.PutStr(d.keys[1], pl.Topic)
+	attrs.PutInt(d.keys[2], int64(pl.Partition))
 }

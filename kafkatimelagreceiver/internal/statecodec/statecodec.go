@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrCorrupt is wrapped by every error of a Reader: the state is damaged,
@@ -34,19 +35,7 @@ func (d *Reader) OK() bool { return d.err == nil }
 func (d *Reader) Len() int { return d.r.Len() }
 
 // Uvarint reads an unsigned varint.
-func (d *Reader) Uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadUvarint(d.r)
-	if err != nil {
-		// ReadUvarint returns what it read so far with the error: that
-		// must not drive a loop.
-		d.err = fmt.Errorf("%w: %w", ErrCorrupt, err)
-		return 0
-	}
-	return v
-}
+func (d *Reader) Uvarint() uint64 { return d.Bounded(math.MaxUint64, "varint") }
 
 // Varint reads a signed varint.
 func (d *Reader) Varint() int64 {
@@ -70,6 +59,8 @@ func (d *Reader) Bounded(limit uint64, what string) uint64 {
 	v, err := binary.ReadUvarint(d.r)
 	switch {
 	case err != nil:
+		// ReadUvarint returns what it read so far with the error: that
+		// must not drive a loop.
 		d.err = fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
 		return 0
 	case v > limit:
