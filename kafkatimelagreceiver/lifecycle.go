@@ -50,31 +50,6 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// scrapeContext bounds one scrape: by the controller's `timeout` when set,
-// else by one collection_interval (a scrape still running then is stale
-// next to the one due), and by the receiver's shutdown. When it ends, the
-// Kafka requests in flight are cut and nothing more is asked; what was read
-// is reported.
-func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	cancelDeadline := context.CancelFunc(func() {})
-	if _, ok := ctx.Deadline(); !ok {
-		// The controller gives ctx the `timeout` deadline when it is set; a
-		// caller that did not (a test) gets the same bound.
-		bound := s.cfg.CollectionInterval
-		if s.cfg.Timeout > 0 {
-			bound = s.cfg.Timeout
-		}
-		ctx, cancelDeadline = context.WithTimeout(ctx, bound)
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })
-	return ctx, func() {
-		stop()
-		cancel(nil)
-		cancelDeadline()
-	}
-}
-
 // interrupt is the part of shutdown that waits for nothing: it ends the
 // scrape in flight and the sampler's sample, starts leaving the
 // coordination group (at once, so that the other replicas take over this

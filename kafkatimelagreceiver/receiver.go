@@ -185,6 +185,31 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	return md, errs.Combine()
 }
 
+// scrapeContext bounds one scrape: by the controller's `timeout` when set,
+// else by one collection_interval (a scrape still running then is stale
+// next to the one due), and by the receiver's shutdown. When it ends, the
+// Kafka requests in flight are cut and nothing more is asked; what was read
+// is reported.
+func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cancelDeadline := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		// The controller gives ctx the `timeout` deadline when it is set; a
+		// caller that did not (a test) gets the same bound.
+		bound := s.cfg.CollectionInterval
+		if s.cfg.Timeout > 0 {
+			bound = s.cfg.Timeout
+		}
+		ctx, cancelDeadline = context.WithTimeout(ctx, bound)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		cancelDeadline()
+	}
+}
+
 // report computes each group's lags, health and progress and writes them,
 // group by group, so that only one group's lags are held at a time; then
 // the per-(group, topic) aggregates and the per-partition and per-topic
