@@ -165,8 +165,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	if err != nil {
 		return pmetric.NewMetrics(), err
 	}
-	// Not a member (yet): another replica may own any group.
-	in := s.reader.Empty()
+	var in *read.Input
 	if joined {
 		if in, err = s.reader.Read(ctx, owner, denials, &errs); err != nil {
 			return pmetric.NewMetrics(), err
@@ -175,6 +174,9 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 			s.telemetry.coordinationGroups(ctx, in.Owned)
 		}
 		s.telemetry.tables(ctx, in.Tracked, s.tables.Points())
+	} else {
+		// Not a member (yet): another replica may own any group.
+		in = s.reader.Empty()
 	}
 	md, err := s.report(ctx, in)
 	if err != nil {
