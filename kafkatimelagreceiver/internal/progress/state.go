@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
@@ -179,6 +181,12 @@ func decodeState(data []byte) (map[pairKey]stuckClock, error) {
 				}
 				if c.since == 0 {
 					return nil, fmt.Errorf("%w: %s/%d of group %q has no stuck time", ErrStateCorrupt, topic, key.partition, group)
+				}
+				if c.since < kafka.MinRecordTime.UnixNano() {
+					// No receiver ran then: an edited or damaged file, which
+					// would report decades of stuck time.
+					return nil, fmt.Errorf("%w: %s/%d of group %q stuck since %s, before Kafka existed", ErrStateCorrupt, topic, key.partition, group,
+						time.Unix(0, c.since).UTC().Format(time.RFC3339))
 				}
 				out[key] = c
 			}

@@ -85,6 +85,9 @@ func TestStateDecodeRejectsBadInput(t *testing.T) {
 		"topic twice":            []byte(stateMagic + "\x01\x01\x01g\x02\x01t\x00\x01t\x00"),
 		"pair twice":             []byte(stateMagic + "\x01\x01\x01g\x01\x01t\x02\x00\x05\x01\x00\x05\x01"),
 		"no stuck time":          []byte(stateMagic + "\x01\x01\x01g\x01\x01t\x01\x00\x05\x00"),
+		// An edited or damaged file: decades of stuck_time until the
+		// group's commit moves.
+		"stuck since 1970":       []byte(stateMagic + "\x01\x01\x01g\x01\x01t\x01\x00\x05\x01"),
 		"partition beyond int32": []byte(stateMagic + "\x01\x01\x01g\x01\x01t\x01\x80\x80\x80\x80\x08\x05\x01"),
 		"offset beyond int64":    append([]byte(stateMagic+"\x01\x01\x01g\x01\x01t\x01\x00"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x01),
 		"varint overflow":        append([]byte(stateMagic+"\x01\x01\x01g\x01\x01t\x01\x00"), bytes.Repeat([]byte{0xff}, 11)...),
