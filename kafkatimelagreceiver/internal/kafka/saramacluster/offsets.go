@@ -152,6 +152,9 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Brok
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+				err = fmt.Errorf("%w: %w", ctxErr, err) // the call's end cut it
+			}
 			err = fmt.Errorf("list offsets from broker %d: %w", b.ID(), err)
 			a.transport = true
 			for _, tp := range tps {

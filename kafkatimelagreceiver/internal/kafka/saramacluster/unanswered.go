@@ -24,9 +24,11 @@ const (
 	// wait for its answer: a third, so that a broker that does not answer
 	// leaves most of a scrape to the others.
 	requestShare = 3
-	// minRequestBudget keeps a call nearly out of time from cutting
-	// brokers that are merely answering.
-	minRequestBudget = 100 * time.Millisecond
+	// minRequestBudget is the least a broker is given to begin answering
+	// before it is taken for silent: brokers answer in milliseconds, but a
+	// CPU-starved host (or broker) can take hundreds, and a broker skipped
+	// wrongly costs what it leads or coordinates for the rest of the call.
+	minRequestBudget = time.Second
 	// watchTicks is how many times per budget the connections are checked.
 	watchTicks = 4
 	// maxSkip bounds the backoff of a broker that keeps not answering: it
