@@ -68,7 +68,7 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	require.LessOrEqual(t, steadyCold.Of(kmsg.Metadata), int64(1))
 
 	// Warm: commits inside the table (the scrapes above put end offset 2
-	// into it), so no record is read.
+	// into it).
 	commitAll(2)
 	for p := range int32(partitions) {
 		k.Produce("wide", p, time.Now())
@@ -78,7 +78,10 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 		k.Produce("wide", p, time.Now()) // still producing at the scrape
 	}
 	warm := measure("in table:", s)
-	require.Zero(t, warm.Of(kmsg.Fetch))
+	// The groups are a moment behind, inside a bracket as wide as their
+	// time lag: one record per partition is read to date it, one Fetch per
+	// broker, not one per group.
+	require.LessOrEqual(t, warm.Of(kmsg.Fetch), int64(3))
 	require.LessOrEqual(t, warm.Of(kmsg.ListOffsets), int64(3))
 	require.LessOrEqual(t, warm.Of(kmsg.OffsetFetch), int64(3))
 	t.Logf("%d group-partitions on 3 brokers: %d requests per steady scrape", partitions*groups, warm.Total())

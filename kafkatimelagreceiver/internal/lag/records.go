@@ -137,10 +137,10 @@ func clampToTable(tables *timetable.Store, table timetable.Ref, offset, ts, scra
 // transaction's commit marker (last offset + 1) lags by 1 for ever and must
 // be found caught up, not ageing with the clock; and last the records a
 // table dates only coarsely (Coarse), whose reads refine an estimate rather
-// than make one. Missing are those not read yet, or read short of today's
-// end, the ones no table dates first, then the furthest behind (when a cap
-// bites, the worst lags are the ones worth knowing); used is every such
-// record, read or not.
+// than make one, at most one per partition. Missing are those not read yet,
+// or read short of today's end, the ones no table dates first, then the
+// furthest behind (when a cap bites, the worst lags are the ones worth
+// knowing); used is every such record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
 	behind := map[kafka.RecordAt]int64{}
@@ -187,5 +187,24 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 		}
 		return missing[i].TopicPartition.Compare(missing[j].TopicPartition) < 0
 	})
-	return missing, used
+	return onePerPartition(missing, refine), used
+}
+
+// onePerPartition keeps, of the records listed only to refine an estimate,
+// the first of each partition: a record read costs a Fetch round per
+// offset of a partition, and refining is worth one Fetch per broker, not
+// one per group near the head of a busy partition.
+func onePerPartition(missing []kafka.RecordAt, refine map[kafka.RecordAt]bool) []kafka.RecordAt {
+	refined := map[kafka.TopicPartition]bool{}
+	kept := missing[:0]
+	for _, rec := range missing {
+		if refine[rec] {
+			if refined[rec.TopicPartition] {
+				continue
+			}
+			refined[rec.TopicPartition] = true
+		}
+		kept = append(kept, rec)
+	}
+	return kept
 }

@@ -265,3 +265,24 @@ func TestWorkedExample(t *testing.T) {
 	require.InDelta(t, 1597304392.428571, float64(scrape)/1e9-lags[0].TimeLag, 1e-6)
 	require.InDelta(t, 607.571, lags[0].TimeLag, 1e-3)
 }
+
+// Refining costs a Fetch round per offset of a partition: of the records a
+// table dates only coarsely, one per partition is read a scrape (the
+// furthest behind); the others keep the table's estimate.
+func TestCoarseBracketsReadOnePerPartition(t *testing.T) {
+	idx, tables, at, tp := coarseFixture(t, 2*time.Second)
+	snap := &Snapshot{
+		At: at,
+		Committed: map[string]map[kafka.TopicPartition]int64{
+			"a": {tp: 150}, "b": {tp: 120}, "c": {tp: 180}, "old": {tp: 50},
+		},
+		End:   map[kafka.TopicPartition]int64{tp: 250},
+		Start: map[kafka.TopicPartition]int64{},
+	}
+	idx = NewIndex(snap)
+	idx.ResolveTables(tables)
+	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
+	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}}, missing,
+		"older than the table first, then the coarse one furthest behind")
+	require.Len(t, used, 4, "every record in use stays cached")
+}
