@@ -91,7 +91,7 @@ func requireSameAsContrib(t *testing.T, block *confmap.Conf, contrib configkafka
 	}
 	if !block.IsSet("protocol_version") {
 		require.Empty(t, want.ProtocolVersion)
-		want.ProtocolVersion = defaultProtocolVersion
+		want.ProtocolVersion = defaultProtocolVersion()
 	}
 	if !block.IsSet("metadata::retry::max") {
 		require.Equal(t, 20, want.Metadata.Retry.Max)
@@ -209,7 +209,7 @@ func TestContribDefaultsDiffer(t *testing.T) {
 	ours := NewFactory().CreateDefaultConfig().(*Config)
 	got := asContrib(ours)
 	require.Equal(t, "otel-kafkatimelag", got.ClientID)
-	require.Equal(t, "3.0.0", got.ProtocolVersion)
+	require.Equal(t, "4.3.1", got.ProtocolVersion)
 	require.Equal(t, 1, got.Metadata.Retry.Max)
 	got.ClientID, got.ProtocolVersion, got.Metadata.Retry.Max = contrib.ClientID, contrib.ProtocolVersion, contrib.Metadata.Retry.Max
 	require.Equal(t, contrib, got, "every other default is configkafka's")

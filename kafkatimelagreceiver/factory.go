@@ -30,7 +30,7 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig:    defaultMetricsBuilderConfig(),
 		Brokers:                 []string{"localhost:9092"},
 		ClientID:                defaultClientID,
-		ProtocolVersion:         defaultProtocolVersion,
+		ProtocolVersion:         defaultProtocolVersion(),
 		Metadata:                newDefaultMetadataConfig(),
 		UseLeaderEpoch:          true,
 		ConnIdleTimeout:         defaultConnIdleTimeout,
