@@ -15,7 +15,7 @@ const (
 	// defaultClientID names this receiver in broker logs and quotas
 	// (configkafka: otel-collector; contrib's kafkametrics receiver has its
 	// own too).
-	defaultClientID = "otel-kafkatimelag"
+	defaultClientID        = "otel-kafkatimelag"
 	defaultConnIdleTimeout = 9 * time.Minute
 	defaultDialTimeout     = 10 * time.Second
 	defaultMetadataRefresh = 10 * time.Minute
