@@ -98,6 +98,7 @@ func (w *metricWriter) groupHealthEnabled() bool {
 		m.KafkaConsumerGroupRebalances.Enabled ||
 		m.KafkaConsumerGroupStatus.Enabled ||
 		m.KafkaConsumerGroupAssignedPartitions.Enabled ||
+		m.KafkaConsumerGroupPartitionOwner.Enabled ||
 		m.KafkaConsumerGroupPartitionStatus.Enabled
 }
 
@@ -201,6 +202,7 @@ func (sw *scrapeWriter) groupHealth(g health.GroupHealth) {
 			}
 		}
 	}
+	sw.partitionOwners(g)
 }
 
 // aggregates writes the per-(group, topic) sums and maxima.

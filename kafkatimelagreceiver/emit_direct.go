@@ -45,6 +45,9 @@ func generatedMetricInfo(settings receiver.Settings) map[string]metricInfo {
 	m.KafkaConsumerGroupLagTrend.Enabled = true
 	m.KafkaConsumerGroupTimeToDrain.Enabled = true
 	m.KafkaConsumerGroupStuckTime.Enabled = true
+	m.KafkaConsumerGroupPartitionOwner.Enabled = true
+	m.KafkaConsumerGroupRetentionMargin.Enabled = true
+	m.KafkaConsumerGroupPartitionRetentionMargin.Enabled = true
 	mb := metadata.NewMetricsBuilder(cfg, settings)
 	var ts pcommon.Timestamp
 	mb.RecordKafkaConsumerGroupOffsetDataPoint(ts, 0, "", "", 0)
@@ -69,6 +72,9 @@ func generatedMetricInfo(settings receiver.Settings) map[string]metricInfo {
 	mb.RecordKafkaConsumerGroupLagTrendDataPoint(ts, 0, "", "")
 	mb.RecordKafkaConsumerGroupTimeToDrainDataPoint(ts, 0, "", "")
 	mb.RecordKafkaConsumerGroupStuckTimeDataPoint(ts, 0, "", "")
+	mb.RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts, 0, "", "", 0, "", "", "")
+	mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 0, "", "")
+	mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 0, "", "", 0)
 	out := map[string]metricInfo{}
 	eachMetric(mb.Emit(), func(m pmetric.Metric) {
 		info := metricInfo{description: m.Description(), unit: m.Unit()}

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 )
 
@@ -33,6 +34,9 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	s.cluster = cl
+	if s.writer.retentionEnabled() {
+		s.retention = retention.NewCache(cl)
+	}
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger); err != nil {
 			return err

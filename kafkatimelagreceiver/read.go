@@ -128,6 +128,12 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 		if err = denials.Split(err); err != nil {
 			errs.AddPartial(0, err)
 		}
+		if s.retention != nil {
+			err := s.retention.Refresh(ctx, topicsOf(partitions), s.now())
+			if err = denials.Split(err); err != nil {
+				errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
+			}
+		}
 	} else {
 		idx = s.index(snap)
 	}
@@ -297,4 +303,15 @@ func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *lag.Sn
 	}
 	s.records.Retain(used)
 	return idx, kafka.Join(errs...)
+}
+
+// topicsOf lists the topics of partitions, which are sorted.
+func topicsOf(partitions []kafka.TopicPartition) []string {
+	var topics []string
+	for _, tp := range partitions {
+		if len(topics) == 0 || topics[len(topics)-1] != tp.Topic {
+			topics = append(topics, tp.Topic)
+		}
+	}
+	return topics
 }

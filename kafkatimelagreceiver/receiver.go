@@ -18,6 +18,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -31,14 +32,17 @@ const gapSamples = 3
 // consistent snapshot of the cluster, computes lags and health from it and
 // writes them as metrics. It owns the sampler, which runs between scrapes.
 type timeLagScraper struct {
-	cfg        *Config
-	logger     *zap.Logger
-	groups     *nameFilter
-	topics     *nameFilter
-	tables     *timetable.Store
-	records    *lag.RecordTimes
-	health     *health.Tracker   // nil when no group-health metric is on
-	progress   *progress.Tracker // nil when no metric needs it
+	cfg      *Config
+	logger   *zap.Logger
+	groups   *nameFilter
+	topics   *nameFilter
+	tables   *timetable.Store
+	records  *lag.RecordTimes
+	health   *health.Tracker   // nil when no group-health metric is on
+	progress *progress.Tracker // nil when no metric needs it
+	// retention holds the topics' retention settings once started; nil
+	// when no retention margin is on.
+	retention  *retention.Cache
 	writer     *metricWriter
 	telemetry  *selfTelemetry
 	receiverID component.ID
@@ -163,6 +167,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		lags       []lag.PartitionLag
 		aggregates []lag.TopicLag
 		topics     []progress.Topic
+		margins    []retention.TopicMargin
 		methods    lag.MethodCounts
 		beyondEnd  commitsBeyondEnd
 	)
@@ -189,6 +194,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 			out.partitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)
 			out.groupProgress(topics)
+		}
+		if s.retention != nil {
+			margins = out.retentionMargins(lags, s.retention, margins)
 		}
 		out.groupLags(lags)
 	}
