@@ -129,7 +129,9 @@ func (s *timeLagScraper) read(ctx context.Context, denials *kafka.Denials, errs 
 			errs.AddPartial(0, err)
 		}
 		if s.retention != nil {
-			err := s.retention.Refresh(ctx, topicsOf(partitions), s.now())
+			// The topics whose end offsets were read: those a lag is
+			// reported on.
+			err := s.retention.Refresh(ctx, topicsOf(end.Offsets), s.now())
 			if err = denials.Split(err); err != nil {
 				errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
 			}
@@ -305,13 +307,16 @@ func (s *timeLagScraper) readOutOfTableRecords(ctx context.Context, snap *lag.Sn
 	return idx, kafka.Join(errs...)
 }
 
-// topicsOf lists the topics of partitions, which are sorted.
-func topicsOf(partitions []kafka.TopicPartition) []string {
+// topicsOf lists the topics of the partitions, sorted.
+func topicsOf(partitions map[kafka.TopicPartition]int64) []string {
+	seen := map[string]bool{}
 	var topics []string
-	for _, tp := range partitions {
-		if len(topics) == 0 || topics[len(topics)-1] != tp.Topic {
+	for tp := range partitions {
+		if !seen[tp.Topic] {
+			seen[tp.Topic] = true
 			topics = append(topics, tp.Topic)
 		}
 	}
+	slices.Sort(topics)
 	return topics
 }
