@@ -895,8 +895,9 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden_sc
 // default with its description, unit, type, attributes and values. Two
 // topics, two groups (one behind on both partitions of orders, one caught
 // up on payments), records a minute apart an hour ago. What depends on the
-// clock is ignored: timestamps and the time lags (now minus an hour and
-// some minutes), whose points must still be there.
+// clock is ignored: timestamps, the time lags (now minus an hour and
+// some minutes) and the retention margin (a week minus the time lag), whose
+// points must still be there.
 func TestGoldenScrape(t *testing.T) {
 	k := newTestKafka(t, 1)
 	k.CreateTopic("orders", 2)
@@ -931,7 +932,7 @@ func TestGoldenScrape(t *testing.T) {
 		pmetrictest.IgnoreTimestamp(),
 		pmetrictest.IgnoreStartTimestamp(),
 		pmetrictest.IgnoreScopeVersion(),
-		pmetrictest.IgnoreMetricValues("kafka.consumer_group.time_lag", "kafka.consumer_group.time_lag_max"),
+		pmetrictest.IgnoreMetricValues("kafka.consumer_group.time_lag", "kafka.consumer_group.time_lag_max", "kafka.consumer_group.retention_margin"),
 		pmetrictest.IgnoreMetricsOrder(),
 		pmetrictest.IgnoreMetricDataPointsOrder(),
 	))
