@@ -23,9 +23,11 @@ const maxTopicsPerDescribeConfigs = 1000
 
 // TopicRetention reads cleanup.policy, retention.ms and retention.bytes of
 // the topics with DescribeConfigs. Any broker answers for a topic: the
-// topics go to one broker (the least loaded), in requests of at most
+// topics go to one broker (the least loaded that is not skipped for not
+// answering), in requests of at most
 // maxTopicsPerDescribeConfigs, one after the other.
 func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
+	defer c.watch(ctx)()
 	out := make(map[string]kafka.TopicRetention, len(topics))
 	if len(topics) == 0 {
 		return out, nil
@@ -34,9 +36,9 @@ func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[stri
 	if err != nil {
 		return out, err
 	}
-	b := client.LeastLoadedBroker()
+	b := c.answeringBroker(client)
 	if b == nil {
-		return out, errors.New("describe topic configs: no broker")
+		return out, errors.New("describe topic configs: no broker that answers")
 	}
 	_ = b.Open(c.config) // already open: ErrAlreadyConnected
 	var mu sync.Mutex

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/IBM/sarama"
 )
 
 // A broker that accepts connections and reads requests but answers none (a
@@ -174,4 +176,16 @@ func (cs *connections) cutUnanswered(budget time.Duration) {
 		tc.cause.Store(&err)
 		_ = tc.Close()
 	}
+}
+
+// answeringBroker is the least loaded broker not skipped for silence, of
+// those Identify would ask, for a request any broker answers; nil: none.
+func (c *Cluster) answeringBroker(client sarama.Client) *sarama.Broker {
+	now := time.Now()
+	for _, b := range identifyCandidates(client) {
+		if c.conns.health.skipping(b.Addr(), now) == nil {
+			return b
+		}
+	}
+	return nil
 }
