@@ -51,9 +51,10 @@ test: fmt-check vet generate-check unit build rules-test helm-check e2e
 prometheus-tools:
 	deploy/prometheus/install-prometheus.sh
 
-## rules-test: promtool checks and unit-tests the alerting rules in deploy/prometheus
+## rules-test: promtool checks and unit-tests the alerting and migration rules in deploy/prometheus
 rules-test: prometheus-tools
-	cd deploy/prometheus && promtool check rules kafka-timelag-rules.yml && promtool test rules kafka-timelag-rules.test.yml
+	cd deploy/prometheus && promtool check rules kafka-timelag-rules.yml migration-rules.yml && \
+		promtool test rules kafka-timelag-rules.test.yml migration-rules.test.yml
 
 mdatagen:
 	cd tools && $(GO) build -o ../$(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/collectorcheck"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/docblocks"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/k8sdecode"
 )
 
@@ -67,13 +68,28 @@ func run(t *testing.T, name string, args ...string) []byte {
 	return out
 }
 
-// valueFiles are the shipped ways to install the chart: the defaults and
-// one file per example.
+// valueFiles are the shipped ways to install the chart: the defaults, one
+// file per example, and every block of values in the user docs
+// (```yaml not-config=helm-values), written to files.
 func valueFiles(t *testing.T) []string {
 	t.Helper()
 	examples, err := filepath.Glob("examples/*.yaml")
 	require.NoError(t, err)
 	require.Len(t, examples, 5, "SASL/SCRAM, MSK IAM, TLS, OTLP push, pull")
+	blocks, err := docblocks.Read("../../README.md", "../../docs/*.md")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	documented := 0
+	for _, b := range blocks {
+		if b.Attrs["not-config"] != "helm-values" {
+			continue
+		}
+		path := filepath.Join(dir, strings.NewReplacer("../", "", "/", "-", ":", "-").Replace(b.Name())+".yaml")
+		require.NoError(t, os.WriteFile(path, []byte(b.Body), 0o600))
+		examples = append(examples, path)
+		documented++
+	}
+	require.NotZero(t, documented, "the README's Strimzi values")
 	return append([]string{""}, examples...)
 }
 
