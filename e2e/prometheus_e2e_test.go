@@ -285,6 +285,9 @@ func checkSeries(ctx context.Context, prom *promserver.Server, documented []docu
 		return err
 	}
 	for _, name := range names {
+		if strings.Contains(name, ":") {
+			continue // a recording rule's (kafka-timelag-rules.yml), not the receiver's
+		}
 		if !slices.ContainsFunc(documented, func(d documentedSeries) bool { return slices.Contains(d.names, name) }) {
 			return fmt.Errorf("Prometheus has %s, which the series table of docs/metrics.md does not list", name)
 		}
