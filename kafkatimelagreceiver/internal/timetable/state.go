@@ -1,13 +1,13 @@
 package timetable
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
@@ -46,7 +46,7 @@ const (
 
 // ErrStateCorrupt is wrapped by the error of RestoreState when the state is
 // damaged or was not written by EncodeState.
-var ErrStateCorrupt = errors.New("stored state is corrupt")
+var ErrStateCorrupt = statecodec.ErrCorrupt
 
 // storedTable is one partition's saved state.
 type storedTable struct {
@@ -112,57 +112,6 @@ func encodeTable(b []byte, st storedTable) []byte {
 	return b
 }
 
-// stateReader decodes varints and remembers the first failure, so that the
-// decoder reads straight through and checks once per field group.
-type stateReader struct {
-	r   *bytes.Reader
-	err error
-}
-
-func newStateReader(b []byte) *stateReader { return &stateReader{r: bytes.NewReader(b)} }
-
-func (d *stateReader) u() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadUvarint(d.r)
-	if err != nil {
-		d.err = fmt.Errorf("%w: %w", ErrStateCorrupt, err)
-	}
-	return v
-}
-
-func (d *stateReader) i() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadVarint(d.r)
-	if err != nil {
-		d.err = fmt.Errorf("%w: %w", ErrStateCorrupt, err)
-	}
-	return v
-}
-
-// bytes reads n bytes, which the caller has checked are there.
-func (d *stateReader) bytes(n uint64) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(d.r.Len()) {
-		d.fail("%d bytes wanted, %d left", n, d.r.Len())
-		return nil
-	}
-	out := make([]byte, n)
-	_, _ = d.r.Read(out)
-	return out
-}
-
-func (d *stateReader) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: "+format, append([]any{ErrStateCorrupt}, args...)...)
-	}
-}
-
 // decodeState parses stored state into tables of the given bounds (thinned
 // if the state was saved under a larger maxPoints). Tables read at a time
 // after notAfter (unix nanoseconds) are skipped, as are tables that break an
@@ -171,48 +120,48 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 	if len(data) < len(stateMagic) || string(data[:len(stateMagic)]) != stateMagic {
 		return decodedState{}, fmt.Errorf("%w: not a kafka_time_lag state (bad magic)", ErrStateCorrupt)
 	}
-	d := newStateReader(data[len(stateMagic):])
-	version := d.u()
-	if d.err == nil && (version < stateVersionWithGap || version > stateVersion) {
+	d := statecodec.NewReader(data[len(stateMagic):])
+	version := d.Uvarint()
+	if d.OK() && (version < stateVersionWithGap || version > stateVersion) {
 		return decodedState{}, fmt.Errorf("stored state has version %d, this receiver reads versions %d to %d", version, stateVersionWithGap, stateVersion)
 	}
 	var out decodedState
 	if version >= stateVersion {
-		n := d.u()
-		if d.err == nil && n > maxClusterIDLen {
-			d.fail("cluster id of %d bytes", n)
+		n := d.Uvarint()
+		if d.OK() && n > maxClusterIDLen {
+			d.Fail("cluster id of %d bytes", n)
 		}
-		out.clusterID = string(d.bytes(n))
+		out.clusterID = string(d.Bytes(n))
 	}
-	count := d.u()
+	count := d.Uvarint()
 	// Every table takes at least 6 bytes: a count larger than the input can
 	// hold is corrupt, and must not drive an allocation.
-	if d.err == nil && count > uint64(d.r.Len()/6+1) {
-		d.fail("%d tables cannot fit in %d bytes", count, d.r.Len())
+	if d.OK() && count > uint64(d.Len()/6+1) {
+		d.Fail("%d tables cannot fit in %d bytes", count, d.Len())
 	}
 	seen := map[kafka.TopicPartition]bool{}
-	for n := uint64(0); n < count && d.err == nil; n++ {
+	for n := uint64(0); n < count && d.OK(); n++ {
 		var (
 			st      storedTable
 			problem error
 		)
 		if version >= stateVersion {
-			size := d.u()
-			if d.err == nil && size > uint64(d.r.Len()) {
-				d.fail("table %d of %d bytes exceeds the input", n, size)
+			size := d.Uvarint()
+			if d.OK() && size > uint64(d.Len()) {
+				d.Fail("table %d of %d bytes exceeds the input", n, size)
 			}
-			body := newStateReader(d.bytes(size))
+			body := statecodec.NewReader(d.Bytes(size))
 			st, problem = decodeTable(body, version, maxPoints, maxGap)
-			if problem == nil && body.err == nil && body.r.Len() != 0 {
-				problem = fmt.Errorf("table of %s/%d: %d trailing bytes", st.tp.Topic, st.tp.Partition, body.r.Len())
+			if problem == nil && body.OK() && body.Len() != 0 {
+				problem = fmt.Errorf("table of %s/%d: %d trailing bytes", st.tp.Topic, st.tp.Partition, body.Len())
 			}
-			if body.err != nil {
-				problem = fmt.Errorf("table %d: %w", n, body.err)
+			if !body.OK() {
+				problem = fmt.Errorf("table %d: %w", n, body.Err())
 			}
 		} else {
 			st, problem = decodeTable(d, version, maxPoints, maxGap)
 		}
-		if d.err != nil {
+		if !d.OK() {
 			break
 		}
 		switch {
@@ -233,11 +182,11 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 		}
 		out.tables = append(out.tables, st)
 	}
-	if d.err == nil && d.r.Len() != 0 {
-		d.fail("%d trailing bytes", d.r.Len())
+	if d.OK() && d.Len() != 0 {
+		d.Fail("%d trailing bytes", d.Len())
 	}
-	if d.err != nil {
-		return decodedState{}, d.err
+	if !d.OK() {
+		return decodedState{}, d.Err()
 	}
 	return out, nil
 }
@@ -245,19 +194,19 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 // decodeTable reads one table. Whatever the bytes hold, it reads every field
 // of the table, so that a table of an unframed version that breaks an
 // invariant is skipped without losing the place of the next; problem says
-// which invariant. A failure to read at all is left in d.err.
-func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Duration) (st storedTable, problem error) {
+// which invariant. A failure to read at all is left in d.Err().
+func decodeTable(d *statecodec.Reader, version uint64, maxPoints int, maxGap time.Duration) (st storedTable, problem error) {
 	bad := func(format string, args ...any) {
 		if problem == nil {
 			problem = fmt.Errorf("table of %s/%d: "+format, append([]any{st.tp.Topic, st.tp.Partition}, args...)...)
 		}
 	}
-	topicLen := d.u()
-	if d.err == nil && topicLen > uint64(d.r.Len()) {
-		d.fail("topic length %d exceeds the input", topicLen)
+	topicLen := d.Uvarint()
+	if d.OK() && topicLen > uint64(d.Len()) {
+		d.Fail("topic length %d exceeds the input", topicLen)
 	}
-	topic := d.bytes(topicLen)
-	partition := d.i()
+	topic := d.Bytes(topicLen)
+	partition := d.Varint()
 	st.tp = kafka.TopicPartition{Topic: string(topic), Partition: int32(partition)}
 	switch {
 	case topicLen > maxTopicLen:
@@ -270,23 +219,23 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 	}
 	st.table = NewTable(maxPoints, maxGap)
 	if version >= stateVersion {
-		switch d.u() {
+		switch d.Uvarint() {
 		case 0:
 		case 1:
-			copy(st.topicID[:], d.bytes(uint64(len(st.topicID))))
+			copy(st.topicID[:], d.Bytes(uint64(len(st.topicID))))
 		default:
 			bad("invalid topic id flag")
 		}
 	}
-	st.table.lastRead = d.i()
+	st.table.lastRead = d.Varint()
 	if version == stateVersionWithGap {
-		_ = d.i() // the saved maxGap: the store's applies
+		_ = d.Varint() // the saved maxGap: the store's applies
 	}
-	switch d.u() {
+	switch d.Uvarint() {
 	case 0:
 	case 1:
 		st.hasStart = true
-		st.start = d.i()
+		st.start = d.Varint()
 		if st.start < 0 {
 			bad("negative log start %d", st.start)
 		}
@@ -296,20 +245,20 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 		} else {
 			// Unframed: whether a start follows is unknown, and so is where
 			// the next table begins.
-			d.fail("invalid start flag of %s/%d", st.tp.Topic, st.tp.Partition)
+			d.Fail("invalid start flag of %s/%d", st.tp.Topic, st.tp.Partition)
 		}
 	}
-	points := d.u()
-	if d.err == nil && points > uint64(d.r.Len()/3+1) {
-		d.fail("%d points cannot fit in %d bytes", points, d.r.Len())
+	points := d.Uvarint()
+	if d.OK() && points > uint64(d.Len()/3+1) {
+		d.Fail("%d points cannot fit in %d bytes", points, d.Len())
 	}
-	if d.err != nil {
+	if !d.OK() {
 		return st, nil
 	}
 	var prev Sample
-	for p := uint64(0); p < points && d.err == nil; p++ {
-		offsetDelta, atDelta := d.i(), d.i()
-		gapEnd := d.u()
+	for p := uint64(0); p < points && d.OK(); p++ {
+		offsetDelta, atDelta := d.Varint(), d.Varint()
+		gapEnd := d.Uvarint()
 		offset, offsetOK := addExact(prev.Offset, offsetDelta)
 		at, atOK := addExact(prev.At, atDelta)
 		cur := Sample{Offset: offset, At: at}
