@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
 // restoreClockTolerance is how far in the future a restored table may have
@@ -19,23 +21,45 @@ type Restored struct {
 	Skipped []error
 }
 
+// encodeChunk is how many tables EncodeState encodes per hold of the lock:
+// a few hundred microseconds of work, so that saving the tables of a large
+// cluster delays neither the sampler nor a scrape by more than that.
+const encodeChunk = 512
+
 // EncodeState serialises every non-empty table with its log start offset
-// and topic id, and the id of the cluster they were sampled from. The copy
-// is taken under the lock and encoded outside it, so that saving delays
-// neither the sampler nor a scrape.
+// and topic id, and the id of the cluster they were sampled from. It copies
+// no table: it lists the partitions under the lock, then encodes their
+// tables encodeChunk at a time, each chunk under the lock, so that neither
+// the lock is held for long nor memory doubles while it saves. Each table
+// is saved as it was when its chunk was encoded; one dropped meanwhile is
+// left out.
 func (s *Store) EncodeState() []byte {
 	s.mu.Lock()
-	tables := make([]storedTable, 0, len(s.tables))
+	tps := make([]kafka.TopicPartition, 0, len(s.tables))
 	for tp, t := range s.tables {
-		if len(t.points) == 0 {
-			continue
+		if t.n > 0 {
+			tps = append(tps, tp)
 		}
-		start, hasStart := s.starts[tp]
-		tables = append(tables, storedTable{tp: tp, topicID: s.topicIDs[tp.Topic], table: t.clone(), start: start, hasStart: hasStart})
 	}
 	clusterID := s.clusterID
 	s.mu.Unlock()
-	return encodeState(clusterID, tables)
+	kafka.SortPartitions(tps)
+	var frames, body []byte
+	count := 0
+	for from := 0; from < len(tps); from += encodeChunk {
+		s.mu.Lock()
+		for _, tp := range tps[from:min(from+encodeChunk, len(tps))] {
+			t, ok := s.tables[tp]
+			if !ok || t.n == 0 {
+				continue
+			}
+			start, hasStart := s.starts[tp]
+			frames, body = appendFramedTable(frames, body, storedTable{tp: tp, topicID: s.topicIDs[tp.Topic], table: t, start: start, hasStart: hasStart})
+			count++
+		}
+		s.mu.Unlock()
+	}
+	return appendStateHeader(clusterID, count, len(frames), frames)
 }
 
 // RestoreState installs the tables of state made by EncodeState (of this

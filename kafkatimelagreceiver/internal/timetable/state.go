@@ -12,30 +12,38 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// Stored state layout (version 3), every integer a varint:
+// Stored state layout (version 4), every integer a varint:
 //
 //	magic "KTLT" | version | cluster id length, cluster id | table count
 //	per table: body length | body
 //	body: topic length, topic bytes | partition | topic id: 0, or 1 and 16 bytes |
 //	      lastRead | has start (0/1) [start] | point count |
-//	      points: offset delta, time delta, gap end (0/1)
+//	      points: the first's offset and time (in timeUnits), then each
+//	      one's offset and time deltas from the one before, unsigned |
+//	      gap count | gaps: index of each gap end point, as deltas
 //
+// Version 4 stores times in the tables' resolution (timeUnit) and gap ends
+// as a list, not a flag in every point: a table of 512 busy points takes
+// about 3 KiB where version 3 took 4, and a simplified one a few hundred
+// bytes. Its points are the table's packed form, copied as they are.
 // Version 3 adds the cluster id and the topic ids, which tell state sampled
 // from another cluster, or from a topic since deleted and created again,
 // from the tables' own; and it frames each table, so that a table that does
-// not decode is skipped and the others are restored. Version 2 is version 3
-// without the cluster id, the framing and the topic ids; version 1 also
-// stored each table's maxGap after lastRead (configuration, not history:
-// the store's own applies). Both are still read, so that state saved by an
-// earlier release restores.
+// not decode is skipped and the others are restored. Version 3 stores each
+// point as signed offset and time (nanosecond) deltas and a gap-end flag.
+// Version 2 is version 3 without the cluster id, the framing and the topic
+// ids; version 1 also stored each table's maxGap after lastRead
+// (configuration, not history: the store's own applies). All are still
+// read, so that state saved by an earlier release restores; their times are
+// rounded up to timeUnit.
 //
-// Deltas keep a table of 512 points near 2 KiB. A table that breaks an
-// invariant of the tables (history that might be wrong is worse than none),
-// or whose times lie in the future, is skipped; state whose framing does
-// not decode is rejected whole.
+// A table that breaks an invariant of the tables (history that might be
+// wrong is worse than none), or whose times lie in the future, is skipped;
+// state whose framing does not decode is rejected whole.
 const (
 	stateMagic          = "KTLT"
-	stateVersion        = 3
+	stateVersion        = 4
+	stateVersionFramed  = 3
 	stateVersionNoIDs   = 2
 	stateVersionWithGap = 1
 	// maxClusterIDLen bounds a stored cluster id; Kafka's are 22 bytes.
@@ -69,17 +77,30 @@ type decodedState struct {
 // are saved as unchanged bytes.
 func encodeState(clusterID string, tables []storedTable) []byte {
 	slices.SortFunc(tables, func(a, b storedTable) int { return a.tp.Compare(b.tp) })
-	out := binary.AppendUvarint([]byte(stateMagic), stateVersion)
+	var frames, body []byte
+	for _, st := range tables {
+		frames, body = appendFramedTable(frames, body, st)
+	}
+	return appendStateHeader(clusterID, len(tables), len(frames), frames)
+}
+
+// appendStateHeader returns the header of a state of count tables followed
+// by their frames.
+func appendStateHeader(clusterID string, count, size int, frames []byte) []byte {
+	out := make([]byte, 0, len(stateMagic)+3*binary.MaxVarintLen64+len(clusterID)+size)
+	out = binary.AppendUvarint(append(out, stateMagic...), stateVersion)
 	out = binary.AppendUvarint(out, uint64(len(clusterID)))
 	out = append(out, clusterID...)
-	out = binary.AppendUvarint(out, uint64(len(tables)))
-	var body []byte
-	for _, st := range tables {
-		body = encodeTable(body[:0], st)
-		out = binary.AppendUvarint(out, uint64(len(body)))
-		out = append(out, body...)
-	}
-	return out
+	out = binary.AppendUvarint(out, uint64(count))
+	return append(out, frames...)
+}
+
+// appendFramedTable appends the frame of one table to frames, encoding it
+// in body, whose storage it returns for the next table.
+func appendFramedTable(frames, body []byte, st storedTable) (newFrames, newBody []byte) {
+	body = encodeTable(body[:0], st)
+	frames = binary.AppendUvarint(frames, uint64(len(body)))
+	return append(frames, body...), body
 }
 
 func encodeTable(b []byte, st storedTable) []byte {
@@ -101,13 +122,30 @@ func encodeTable(b []byte, st storedTable) []byte {
 	if st.hasStart {
 		b = binary.AppendVarint(b, st.start)
 	}
-	b = binary.AppendUvarint(b, uint64(len(st.table.points)))
-	var prev Sample
-	for _, p := range st.table.points {
-		b = binary.AppendVarint(b, p.Offset-prev.Offset)
-		b = binary.AppendVarint(b, p.At-prev.At)
-		b = binary.AppendUvarint(b, flag(st.table.isGapEnd(p)))
-		prev = p
+	t := st.table
+	b = binary.AppendUvarint(b, uint64(t.n))
+	if t.n == 0 {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendVarint(b, t.first.Offset)
+	b = binary.AppendVarint(b, t.first.At/timeUnit)
+	b = append(b, t.packed...)
+	if t.n >= 2 {
+		b = appendPacked(b, t.tail, t.last)
+	}
+	var gapEnds []int
+	if len(t.gaps) > 0 {
+		for i, p := range t.samples() {
+			if t.isGapEnd(p) {
+				gapEnds = append(gapEnds, i)
+			}
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(gapEnds)))
+	prev := 0
+	for _, i := range gapEnds {
+		b = binary.AppendUvarint(b, uint64(i-prev))
+		prev = i
 	}
 	return b
 }
@@ -177,7 +215,7 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 		return decodedState{}, fmt.Errorf("stored state has version %d, this receiver reads versions %d to %d", version, stateVersionWithGap, stateVersion)
 	}
 	var out decodedState
-	if version >= stateVersion {
+	if version >= stateVersionFramed {
 		n := d.u()
 		if d.err == nil && n > maxClusterIDLen {
 			d.fail("cluster id of %d bytes", n)
@@ -196,7 +234,7 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 			st      storedTable
 			problem error
 		)
-		if version >= stateVersion {
+		if version >= stateVersionFramed {
 			size := d.u()
 			if d.err == nil && size > uint64(d.r.Len()) {
 				d.fail("table %d of %d bytes exceeds the input", n, size)
@@ -228,8 +266,8 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 			continue
 		}
 		seen[st.tp] = true
-		if len(st.table.points) > st.table.maxPoints {
-			st.table.thin()
+		if st.table.n > st.table.maxPoints {
+			st.table.setPoints(st.table.thin(st.table.samples()))
 		}
 		out.tables = append(out.tables, st)
 	}
@@ -269,7 +307,7 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 		bad("invalid partition %d", partition)
 	}
 	st.table = NewTable(maxPoints, maxGap)
-	if version >= stateVersion {
+	if version >= stateVersionFramed {
 		switch d.u() {
 		case 0:
 		case 1:
@@ -291,7 +329,7 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 			bad("negative log start %d", st.start)
 		}
 	default:
-		if version >= stateVersion {
+		if version >= stateVersionFramed {
 			bad("invalid start flag")
 		} else {
 			// Unframed: whether a start follows is unknown, and so is where
@@ -299,15 +337,102 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 			d.fail("invalid start flag of %s/%d", st.tp.Topic, st.tp.Partition)
 		}
 	}
-	points := d.u()
-	if d.err == nil && points > uint64(d.r.Len()/3+1) {
-		d.fail("%d points cannot fit in %d bytes", points, d.r.Len())
+	var points []Sample
+	var gapEnds map[int64]struct{}
+	if version >= stateVersion {
+		points, gapEnds = decodePoints(d, bad)
+	} else {
+		points, gapEnds = decodePointsV3(d, bad)
+		st.table.lastRead = quantize(st.table.lastRead)
+	}
+	if d.err != nil || problem != nil {
+		return st, problem
+	}
+	st.table.setPoints(points)
+	st.table.gaps = gapEnds
+	if len(points) > 0 && st.table.lastRead < points[len(points)-1].At {
+		bad("read before its newest point")
+	}
+	return st, problem
+}
+
+// decodePoints reads the points and gap ends of a version 4 table. bad
+// names the first invariant they break; a failure to read is left in d.err.
+func decodePoints(d *stateReader, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
+	count := d.u()
+	// Every point after the first takes at least two bytes.
+	if d.err == nil && count > uint64(d.r.Len()/2+1) {
+		d.fail("%d points cannot fit in %d bytes", count, d.r.Len())
+	}
+	if d.err != nil || count == 0 {
+		_ = d.u() // the gap count
+		return nil, nil
+	}
+	points := make([]Sample, 0, count)
+	first := Sample{Offset: d.i()}
+	firstAt := d.i()
+	at, ok := mulExact(firstAt, timeUnit)
+	first.At = at
+	switch {
+	case !ok:
+		bad("point 0 overflows")
+	case first.Offset < 0:
+		bad("negative offset %d", first.Offset)
+	}
+	points = append(points, first)
+	prev := first
+	for p := uint64(1); p < count && d.err == nil; p++ {
+		offsetDelta, atDelta := d.u(), d.u()
+		atNanos, atOK := mulExact(int64(atDelta), timeUnit)
+		offset, offsetOK := addExact(prev.Offset, int64(offsetDelta))
+		at, sumOK := addExact(prev.At, atNanos)
+		switch {
+		case offsetDelta > math.MaxInt64 || atDelta > math.MaxInt64 || !atOK || !offsetOK || !sumOK:
+			bad("point %d overflows", p)
+		case atDelta == 0:
+			bad("points are not increasing")
+		}
+		prev = Sample{Offset: offset, At: at}
+		points = append(points, prev)
+	}
+	gapCount := d.u()
+	if d.err == nil && gapCount > count {
+		d.fail("%d gap ends among %d points", gapCount, count)
+	}
+	var gaps map[int64]struct{}
+	index := uint64(0)
+	for g := uint64(0); g < gapCount && d.err == nil; g++ {
+		delta := d.u()
+		index += delta
+		if (g > 0 && delta == 0) || index >= count || delta >= count {
+			bad("invalid gap end")
+			continue
+		}
+		if gaps == nil {
+			gaps = map[int64]struct{}{}
+		}
+		gaps[points[index].At] = struct{}{}
+	}
+	return points, gaps
+}
+
+// decodePointsV3 reads the points of a table of versions 1 to 3, in
+// nanoseconds with a gap flag each, and rounds their times up to timeUnit;
+// two that round to the same time become the later.
+func decodePointsV3(d *stateReader, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
+	count := d.u()
+	if d.err == nil && count > uint64(d.r.Len()/3+1) {
+		d.fail("%d points cannot fit in %d bytes", count, d.r.Len())
 	}
 	if d.err != nil {
-		return st, nil
+		return nil, nil
 	}
-	var prev Sample
-	for p := uint64(0); p < points && d.err == nil; p++ {
+	var (
+		points []Sample
+		gaps   map[int64]struct{}
+		prev   Sample
+	)
+	for p := uint64(0); p < count && d.err == nil; p++ {
 		offsetDelta, atDelta := d.i(), d.i()
 		gapEnd := d.u()
 		offset, offsetOK := addExact(prev.Offset, offsetDelta)
@@ -323,19 +448,29 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 		case gapEnd > 1:
 			bad("invalid gap flag")
 		}
-		if problem != nil {
-			continue // read the rest of the table, keep nothing of it
-		}
-		st.table.points = append(st.table.points, cur)
-		if gapEnd == 1 {
-			st.table.markGapEnd(cur.At)
-		}
 		prev = cur
+		cur.At = quantize(cur.At)
+		if n := len(points); n > 0 && points[n-1].At == cur.At {
+			points = points[:n-1]
+		}
+		points = append(points, cur)
+		if gapEnd == 1 {
+			if gaps == nil {
+				gaps = map[int64]struct{}{}
+			}
+			gaps[cur.At] = struct{}{}
+		}
 	}
-	if problem == nil && len(st.table.points) > 0 && st.table.lastRead < st.table.points[len(st.table.points)-1].At {
-		bad("read before its newest point")
+	return points, gaps
+}
+
+// mulExact multiplies, reporting false when the product overflows int64.
+func mulExact(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
 	}
-	return st, problem
+	p := a * b
+	return p, p/b == a && !(a == -1 && b == math.MinInt64)
 }
 
 // addExact adds, reporting false when the sum overflows int64: the decoder

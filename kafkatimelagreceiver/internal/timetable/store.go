@@ -283,11 +283,11 @@ func (s *Store) Oldest(ref Ref) (Sample, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(ref.table.points) == 0 || ref.table.suspected {
+	if ref.table.n == 0 || ref.table.suspected {
 		// A table suspected of a reset may be the old log's.
 		return Sample{}, false
 	}
-	return ref.table.points[0], true
+	return ref.table.first, true
 }
 
 // Points returns how many points the tables hold in all.
@@ -296,7 +296,7 @@ func (s *Store) Points() int {
 	defer s.mu.Unlock()
 	n := 0
 	for _, t := range s.tables {
-		n += len(t.points)
+		n += t.len()
 	}
 	return n
 }
