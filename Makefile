@@ -68,16 +68,22 @@ fmt-check:
 	@unformatted="$$(find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.git/*' -print0 | xargs -0 -r gofmt -l)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting (run gofmt -w):" >&2; echo "$$unformatted" >&2; exit 1; fi
 
+# The receiver is a module of its own (kafkatimelagreceiver/go.mod); the root
+# module holds the distribution's tests, the demo, the benchmarks and deploy.
+RECEIVER_DIR := kafkatimelagreceiver
+
 vet:
 	$(GO) vet ./...
+	cd $(RECEIVER_DIR) && $(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) vet -tags image ./deploy/container/
 
 # The replica test runs on its own with -v: go test shows a passing test's
 # per-round coverage and duplicate counts only then.
 unit:
-	$(GO) test -race -skip '^TestReplicasShareGroups$$' ./...
-	$(GO) test -race -count=1 -v -run '^TestReplicasShareGroups$$' ./kafkatimelagreceiver/
+	$(GO) test -race ./...
+	cd $(RECEIVER_DIR) && $(GO) test -race -skip '^TestReplicasShareGroups$$' ./...
+	cd $(RECEIVER_DIR) && $(GO) test -race -count=1 -v -run '^TestReplicasShareGroups$$' .
 
 # The e2e tests run the collector, the demo cluster and a real Prometheus
 # (PROMETHEUS_BIN, or prometheus on PATH).
@@ -97,7 +103,7 @@ image: build
 # -naive=false') override the defaults. The collector is built first; the
 # scale program runs it as a subprocess and measures that process alone.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(or $(BENCHTIME),3s) -timeout 60m ./kafkatimelagreceiver/...
+	cd $(RECEIVER_DIR) && $(GO) test -run '^$$' -bench . -benchmem -benchtime=$(or $(BENCHTIME),3s) -timeout 60m ./...
 	$(GO) build -o $(BUILD_DIR)/scalebench ./cmd/scalebench
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) $(SCALEBENCH_FLAGS)
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) -extra-config testdata/otlp-http-large-cluster.yaml $(SCALEBENCH_FLAGS)

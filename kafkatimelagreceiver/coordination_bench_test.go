@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kfaketest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
 // BenchmarkCoordinatedScrape times one replica's steady scrape when three

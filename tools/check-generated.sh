@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/kafkatimelagreceiver"
-cp go.mod "$scratch/"
+cp kafkatimelagreceiver/go.mod kafkatimelagreceiver/go.sum "$scratch/kafkatimelagreceiver/"
 # mdatagen rewrites the status section of the README in place, and asks
 # go list for the package name (doc.go).
 cp kafkatimelagreceiver/metadata.yaml kafkatimelagreceiver/README.md kafkatimelagreceiver/doc.go "$scratch/kafkatimelagreceiver/"

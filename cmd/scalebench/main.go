@@ -42,8 +42,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/kafkacount"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/scaleload"
 )
 
 // requestCounts are requests served, by API key.

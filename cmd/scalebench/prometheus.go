@@ -14,7 +14,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/promserver"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/scaleload"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/scaleload"
 )
 
 // The Prometheus mode (-prometheus) measures a whole Prometheus path: the
