@@ -223,6 +223,7 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 		// A store saves what its tables hold, and restores it.
 		store := NewStore(int(table.maxPoints), maxGap, nil)
 		store.tables[tp] = table
+		store.sortTracked()
 		store.starts[tp] = 3
 		if saved := store.EncodeState(); !bytes.Equal(saved, data) {
 			t.Fatalf("the store saved %q, want %q", saved, data)

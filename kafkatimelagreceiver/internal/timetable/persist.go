@@ -22,44 +22,55 @@ type Restored struct {
 }
 
 // encodeChunk is how many tables EncodeState encodes per hold of the lock:
-// a few hundred microseconds of work, so that saving the tables of a large
-// cluster delays neither the sampler nor a scrape by more than that.
+// about a millisecond of work for busy tables (BenchmarkEncodeStateChunk),
+// so that saving the tables of a large cluster delays neither the sampler
+// nor a scrape by more than that.
 const encodeChunk = 512
 
 // EncodeState serialises every non-empty table with its log start offset
 // and topic id, and the id of the cluster they were sampled from. It copies
-// no table: it lists the partitions under the lock, then encodes their
-// tables encodeChunk at a time, each chunk under the lock, so that neither
-// the lock is held for long nor memory doubles while it saves. Each table
-// is saved as it was when its chunk was encoded; one dropped meanwhile is
-// left out.
+// no table, and holds the lock only while it encodes encodeChunk tables,
+// in the order of the last Track, into a buffer of one chunk, which it
+// appends to the state outside the lock: neither the sampler nor a scrape
+// waits long, and memory does not double while it saves. Each table is
+// saved as it was when its chunk was encoded; one dropped meanwhile is left
+// out.
 func (s *Store) EncodeState() []byte {
 	s.mu.Lock()
-	tps := make([]kafka.TopicPartition, 0, len(s.tables))
-	for tp, t := range s.tables {
-		if t.n > 0 {
-			tps = append(tps, tp)
-		}
-	}
-	clusterID := s.clusterID
+	tps, clusterID := s.sorted, s.clusterID
 	s.mu.Unlock()
-	kafka.SortPartitions(tps)
-	var frames, body []byte
+	// The header, whose count is known at the end, goes into room kept
+	// before the frames, so that the state is not copied to prepend it.
+	room := stateHeaderRoom(clusterID)
+	out := make([]byte, room)
+	var chunk, body []byte
 	count := 0
 	for from := 0; from < len(tps); from += encodeChunk {
-		s.mu.Lock()
-		for _, tp := range tps[from:min(from+encodeChunk, len(tps))] {
-			t, ok := s.tables[tp]
-			if !ok || t.n == 0 {
-				continue
-			}
-			start, hasStart := s.starts[tp]
-			frames, body = appendFramedTable(frames, body, storedTable{tp: tp, topicID: s.topicIDs[tp.Topic], table: t, start: start, hasStart: hasStart})
-			count++
-		}
-		s.mu.Unlock()
+		var n int
+		chunk, body, n = s.encodeTables(chunk[:0], body, tps[from:min(from+encodeChunk, len(tps))])
+		out = append(out, chunk...)
+		count += n
 	}
-	return appendStateHeader(clusterID, count, len(frames), frames)
+	header := appendStateHeader(clusterID, count, 0, nil)
+	copy(out[room-len(header):], header)
+	return out[room-len(header):]
+}
+
+// encodeTables appends the frames of the tables of tps that have points to
+// frames under the lock, encoding each in body, and returns how many.
+func (s *Store) encodeTables(frames, body []byte, tps []kafka.TopicPartition) (newFrames, newBody []byte, count int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tp := range tps {
+		t, ok := s.tables[tp]
+		if !ok || t.n == 0 {
+			continue
+		}
+		start, hasStart := s.starts[tp]
+		frames, body = appendFramedTable(frames, body, storedTable{tp: tp, topicID: s.topicIDs[tp.Topic], table: t, start: start, hasStart: hasStart})
+		count++
+	}
+	return frames, body, count
 }
 
 // RestoreState installs the tables of state made by EncodeState (of this
@@ -85,6 +96,7 @@ func (s *Store) RestoreState(data []byte) (Restored, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.sortTracked()
 	for _, st := range decoded.tables {
 		s.tables[st.tp] = st.table
 		s.wanted[st.tp] = now

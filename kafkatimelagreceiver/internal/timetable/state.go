@@ -87,12 +87,17 @@ func encodeState(clusterID string, tables []storedTable) []byte {
 // appendStateHeader returns the header of a state of count tables followed
 // by their frames.
 func appendStateHeader(clusterID string, count, size int, frames []byte) []byte {
-	out := make([]byte, 0, len(stateMagic)+3*binary.MaxVarintLen64+len(clusterID)+size)
+	out := make([]byte, 0, stateHeaderRoom(clusterID)+size)
 	out = binary.AppendUvarint(append(out, stateMagic...), stateVersion)
 	out = binary.AppendUvarint(out, uint64(len(clusterID)))
 	out = append(out, clusterID...)
 	out = binary.AppendUvarint(out, uint64(count))
 	return append(out, frames...)
+}
+
+// stateHeaderRoom is the longest header appendStateHeader can write.
+func stateHeaderRoom(clusterID string) int {
+	return len(stateMagic) + 3*binary.MaxVarintLen64 + len(clusterID)
 }
 
 // appendFramedTable appends the frame of one table to frames, encoding it

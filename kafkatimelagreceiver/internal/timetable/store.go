@@ -1,6 +1,7 @@
 package timetable
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +33,10 @@ type Store struct {
 	clock  Clock
 	frame  clockFrame
 	tables map[kafka.TopicPartition]*Table
+	// sorted is the tracked partitions in order as of the last Track or
+	// RestoreState, which EncodeState saves without listing the map under
+	// the lock. It is replaced, never modified.
+	sorted []kafka.TopicPartition
 	// starts holds the last log start offset read for each partition: it
 	// tells when retention deleted records a group never consumed.
 	starts map[kafka.TopicPartition]int64
@@ -104,7 +109,18 @@ func (s *Store) Track(wanted map[kafka.TopicPartition]struct{}, now time.Time, k
 		tracked = append(tracked, tp)
 	}
 	kafka.SortPartitions(tracked)
+	s.sorted = slices.Clone(tracked)
 	return tracked, dropped
+}
+
+// sortTracked sets sorted from the tables. Called with s.mu held.
+func (s *Store) sortTracked() {
+	sorted := make([]kafka.TopicPartition, 0, len(s.tables))
+	for tp := range s.tables {
+		sorted = append(sorted, tp)
+	}
+	kafka.SortPartitions(sorted)
+	s.sorted = sorted
 }
 
 // drop forgets everything about a partition. A pending reset goes too:
