@@ -196,11 +196,13 @@ func (k *KerberosConfig) Validate() error {
 		errs = append(errs, errors.New("keytab_file: must be set when use_keytab is true"))
 	}
 	errs = append(errs, kafka.ValidateKerberos(k.ServiceName, k.Realm, k.Username, string(k.Password), k.ConfigPath, k.KeyTabPath))
+	errs = append(errs, k.checkFiles())
 	return errors.Join(errs...)
 }
 
-// checkFiles reports a krb5.conf or keytab that cannot be read, naming the
-// key, so that it shows when the configuration is validated.
+// checkFiles reports a krb5.conf or keytab that cannot be read, so that it
+// shows when the configuration is validated rather than at the first
+// connection.
 func (k *KerberosConfig) checkFiles() error {
 	var errs []error
 	for _, file := range []struct{ key, path string }{
@@ -211,7 +213,7 @@ func (k *KerberosConfig) checkFiles() error {
 			continue
 		}
 		if f, err := os.Open(file.path); err != nil {
-			errs = append(errs, fmt.Errorf("auth::kerberos::%s: %w", file.key, err))
+			errs = append(errs, fmt.Errorf("%s: %w", file.key, err))
 		} else {
 			_ = f.Close()
 		}

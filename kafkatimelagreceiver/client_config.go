@@ -48,6 +48,21 @@ type MetadataRetryConfig struct {
 	Backoff time.Duration `mapstructure:"backoff"`
 }
 
+// Validate: confmap prefixes the error with metadata.
+func (m MetadataConfig) Validate() error {
+	var errs []error
+	if m.RefreshInterval <= 0 {
+		errs = append(errs, fmt.Errorf("refresh_interval: must be positive, got %s", m.RefreshInterval))
+	}
+	if m.Retry.Max < 0 {
+		errs = append(errs, fmt.Errorf("retry::max: must not be negative, got %d", m.Retry.Max))
+	}
+	if m.Retry.Backoff < 0 {
+		errs = append(errs, fmt.Errorf("retry::backoff: must not be negative, got %s", m.Retry.Backoff))
+	}
+	return errors.Join(errs...)
+}
+
 func newDefaultMetadataConfig() MetadataConfig {
 	return MetadataConfig{
 		Full:            true,
@@ -69,7 +84,7 @@ func (cfg *Config) validateClient() error {
 	}
 	for i, b := range cfg.Brokers {
 		if b == "" {
-			errs = append(errs, fmt.Errorf("brokers[%d]: must not be empty", i))
+			errs = append(errs, fmt.Errorf("brokers::%d: must not be empty", i))
 		}
 	}
 	errs = append(errs, cfg.checkProtocolVersion())
@@ -79,22 +94,10 @@ func (cfg *Config) validateClient() error {
 	if cfg.DialTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("dial_timeout: must be positive, got %s", cfg.DialTimeout))
 	}
-	if cfg.Metadata.RefreshInterval <= 0 {
-		errs = append(errs, fmt.Errorf("metadata::refresh_interval: must be positive, got %s", cfg.Metadata.RefreshInterval))
-	}
-	if cfg.Metadata.Retry.Max < 0 {
-		errs = append(errs, fmt.Errorf("metadata::retry::max: must not be negative, got %d", cfg.Metadata.Retry.Max))
-	}
-	if cfg.Metadata.Retry.Backoff < 0 {
-		errs = append(errs, fmt.Errorf("metadata::retry::backoff: must not be negative, got %s", cfg.Metadata.Retry.Backoff))
-	}
 	if cfg.TLS != nil {
 		if _, err := cfg.TLS.LoadTLSConfig(context.Background()); err != nil {
 			errs = append(errs, fmt.Errorf("tls: %w", err))
 		}
-	}
-	if k := cfg.Auth.Kerberos; k != nil {
-		errs = append(errs, k.checkFiles())
 	}
 	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
@@ -111,7 +112,20 @@ type FilterConfig struct {
 	Exclude []string `mapstructure:"exclude"`
 }
 
-// Validate checks the configuration and names the offending key.
+// Validate: confmap prefixes the error with groups or topics.
+func (f FilterConfig) Validate() error {
+	_, err := f.filter()
+	return err
+}
+
+func (f FilterConfig) filter() (*filter.Filter, error) {
+	return filter.New(f.Include, f.Exclude)
+}
+
+// Validate checks the keys of Config itself, naming the offending one as
+// the collector does (outer::inner). Each block below it validates itself
+// and confmap prefixes its errors with the block's key; what only the Kafka
+// client can tell, or what spans blocks, is checked here.
 func (cfg *Config) Validate() error {
 	var errs []error
 	if err := cfg.validateClient(); err != nil {
@@ -143,18 +157,6 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxRecordReadsPerScrape < 0 {
 		errs = append(errs, fmt.Errorf("max_record_reads_per_scrape: must not be negative, got %d", cfg.MaxRecordReadsPerScrape))
-	}
-	if _, err := newNameFilter("groups", cfg.Groups); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := newNameFilter("topics", cfg.Topics); err != nil {
-		errs = append(errs, err)
-	}
-	if err := cfg.Status.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := cfg.Coordination.validate(); err != nil {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

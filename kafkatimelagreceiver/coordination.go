@@ -3,12 +3,10 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 
 	"go.uber.org/zap"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 )
 
@@ -41,28 +39,4 @@ func (s *timeLagScraper) owner(ctx context.Context) (owner *ownership.Owner, joi
 	}
 	s.held = a
 	return ownership.New(a.Partitions, a.PartitionCount), true, nil
-}
-
-// gaugedPartitions are the partitions whose gauges this replica writes.
-func (in *scrapeInput) gaugedPartitions() []lag.Partition {
-	if in.gauged == nil {
-		return in.idx.Parts
-	}
-	out := make([]lag.Partition, 0, len(in.gauged))
-	for _, p := range in.idx.Parts {
-		if _, ok := in.gauged[p.TopicPartition]; ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// replicaName names this collector in kafka.time_lag.replica: its host
-// name, which is the pod's name on Kubernetes.
-func replicaName() string {
-	name, err := os.Hostname()
-	if err != nil {
-		return "unknown"
-	}
-	return name
 }

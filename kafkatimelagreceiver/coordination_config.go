@@ -64,27 +64,28 @@ func defaultCoordinationConfig() CoordinationConfig {
 // enabled tells whether replicas share the groups.
 func (c CoordinationConfig) enabled() bool { return c.GroupID != "" }
 
-func (c CoordinationConfig) validate() error {
+// Validate: confmap prefixes the error with coordination.
+func (c CoordinationConfig) Validate() error {
 	if !c.enabled() {
 		return nil
 	}
 	var errs []error
 	if !kafkaTopicName.MatchString(c.Topic) || c.Topic == "." || c.Topic == ".." {
-		errs = append(errs, fmt.Errorf("coordination.topic: %q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)", c.Topic))
+		errs = append(errs, fmt.Errorf("topic: %q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)", c.Topic))
 	}
 	if c.TopicPartitions < 1 || c.TopicPartitions > maxCoordinationPartitions {
-		errs = append(errs, fmt.Errorf("coordination.topic_partitions: must be between 1 and %d, got %d", maxCoordinationPartitions, c.TopicPartitions))
+		errs = append(errs, fmt.Errorf("topic_partitions: must be between 1 and %d, got %d", maxCoordinationPartitions, c.TopicPartitions))
 	}
 	if c.TopicReplicationFactor != -1 && c.TopicReplicationFactor < 1 {
-		errs = append(errs, fmt.Errorf("coordination.topic_replication_factor: must be -1 (the brokers' default) or at least 1, got %d", c.TopicReplicationFactor))
+		errs = append(errs, fmt.Errorf("topic_replication_factor: must be -1 (the brokers' default) or at least 1, got %d", c.TopicReplicationFactor))
 	}
 	if c.SessionTimeout < time.Millisecond {
-		errs = append(errs, fmt.Errorf("coordination.session_timeout: must be at least 1ms, got %s", c.SessionTimeout))
+		errs = append(errs, fmt.Errorf("session_timeout: must be at least 1ms, got %s", c.SessionTimeout))
 	}
 	// A replica learns of a rebalance at its next heartbeat and must rejoin
 	// within half a session timeout: a third leaves it room.
 	if c.HeartbeatInterval < time.Millisecond || 3*c.HeartbeatInterval > c.SessionTimeout {
-		errs = append(errs, fmt.Errorf("coordination.heartbeat_interval: must be at least 1ms and at most a third of coordination.session_timeout (%s), got %s",
+		errs = append(errs, fmt.Errorf("heartbeat_interval: must be at least 1ms and at most a third of session_timeout (%s), got %s",
 			c.SessionTimeout, c.HeartbeatInterval))
 	}
 	return errors.Join(errs...)

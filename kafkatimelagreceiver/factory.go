@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
@@ -27,7 +28,7 @@ func createDefaultConfig() component.Config {
 	controller.CollectionInterval = defaultCollectionInterval
 	return &Config{
 		ControllerConfig:        controller,
-		MetricsBuilderConfig:    defaultMetricsBuilderConfig(),
+		MetricsBuilderConfig:    emit.DefaultMetricsBuilderConfig(),
 		Brokers:                 []string{"localhost:9092"},
 		ClientID:                defaultClientID,
 		ProtocolVersion:         defaultProtocolVersion,
@@ -57,7 +58,7 @@ func createMetricsReceiver(
 	if !ok {
 		return nil, errors.New("kafka_time_lag: configuration is not a *Config")
 	}
-	push, err := newPush(settings, next)
+	push, err := emit.NewPush(settings, next)
 	if err != nil {
 		return nil, err
 	}

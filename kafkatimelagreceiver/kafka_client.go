@@ -33,7 +33,7 @@ func (cfg *Config) checkProtocolVersion() error {
 	}
 	if cfg.Coordination.enabled() {
 		if err := saramacluster.CheckMembershipVersion(cfg.ProtocolVersion); err != nil {
-			return fmt.Errorf("coordination.group_id: %w", err)
+			return fmt.Errorf("coordination::group_id: %w", err)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
 
 // errShuttingDown ends the scrape in flight when the receiver shuts down.
@@ -20,19 +21,20 @@ var errShuttingDown = errors.New("the receiver is shutting down")
 func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	s.status = newStatusReporter(host)
 	if s.cfg.Storage != nil {
-		client, err := openStateStorage(ctx, host, *s.cfg.Storage, s.receiverID)
+		client, err := statestore.Open(ctx, host, *s.cfg.Storage, s.receiverID)
 		if err != nil {
 			return err
 		}
-		s.state = &stateStorage{client: client, tables: s.tables, progress: s.progress, interval: s.cfg.StorageInterval, logger: s.logger}
-		s.state.load(ctx)
-		s.state.start()
+		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.tables, Progress: s.progress, Interval: s.cfg.StorageInterval, Logger: s.logger})
+		s.state.Load(ctx)
+		s.state.Start()
 	}
 	cl, err := s.newCluster(ctx, host)
 	if err != nil {
 		return err
 	}
 	s.cluster = cl
+	s.reader.Cluster = cl
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger); err != nil {
 			return err
@@ -46,31 +48,6 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	})
 	s.sampler.Start()
 	return nil
-}
-
-// scrapeContext bounds one scrape: by the controller's `timeout` when set,
-// else by one collection_interval (a scrape still running then is stale
-// next to the one due), and by the receiver's shutdown. When it ends, the
-// Kafka requests in flight are cut and nothing more is asked; what was read
-// is reported.
-func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	cancelDeadline := context.CancelFunc(func() {})
-	if _, ok := ctx.Deadline(); !ok {
-		// The controller gives ctx the `timeout` deadline when it is set; a
-		// caller that did not (a test) gets the same bound.
-		bound := s.cfg.CollectionInterval
-		if s.cfg.Timeout > 0 {
-			bound = s.cfg.Timeout
-		}
-		ctx, cancelDeadline = context.WithTimeout(ctx, bound)
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })
-	return ctx, func() {
-		stop()
-		cancel(nil)
-		cancelDeadline()
-	}
 }
 
 // interrupt is the part of shutdown that waits for nothing: it ends the
@@ -99,7 +76,7 @@ func (s *timeLagScraper) interrupt(ctx context.Context) error {
 		}
 		var errs []error
 		if s.state != nil {
-			errs = append(errs, s.state.stop(ctx))
+			errs = append(errs, s.state.Stop(ctx))
 		}
 		if s.cluster != nil {
 			errs = append(errs, s.cluster.Close())

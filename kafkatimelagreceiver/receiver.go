@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -13,12 +14,15 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -27,29 +31,37 @@ import (
 // sample is noise, not an outage.
 const gapSamples = 3
 
+// unwantedTableLifetime is how long the table of a partition no group was
+// seen committing on is kept while some group or coordinator cannot be
+// read: long enough to ride out a coordinator restart or a broker outage,
+// short enough that groups and topics churning meanwhile cannot grow the
+// tables, the saved state and the sampler's work without bound. A group
+// that comes back after it has its time lag from record timestamps until
+// its table refills. Three scrapes when those are longer, so that one
+// partial scrape never drops a table the previous one wanted.
+const unwantedTableLifetime = time.Hour
+
 // timeLagScraper is the receiver's scraper: each scrape reads one
 // consistent snapshot of the cluster, computes lags and health from it and
 // writes them as metrics. It owns the sampler, which runs between scrapes.
 type timeLagScraper struct {
 	cfg        *Config
 	logger     *zap.Logger
-	groups     *nameFilter
-	topics     *nameFilter
+	reader     *read.Reader
 	tables     *timetable.Store
 	records    *lag.RecordTimes
 	health     *health.Tracker   // nil when no group-health metric is on
 	progress   *progress.Tracker // nil when no metric needs it
-	writer     *metricWriter
+	wants      emit.Wants
+	writer     *emit.Writer
 	telemetry  *selfTelemetry
 	receiverID component.ID
 
 	// newCluster builds the Kafka access layer; tests swap it.
 	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
-	// now tells when a scrape wanted each table; tests swap it.
-	now     func() time.Time
-	cluster kafka.Cluster
-	sampler *sampler.Sampler
-	state   *stateStorage
+	cluster    kafka.Cluster
+	sampler    *sampler.Sampler
+	state      *statestore.State
 	// membership, when coordination is on, says which groups are ours;
 	// held is what it said at the last scrape.
 	membership kafka.Membership
@@ -68,35 +80,56 @@ type timeLagScraper struct {
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
 // large scrapes to the next consumer while they are built.
-func newTimeLagScraper(cfg *Config, settings receiver.Settings, push pushFunc) (*timeLagScraper, error) {
-	groups, err := newNameFilter("groups", cfg.Groups)
+func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFunc) (*timeLagScraper, error) {
+	groups, err := cfg.Groups.filter()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("groups: %w", err)
 	}
-	topics, err := newNameFilter("topics", cfg.Topics)
+	topics, err := cfg.Topics.filter()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("topics: %w", err)
 	}
 	tb, err := metadata.NewTelemetryBuilder(settings.TelemetrySettings)
 	if err != nil {
 		return nil, fmt.Errorf("self-telemetry: %w", err)
 	}
+	writer, err := emit.New(emit.Settings{MetricsBuilderConfig: cfg.MetricsBuilderConfig, ClusterAlias: cfg.ClusterAlias, Replica: replicaName(), Push: push}, settings)
+	if err != nil {
+		return nil, err
+	}
+	wants := emit.WantsOf(cfg.Metrics)
+	tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now)
+	records := lag.NewRecordTimes()
 	s := &timeLagScraper{
-		cfg:        cfg,
-		logger:     settings.Logger,
-		groups:     groups,
-		topics:     topics,
-		tables:     timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now),
-		records:    lag.NewRecordTimes(),
-		writer:     newMetricWriter(cfg, settings, push),
+		cfg:    cfg,
+		logger: settings.Logger,
+		reader: &read.Reader{
+			Tables:          tables,
+			Records:         records,
+			Groups:          groups,
+			Topics:          topics,
+			Describe:        wants.GroupHealth,
+			StartOffsets:    wants.StartOffsets,
+			StableOffsets:   wants.StableOffsets,
+			MaxRecordReads:  cfg.MaxRecordReadsPerScrape,
+			KeepUnwantedFor: max(unwantedTableLifetime, 3*cfg.CollectionInterval),
+			Now:             time.Now,
+			Logger:          settings.Logger,
+		},
+		tables:     tables,
+		records:    records,
+		wants:      wants,
+		writer:     writer,
 		telemetry:  &selfTelemetry{builder: tb},
 		receiverID: settings.ID,
-		now:        time.Now,
 	}
-	if s.writer.groupHealthEnabled() {
+	if s.wants.GroupHealth {
 		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
+		if s.wants.Assignments {
+			s.health.SumAssignments()
+		}
 	}
-	if s.writer.progressEnabled() {
+	if s.wants.Progress {
 		s.progress = progress.NewTracker(cfg.RateWindow)
 	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
@@ -128,9 +161,22 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	defer denials.Warn(s.logger, "scrape")
 	var errs scrapererror.ScrapeErrors
 
-	in, err := s.read(ctx, denials, &errs)
+	owner, joined, err := s.owner(ctx)
 	if err != nil {
 		return pmetric.NewMetrics(), err
+	}
+	var in *read.Input
+	if joined {
+		if in, err = s.reader.Read(ctx, owner, denials, &errs); err != nil {
+			return pmetric.NewMetrics(), err
+		}
+		if owner != nil {
+			s.telemetry.coordinationGroups(ctx, in.Owned)
+		}
+		s.telemetry.tables(ctx, in.Tracked, s.tables.Points())
+	} else {
+		// Not a member (yet): another replica may own any group.
+		in = s.reader.Empty()
 	}
 	md, err := s.report(ctx, in)
 	if err != nil {
@@ -141,20 +187,46 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	return md, errs.Combine()
 }
 
+// scrapeContext bounds one scrape: by the controller's `timeout` when set,
+// else by one collection_interval (a scrape still running then is stale
+// next to the one due), and by the receiver's shutdown. When it ends, the
+// Kafka requests in flight are cut and nothing more is asked; what was read
+// is reported.
+func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cancelDeadline := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		// The controller gives ctx the `timeout` deadline when it is set; a
+		// caller that did not (a test) gets the same bound.
+		bound := s.cfg.CollectionInterval
+		if s.cfg.Timeout > 0 {
+			bound = s.cfg.Timeout
+		}
+		ctx, cancelDeadline = context.WithTimeout(ctx, bound)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		cancelDeadline()
+	}
+}
+
 // report computes each group's lags, health and progress and writes them,
 // group by group, so that only one group's lags are held at a time; then
-// the per-topic aggregates and per-partition gauges.
-func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.Metrics, error) {
+// the per-(group, topic) aggregates and the per-partition and per-topic
+// gauges.
+func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Metrics, error) {
 	// ctx has the scrape's deadline (scrapeContext): a pipeline that does
 	// not take a chunk (an exporter waiting on a backend that is down) holds
 	// the scrape no longer than that.
-	out := s.writer.begin(ctx, in.snap.At, in.pairs)
-	appendTime := lag.AppendTimes(s.tables, s.records, in.snap.At)
-	if s.writer.produceRatesNeeded() {
-		in.idx.ResolveProduceRates(s.tables, s.cfg.RateWindow)
+	out := s.writer.Begin(ctx, in.Snap.At, in.Pairs)
+	appendTime := lag.AppendTimes(s.tables, s.records, in.Snap.At)
+	if s.wants.ProduceRates {
+		in.Index.ResolveProduceRates(s.tables, s.cfg.RateWindow)
 	}
 	if s.health != nil {
-		s.health.BeginScrape(in.snap.At)
+		s.health.BeginScrape(in.Snap.At)
 	}
 	if s.progress != nil {
 		s.progress.BeginScrape()
@@ -166,31 +238,31 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 		methods    lag.MethodCounts
 		beyondEnd  commitsBeyondEnd
 	)
-	for _, name := range in.names {
-		lags = in.idx.GroupLags(lags[:0], name, in.snap.At, appendTime)
+	for i := range in.Groups {
+		g := &in.Groups[i]
+		lags = in.Index.GroupLags(lags[:0], g.Name, in.Snap.At, appendTime)
 		methods.Add(lags)
 		beyondEnd.add(lags)
 		aggregates = lag.Aggregate(aggregates, lags)
 		if s.health != nil {
-			d, described := in.described[name]
 			var gh health.GroupHealth
-			if in.unread[name] {
-				gh = s.health.ObserveUnread(name, d, described)
+			if g.Unread {
+				gh = s.health.ObserveUnread(g.Name, g.Description, g.Described)
 			} else {
-				gh = s.health.ObserveGroup(name, d, described, lags)
-				out.partitionStatuses(lags, gh.Partitions)
+				gh = s.health.ObserveGroup(g.Name, g.Description, g.Described, lags)
+				out.PartitionStatuses(lags, gh.Partitions)
 			}
-			if in.reported[name] {
-				out.groupHealth(gh)
+			if g.Reported {
+				out.GroupHealth(gh)
 			}
 		}
 		if s.progress != nil {
-			parts := s.progress.ObserveGroup(name, lags, in.snap.At)
-			out.partitionDrains(lags, parts)
+			parts := s.progress.ObserveGroup(g.Name, lags, in.Snap.At)
+			out.PartitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)
-			out.groupProgress(topics)
+			out.GroupProgress(topics)
 		}
-		out.groupLags(lags)
+		out.Pairs(lags)
 	}
 	if s.health != nil {
 		s.health.EndScrape()
@@ -200,7 +272,21 @@ func (s *timeLagScraper) report(ctx context.Context, in *scrapeInput) (pmetric.M
 	}
 	s.telemetry.estimates(ctx, methods)
 	beyondEnd.report(ctx, s.telemetry, s.logger)
-	out.aggregates(aggregates)
-	out.partitions(in.gaugedPartitions())
-	return out.finish()
+	out.Aggregates(aggregates)
+	parts := in.GaugedPartitions()
+	out.Partitions(parts)
+	if s.wants.ProduceRates {
+		out.TopicProduceRates(lag.TopicProduceRates(parts))
+	}
+	return out.Finish()
+}
+
+// replicaName names this collector in kafka.time_lag.replica: its host
+// name, which is the pod's name on Kubernetes.
+func replicaName() string {
+	name, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return name
 }

@@ -23,13 +23,14 @@ type StatusConfig struct {
 	MaxTimeLag time.Duration `mapstructure:"max_time_lag"`
 }
 
-func (c StatusConfig) validate() error {
+// Validate: confmap prefixes the error with status.
+func (c StatusConfig) Validate() error {
 	var errs []error
 	if c.Window < 2 {
-		errs = append(errs, fmt.Errorf("status.window: must be at least 2, got %d", c.Window))
+		errs = append(errs, fmt.Errorf("window: must be at least 2, got %d", c.Window))
 	}
 	if c.MaxTimeLag < 0 {
-		errs = append(errs, fmt.Errorf("status.max_time_lag: must not be negative, got %s", c.MaxTimeLag))
+		errs = append(errs, fmt.Errorf("max_time_lag: must not be negative, got %s", c.MaxTimeLag))
 	}
 	return errors.Join(errs...)
 }

@@ -2,131 +2,250 @@ package kafkatimelagreceiver
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
-
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 )
 
-// memoryStorage is a storage extension keeping values in memory, standing
-// in for file_storage so that a restart can be simulated in-process.
-type memoryStorage struct {
-	component.StartFunc
-	component.ShutdownFunc
-	mu     sync.Mutex
-	values map[string][]byte
-	opened int
-	closed int
-}
-
-func newMemoryStorage() *memoryStorage { return &memoryStorage{values: map[string][]byte{}} }
-
-func (m *memoryStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.opened++
-	return &memoryClient{m}, nil
-}
-
-type memoryClient struct{ m *memoryStorage }
-
-func (c *memoryClient) Get(_ context.Context, key string) ([]byte, error) {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	return append([]byte(nil), c.m.values[key]...), nil
-}
-
-func (c *memoryClient) Set(_ context.Context, key string, value []byte) error {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	c.m.values[key] = append([]byte(nil), value...)
-	return nil
-}
-
-func (c *memoryClient) Delete(_ context.Context, key string) error {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	delete(c.m.values, key)
-	return nil
-}
-
-func (c *memoryClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
-	for _, op := range ops {
-		switch op.Type {
-		case storage.Get:
-			op.Value, _ = c.Get(ctx, op.Key)
-		case storage.Set:
-			_ = c.Set(ctx, op.Key, op.Value)
-		case storage.Delete:
-			_ = c.Delete(ctx, op.Key)
-		}
+// TestRestartKeepsHistory: a receiver with storage samples a steady workload,
+// shuts down (saving its tables), and a new receiver on the same storage
+// reports time lag for every lagging partition at its first scrape, from the
+// restored tables alone (record reads are off for the second receiver so that
+// nothing else can answer), with p95 error <= 1.5 s.
+func TestRestartKeepsHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 25 s")
 	}
-	return nil
-}
-
-func (c *memoryClient) Close(context.Context) error {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	c.m.closed++
-	return nil
-}
-
-// hostWith is a component.Host offering the given extensions.
-type hostWith map[component.ID]component.Component
-
-func (h hostWith) GetExtensions() map[component.ID]component.Component { return h }
-
-func TestCorruptStoredStateIsIgnoredWithWarning(t *testing.T) {
-	store := newMemoryStorage()
-	store.values[stateKey] = []byte("KTLT\x01\x05garbage")
-	tables := timetable.NewStore(16, 0, time.Now)
-	core, logs := observer.New(zap.WarnLevel)
-	s := &stateStorage{client: &memoryClient{store}, tables: tables, interval: time.Hour, logger: zap.New(core)}
-	s.load(context.Background())
-	require.Empty(t, tables.Partitions())
-	require.Equal(t, 1, logs.FilterMessageSnippet("ignoring saved tables").Len())
-}
-
-func TestStorageExtensionMissingOrWrongKind(t *testing.T) {
-	id := component.MustNewID("file_storage")
-	_, err := openStateStorage(context.Background(), hostWith{}, id, component.MustNewID("kafka_time_lag"))
-	require.ErrorContains(t, err, `storage: extension "file_storage" is not configured`)
-	_, err = openStateStorage(context.Background(), hostWith{id: struct {
-		component.StartFunc
-		component.ShutdownFunc
-	}{}}, id, component.MustNewID("kafka_time_lag"))
-	require.ErrorContains(t, err, "is not a storage extension")
-}
-
-// State saved while the wall clock was ahead (or restored on a host whose
-// clock was stepped back since) holds times in the future: estimates from
-// it would be later than the scrape, and every new sample older than the
-// table's newest point would be ignored. Such tables are left out with a
-// warning; the rest of the state is restored.
-func TestRestoredStateFromTheFutureIsRejected(t *testing.T) {
-	future := kafka.TopicPartition{Topic: "from-2200", Partition: 0}
-	present := kafka.TopicPartition{Topic: "today", Partition: 0}
-	saved := timetable.NewStore(16, 0, nil)
-	saved.Track(map[kafka.TopicPartition]struct{}{future: {}, present: {}}, time.Now(), 0)
-	at2200 := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
-	saved.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{future: 10}, Sent: at2200, Received: at2200})
-	yesterday := time.Now().Add(-24 * time.Hour).Round(0)
-	saved.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{present: 10}, Sent: yesterday, Received: yesterday})
+	const partitions = 3
+	k := newTestKafka(t, 1)
+	k.CreateTopic("steady", partitions)
+	logs := make([]*producedLog, partitions)
+	for p := range logs {
+		logs[p] = &producedLog{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for p := range int32(partitions) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(p), 7))
+			for ctx.Err() == nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Duration(float64(30*time.Millisecond) * (0.5 + rng.Float64()))):
+				}
+				ts := time.Now()
+				logs[p].add(k.Produce("steady", p, ts), ts)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // the group stays 6 s behind on every partition
+		defer wg.Done()
+		for ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			offsets := map[int32]int64{}
+			for p := range int32(partitions) {
+				if o, ok := logs[p].firstAfter(time.Now().Add(-6 * time.Second)); ok {
+					offsets[p] = o
+				}
+			}
+			if len(offsets) == partitions {
+				k.Commit("patient", "steady", offsets)
+			}
+		}
+	}()
 
 	store := newMemoryStorage()
-	store.values[stateKey] = saved.EncodeState()
-	tables := timetable.NewStore(16, 0, time.Now)
-	core, logs := observer.New(zap.WarnLevel)
-	s := &stateStorage{client: &memoryClient{store}, tables: tables, interval: time.Hour, logger: zap.New(core)}
-	s.load(context.Background())
-	require.Equal(t, []kafka.TopicPartition{present}, tables.Partitions(), "only the table from the past is restored")
-	require.Equal(t, 1, logs.FilterMessageSnippet("left out").Len(), "the left-out table is reported: %v", logs.All())
+	storageID := component.MustNewID("file_storage")
+	host := hostWith{storageID: store}
+	newScraper := func(recordReads int) *timeLagScraper {
+		cfg := k.testConfig()
+		cfg.SamplingInterval = 500 * time.Millisecond
+		cfg.Storage = &storageID
+		cfg.StorageInterval = time.Hour // only the shutdown save matters here
+		cfg.MaxRecordReadsPerScrape = recordReads
+		s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+		require.NoError(t, err)
+		require.NoError(t, s.start(context.Background(), host))
+		return s
+	}
+
+	time.Sleep(7 * time.Second) // the group falls behind
+	first := newScraper(defaultRecordReads)
+	for range 5 {
+		_, err := first.scrape(context.Background())
+		require.NoError(t, err)
+		time.Sleep(2 * time.Second)
+	}
+	require.NoError(t, first.shutdown(context.Background()))
+	require.NotEmpty(t, store.values[statestore.TablesKey], "tables saved at shutdown")
+	time.Sleep(2 * time.Second) // the collector is down; production goes on
+
+	second := newScraper(0)
+	defer func() { require.NoError(t, second.shutdown(context.Background())) }()
+	md, err := second.scrape(context.Background())
+	require.NoError(t, err)
+	timeLags := pointsOf(md, "kafka.consumer_group.time_lag")
+	offsets := pointsOf(md, "kafka.consumer_group.offset")
+	var errs []float64
+	for p := range int64(partitions) {
+		key := pointKey{"patient", "steady", p}
+		tl, ok := timeLags[key]
+		require.True(t, ok, "partition %d has a time lag at the first scrape after restart", p)
+		stamp, ok := logs[p].stampOf(offsets[key].intValue)
+		require.True(t, ok)
+		truth := tl.timestamp.Sub(stamp).Seconds()
+		errs = append(errs, math.Abs(tl.doubleValue-truth))
+		t.Logf("partition %d: time lag %.3f s, truth %.3f s", p, tl.doubleValue, truth)
+	}
+	sort.Float64s(errs)
+	p95 := errs[int(math.Ceil(0.95*float64(len(errs))))-1]
+	t.Logf("first scrape after restart: p95 error %.3f s over %d partitions", p95, len(errs))
+	require.LessOrEqual(t, p95, 1.5)
+	require.Equal(t, 2, store.opened)
+
+	// Control: the same first scrape without the saved history has nothing
+	// to estimate from.
+	cfg := k.testConfig()
+	cfg.MaxRecordReadsPerScrape = 0
+	fresh := startScraper(t, cfg)
+	md, err = fresh.scrape(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, pointsOf(md, "kafka.consumer_group.time_lag"), "without storage and record reads there is no estimate yet")
+}
+
+// Saved tables name the cluster they were sampled from. A receiver pointed
+// at another cluster whose topics have the same names must not date that
+// cluster's records with the first one's history.
+func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
+	storageID := component.MustNewID("file_storage")
+	store := newMemoryStorage()
+	host := hostWith{storageID: store}
+	startWithStorage := func(k *testKafka, recordReads int) *timeLagScraper {
+		cfg := k.testConfig()
+		cfg.Storage = &storageID
+		cfg.StorageInterval = time.Hour
+		cfg.MaxRecordReadsPerScrape = recordReads
+		s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+		require.NoError(t, err)
+		require.NoError(t, s.start(context.Background(), host))
+		return s
+	}
+	ctx := context.Background()
+	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
+	produceN := func(k *testKafka, n int, at time.Time) {
+		stamps := make([]time.Time, n)
+		for i := range stamps {
+			stamps[i] = at
+		}
+		k.Produce("orders", 0, stamps...)
+	}
+
+	a := newTestKafka(t, 1, kfake.ClusterID("cluster-a"))
+	a.CreateTopic("orders", 1)
+	a.Commit("reader", "orders", map[int32]int64{0: 0})
+	first := startWithStorage(a, defaultRecordReads)
+	_, err := first.scrape(ctx)
+	require.NoError(t, err)
+	produceN(a, 10, time.Now())
+	require.NoError(t, first.sampler.Sample(ctx, true))
+	produceN(a, 10, time.Now())
+	require.NoError(t, first.sampler.Sample(ctx, true))
+	require.Equal(t, int64(0), tableHeads(first)[tp].Offset)
+	require.NoError(t, first.shutdown(ctx))
+	require.NotEmpty(t, store.values[statestore.TablesKey])
+
+	b := newTestKafka(t, 1, kfake.ClusterID("cluster-b"))
+	b.CreateTopic("orders", 1)
+	produceN(b, 30, time.Now().Add(-time.Hour))
+	b.Commit("reader", "orders", map[int32]int64{0: 15}) // inside cluster-a's table
+	second := startWithStorage(b, 0)
+	defer func() { require.NoError(t, second.shutdown(ctx)) }()
+	md, err := second.scrape(ctx)
+	require.NoError(t, err)
+	require.NotContains(t, pointsOf(md, "kafka.consumer_group.time_lag"), pointKey{"reader", "orders", 0},
+		"cluster-b's record at offset 15 is an hour old; cluster-a's table knows nothing of it")
+	require.Equal(t, int64(30), tableHeads(second)[tp].Offset, "the table starts from cluster-b's own read")
+}
+
+// While one group's coordinator fails every read, every scrape is partial,
+// and a partial scrape cannot tell a partition no group commits on any more
+// from one only that group commits on. Tables used to be kept until a
+// complete scrape, which never came: with groups and topics churning
+// meanwhile, the tables, the saved state and the sampler's work grew
+// without bound. A table is now kept for unwantedTableLifetime after the
+// last scrape that wanted it, however partial the scrapes.
+func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
+	requireNoLeakedGoroutines(t)
+	const rounds = 6
+	k := newTestKafka(t, 1)
+	stuck := kafka.TopicPartition{Topic: "stuck", Partition: 0}
+	k.CreateTopic(stuck.Topic, 1)
+	for i := range rounds {
+		k.CreateTopic(fmt.Sprintf("churn-%d", i), 1)
+	}
+	k.Produce(stuck.Topic, 0, time.Now())
+	k.Commit("stuck-group", stuck.Topic, map[int32]int64{0: 0})
+
+	s := startScraper(t, faultConfig(k))
+	clock := time.Unix(1_700_000_000, 0)
+	s.reader.Now = func() time.Time { return clock }
+	ctx := context.Background()
+	_, err := s.scrape(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []kafka.TopicPartition{stuck}, s.tables.Partitions())
+
+	// From now on the stuck group's coordinator fails every read of it.
+	k.Cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "stuck-group", Err: kerr.CoordinatorNotAvailable, Count: -1})
+	churn := func(i int) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: fmt.Sprintf("churn-%d", i), Partition: 0}
+	}
+	for i := range rounds {
+		// Every half hour a group commits on a topic of its own, is
+		// scraped once, and is deleted.
+		clock = clock.Add(30 * time.Minute)
+		group := fmt.Sprintf("churn-group-%d", i)
+		k.Commit(group, churn(i).Topic, map[int32]int64{0: 0})
+		_, err := s.scrape(ctx)
+		require.Error(t, err, "round %d", i)
+		require.True(t, scrapererror.IsPartialScrapeError(err), "round %d: %v", i, err)
+
+		want := []kafka.TopicPartition{churn(i)}
+		if i > 0 {
+			want = append([]kafka.TopicPartition{churn(i - 1)}, want...)
+		} else {
+			want = append(want, stuck) // half an hour of outage: its history is kept
+		}
+		require.Equal(t, want, s.tables.Partitions(), "round %d: only tables wanted within the last hour", i)
+
+		resp, err := k.Admin.DeleteGroup(ctx, group)
+		require.NoError(t, err)
+		require.NoError(t, resp.Err)
+	}
 }

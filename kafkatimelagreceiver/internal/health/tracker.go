@@ -19,6 +19,9 @@ const forgetAfter = 2
 type Tracker struct {
 	window     int
 	maxTimeLag float64 // seconds; 0 turns the check off
+	// assignments: each described group's assignment is summed by member
+	// (GroupHealth.Assigned).
+	assignments bool
 
 	scrapes uint32 // wraps; only ever subtracted
 	groups  map[string]*groupTrack
@@ -37,6 +40,10 @@ type Tracker struct {
 func NewTracker(window int, maxTimeLagSeconds float64) *Tracker {
 	return &Tracker{window: max(2, window), maxTimeLag: maxTimeLagSeconds, groups: map[string]*groupTrack{}}
 }
+
+// SumAssignments makes every described group's health carry its
+// assignment summed by member (GroupHealth.Assigned).
+func (t *Tracker) SumAssignments() { t.assignments = true }
 
 // groupTrack is what the tracker remembers of one group.
 type groupTrack struct {
@@ -89,6 +96,9 @@ type GroupHealth struct {
 	// read in this scrape (ObserveUnread): nothing is known of where it is.
 	StatusKnown bool
 	Status      Status // the worst of its partitions', when known
+	// Assigned is the assignment by member of a described group whose
+	// state is known, when the tracker sums them (SumAssignments).
+	Assigned []MemberAssignment
 	// Partitions is each partition's status, in the order of the lags
 	// passed in. It is a buffer of the tracker's, valid until the next
 	// ObserveGroup call, so that a scrape of many pairs allocates nothing
@@ -148,7 +158,7 @@ func (t *Tracker) fold(name string, d kafka.GroupDescription, described bool) (*
 	if described {
 		g.describe(d)
 	}
-	return g, GroupHealth{
+	gh := GroupHealth{
 		Group:           name,
 		Described:       described,
 		Description:     d,
@@ -156,6 +166,10 @@ func (t *Tracker) fold(name string, d kafka.GroupDescription, described bool) (*
 		Rebalances:      g.rebalances,
 		RebalancesSince: g.countingSince,
 	}
+	if t.assignments && described && d.State != kafka.GroupStateUnknown {
+		gh.Assigned = AssignedPartitions(d)
+	}
+	return g, gh
 }
 
 // EndScrape drops the groups missing from the last forgetAfter scrapes, so

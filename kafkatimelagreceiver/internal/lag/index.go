@@ -114,3 +114,27 @@ func (idx *Index) ResolveTables(tables *timetable.Store) {
 		idx.Parts[i].Table = ref
 	}
 }
+
+// TopicRate is a topic's production rate: the sum of its partitions'.
+type TopicRate struct {
+	Topic string
+	Rate  float64
+}
+
+// TopicProduceRates sums the production rates of each topic of parts, which
+// are in (topic, partition) order, when every partition of it has one.
+func TopicProduceRates(parts []Partition) []TopicRate {
+	var out []TopicRate
+	for start := 0; start < len(parts); {
+		end, sum, all := start, 0.0, true
+		for ; end < len(parts) && parts[end].Topic == parts[start].Topic; end++ {
+			sum += parts[end].ProduceRate
+			all = all && parts[end].HasProduceRate
+		}
+		if all {
+			out = append(out, TopicRate{Topic: parts[start].Topic, Rate: sum})
+		}
+		start = end
+	}
+	return out
+}

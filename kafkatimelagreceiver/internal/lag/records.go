@@ -2,7 +2,6 @@ package lag
 
 import (
 	"sort"
-	"sync"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -11,9 +10,9 @@ import (
 // RecordTimes remembers the timestamps read for records at committed offsets
 // older than their partition's table, so that a group stuck at one offset
 // costs one Fetch, not one per scrape. Entries live while some group is still
-// committed there.
+// committed there. It belongs to the scrape, which alone reads and writes
+// it: it takes no lock.
 type RecordTimes struct {
-	mu    sync.Mutex
 	known map[kafka.RecordAt]kafka.RecordTimestamp
 }
 
@@ -22,15 +21,11 @@ func NewRecordTimes() *RecordTimes {
 }
 
 func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	ts, ok := r.known[at]
 	return ts, ok
 }
 
 func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for at, ts := range found {
 		r.known[at] = ts
 	}
@@ -46,8 +41,6 @@ func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 	for _, tp := range partitions {
 		drop[tp] = struct{}{}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for at := range r.known {
 		if _, ok := drop[at.TopicPartition]; ok {
 			delete(r.known, at)
@@ -57,8 +50,6 @@ func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 
 // Retain keeps only the entries still in use.
 func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for at := range r.known {
 		if _, ok := used[at]; !ok {
 			delete(r.known, at)

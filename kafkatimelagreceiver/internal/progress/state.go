@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
 // Stored state layout (version 1), every integer an unsigned varint:
@@ -28,7 +29,7 @@ const (
 
 // ErrStateCorrupt is wrapped by the error of RestoreState when the state is
 // damaged or was not written by EncodeState.
-var ErrStateCorrupt = errors.New("stored progress state is corrupt")
+var ErrStateCorrupt = statecodec.ErrCorrupt
 
 // pairKey names one group's partition.
 type pairKey struct {
@@ -139,85 +140,39 @@ func encodeState(clocks map[pairKey]stuckClock) []byte {
 	return buf.Bytes()
 }
 
-// stateReader decodes varints and remembers the first failure, so that the
-// decoder reads straight through and checks once per field group.
-type stateReader struct {
-	r   *bytes.Reader
-	err error
-}
-
-func (d *stateReader) u(limit uint64, what string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadUvarint(d.r)
-	switch {
-	case err != nil:
-		// ReadUvarint returns what it read so far with the error: that
-		// must not drive a loop.
-		d.err = fmt.Errorf("%w: %s: %w", ErrStateCorrupt, what, err)
-		return 0
-	case v > limit:
-		d.err = fmt.Errorf("%w: %s %d is out of range", ErrStateCorrupt, what, v)
-		return 0
-	}
-	return v
-}
-
-// count reads a count of items that take at least minBytes each: a count
-// the rest of the input cannot hold is corrupt, and must not drive an
-// allocation.
-func (d *stateReader) count(minBytes int, what string) int {
-	n := d.u(uint64(d.r.Len()/minBytes), what)
-	return int(n)
-}
-
-func (d *stateReader) name(what string) string {
-	n := d.u(uint64(d.r.Len()), what+" length")
-	if d.err == nil && n == 0 {
-		d.err = fmt.Errorf("%w: empty %s", ErrStateCorrupt, what)
-	}
-	if d.err != nil {
-		return ""
-	}
-	b := make([]byte, n)
-	_, _ = d.r.Read(b) // n <= d.r.Len(): cannot come short
-	return string(b)
-}
-
 func decodeState(data []byte) (map[pairKey]stuckClock, error) {
 	if !bytes.HasPrefix(data, []byte(stateMagic)) {
 		return nil, fmt.Errorf("%w: not a kafka_time_lag progress state (bad magic)", ErrStateCorrupt)
 	}
-	d := &stateReader{r: bytes.NewReader(data[len(stateMagic):])}
-	if version := d.u(math.MaxUint64, "version"); d.err == nil && version != stateVersion {
+	d := statecodec.NewReader(data[len(stateMagic):])
+	if version := d.Bounded(math.MaxUint64, "version"); d.OK() && version != stateVersion {
 		return nil, fmt.Errorf("stored progress state has version %d, this receiver reads version %d", version, stateVersion)
 	}
 	out := map[pairKey]stuckClock{}
 	// A group is at least 3 bytes (name length, a name byte, topic count);
 	// so is a topic; a pair at least 3 (one byte per field).
-	groups := d.count(3, "group count")
+	groups := d.Count(3, "group count")
 	seenGroups := map[string]bool{}
 	for range groups {
-		group := d.name("group name")
-		if d.err == nil && seenGroups[group] {
-			d.err = fmt.Errorf("%w: group %q stored twice", ErrStateCorrupt, group)
+		group := d.Name("group name")
+		if d.OK() && seenGroups[group] {
+			d.Fail("group %q stored twice", group)
 		}
 		seenGroups[group] = true
-		topics := d.count(3, "topic count")
+		topics := d.Count(3, "topic count")
 		seenTopics := map[string]bool{}
 		for range topics {
-			topic := d.name("topic name")
-			if d.err == nil && seenTopics[topic] {
-				d.err = fmt.Errorf("%w: topic %q of group %q stored twice", ErrStateCorrupt, topic, group)
+			topic := d.Name("topic name")
+			if d.OK() && seenTopics[topic] {
+				d.Fail("topic %q of group %q stored twice", topic, group)
 			}
 			seenTopics[topic] = true
-			pairs := d.count(3, "pair count")
+			pairs := d.Count(3, "pair count")
 			for range pairs {
-				key := pairKey{group: group, topic: topic, partition: int32(d.u(math.MaxInt32, "partition"))}
-				c := stuckClock{offset: int64(d.u(math.MaxInt64, "offset")), since: int64(d.u(math.MaxInt64, "stuck since"))}
-				if d.err != nil {
-					return nil, d.err
+				key := pairKey{group: group, topic: topic, partition: int32(d.Bounded(math.MaxInt32, "partition"))}
+				c := stuckClock{offset: int64(d.Bounded(math.MaxInt64, "offset")), since: int64(d.Bounded(math.MaxInt64, "stuck since"))}
+				if !d.OK() {
+					return nil, d.Err()
 				}
 				if _, dup := out[key]; dup {
 					return nil, fmt.Errorf("%w: %s/%d of group %q stored twice", ErrStateCorrupt, topic, key.partition, group)
@@ -228,15 +183,15 @@ func decodeState(data []byte) (map[pairKey]stuckClock, error) {
 				out[key] = c
 			}
 		}
-		if d.err != nil {
-			return nil, d.err
+		if !d.OK() {
+			return nil, d.Err()
 		}
 	}
-	if d.err == nil && d.r.Len() != 0 {
-		d.err = fmt.Errorf("%w: %d trailing bytes", ErrStateCorrupt, d.r.Len())
+	if d.OK() && d.Len() != 0 {
+		d.Fail("%d trailing bytes", d.Len())
 	}
-	if d.err != nil {
-		return nil, d.err
+	if !d.OK() {
+		return nil, d.Err()
 	}
 	return out, nil
 }

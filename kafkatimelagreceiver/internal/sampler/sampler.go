@@ -4,7 +4,6 @@ package sampler
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -78,19 +77,9 @@ func identify(ctx context.Context, reader kafka.OffsetReader, tables *timetable.
 	}
 	if len(change.Recreated) > 0 {
 		logger.Info("topics were deleted and created again (their topic id changed): reset their interpolation tables",
-			zap.Int("topics", len(change.Recreated)), zap.Strings("names", truncate(change.Recreated)))
+			zap.Int("topics", len(change.Recreated)), zap.Strings("names", kafka.TruncateNames(change.Recreated)))
 	}
 	return err
-}
-
-// maxNamesLogged bounds the topic names in one log line.
-const maxNamesLogged = 20
-
-func truncate(names []string) []string {
-	if len(names) <= maxNamesLogged {
-		return names
-	}
-	return append(names[:maxNamesLogged:maxNamesLogged], fmt.Sprintf("... and %d more", len(names)-maxNamesLogged))
 }
 
 // logClockStep says what a wall-clock step did to the tables.

@@ -1,15 +1,14 @@
 package timetable
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
 // Stored state layout (version 4), every integer a varint:
@@ -54,7 +53,7 @@ const (
 
 // ErrStateCorrupt is wrapped by the error of RestoreState when the state is
 // damaged or was not written by EncodeState.
-var ErrStateCorrupt = errors.New("stored state is corrupt")
+var ErrStateCorrupt = statecodec.ErrCorrupt
 
 // storedTable is one partition's saved state.
 type storedTable struct {
@@ -155,57 +154,6 @@ func encodeTable(b []byte, st storedTable) []byte {
 	return b
 }
 
-// stateReader decodes varints and remembers the first failure, so that the
-// decoder reads straight through and checks once per field group.
-type stateReader struct {
-	r   *bytes.Reader
-	err error
-}
-
-func newStateReader(b []byte) *stateReader { return &stateReader{r: bytes.NewReader(b)} }
-
-func (d *stateReader) u() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadUvarint(d.r)
-	if err != nil {
-		d.err = fmt.Errorf("%w: %w", ErrStateCorrupt, err)
-	}
-	return v
-}
-
-func (d *stateReader) i() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadVarint(d.r)
-	if err != nil {
-		d.err = fmt.Errorf("%w: %w", ErrStateCorrupt, err)
-	}
-	return v
-}
-
-// bytes reads n bytes, which the caller has checked are there.
-func (d *stateReader) bytes(n uint64) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(d.r.Len()) {
-		d.fail("%d bytes wanted, %d left", n, d.r.Len())
-		return nil
-	}
-	out := make([]byte, n)
-	_, _ = d.r.Read(out)
-	return out
-}
-
-func (d *stateReader) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: "+format, append([]any{ErrStateCorrupt}, args...)...)
-	}
-}
-
 // decodeState parses stored state into tables of the given bounds (thinned
 // if the state was saved under a larger maxPoints). Tables read at a time
 // after notAfter (unix nanoseconds) are skipped, as are tables that break an
@@ -214,48 +162,48 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 	if len(data) < len(stateMagic) || string(data[:len(stateMagic)]) != stateMagic {
 		return decodedState{}, fmt.Errorf("%w: not a kafka_time_lag state (bad magic)", ErrStateCorrupt)
 	}
-	d := newStateReader(data[len(stateMagic):])
-	version := d.u()
-	if d.err == nil && (version < stateVersionWithGap || version > stateVersion) {
+	d := statecodec.NewReader(data[len(stateMagic):])
+	version := d.Uvarint()
+	if d.OK() && (version < stateVersionWithGap || version > stateVersion) {
 		return decodedState{}, fmt.Errorf("stored state has version %d, this receiver reads versions %d to %d", version, stateVersionWithGap, stateVersion)
 	}
 	var out decodedState
 	if version >= stateVersionFramed {
-		n := d.u()
-		if d.err == nil && n > maxClusterIDLen {
-			d.fail("cluster id of %d bytes", n)
+		n := d.Uvarint()
+		if d.OK() && n > maxClusterIDLen {
+			d.Fail("cluster id of %d bytes", n)
 		}
-		out.clusterID = string(d.bytes(n))
+		out.clusterID = string(d.Bytes(n))
 	}
-	count := d.u()
+	count := d.Uvarint()
 	// Every table takes at least 6 bytes: a count larger than the input can
 	// hold is corrupt, and must not drive an allocation.
-	if d.err == nil && count > uint64(d.r.Len()/6+1) {
-		d.fail("%d tables cannot fit in %d bytes", count, d.r.Len())
+	if d.OK() && count > uint64(d.Len()/6+1) {
+		d.Fail("%d tables cannot fit in %d bytes", count, d.Len())
 	}
 	seen := map[kafka.TopicPartition]bool{}
-	for n := uint64(0); n < count && d.err == nil; n++ {
+	for n := uint64(0); n < count && d.OK(); n++ {
 		var (
 			st      storedTable
 			problem error
 		)
 		if version >= stateVersionFramed {
-			size := d.u()
-			if d.err == nil && size > uint64(d.r.Len()) {
-				d.fail("table %d of %d bytes exceeds the input", n, size)
+			size := d.Uvarint()
+			if d.OK() && size > uint64(d.Len()) {
+				d.Fail("table %d of %d bytes exceeds the input", n, size)
 			}
-			body := newStateReader(d.bytes(size))
+			body := statecodec.NewReader(d.Bytes(size))
 			st, problem = decodeTable(body, version, maxPoints, maxGap)
-			if problem == nil && body.err == nil && body.r.Len() != 0 {
-				problem = fmt.Errorf("table of %s/%d: %d trailing bytes", st.tp.Topic, st.tp.Partition, body.r.Len())
+			if problem == nil && body.OK() && body.Len() != 0 {
+				problem = fmt.Errorf("table of %s/%d: %d trailing bytes", st.tp.Topic, st.tp.Partition, body.Len())
 			}
-			if body.err != nil {
-				problem = fmt.Errorf("table %d: %w", n, body.err)
+			if !body.OK() {
+				problem = fmt.Errorf("table %d: %w", n, body.Err())
 			}
 		} else {
 			st, problem = decodeTable(d, version, maxPoints, maxGap)
 		}
-		if d.err != nil {
+		if !d.OK() {
 			break
 		}
 		switch {
@@ -276,11 +224,11 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 		}
 		out.tables = append(out.tables, st)
 	}
-	if d.err == nil && d.r.Len() != 0 {
-		d.fail("%d trailing bytes", d.r.Len())
+	if d.OK() && d.Len() != 0 {
+		d.Fail("%d trailing bytes", d.Len())
 	}
-	if d.err != nil {
-		return decodedState{}, d.err
+	if !d.OK() {
+		return decodedState{}, d.Err()
 	}
 	return out, nil
 }
@@ -288,19 +236,19 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 // decodeTable reads one table. Whatever the bytes hold, it reads every field
 // of the table, so that a table of an unframed version that breaks an
 // invariant is skipped without losing the place of the next; problem says
-// which invariant. A failure to read at all is left in d.err.
-func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Duration) (st storedTable, problem error) {
+// which invariant. A failure to read at all is left in d.Err().
+func decodeTable(d *statecodec.Reader, version uint64, maxPoints int, maxGap time.Duration) (st storedTable, problem error) {
 	bad := func(format string, args ...any) {
 		if problem == nil {
 			problem = fmt.Errorf("table of %s/%d: "+format, append([]any{st.tp.Topic, st.tp.Partition}, args...)...)
 		}
 	}
-	topicLen := d.u()
-	if d.err == nil && topicLen > uint64(d.r.Len()) {
-		d.fail("topic length %d exceeds the input", topicLen)
+	topicLen := d.Uvarint()
+	if d.OK() && topicLen > uint64(d.Len()) {
+		d.Fail("topic length %d exceeds the input", topicLen)
 	}
-	topic := d.bytes(topicLen)
-	partition := d.i()
+	topic := d.Bytes(topicLen)
+	partition := d.Varint()
 	st.tp = kafka.TopicPartition{Topic: string(topic), Partition: int32(partition)}
 	switch {
 	case topicLen > maxTopicLen:
@@ -313,23 +261,23 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 	}
 	st.table = NewTable(maxPoints, maxGap)
 	if version >= stateVersionFramed {
-		switch d.u() {
+		switch d.Uvarint() {
 		case 0:
 		case 1:
-			copy(st.topicID[:], d.bytes(uint64(len(st.topicID))))
+			copy(st.topicID[:], d.Bytes(uint64(len(st.topicID))))
 		default:
 			bad("invalid topic id flag")
 		}
 	}
-	st.table.lastRead = d.i()
+	st.table.lastRead = d.Varint()
 	if version == stateVersionWithGap {
-		_ = d.i() // the saved maxGap: the store's applies
+		_ = d.Varint() // the saved maxGap: the store's applies
 	}
-	switch d.u() {
+	switch d.Uvarint() {
 	case 0:
 	case 1:
 		st.hasStart = true
-		st.start = d.i()
+		st.start = d.Varint()
 		if st.start < 0 {
 			bad("negative log start %d", st.start)
 		}
@@ -339,7 +287,7 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 		} else {
 			// Unframed: whether a start follows is unknown, and so is where
 			// the next table begins.
-			d.fail("invalid start flag of %s/%d", st.tp.Topic, st.tp.Partition)
+			d.Fail("invalid start flag of %s/%d", st.tp.Topic, st.tp.Partition)
 		}
 	}
 	var points []Sample
@@ -350,7 +298,7 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 		points, gapEnds = decodePointsV3(d, bad)
 		st.table.lastRead = quantize(st.table.lastRead)
 	}
-	if d.err != nil || problem != nil {
+	if !d.OK() || problem != nil {
 		return st, problem
 	}
 	st.table.setPoints(points)
@@ -362,20 +310,20 @@ func decodeTable(d *stateReader, version uint64, maxPoints int, maxGap time.Dura
 }
 
 // decodePoints reads the points and gap ends of a version 4 table. bad
-// names the first invariant they break; a failure to read is left in d.err.
-func decodePoints(d *stateReader, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
-	count := d.u()
+// names the first invariant they break; a failure to read is left in d.Err().
+func decodePoints(d *statecodec.Reader, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
+	count := d.Uvarint()
 	// Every point after the first takes at least two bytes.
-	if d.err == nil && count > uint64(d.r.Len()/2+1) {
-		d.fail("%d points cannot fit in %d bytes", count, d.r.Len())
+	if d.OK() && count > uint64(d.Len()/2+1) {
+		d.Fail("%d points cannot fit in %d bytes", count, d.Len())
 	}
-	if d.err != nil || count == 0 {
-		_ = d.u() // the gap count
+	if !d.OK() || count == 0 {
+		_ = d.Uvarint() // the gap count
 		return nil, nil
 	}
 	points := make([]Sample, 0, count)
-	first := Sample{Offset: d.i()}
-	firstAt := d.i()
+	first := Sample{Offset: d.Varint()}
+	firstAt := d.Varint()
 	at, ok := mulExact(firstAt, timeUnit)
 	first.At = at
 	switch {
@@ -386,8 +334,8 @@ func decodePoints(d *stateReader, bad func(string, ...any)) ([]Sample, map[int64
 	}
 	points = append(points, first)
 	prev := first
-	for p := uint64(1); p < count && d.err == nil; p++ {
-		offsetDelta, atDelta := d.u(), d.u()
+	for p := uint64(1); p < count && d.OK(); p++ {
+		offsetDelta, atDelta := d.Uvarint(), d.Uvarint()
 		atNanos, atOK := mulExact(int64(atDelta), timeUnit)
 		offset, offsetOK := addExact(prev.Offset, int64(offsetDelta))
 		at, sumOK := addExact(prev.At, atNanos)
@@ -400,14 +348,14 @@ func decodePoints(d *stateReader, bad func(string, ...any)) ([]Sample, map[int64
 		prev = Sample{Offset: offset, At: at}
 		points = append(points, prev)
 	}
-	gapCount := d.u()
-	if d.err == nil && gapCount > count {
-		d.fail("%d gap ends among %d points", gapCount, count)
+	gapCount := d.Uvarint()
+	if d.OK() && gapCount > count {
+		d.Fail("%d gap ends among %d points", gapCount, count)
 	}
 	var gaps map[int64]struct{}
 	index := uint64(0)
-	for g := uint64(0); g < gapCount && d.err == nil; g++ {
-		delta := d.u()
+	for g := uint64(0); g < gapCount && d.OK(); g++ {
+		delta := d.Uvarint()
 		index += delta
 		if (g > 0 && delta == 0) || index >= count || delta >= count {
 			bad("invalid gap end")
@@ -424,12 +372,12 @@ func decodePoints(d *stateReader, bad func(string, ...any)) ([]Sample, map[int64
 // decodePointsV3 reads the points of a table of versions 1 to 3, in
 // nanoseconds with a gap flag each, and rounds their times up to timeUnit;
 // two that round to the same time become the later.
-func decodePointsV3(d *stateReader, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
-	count := d.u()
-	if d.err == nil && count > uint64(d.r.Len()/3+1) {
-		d.fail("%d points cannot fit in %d bytes", count, d.r.Len())
+func decodePointsV3(d *statecodec.Reader, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
+	count := d.Uvarint()
+	if d.OK() && count > uint64(d.Len()/3+1) {
+		d.Fail("%d points cannot fit in %d bytes", count, d.Len())
 	}
-	if d.err != nil {
+	if !d.OK() {
 		return nil, nil
 	}
 	var (
@@ -437,9 +385,9 @@ func decodePointsV3(d *stateReader, bad func(string, ...any)) ([]Sample, map[int
 		gaps   map[int64]struct{}
 		prev   Sample
 	)
-	for p := uint64(0); p < count && d.err == nil; p++ {
-		offsetDelta, atDelta := d.i(), d.i()
-		gapEnd := d.u()
+	for p := uint64(0); p < count && d.OK(); p++ {
+		offsetDelta, atDelta := d.Varint(), d.Varint()
+		gapEnd := d.Uvarint()
 		offset, offsetOK := addExact(prev.Offset, offsetDelta)
 		at, atOK := addExact(prev.At, atDelta)
 		cur := Sample{Offset: offset, At: at}

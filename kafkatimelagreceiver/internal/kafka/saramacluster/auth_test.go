@@ -33,9 +33,9 @@ func (s *staticTokens) Invalidate() { s.invalidated++ }
 func TestClientSettingsReachSarama(t *testing.T) {
 	sc, err := newConfig(defaultSettings())
 	require.NoError(t, err)
-	require.Equal(t, defaultDialTimeout, sc.Net.DialTimeout, "configkafka's dial_timeout default")
+	require.Equal(t, 10*time.Second, sc.Net.DialTimeout, "the settings' dial timeout")
 	require.Equal(t, 10*time.Second, sc.Net.ReadTimeout)
-	require.Equal(t, defaultMetadataRefresh, sc.Metadata.RefreshFrequency)
+	require.Equal(t, 10*time.Minute, sc.Metadata.RefreshFrequency)
 	require.Empty(t, sc.RackID)
 
 	s := defaultSettings()

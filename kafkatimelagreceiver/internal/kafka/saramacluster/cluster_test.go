@@ -150,6 +150,7 @@ func TestClusterAgainstKfake(t *testing.T) {
 		ClientID:        "saramacluster-test",
 		ProtocolVersion: "4.0.0", // ConsumerGroupDescribe for the KIP-848 group
 		RequestTimeout:  10 * time.Second,
+		DialTimeout:     10 * time.Second,
 		Logger:          zaptest.NewLogger(t),
 		Observer:        requests,
 	})
@@ -259,7 +260,7 @@ func TestClusterAgainstKfake(t *testing.T) {
 // fails calls (saying how the client tried), and Close ends it all.
 func TestLazyConnect(t *testing.T) {
 	requests := newRequestLog()
-	c, err := New(Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, Observer: requests})
+	c, err := New(Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second, Observer: requests})
 	require.NoError(t, err)
 	_, err = c.ConsumerGroups(context.Background())
 	require.ErrorContains(t, err, "connect to brokers [127.0.0.1:1] (plaintext, no SASL)")
@@ -312,7 +313,7 @@ func TestDenialsAreTyped(t *testing.T) {
 		kc.Fault(f)
 	}
 
-	c, err := New(Settings{Brokers: kc.ListenAddrs(), ProtocolVersion: "3.0.0", RequestTimeout: 10 * time.Second})
+	c, err := New(Settings{Brokers: kc.ListenAddrs(), ProtocolVersion: "3.0.0", RequestTimeout: 10 * time.Second, DialTimeout: 10 * time.Second})
 	require.NoError(t, err)
 	defer c.Close()
 	groups := []string{"allowed", "broken", "denied"}

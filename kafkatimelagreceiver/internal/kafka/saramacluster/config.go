@@ -40,10 +40,10 @@ type Settings struct {
 	// any spelling configkafka accepts ("3.0.0", "3.0", "v3.0").
 	ProtocolVersion string
 	// RequestTimeout is the read and write deadline of each request, and
-	// bounds fetching a token; zero means defaultRequestTimeout.
+	// bounds fetching a token. The receiver's configuration sets it, as
+	// every duration here, and checks it is positive.
 	RequestTimeout time.Duration
-	// DialTimeout bounds opening a connection, TLS handshake included; zero
-	// means defaultDialTimeout.
+	// DialTimeout bounds opening a connection, TLS handshake included.
 	DialTimeout time.Duration
 	// ConnIdleTimeout closes a broker's connection that has carried no
 	// request for longer, before it carries the next one: brokers
@@ -73,7 +73,7 @@ type Settings struct {
 // Metadata tunes the client's metadata requests.
 type Metadata struct {
 	// RefreshInterval is how often the client refreshes the metadata of the
-	// whole cluster; zero means defaultMetadataRefresh.
+	// whole cluster; zero turns the background refresh off.
 	RefreshInterval time.Duration
 	// RetryMax and RetryBackoff are how many times, and after how long, a
 	// metadata or coordinator lookup is retried when the cluster has no
@@ -81,17 +81,6 @@ type Metadata struct {
 	RetryMax     int
 	RetryBackoff time.Duration
 }
-
-const (
-	// defaultRequestTimeout is the receiver's own default, so that a zero
-	// timeout never leaves a silent broker holding a scrape for sarama's
-	// 30s.
-	defaultRequestTimeout = 10 * time.Second
-	// defaultDialTimeout and defaultMetadataRefresh are contrib's
-	// configkafka defaults.
-	defaultDialTimeout     = 10 * time.Second
-	defaultMetadataRefresh = 10 * time.Minute
-)
 
 // CheckVersion tells whether the protocol version can be parsed.
 func CheckVersion(v string) error {
@@ -125,13 +114,6 @@ func parseVersion(v string) (sarama.KafkaVersion, error) {
 	return sarama.ParseKafkaVersion(s)
 }
 
-func (s Settings) requestTimeout() time.Duration {
-	if s.RequestTimeout > 0 {
-		return s.RequestTimeout
-	}
-	return defaultRequestTimeout
-}
-
 func newConfig(s Settings) (*sarama.Config, error) {
 	version, err := parseVersion(s.ProtocolVersion)
 	if err != nil {
@@ -141,21 +123,14 @@ func newConfig(s Settings) (*sarama.Config, error) {
 	sc.ClientID = s.ClientID
 	sc.Version = version
 	sc.RackID = s.RackID
-	timeout := s.requestTimeout()
 	sc.Net.DialTimeout = s.DialTimeout
-	if sc.Net.DialTimeout <= 0 {
-		sc.Net.DialTimeout = defaultDialTimeout
-	}
-	sc.Net.ReadTimeout = timeout
-	sc.Net.WriteTimeout = timeout
+	sc.Net.ReadTimeout = s.RequestTimeout
+	sc.Net.WriteTimeout = s.RequestTimeout
 	// Full metadata is what tells the client every broker (groups live on
 	// all of them) and it fails fast when no broker answers. It is refreshed
 	// rarely: leadership changes are caught by the errors they cause.
 	sc.Metadata.Full = true
 	sc.Metadata.RefreshFrequency = s.Metadata.RefreshInterval
-	if sc.Metadata.RefreshFrequency <= 0 {
-		sc.Metadata.RefreshFrequency = defaultMetadataRefresh
-	}
 	// Asking for a deleted topic's leader must not bring the topic back.
 	sc.Metadata.AllowAutoTopicCreation = false
 	sc.Metadata.Retry.Max = s.Metadata.RetryMax
@@ -241,7 +216,7 @@ func warnInsecureSecurity(s Settings, logger *zap.Logger) {
 			zap.String("mechanism", mechanism))
 	}
 	if s.TLS != nil && s.TLS.InsecureSkipVerify {
-		logger.Warn("tls.insecure_skip_verify is set: the brokers' certificates are not verified, so a man in the middle can read the credentials and the data")
+		logger.Warn("tls::insecure_skip_verify is set: the brokers' certificates are not verified, so a man in the middle can read the credentials and the data")
 	}
 }
 

@@ -31,6 +31,8 @@ func defaultSettings() Settings {
 		ClientID:        "otel-kafkatimelag",
 		ProtocolVersion: "3.0.0",
 		RequestTimeout:  10 * time.Second,
+		DialTimeout:     10 * time.Second,
+		Metadata:        Metadata{RefreshInterval: 10 * time.Minute},
 	}
 }
 

@@ -146,7 +146,7 @@ type scriptedRead struct {
 func newScriptedRead(t testing.TB) *scriptedRead {
 	t.Helper()
 	broker := newScriptedBroker(t)
-	c, err := New(Settings{Brokers: []string{broker.listener.Addr().String()}, ProtocolVersion: "3.0.0", RequestTimeout: 5 * time.Second})
+	c, err := New(Settings{Brokers: []string{broker.listener.Addr().String()}, ProtocolVersion: "3.0.0", RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -306,7 +306,7 @@ func (m *Membership) ensureTopic(client sarama.Client) (int32, error) {
 		return 0, fmt.Errorf("coordination topic %q: %w", topic, clusterAuthorization(err))
 	}
 	if !m.settings.CreateTopic {
-		return 0, fmt.Errorf("coordination topic %q does not exist and coordination.create_topic is false: create it with %d partitions", topic, m.settings.Partitions)
+		return 0, fmt.Errorf("coordination topic %q does not exist and coordination::create_topic is false: create it with %d partitions", topic, m.settings.Partitions)
 	}
 	admin, err := sarama.NewClusterAdminFromClient(client)
 	if err != nil {

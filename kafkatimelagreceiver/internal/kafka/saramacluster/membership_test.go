@@ -111,7 +111,7 @@ func TestMembershipWithoutTopicSaysWhy(t *testing.T) {
 	require.Eventually(t, func() bool { return m.Assignment().Err != nil }, 30*time.Second, 20*time.Millisecond)
 	a := m.Assignment()
 	require.False(t, a.Joined)
-	require.ErrorContains(t, a.Err, `coordination topic "coordination" does not exist and coordination.create_topic is false: create it with 8 partitions`)
+	require.ErrorContains(t, a.Err, `coordination topic "coordination" does not exist and coordination::create_topic is false: create it with 8 partitions`)
 }
 
 // TestMembershipSharesAndHandsOver: three replicas split the partitions;
@@ -225,7 +225,7 @@ func swallowLeave(c *kfake.Cluster, member string) {
 // TestMembershipCloseWhileUnreachable: a replica that never reached Kafka
 // closes promptly and leaves nothing running.
 func TestMembershipCloseWhileUnreachable(t *testing.T) {
-	s := Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second}
+	s := Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second}
 	m, err := NewMembership(s, testMembershipSettings(4))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return m.Assignment().Err != nil }, 30*time.Second, 20*time.Millisecond)
@@ -234,7 +234,7 @@ func TestMembershipCloseWhileUnreachable(t *testing.T) {
 }
 
 func TestMembershipNeedsCooperativeVersion(t *testing.T) {
-	s := Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "2.3.0", RequestTimeout: time.Second}
+	s := Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "2.3.0", RequestTimeout: time.Second, DialTimeout: time.Second}
 	_, err := NewMembership(s, testMembershipSettings(4))
 	require.ErrorContains(t, err, "coordination needs protocol_version 2.4.0 or later")
 }

@@ -1,0 +1,551 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+)
+
+// The replica test's timing: one scrape round per interval, and a session
+// timeout the in-process coordinator accepts (kfake.GroupMinSessionTimeout).
+const (
+	replicaInterval = time.Second
+	replicaSession  = time.Second
+	replicaGroups   = 24
+	coordGroup      = "lag-replicas"
+)
+
+// replicaFixture is a cluster with replicaGroups groups, each committed on
+// a topic of its own (2 partitions) and on one partition of a shared topic,
+// over records with known timestamps: every time lag is exact (a record
+// read), so each reported one can be checked.
+type replicaFixture struct {
+	k *testKafka
+	// recordTime is each record's timestamp by partition and offset.
+	recordTime map[kafka.TopicPartition][]time.Time
+	// committed is each group's commits.
+	committed map[string]map[kafka.TopicPartition]int64
+}
+
+func newReplicaFixture(t *testing.T) *replicaFixture {
+	k := newTestKafka(t, 3, kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	f := &replicaFixture{k: k, recordTime: map[kafka.TopicPartition][]time.Time{}, committed: map[string]map[kafka.TopicPartition]int64{}}
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	fill := func(topic string, partitions int32) {
+		k.CreateTopic(topic, partitions)
+		for p := range partitions {
+			tp := kafka.TopicPartition{Topic: topic, Partition: p}
+			for i := range 5 {
+				f.recordTime[tp] = append(f.recordTime[tp], base.Add(time.Duration(i+int(p))*time.Minute))
+			}
+			k.Produce(topic, p, f.recordTime[tp]...)
+		}
+	}
+	fill("shared", 3)
+	for i := range replicaGroups {
+		group, topic := fmt.Sprintf("group-%02d", i), fmt.Sprintf("topic-%02d", i)
+		fill(topic, 2)
+		k.Commit(group, topic, map[int32]int64{0: 1, 1: 3})
+		k.Commit(group, "shared", map[int32]int64{int32(i % 3): int64(i % 5)})
+		f.committed[group] = map[kafka.TopicPartition]int64{
+			{Topic: topic, Partition: 0}:               1,
+			{Topic: topic, Partition: 1}:               3,
+			{Topic: "shared", Partition: int32(i % 3)}: int64(i % 5),
+		}
+	}
+	return f
+}
+
+// partitionsWithCommits is every partition some group commits on.
+func (f *replicaFixture) partitionsWithCommits() map[kafka.TopicPartition]bool {
+	out := map[kafka.TopicPartition]bool{}
+	for _, offsets := range f.committed {
+		for tp := range offsets {
+			out[tp] = true
+		}
+	}
+	return out
+}
+
+// replica is one running receiver of the set.
+type replica struct {
+	name      string
+	scraper   *timeLagScraper
+	telemetry *componenttest.Telemetry
+	killed    bool
+}
+
+func (f *replicaFixture) startReplica(t *testing.T, name string) *replica {
+	t.Helper()
+	cfg := f.k.testConfig()
+	cfg.ClientID = "replica-" + name
+	cfg.CollectionInterval = replicaInterval
+	cfg.Coordination.GroupID = coordGroup
+	cfg.Coordination.TopicPartitions = 12
+	cfg.Coordination.SessionTimeout = replicaSession
+	cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+	require.NoError(t, cfg.Validate())
+	tt := componenttest.NewTelemetry()
+	s, err := newTimeLagScraper(cfg, metadatatest.NewSettings(tt), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), nil))
+	r := &replica{name: name, scraper: s, telemetry: tt}
+	t.Cleanup(func() {
+		if !r.killed {
+			require.NoError(t, s.shutdown(context.Background()))
+		}
+		require.NoError(t, tt.Shutdown(context.Background()))
+	})
+	return r
+}
+
+// kill stops a replica the way SIGKILL would look to the coordinator: it
+// stops heartbeating and its connections close, but no LeaveGroup arrives
+// (the test swallows it), so the others take over only when its session
+// expires.
+func (f *replicaFixture) kill(t *testing.T, r *replica) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	described, err := f.k.Admin.DescribeGroups(ctx, coordGroup)
+	require.NoError(t, err)
+	var member string
+	for _, m := range described[coordGroup].Members {
+		if m.ClientID == "replica-"+r.name {
+			member = m.MemberID
+		}
+	}
+	require.NotEmpty(t, member, "replica %s is a member of %s", r.name, coordGroup)
+	f.k.Cluster.ControlKey(int16(kmsg.LeaveGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		leave := req.(*kmsg.LeaveGroupRequest)
+		if len(leave.Members) != 1 || leave.Members[0].MemberID != member {
+			return nil, nil, false
+		}
+		resp := leave.ResponseKind().(*kmsg.LeaveGroupResponse)
+		m := kmsg.NewLeaveGroupResponseMember()
+		m.MemberID = member
+		resp.Members = append(resp.Members, m)
+		return resp, nil, true
+	})
+	r.killed = true
+	require.NoError(t, r.scraper.shutdown(context.Background()))
+}
+
+// round is what one scrape of every live replica reported.
+type round struct {
+	n  int
+	at time.Duration // since the test started
+	// groups and gauges map each group, and each partition with a
+	// per-partition gauge, to the replicas that reported it.
+	groups map[string][]string
+	gauges map[kafka.TopicPartition][]string
+	note   string
+}
+
+func (r round) missing(expected []string) []string {
+	var out []string
+	for _, g := range expected {
+		if len(r.groups[g]) == 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func (r round) twice() []string {
+	var out []string
+	for g, by := range r.groups {
+		if len(by) > 1 {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r round) String() string {
+	perReplica := map[string]int{}
+	for _, by := range r.groups {
+		for _, name := range by {
+			perReplica[name]++
+		}
+	}
+	var shares []string
+	for _, name := range slices.Sorted(maps.Keys(perReplica)) {
+		shares = append(shares, fmt.Sprintf("%s:%d", name, perReplica[name]))
+	}
+	gaugedTwice := 0
+	for _, by := range r.gauges {
+		if len(by) > 1 {
+			gaugedTwice++
+		}
+	}
+	return fmt.Sprintf("round %02d +%5.1fs  groups by replica [%s]  missing %d  twice %d  partitions gauged %d (twice %d)  %s",
+		r.n, r.at.Seconds(), strings.Join(shares, " "), len(r.missing(groupNames())), len(r.twice()), len(r.gauges), gaugedTwice, r.note)
+}
+
+func groupNames() []string {
+	out := make([]string, replicaGroups)
+	for i := range out {
+		out[i] = fmt.Sprintf("group-%02d", i)
+	}
+	return out
+}
+
+// scrapeRound scrapes every replica at once and checks each point against
+// the fixture: only the replica's own partitions are gauged, and every time
+// lag is exact.
+func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, replicas []*replica) round {
+	t.Helper()
+	r := round{n: n, at: time.Since(started), groups: map[string][]string{}, gauges: map[kafka.TopicPartition][]string{}}
+	outputs := make([]pmetric.Metrics, len(replicas))
+	errs := make([]error, len(replicas))
+	var wg sync.WaitGroup
+	for i, rep := range replicas {
+		wg.Go(func() {
+			// Bounded by the configuration's timeout, as the scraper
+			// controller bounds it, rather than by one (short) interval.
+			ctx, cancel := context.WithTimeout(context.Background(), rep.scraper.cfg.Timeout)
+			defer cancel()
+			outputs[i], errs[i] = rep.scraper.scrape(ctx)
+		})
+	}
+	wg.Wait()
+	for i, rep := range replicas {
+		require.NoError(t, errs[i], "replica %s, round %d", rep.name, n)
+		groups := map[string]bool{}
+		for key := range pointsOf(outputs[i], "kafka.consumer_group.lag") {
+			groups[key.group] = true
+		}
+		for key, p := range pointsOf(outputs[i], "kafka.consumer_group.time_lag") {
+			tp := kafka.TopicPartition{Topic: key.topic, Partition: int32(key.partition)}
+			c := f.committed[key.group][tp]
+			want := p.timestamp.Sub(f.recordTime[tp][c]).Seconds()
+			require.InDelta(t, want, p.doubleValue, 0.002, "replica %s, round %d: time lag of %v", rep.name, n, key)
+		}
+		for group := range groups {
+			r.groups[group] = append(r.groups[group], rep.name)
+		}
+		mine := map[kafka.TopicPartition]bool{}
+		for group := range groups {
+			for tp := range f.committed[group] {
+				mine[tp] = true
+			}
+		}
+		for key := range pointsOf(outputs[i], "kafka.partition.current_offset") {
+			tp := kafka.TopicPartition{Topic: key.topic, Partition: int32(key.partition)}
+			require.True(t, mine[tp], "replica %s gauges %v, which none of its groups commits on", rep.name, tp)
+			r.gauges[tp] = append(r.gauges[tp], rep.name)
+		}
+		if len(groups) == 0 {
+			continue // not joined yet: nothing was read
+		}
+		// What it samples: the partitions its groups commit on, no more.
+		tracked := lastGauge(t, rep.telemetry, "otelcol_kafka_time_lag_tracked_partitions")
+		require.Equal(t, int64(len(mine)), tracked, "replica %s tracks only its groups' partitions", rep.name)
+		// Its share counts every group it reports, the coordination group
+		// (members, no commits) included when it falls to it.
+		reported := map[string]bool{}
+		for key := range pointsOf(outputs[i], "kafka.consumer_group.status") {
+			reported[key.group] = true
+		}
+		require.Equal(t, int64(len(reported)), lastGauge(t, rep.telemetry, "otelcol_kafka_time_lag_coordination_groups"), "replica %s", rep.name)
+	}
+	return r
+}
+
+func lastGauge(t *testing.T, tt *componenttest.Telemetry, name string) int64 {
+	t.Helper()
+	m, err := tt.GetMetric(name)
+	require.NoError(t, err, name)
+	dps := m.Data.(metricdata.Gauge[int64]).DataPoints
+	require.Len(t, dps, 1, name)
+	return dps[0].Value
+}
+
+// requireExactlyOnce fails unless every group and every partition with a
+// commit was reported by exactly one replica.
+func requireExactlyOnce(t *testing.T, r round, partitions map[kafka.TopicPartition]bool) {
+	t.Helper()
+	require.Empty(t, r.missing(groupNames()), "%s: groups nobody reported", r)
+	require.Empty(t, r.twice(), "%s: groups reported twice", r)
+	require.Len(t, r.gauges, len(partitions), "%s: every partition gauged", r)
+	for tp, by := range r.gauges {
+		require.Len(t, by, 1, "%s: %v gauged by %v", r, tp, by)
+	}
+}
+
+// owners maps each group to the replica that reported it (first one).
+func owners(r round) map[string]string {
+	out := map[string]string{}
+	for g, by := range r.groups {
+		out[g] = by[0]
+	}
+	return out
+}
+
+// TestReplicasShareGroups runs three receivers sharing the groups through
+// Kafka's group membership, kills one without a LeaveGroup and adds
+// another, and checks coverage round by round: with all replicas live,
+// every group and every partition's gauges come from exactly one replica;
+// a killed replica's groups come back within the session timeout plus two
+// intervals, with exact time lag from the first round; during a handover a
+// group is missing in at most one round and reported twice in at most one;
+// groups move only when membership changes.
+func TestReplicasShareGroups(t *testing.T) {
+	f := newReplicaFixture(t)
+	partitions := f.partitionsWithCommits()
+	started := time.Now()
+	live := []*replica{f.startReplica(t, "a"), f.startReplica(t, "b"), f.startReplica(t, "c")}
+	n := 0
+	var rounds []round
+	next := func(note string) round {
+		time.Sleep(time.Until(started.Add(time.Duration(n) * replicaInterval)))
+		r := f.scrapeRound(t, n, started, live)
+		r.note = note
+		t.Log(r)
+		rounds = append(rounds, r)
+		n++
+		return r
+	}
+
+	// Start: wait until the three have split the groups.
+	for ; ; next("starting") {
+		if len(rounds) > 0 {
+			last := rounds[len(rounds)-1]
+			if len(last.missing(groupNames())) == 0 && len(last.twice()) == 0 && len(owners(last)) == replicaGroups && countReplicas(last) == 3 {
+				break
+			}
+		}
+		require.Less(t, n, 30, "the three replicas never split the groups")
+	}
+	steady := rounds[len(rounds)-1]
+	for range 3 {
+		r := next("steady")
+		requireExactlyOnce(t, r, partitions)
+		require.Equal(t, owners(steady), owners(r), "groups moved without a membership change")
+	}
+
+	// Kill b.
+	victim := live[1]
+	victimGroups := groupsOf(owners(steady), victim.name)
+	killedAt := time.Now()
+	f.kill(t, victim)
+	live = []*replica{live[0], live[2]}
+	failoverBound := replicaSession + 2*replicaInterval
+	firstHandover := len(rounds)
+	for time.Since(killedAt) < failoverBound+3*replicaInterval {
+		r := next("after killing b")
+		require.Empty(t, r.twice(), "%s: nothing is reported twice when a replica dies", r)
+		for g, by := range owners(steady) {
+			if by != victim.name {
+				require.Contains(t, r.groups[g], by, "%s: survivors keep their own groups throughout", r)
+			}
+		}
+	}
+	tookOver := time.Duration(-1)
+	for _, r := range rounds[firstHandover:] {
+		if len(r.missing(groupNames())) == 0 {
+			tookOver = started.Add(r.at).Sub(killedAt)
+			break
+		}
+	}
+	t.Logf("failover: b's %d groups reported by the others %.1fs after the kill (bound: session timeout %s + 2 x interval %s = %s)",
+		len(victimGroups), tookOver.Seconds(), replicaSession, replicaInterval, failoverBound)
+	require.Positive(t, tookOver, "b's groups were never taken over")
+	require.LessOrEqual(t, tookOver, failoverBound)
+	afterKill := rounds[len(rounds)-1]
+	requireExactlyOnce(t, afterKill, partitions)
+	requireHandoverBounds(t, rounds[firstHandover:], victimGroups)
+
+	// Add d.
+	live = append(live, f.startReplica(t, "d"))
+	joinedAt := time.Now()
+	firstJoin := len(rounds)
+	for time.Since(joinedAt) < failoverBound+3*replicaInterval {
+		next("after adding d")
+	}
+	var tookShare time.Duration = -1
+	for _, r := range rounds[firstJoin:] {
+		if countReplicas(r) == 3 {
+			tookShare = started.Add(r.at).Sub(joinedAt)
+			break
+		}
+	}
+	t.Logf("join: d reported its first groups %.1fs after it started (bound %s)", tookShare.Seconds(), failoverBound)
+	require.Positive(t, tookShare, "d never took a share")
+	require.LessOrEqual(t, tookShare, failoverBound)
+	requireHandoverBounds(t, rounds[firstJoin:], nil)
+
+	final := rounds[len(rounds)-1]
+	require.NotEmpty(t, groupsOf(owners(final), "d"))
+	for range 3 {
+		r := next("steady")
+		requireExactlyOnce(t, r, partitions)
+		require.Equal(t, owners(final), owners(r), "groups moved without a membership change")
+	}
+}
+
+// requireHandoverBounds: after a membership change, each group is missing
+// in at most one round and reported twice in at most one, except the dead
+// replica's groups (dead), which may be missing until they are taken over
+// but never again after. From the last round on, coverage is exact.
+func requireHandoverBounds(t *testing.T, rounds []round, dead []string) {
+	t.Helper()
+	for _, g := range groupNames() {
+		missing, twice, back := 0, 0, false
+		for _, r := range rounds {
+			by := r.groups[g]
+			switch {
+			case len(by) == 0 && slices.Contains(dead, g) && !back:
+			case len(by) == 0:
+				missing++
+			case len(by) > 1:
+				twice++
+			}
+			if len(by) > 0 {
+				back = true
+			}
+		}
+		require.LessOrEqual(t, missing, 1, "group %s missing in %d rounds of the handover", g, missing)
+		require.LessOrEqual(t, twice, 1, "group %s reported twice in %d rounds of the handover", g, twice)
+	}
+}
+
+func groupsOf(owners map[string]string, replica string) []string {
+	var out []string
+	for g, by := range owners {
+		if by == replica {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func countReplicas(r round) int {
+	seen := map[string]bool{}
+	for _, by := range r.groups {
+		for _, name := range by {
+			seen[name] = true
+		}
+	}
+	return len(seen)
+}
+
+// TestReplicaAttributeOnlyWhenAsked: kafka.time_lag.replica (the host name)
+// is on every resource only when enabled, so that by default a group's
+// series do not change name when it moves to another replica.
+func TestReplicaAttributeOnlyWhenAsked(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.CreateTopic("orders", 1)
+	k.Produce("orders", 0, time.Now().Add(-time.Minute), time.Now())
+	k.Commit("billing", "orders", map[int32]int64{0: 1})
+	host := replicaName()
+	require.NotEmpty(t, host)
+	for _, enabled := range []bool{false, true} {
+		cfg := k.testConfig()
+		cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled = enabled
+		md, err := startScraper(t, cfg).scrape(context.Background())
+		require.NoError(t, err)
+		require.Positive(t, md.ResourceMetrics().Len())
+		for i := range md.ResourceMetrics().Len() {
+			v, ok := md.ResourceMetrics().At(i).Resource().Attributes().Get("kafka.time_lag.replica")
+			require.Equal(t, enabled, ok)
+			if ok {
+				require.Equal(t, host, v.Str())
+			}
+		}
+	}
+}
+
+// coordinationACLs are the ACLs SECURITY.md lists for coordination: Read on
+// the coordination group (join, heartbeat, leave), Read on the
+// coordination topic and, to let the receiver create it, Create on it.
+func coordinationACLs(group, topic string, create bool) []kfake.ACL {
+	acls := []kfake.ACL{
+		{Resource: kmsg.ACLResourceTypeGroup, Name: group, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationRead, Allow: true},
+		{Resource: kmsg.ACLResourceTypeTopic, Name: topic, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationRead, Allow: true},
+	}
+	if create {
+		acls = append(acls, kfake.ACL{Resource: kmsg.ACLResourceTypeTopic, Name: topic, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationCreate, Allow: true})
+	}
+	return acls
+}
+
+func coordinationACLKafka(t *testing.T, password string, acls []kfake.ACL) *testKafka {
+	t.Helper()
+	return newSecureTestKafka(t, 3,
+		[]kgo.Opt{kgo.SASL(saslMechanismFor(t, kafka.SASLSCRAMSHA256, secAdminUser, secAdminPassword))},
+		kfake.EnableSASL(),
+		kfake.EnableACLs(),
+		kfake.GroupMinSessionTimeout(100*time.Millisecond),
+		kfake.Superuser(kafka.SASLSCRAMSHA256, secAdminUser, secAdminPassword),
+		kfake.User(kafka.SASLSCRAMSHA256, secMonitorUser, password, acls...),
+	)
+}
+
+func coordinatedACLConfig(k *testKafka, password string) *Config {
+	cfg := aclScraperConfig(k, password)
+	cfg.Coordination.GroupID = "lag-replicas"
+	cfg.Coordination.Topic = "lag-coordination"
+	cfg.Coordination.TopicPartitions = 4
+	cfg.Coordination.SessionTimeout = time.Second
+	cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+	return cfg
+}
+
+// TestCoordinationLeastPrivilege: with the monitoring ACLs plus the
+// coordination ones of SECURITY.md, a replica creates the coordination
+// topic, joins and reports; without Create, and with no topic, it reports
+// nothing and its scrapes say what is missing.
+func TestCoordinationLeastPrivilege(t *testing.T) {
+	const password = "coordinate-Pa55-7"
+	t.Run("with create", func(t *testing.T) {
+		acls := append(aclsFor("team-", []string{"orders"}, []string{"orders"}), coordinationACLs("lag-replicas", "lag-coordination", true)...)
+		k := coordinationACLKafka(t, password, acls)
+		k.CreateTopic("orders", 1)
+		at := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+		k.Produce("orders", 0, at, at.Add(time.Minute))
+		k.Commit("team-a", "orders", map[int32]int64{0: 0})
+
+		s, logs := startObservedScraper(t, coordinatedACLConfig(k, password), zap.NewAtomicLevelAt(zap.InfoLevel))
+		require.Eventually(t, func() bool {
+			md, err := s.scrape(context.Background())
+			require.NoError(t, err)
+			return intValues(pointsOf(md, "kafka.consumer_group.lag"))[pointKey{"team-a", "orders", 0}] == 2
+		}, 30*time.Second, 100*time.Millisecond, "the replica joins and reports team-a")
+		require.Equal(t, 1, logs.FilterMessageSnippet("created the coordination topic").Len())
+		require.Empty(t, deniedWarnings(logs))
+		requireNoSecretLogged(t, logs, password)
+	})
+	t.Run("without create", func(t *testing.T) {
+		acls := append(aclsFor("team-", []string{"orders"}, []string{"orders"}), coordinationACLs("lag-replicas", "lag-coordination", false)...)
+		k := coordinationACLKafka(t, password, acls)
+		s, logs := startObservedScraper(t, coordinatedACLConfig(k, password), zap.NewAtomicLevelAt(zap.InfoLevel))
+		var err error
+		require.Eventually(t, func() bool {
+			_, err = s.scrape(context.Background())
+			return err != nil
+		}, 30*time.Second, 100*time.Millisecond)
+		require.ErrorContains(t, err, `coordination: not a member of group "lag-replicas", so reporting no group`)
+		require.ErrorContains(t, err, `create coordination topic "lag-coordination" (needs CREATE on the topic or the cluster, or create it yourself with 4 partitions)`)
+		require.Equal(t, 1, logs.FilterMessageSnippet("cannot join the replicas' group").Len(), "one warning for the failure streak")
+	})
+}

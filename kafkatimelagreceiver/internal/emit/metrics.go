@@ -1,0 +1,106 @@
+package emit
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+)
+
+// metrics holds the descriptor of every metric the receiver writes. Adding a
+// metric is its entry in metadata.yaml (then `make generate`), one
+// descriptor here, and the call that gives it its value in scrape.go.
+type metrics struct {
+	all []*metric // in declaration order; each one's id is its index
+
+	// Per (group, topic, partition) pair: written per chunk (pairs.go).
+	offset, lag, stableLag, lostMessages pairMetric[int64]
+	timeLag, partitionTimeToDrain        pairMetric[float64]
+	partitionStatus                      pairLabelMetric
+
+	// Per (topic, partition), and per topic.
+	currentOffset, oldestOffset partitionMetric[int64]
+	partitionProduceRate        partitionMetric[float64]
+	topicProduceRate            labelMetric1[float64]
+
+	// Per group, and per (group, topic).
+	rebalances                                                labelMetric1[int64]
+	status, state, members                                    labelMetric2[int64]
+	assignedPartitions                                        labelMetric4[int64]
+	lagSum, lagMax                                            labelMetric2[int64]
+	timeLagMax, consumeRate, lagTrend, timeToDrain, stuckTime labelMetric2[float64]
+}
+
+// newMetrics describes every metric from its configuration, its generated
+// MetricsInfo and its MetricsBuilder.Record... method.
+func newMetrics(cfg metadata.MetricsConfig) *metrics {
+	m := &metrics{}
+	info := metadata.MetricsInfo
+	type mb = metadata.MetricsBuilder
+
+	m.offset = pairOf(m, info.KafkaConsumerGroupOffset, cfg.KafkaConsumerGroupOffset.Enabled, cfg.KafkaConsumerGroupOffset.EnabledAttributes, (*mb).RecordKafkaConsumerGroupOffsetDataPoint, true)
+	m.lag = pairOf(m, info.KafkaConsumerGroupLag, cfg.KafkaConsumerGroupLag.Enabled, cfg.KafkaConsumerGroupLag.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagDataPoint, true)
+	m.stableLag = pairOf(m, info.KafkaConsumerGroupStableLag, cfg.KafkaConsumerGroupStableLag.Enabled, cfg.KafkaConsumerGroupStableLag.EnabledAttributes, (*mb).RecordKafkaConsumerGroupStableLagDataPoint, true)
+	m.lostMessages = pairOf(m, info.KafkaConsumerGroupLostMessages, cfg.KafkaConsumerGroupLostMessages.Enabled, cfg.KafkaConsumerGroupLostMessages.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLostMessagesDataPoint, false)
+	m.timeLag = pairOf(m, info.KafkaConsumerGroupTimeLag, cfg.KafkaConsumerGroupTimeLag.Enabled, cfg.KafkaConsumerGroupTimeLag.EnabledAttributes, (*mb).RecordKafkaConsumerGroupTimeLagDataPoint, true)
+	m.partitionTimeToDrain = pairOf(m, info.KafkaConsumerGroupPartitionTimeToDrain, cfg.KafkaConsumerGroupPartitionTimeToDrain.Enabled, cfg.KafkaConsumerGroupPartitionTimeToDrain.EnabledAttributes, (*mb).RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint, false)
+	m.partitionStatus = pairLabelOf(m, info.KafkaConsumerGroupPartitionStatus, cfg.KafkaConsumerGroupPartitionStatus.Enabled, cfg.KafkaConsumerGroupPartitionStatus.EnabledAttributes,
+		func(b *mb, ts pcommon.Timestamp, v int64, group, topic string, partition int64, status string) {
+			b.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, v, group, topic, partition, metadata.MapAttributeStatus[status])
+		})
+
+	m.currentOffset = partitionOf(m, info.KafkaPartitionCurrentOffset, cfg.KafkaPartitionCurrentOffset.Enabled, cfg.KafkaPartitionCurrentOffset.EnabledAttributes, (*mb).RecordKafkaPartitionCurrentOffsetDataPoint)
+	m.oldestOffset = partitionOf(m, info.KafkaPartitionOldestOffset, cfg.KafkaPartitionOldestOffset.Enabled, cfg.KafkaPartitionOldestOffset.EnabledAttributes, (*mb).RecordKafkaPartitionOldestOffsetDataPoint)
+	m.partitionProduceRate = partitionOf(m, info.KafkaPartitionProduceRate, cfg.KafkaPartitionProduceRate.Enabled, cfg.KafkaPartitionProduceRate.EnabledAttributes, (*mb).RecordKafkaPartitionProduceRateDataPoint)
+	m.topicProduceRate = label1Of(m, info.KafkaTopicProduceRate, cfg.KafkaTopicProduceRate.Enabled, cfg.KafkaTopicProduceRate.EnabledAttributes, (*mb).RecordKafkaTopicProduceRateDataPoint)
+
+	m.rebalances = label1Of(m, info.KafkaConsumerGroupRebalances, cfg.KafkaConsumerGroupRebalances.Enabled, cfg.KafkaConsumerGroupRebalances.EnabledAttributes, (*mb).RecordKafkaConsumerGroupRebalancesDataPoint)
+	m.status = label2Of(m, info.KafkaConsumerGroupStatus, cfg.KafkaConsumerGroupStatus.Enabled, cfg.KafkaConsumerGroupStatus.EnabledAttributes,
+		func(b *mb, ts pcommon.Timestamp, v int64, group, status string) {
+			b.RecordKafkaConsumerGroupStatusDataPoint(ts, v, group, metadata.MapAttributeStatus[status])
+		})
+	m.state = label2Of(m, info.KafkaConsumerGroupState, cfg.KafkaConsumerGroupState.Enabled, cfg.KafkaConsumerGroupState.EnabledAttributes,
+		func(b *mb, ts pcommon.Timestamp, v int64, group, state string) {
+			b.RecordKafkaConsumerGroupStateDataPoint(ts, v, group, metadata.MapAttributeState[state])
+		})
+	m.members = label2Of(m, info.KafkaConsumerGroupMembers, cfg.KafkaConsumerGroupMembers.Enabled, cfg.KafkaConsumerGroupMembers.EnabledAttributes, (*mb).RecordKafkaConsumerGroupMembersDataPoint)
+	m.assignedPartitions = label4Of(m, info.KafkaConsumerGroupAssignedPartitions, cfg.KafkaConsumerGroupAssignedPartitions.Enabled, cfg.KafkaConsumerGroupAssignedPartitions.EnabledAttributes, (*mb).RecordKafkaConsumerGroupAssignedPartitionsDataPoint)
+	m.lagSum = label2Of(m, info.KafkaConsumerGroupLagSum, cfg.KafkaConsumerGroupLagSum.Enabled, cfg.KafkaConsumerGroupLagSum.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagSumDataPoint)
+	m.lagMax = label2Of(m, info.KafkaConsumerGroupLagMax, cfg.KafkaConsumerGroupLagMax.Enabled, cfg.KafkaConsumerGroupLagMax.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagMaxDataPoint)
+	m.timeLagMax = label2Of(m, info.KafkaConsumerGroupTimeLagMax, cfg.KafkaConsumerGroupTimeLagMax.Enabled, cfg.KafkaConsumerGroupTimeLagMax.EnabledAttributes, (*mb).RecordKafkaConsumerGroupTimeLagMaxDataPoint)
+	m.consumeRate = label2Of(m, info.KafkaConsumerGroupConsumeRate, cfg.KafkaConsumerGroupConsumeRate.Enabled, cfg.KafkaConsumerGroupConsumeRate.EnabledAttributes, (*mb).RecordKafkaConsumerGroupConsumeRateDataPoint)
+	m.lagTrend = label2Of(m, info.KafkaConsumerGroupLagTrend, cfg.KafkaConsumerGroupLagTrend.Enabled, cfg.KafkaConsumerGroupLagTrend.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagTrendDataPoint)
+	m.timeToDrain = label2Of(m, info.KafkaConsumerGroupTimeToDrain, cfg.KafkaConsumerGroupTimeToDrain.Enabled, cfg.KafkaConsumerGroupTimeToDrain.EnabledAttributes, (*mb).RecordKafkaConsumerGroupTimeToDrainDataPoint)
+	m.stuckTime = label2Of(m, info.KafkaConsumerGroupStuckTime, cfg.KafkaConsumerGroupStuckTime.Enabled, cfg.KafkaConsumerGroupStuckTime.EnabledAttributes, (*mb).RecordKafkaConsumerGroupStuckTimeDataPoint)
+	return m
+}
+
+// Wants is what the enabled metrics need a scrape to read and compute
+// besides committed and end offsets.
+type Wants struct {
+	// GroupHealth: DescribeGroups and the health tracker.
+	GroupHealth bool
+	// Assignments: each member's assigned partitions.
+	Assignments bool
+	// Progress: committed offsets followed from scrape to scrape.
+	Progress bool
+	// ProduceRates: the partitions' production rates.
+	ProduceRates bool
+	// StartOffsets: each partition's log start offset.
+	StartOffsets bool
+	// StableOffsets: each partition's last stable offset.
+	StableOffsets bool
+}
+
+// WantsOf says what the enabled metrics of cfg need.
+func WantsOf(cfg metadata.MetricsConfig) Wants {
+	m := newMetrics(cfg)
+	return Wants{
+		GroupHealth: m.rebalances.on || m.status.on || m.state.on || m.members.on ||
+			m.assignedPartitions.on || m.partitionStatus.on,
+		Assignments:   m.assignedPartitions.on,
+		Progress:      m.consumeRate.on || m.lagTrend.on || m.timeToDrain.on || m.partitionTimeToDrain.on || m.stuckTime.on,
+		ProduceRates:  m.partitionProduceRate.on || m.topicProduceRate.on || m.lagTrend.on || m.timeToDrain.on || m.partitionTimeToDrain.on,
+		StartOffsets:  m.oldestOffset.on,
+		StableOffsets: m.stableLag.on,
+	}
+}

@@ -1,0 +1,174 @@
+package saramacluster
+
+import (
+	"context"
+	"math"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
+)
+
+// coldStartPartitions is how many partitions the cold-start fixture has.
+const coldStartPartitions = 12
+
+// coldStart is a cluster with two hours of history per partition and a
+// group committed at spread-out positions in it, and a connected client.
+type coldStart struct {
+	k         *kfaketest.Kafka
+	cl        *Cluster
+	start     time.Time
+	stamps    []time.Time
+	committed map[int32]int64
+}
+
+func newColdStart(tb testing.TB) *coldStart {
+	const partitions = coldStartPartitions
+	k := kfaketest.New(tb, 3, nil)
+	k.CreateTopic("history", partitions)
+	// Two hours of history per partition: for the first hour a rate that
+	// swings between a record every 2 s and every 28 s, then a 20-minute
+	// silence, then a record every 2 min.
+	start := time.Now().Add(-2 * time.Hour).Truncate(time.Millisecond)
+	var stamps []time.Time
+	for ts, i := start, 0; ts.Before(start.Add(time.Hour)); i++ {
+		stamps = append(stamps, ts)
+		ts = ts.Add(time.Duration(15+13*math.Sin(float64(i)/7)) * time.Second)
+	}
+	for ts := start.Add(80 * time.Minute); ts.Before(start.Add(119 * time.Minute)); ts = ts.Add(2 * time.Minute) {
+		stamps = append(stamps, ts)
+	}
+	committed := map[int32]int64{}
+	for p := range int32(partitions) {
+		k.Produce("history", p, stamps...)
+		// Spread the groups' positions over the history.
+		committed[p] = int64((int(p)*len(stamps))/partitions + 3)
+	}
+	k.Commit("cold", "history", committed)
+
+	cl, err := New(testSettings(k.Addrs))
+	require.NoError(tb, err)
+	tb.Cleanup(func() { require.NoError(tb, cl.Close()) })
+	ctx := context.Background()
+	_, err = cl.EndOffsets(ctx, []kafka.TopicPartition{{Topic: "history", Partition: 0}}) // connect and learn leaders first
+	require.NoError(tb, err)
+	return &coldStart{k: k, cl: cl, start: start, stamps: stamps, committed: committed}
+}
+
+// recordRead reads the record at every committed offset, returning the
+// Fetch requests it took and each record time's error in seconds.
+func (c *coldStart) recordRead(tb testing.TB) (fetches int64, errs []float64) {
+	ctx := context.Background()
+	var wanted []kafka.RecordAt
+	for p := range int32(coldStartPartitions) {
+		wanted = append(wanted, kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: c.committed[p]})
+	}
+	before := c.k.Requests(int16(kmsg.Fetch))
+	found, err := c.cl.RecordTimestamps(ctx, wanted)
+	require.NoError(tb, err)
+	fetches = c.k.Requests(int16(kmsg.Fetch)) - before
+	for _, at := range wanted {
+		ts, ok := found[at]
+		require.True(tb, ok, "record %v found (got %d of %d)", at, len(found), len(wanted))
+		errs = append(errs, math.Abs(float64(ts.Timestamp-c.stamps[at.Offset].UnixNano()))/1e9)
+	}
+	return fetches, errs
+}
+
+// TestColdStartRecordReadIsExact: what the receiver's choice of method for
+// a committed offset older than every table point rests on: reading the
+// record at it is exact to the millisecond and costs one Fetch per broker.
+// BenchmarkColdStartMethodComparison compares it with the alternative.
+func TestColdStartRecordReadIsExact(t *testing.T) {
+	c := newColdStart(t)
+	fetches, errs := c.recordRead(t)
+	require.LessOrEqual(t, fetches, int64(3))
+	require.Less(t, maxOf(errs), 0.001)
+}
+
+// BenchmarkColdStartMethodComparison measures the two ways Kafka can tell
+// the age of a committed offset older than every table point, on the same
+// data:
+//
+//   - record: Fetch the record at the committed offset and take its
+//     timestamp (what the receiver does);
+//   - backfill: ListOffsets by timestamp at K past instants, giving table
+//     points (offset, instant), then interpolate.
+//
+// It logs requests and error for each; BENCHMARKS.md quotes the figures.
+func BenchmarkColdStartMethodComparison(b *testing.B) {
+	c := newColdStart(b)
+	k, cl, start, stamps, committed := c.k, c.cl, c.start, c.stamps, c.committed
+	const partitions = coldStartPartitions
+	ctx := context.Background()
+	for b.Loop() {
+		fetches, recordErrs := c.recordRead(b)
+		b.Logf("record read: %d Fetch requests for %d partitions on 3 brokers; error max %.3f s", fetches, partitions, maxOf(recordErrs))
+
+		// Method 2: ListOffsets by timestamp at K instants, for K in 4, 8, 16.
+		client, err := cl.connected(ctx)
+		require.NoError(b, err)
+		for _, probes := range []int{4, 8, 16} {
+			before := k.Requests(int16(kmsg.ListOffsets))
+			tables := map[int32]*timetable.Table{}
+			for p := range int32(partitions) {
+				tables[p] = timetable.NewTable(64, 0)
+			}
+			// Probe instants spaced evenly over the two hours, oldest first.
+			for i := range probes {
+				instant := start.Add(time.Duration(i) * 2 * time.Hour / time.Duration(probes))
+				byLeader := map[*sarama.Broker]*sarama.OffsetRequest{}
+				for p := range int32(partitions) {
+					leader, err := client.Leader("history", p)
+					require.NoError(b, err)
+					if byLeader[leader] == nil {
+						byLeader[leader] = sarama.NewOffsetRequest(cl.config.Version)
+					}
+					byLeader[leader].AddBlock("history", p, instant.UnixMilli(), 1)
+				}
+				for broker, req := range byLeader {
+					resp, err := broker.GetAvailableOffsets(req)
+					require.NoError(b, err)
+					for p := range int32(partitions) {
+						if block := resp.GetBlock("history", p); block != nil && block.Err == sarama.ErrNoError && block.Offset >= 0 {
+							// The first record at or after instant: by instant the end
+							// offset was at least that offset.
+							tables[p].Add(block.Offset, instant, instant)
+						}
+					}
+				}
+			}
+			requests := k.Requests(int16(kmsg.ListOffsets)) - before
+			var errs []float64
+			missing := 0
+			now := time.Now()
+			for p := range int32(partitions) {
+				offset := committed[p]
+				at, ok, _ := tables[p].Estimate(offset, timetable.Sample{Offset: int64(len(stamps)), At: now.UnixNano()})
+				if !ok {
+					missing++
+					continue
+				}
+				errs = append(errs, math.Abs(float64(at-stamps[offset].UnixNano()))/1e9)
+			}
+			sort.Float64s(errs)
+			b.Logf("ListOffsets backfill with %2d probes: %d ListOffsets requests; %d/%d partitions estimated; error median %.1f s, max %.1f s",
+				probes, requests, len(errs), partitions, errs[len(errs)/2], maxOf(errs))
+		}
+	}
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}

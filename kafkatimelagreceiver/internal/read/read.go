@@ -1,0 +1,354 @@
+// Package read reads one scrape's consistent snapshot of the cluster: the
+// monitored groups, their committed offsets, the end offsets (through the
+// sampler's tables), the record timestamps no table can date, and the
+// groups' descriptions.
+package read
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// Reader reads the scrapes' snapshots. Its fields are set before the first
+// Read; Cluster may be set last (the receiver's start).
+type Reader struct {
+	Cluster        kafka.Cluster
+	Tables         *timetable.Store
+	Records        *lag.RecordTimes
+	Groups, Topics *filter.Filter
+	// Describe: the groups are described (some group-health metric is on).
+	Describe bool
+	// StartOffsets and StableOffsets: the log start and last stable offsets
+	// are read too.
+	StartOffsets, StableOffsets bool
+	// MaxRecordReads caps the record timestamps read per scrape.
+	MaxRecordReads int
+	// KeepUnwantedFor is how long a partial read keeps the tables of
+	// partitions no group was seen committing on.
+	KeepUnwantedFor time.Duration
+	// Now tells when a scrape wanted each table.
+	Now    func() time.Time
+	Logger *zap.Logger
+}
+
+// Input is what one scrape read.
+type Input struct {
+	Snap  *lag.Snapshot
+	Index *lag.Index
+	// Gauged, with coordination, are the partitions whose gauges this
+	// replica writes (ownership.Split); nil: all of Index's.
+	Gauged map[kafka.TopicPartition]struct{}
+	// Groups are the groups to compute, sorted by name: the reported
+	// groups and every group with commits.
+	Groups []Group
+	Pairs  int // (group, partition) pairs with a commit
+	// Owned is how many groups this replica reports, with coordination;
+	// Tracked how many partitions have a table.
+	Owned, Tracked int
+}
+
+// Group is what a scrape read of one group.
+type Group struct {
+	Name string
+	// Reported: listed, matching the filter and not denied; its health is
+	// reported.
+	Reported bool
+	// Unread: reported, but its committed offsets could not be read; its
+	// status is not known.
+	Unread      bool
+	Described   bool
+	Description kafka.GroupDescription
+}
+
+// groupReads lists the groups reported or with commits, sorted by name,
+// and counts the pairs with a commit.
+func groupReads(reported []string, committed map[string]map[kafka.TopicPartition]int64, unread map[string]bool, described map[string]kafka.GroupDescription) ([]Group, int) {
+	out := make([]Group, 0, len(reported)+len(committed))
+	for _, g := range reported {
+		d, ok := described[g]
+		out = append(out, Group{Name: g, Reported: true, Unread: unread[g], Described: ok, Description: d})
+	}
+	pairs := 0
+	for g, offsets := range committed {
+		pairs += len(offsets)
+		out = append(out, Group{Name: g})
+	}
+	// A reported group with commits is listed twice: the reported one
+	// sorts first and stays.
+	slices.SortStableFunc(out, func(a, b Group) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), -cmp.Compare(boolInt(a.Reported), boolInt(b.Reported)))
+	})
+	out = slices.CompactFunc(out, func(a, b Group) bool { return a.Name == b.Name })
+	return out, pairs
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// GaugedPartitions are the partitions whose gauges this replica writes.
+func (in *Input) GaugedPartitions() []lag.Partition {
+	if in.Gauged == nil {
+		return in.Index.Parts
+	}
+	out := make([]lag.Partition, 0, len(in.Gauged))
+	for _, p := range in.Index.Parts {
+		if _, ok := in.Gauged[p.TopicPartition]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Read reads the scrape's snapshot, of the groups owner gives this
+// replica (nil: every group). Committed offsets are read before end
+// offsets: a commit landing between the two reads can then only overstate
+// the lag, never make it negative. What fails partly is added to errs; the
+// error returned means nothing could be read.
+func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafka.Denials, errs *scrapererror.ScrapeErrors) (*Input, error) {
+	// complete is whether every group and its commits were read.
+	complete := true
+	allGroups, err := r.Cluster.ConsumerGroups(ctx)
+	if err != nil {
+		if len(allGroups) == 0 {
+			return nil, fmt.Errorf("list consumer groups: %w", err)
+		}
+		errs.AddPartial(1, fmt.Errorf("list consumer groups: %w", err))
+		complete = false
+	}
+	groups := allGroups[:0:0]
+	for _, g := range allGroups {
+		if r.Groups.Matches(g) {
+			groups = append(groups, g)
+		}
+	}
+	committed, err := r.Cluster.CommittedOffsets(ctx, groups)
+	if err = denials.Split(err); err != nil {
+		errs.AddPartial(len(groups)-len(committed), err)
+		complete = false
+	}
+	// What was denied is not described or judged either: nothing is known.
+	groups = denials.Allowed(groups)
+	var gauged map[kafka.TopicPartition]struct{} // nil: all
+	if owner != nil {
+		// Every replica reads every group's commits (one request per
+		// coordinator either way) to agree on who gauges each partition;
+		// from here on only its own groups are read and computed.
+		groups = owner.Groups(groups)
+	}
+	// Before the topic filter empties groups: a group left without commits
+	// by it was read.
+	unread := r.unreadGroups(groups, committed)
+	r.dropExcludedTopics(committed)
+	owned := 0
+	if owner != nil {
+		committed, gauged = owner.Split(committed)
+		owned = len(groups)
+	}
+	partitions := r.track(committed, complete)
+
+	// With nothing to read, the snapshot is of now; otherwise it is
+	// stamped with the end-offset read.
+	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets()}
+	var idx *lag.Index
+	if len(partitions) > 0 {
+		withStart := r.StartOffsets
+		end, start, err := sampler.Read(ctx, r.Cluster, r.Tables, partitions, sampler.ReadOptions{
+			WithStart: withStart,
+			// Restored tables may be another cluster's until it says
+			// otherwise: ask before they date anything.
+			WithIdentity: !r.Tables.Identified(),
+			Logger:       r.Logger,
+		})
+		if err = denials.Split(err); err != nil {
+			missing := len(partitions) - len(end.Offsets)
+			if withStart {
+				missing += len(partitions) - len(start.Offsets)
+			}
+			errs.AddPartial(missing, err)
+		}
+		r.Records.Forget(r.Tables.TakeResets())
+		if r.StableOffsets {
+			// After the committed offsets too, so that a commit between the
+			// reads can only overstate the stable lag.
+			stable, err := r.Cluster.StableOffsets(ctx, partitions)
+			if err = denials.Split(err); err != nil {
+				errs.AddPartial(len(partitions)-len(stable.Offsets), fmt.Errorf("read last stable offsets: %w", err))
+			}
+			snap.Stable = stable.Offsets
+		}
+		snap.End = end.Offsets
+		snap.At = end.Received.UnixNano()
+		if withStart {
+			snap.Start = r.Tables.StartOffsets()
+		}
+		idx, err = r.readOutOfTableRecords(ctx, snap)
+		if err = denials.Split(err); err != nil {
+			errs.AddPartial(0, err)
+		}
+	} else {
+		idx = r.index(snap)
+	}
+
+	// Described after the offset reads, so as not to widen the gap between
+	// committed and end offsets that the lag is measured across.
+	var described map[string]kafka.GroupDescription
+	if r.Describe && len(groups) > 0 {
+		described, err = r.Cluster.DescribeGroups(ctx, groups)
+		if err = denials.Split(err); err != nil {
+			errs.AddPartial(len(groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
+		}
+	}
+	in := &Input{Snap: snap, Index: idx, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
+	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
+	return in, nil
+}
+
+// unreadGroups returns the groups whose committed offsets were not read (a
+// group read with no commit at all is in committed, empty) and says so in
+// the debug log: their lags and status are left out of this scrape.
+func (r *Reader) unreadGroups(groups []string, committed map[string]map[kafka.TopicPartition]int64) map[string]bool {
+	var names []string
+	for _, g := range groups {
+		if _, ok := committed[g]; !ok {
+			names = append(names, g)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	r.Logger.Debug("committed offsets of consumer groups could not be read: their lags and status omitted from this scrape",
+		zap.Int("groups_unread", len(names)), zap.Strings("groups", kafka.TruncateNames(names)))
+	unread := make(map[string]bool, len(names))
+	for _, g := range names {
+		unread[g] = true
+	}
+	return unread
+}
+
+// dropExcludedTopics drops the commits on topics the filter excludes, and
+// the groups left without commits.
+func (r *Reader) dropExcludedTopics(committed map[string]map[kafka.TopicPartition]int64) {
+	topicOK := map[string]bool{} // the topic filter, once per topic
+	for group, offsets := range committed {
+		for tp := range offsets {
+			ok, seen := topicOK[tp.Topic]
+			if !seen {
+				ok = r.Topics.Matches(tp.Topic)
+				topicOK[tp.Topic] = ok
+			}
+			if !ok {
+				delete(offsets, tp)
+			}
+		}
+		if len(offsets) == 0 {
+			delete(committed, group)
+		}
+	}
+}
+
+// track makes the committed partitions the tables' tracked set and returns
+// them, sorted.
+func (r *Reader) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
+	tracked := map[kafka.TopicPartition]struct{}{}
+	for _, offsets := range committed {
+		for tp := range offsets {
+			tracked[tp] = struct{}{}
+		}
+	}
+	// A partial read cannot tell a partition no group commits on any more
+	// from one whose group or coordinator could not be read: the tables of
+	// partitions it does not name are kept for a while, so that history
+	// survives an outage, but not for ever.
+	var keep time.Duration
+	if !complete {
+		keep = r.KeepUnwantedFor
+	}
+	partitions, dropped := r.Tables.Track(tracked, r.Now(), keep)
+	if dropped > 0 {
+		r.Logger.Debug("dropped tables of partitions no longer tracked", zap.Int("tables", dropped), zap.Bool("complete_read", complete))
+	}
+	return partitions
+}
+
+// index indexes the snapshot's partitions, each with its table.
+func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
+	idx := lag.NewIndex(snap)
+	idx.ResolveTables(r.Tables)
+	return idx
+}
+
+// readOutOfTableRecords reads the timestamps of the records no table can
+// date (lag.OutOfTable), at most max_record_reads_per_scrape of them. A
+// record that is gone was deleted by retention: the partition's log start
+// is read and the oldest record still there is read instead. It returns the
+// snapshot's index, rebuilt when log starts were read.
+func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) (*lag.Index, error) {
+	idx := r.index(snap)
+	budget := r.MaxRecordReads
+	missing, used := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
+	if len(missing) > budget {
+		r.Logger.Debug("record reads capped for this scrape", zap.Int("wanted", len(missing)), zap.Int("cap", budget))
+		missing = missing[:budget]
+	}
+	var errs []error
+	if len(missing) > 0 {
+		found, err := r.Cluster.RecordTimestamps(ctx, missing)
+		errs = append(errs, err)
+		budget -= len(missing)
+		r.Records.PutAll(found)
+		var gone []kafka.TopicPartition
+		for _, at := range missing {
+			if _, ok := found[at]; !ok {
+				gone = append(gone, at.TopicPartition)
+			}
+		}
+		if len(gone) > 0 {
+			kafka.SortPartitions(gone)
+			startRead, err := r.Cluster.StartOffsets(ctx, slices.Compact(gone))
+			errs = append(errs, err)
+			r.Tables.RecordStart(startRead)
+			for tp, start := range startRead.Offsets {
+				snap.Start[tp] = start
+			}
+			idx = r.index(snap)
+			retry, usedNow := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
+			for at := range usedNow {
+				used[at] = struct{}{}
+			}
+			if len(retry) > budget {
+				retry = retry[:budget]
+			}
+			if len(retry) > 0 {
+				found, err := r.Cluster.RecordTimestamps(ctx, retry)
+				errs = append(errs, err)
+				r.Records.PutAll(found)
+			}
+		}
+	}
+	r.Records.Retain(used)
+	return idx, kafka.Join(errs...)
+}
+
+// Empty is the input of a scrape that read nothing: a snapshot of now.
+func (r *Reader) Empty() *Input {
+	snap := &lag.Snapshot{At: time.Now().UnixNano()}
+	return &Input{Snap: snap, Index: r.index(snap)}
+}

@@ -1,0 +1,111 @@
+// Package statecodec reads the receiver's stored state encodings (the
+// interpolation tables', the stuck clocks'): varints and length-prefixed
+// fields, remembering the first failure so that a decoder reads straight
+// through and checks once per field group.
+package statecodec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrCorrupt is wrapped by every error of a Reader: the state is damaged,
+// or was not written by its encoder.
+var ErrCorrupt = errors.New("stored state is corrupt")
+
+// Reader decodes one encoded state.
+type Reader struct {
+	r   *bytes.Reader
+	err error
+}
+
+// NewReader reads b.
+func NewReader(b []byte) *Reader { return &Reader{r: bytes.NewReader(b)} }
+
+// Err is the first failure, nil while there was none.
+func (d *Reader) Err() error { return d.err }
+
+// OK tells whether nothing failed yet.
+func (d *Reader) OK() bool { return d.err == nil }
+
+// Len is how many bytes are left.
+func (d *Reader) Len() int { return d.r.Len() }
+
+// Uvarint reads an unsigned varint.
+func (d *Reader) Uvarint() uint64 { return d.Bounded(math.MaxUint64, "varint") }
+
+// Varint reads a signed varint.
+func (d *Reader) Varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(d.r)
+	if err != nil {
+		d.err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return 0
+	}
+	return v
+}
+
+// Bounded reads an unsigned varint of at most limit; what names it in the
+// error.
+func (d *Reader) Bounded(limit uint64, what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d.r)
+	switch {
+	case err != nil:
+		// ReadUvarint returns what it read so far with the error: that
+		// must not drive a loop.
+		d.err = fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+		return 0
+	case v > limit:
+		d.err = fmt.Errorf("%w: %s %d is out of range", ErrCorrupt, what, v)
+		return 0
+	}
+	return v
+}
+
+// Count reads a count of items that take at least minBytes each: a count
+// the rest of the input cannot hold is corrupt, and must not drive an
+// allocation.
+func (d *Reader) Count(minBytes int, what string) int {
+	return int(d.Bounded(uint64(d.r.Len()/minBytes), what))
+}
+
+// Name reads a non-empty length-prefixed string.
+func (d *Reader) Name(what string) string {
+	n := d.Bounded(uint64(d.r.Len()), what+" length")
+	if d.err == nil && n == 0 {
+		d.Fail("empty %s", what)
+	}
+	if d.err != nil {
+		return ""
+	}
+	return string(d.Bytes(n))
+}
+
+// Bytes reads n bytes.
+func (d *Reader) Bytes(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(d.r.Len()) {
+		d.Fail("%d bytes wanted, %d left", n, d.r.Len())
+		return nil
+	}
+	out := make([]byte, n)
+	_, _ = d.r.Read(out)
+	return out
+}
+
+// Fail records a failure, unless one came first.
+func (d *Reader) Fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+	}
+}

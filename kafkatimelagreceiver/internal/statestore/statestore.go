@@ -1,0 +1,173 @@
+// Package statestore keeps the receiver's state (the interpolation tables
+// and the stuck clocks) in a storage extension across restarts.
+package statestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// TablesKey is the storage key of the tables; its version suffix lets a
+// future layout live beside this one during an upgrade.
+const TablesKey = "tables.v1"
+
+// ProgressKey is the storage key of the groups' stuck clocks: a key and an
+// encoding of their own, so that either state can change without the other.
+const ProgressKey = "progress.v1"
+
+// Settings are what a State keeps and where.
+type Settings struct {
+	Client   storage.Client
+	Tables   *timetable.Store
+	Progress *progress.Tracker // nil when no metric needs it
+	// Interval is how often the state is saved besides at Stop.
+	Interval time.Duration
+	Logger   *zap.Logger
+}
+
+// New returns the state kept by s.Client; nothing is read or saved before
+// Load and Start.
+func New(s Settings) *State {
+	return &State{client: s.Client, tables: s.Tables, progress: s.Progress, interval: s.Interval, logger: s.Logger}
+}
+
+// State saves the interpolation tables and the stuck clocks to a
+// storage extension (file_storage, typically) periodically and at
+// shutdown, and restores them at start, so a restarted collector has its
+// history at the first scrape.
+type State struct {
+	client   storage.Client
+	tables   *timetable.Store
+	progress *progress.Tracker // nil when no metric needs it
+	interval time.Duration
+	logger   *zap.Logger
+
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// Open finds the storage extension named by the configuration and opens
+// this receiver's client on it.
+func Open(ctx context.Context, host component.Host, extensionID component.ID, receiverID component.ID) (storage.Client, error) {
+	ext, ok := host.GetExtensions()[extensionID]
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q is not configured in the service", extensionID)
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q is not a storage extension", extensionID)
+	}
+	client, err := se.GetClient(ctx, component.KindReceiver, receiverID, "tables")
+	if err != nil {
+		return nil, fmt.Errorf("storage: open client on %q: %w", extensionID, err)
+	}
+	return client, nil
+}
+
+// maxSkipsLogged bounds the reasons logged for tables left out of a restore.
+const maxSkipsLogged = 5
+
+// Load restores saved tables and stuck clocks. State that is missing starts
+// empty; state that is corrupt or from another version is ignored with a
+// warning: the receiver then works as on a first start. Each state is
+// judged alone, and tables that fail their checks (damaged, or read in the
+// future) are left out with one warning while the rest are restored.
+func (s *State) Load(ctx context.Context) {
+	s.restore(ctx, TablesKey, "tables", "starting without history", s.restoreTables)
+	if s.progress != nil {
+		s.restore(ctx, ProgressKey, "stuck clocks", "stuck times start from 0", s.progress.RestoreState)
+	}
+}
+
+// restore reads the state under key and hands it to install. what names
+// the state in the log, and without says what the receiver does without it.
+func (s *State) restore(ctx context.Context, key, what, without string, install func([]byte) (int, error)) {
+	data, err := s.client.Get(ctx, key)
+	if err != nil {
+		s.logger.Warn("storage: could not read saved "+what+"; "+without, zap.Error(err))
+		return
+	}
+	if data == nil {
+		return
+	}
+	restored, err := install(data)
+	if err != nil {
+		s.logger.Warn("storage: ignoring saved "+what+"; "+without, zap.Error(err), zap.Int("bytes", len(data)))
+		return
+	}
+	s.logger.Info("storage: restored "+what, zap.Int("partitions", restored))
+}
+
+// restoreTables installs saved tables, with one warning for those left out.
+func (s *State) restoreTables(data []byte) (int, error) {
+	restored, err := s.tables.RestoreState(data)
+	if err != nil {
+		return 0, err
+	}
+	if skipped := restored.Skipped; len(skipped) > 0 {
+		reasons := make([]string, 0, maxSkipsLogged)
+		for _, err := range skipped[:min(len(skipped), maxSkipsLogged)] {
+			reasons = append(reasons, err.Error())
+		}
+		s.logger.Warn("storage: left out saved tables that failed their checks; those partitions start without history",
+			zap.Int("tables_left_out", len(skipped)), zap.Strings("first_reasons", reasons), zap.Int("tables_restored", restored.Tables))
+	}
+	return restored.Tables, nil
+}
+
+// save saves the tables and the stuck clocks.
+func (s *State) save(ctx context.Context) error {
+	data := s.tables.EncodeState()
+	var errs []error
+	if err := s.client.Set(ctx, TablesKey, data); err != nil {
+		errs = append(errs, fmt.Errorf("storage: save tables (%d bytes): %w", len(data), err))
+	}
+	if s.progress != nil {
+		clocks := s.progress.EncodeState()
+		if err := s.client.Set(ctx, ProgressKey, clocks); err != nil {
+			errs = append(errs, fmt.Errorf("storage: save stuck clocks (%d bytes): %w", len(clocks), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Start saves the state every interval until Stop.
+func (s *State) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		ticker := time.NewTicker(s.interval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			if err := s.save(ctx); err != nil && ctx.Err() == nil {
+				s.logger.Warn("storage: periodic save failed", zap.Error(err))
+			}
+		}
+	}()
+}
+
+// Stop ends periodic saving, saves one last time and closes the client.
+func (s *State) Stop(ctx context.Context) error {
+	if s.cancel != nil {
+		s.cancel()
+		s.done.Wait()
+	}
+	return errors.Join(s.save(ctx), s.client.Close(ctx))
+}

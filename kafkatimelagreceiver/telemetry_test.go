@@ -1,0 +1,240 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+)
+
+// TestSelfTelemetry: one scrape reports its duration, the Kafka requests it
+// sent by API and outcome, the tracked partitions, table points and how each
+// time lag was estimated, through the component's MeterProvider.
+func TestSelfTelemetry(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.CreateTopic("observed", 2)
+	old := time.Now().Add(-time.Hour)
+	k.Produce("observed", 0, old, old)
+	k.Produce("observed", 1, old)
+	k.Commit("watcher", "observed", map[int32]int64{0: 0, 1: 1})
+
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	cfg := k.testConfig()
+	require.NoError(t, cfg.Validate())
+	s, err := newTimeLagScraper(cfg, metadatatest.NewSettings(tt), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_scrape_duration")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), got.Data.(metricdata.Histogram[float64]).DataPoints[0].Count)
+
+	requests, err := tt.GetMetric("otelcol_kafka_time_lag_requests")
+	require.NoError(t, err)
+	byAPI := map[string]int64{}
+	for _, dp := range requests.Data.(metricdata.Sum[int64]).DataPoints {
+		api, _ := dp.Attributes.Value("api")
+		outcome, _ := dp.Attributes.Value("outcome")
+		require.Equal(t, "success", outcome.AsString())
+		byAPI[api.AsString()] += dp.Value
+	}
+	require.Equal(t, int64(1), byAPI["ListOffsets"], "one broker: one ListOffsets")
+	require.Equal(t, int64(1), byAPI["Fetch"], "one record read for the lagging partition")
+	require.GreaterOrEqual(t, byAPI["OffsetFetch"], int64(1))
+
+	metadatatest.AssertEqualKafkaTimeLagTrackedPartitions(t, tt,
+		[]metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualKafkaTimeLagTablePoints(t, tt,
+		[]metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualKafkaTimeLagEstimates(t, tt, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("method", "caught_up")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("method", "record_timestamp")), Value: 1},
+	}, metricdatatest.IgnoreTimestamp())
+}
+
+// statusHost is a collector host that records the status events reported
+// to it, as the service does for the health check.
+type statusHost struct {
+	component.Host
+	mu     sync.Mutex
+	events []*componentstatus.Event
+}
+
+func newStatusHost() *statusHost { return &statusHost{Host: componenttest.NewNopHost()} }
+
+func (h *statusHost) Report(ev *componentstatus.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, ev)
+}
+
+// statuses returns the statuses reported so far, in order.
+func (h *statusHost) statuses() []componentstatus.Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]componentstatus.Status, len(h.events))
+	for i, ev := range h.events {
+		out[i] = ev.Status()
+	}
+	return out
+}
+
+func (h *statusHost) last() *componentstatus.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.events[len(h.events)-1]
+}
+
+func TestScrapeStatus(t *testing.T) {
+	refused := fmt.Errorf("connect to brokers: %w", &kafka.AuthenticationError{Err: errors.New("SASL authentication failed")})
+	for _, tc := range []struct {
+		name       string
+		err        error
+		readBefore bool
+		want       componentstatus.Status
+	}{
+		{"clean scrape", nil, false, componentstatus.StatusOK},
+		{"partial scrape", scrapererror.NewPartialScrapeError(errors.New("one coordinator failed"), 3), true, componentstatus.StatusOK},
+		{"nothing read", errors.New("list consumer groups: connection refused"), true, componentstatus.StatusRecoverableError},
+		{"credentials refused before anything was read", refused, false, componentstatus.StatusPermanentError},
+		{"credentials refused after they worked", refused, true, componentstatus.StatusRecoverableError},
+		{"coordination join refused the credentials", fmt.Errorf("coordination: not a member: %w", refused), false, componentstatus.StatusPermanentError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, scrapeStatus(tc.err, tc.readBefore))
+		})
+	}
+}
+
+// TestStatusReportsChangesOnly: repeated outcomes are reported once (a
+// health check times an error from its first report), and a permanent error
+// is final.
+func TestStatusReportsChangesOnly(t *testing.T) {
+	host := newStatusHost()
+	r := newStatusReporter(host)
+	down := errors.New("connection refused")
+	r.scraped(nil)
+	r.scraped(down)
+	r.scraped(down)
+	r.scraped(nil)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.statuses())
+	require.ErrorIs(t, host.events[0].Err(), down)
+
+	host = newStatusHost()
+	r = newStatusReporter(host)
+	r.scraped(&kafka.AuthenticationError{Err: errors.New("refused")})
+	r.scraped(nil)
+	r.scraped(down)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusPermanentError}, host.statuses(),
+		"the collector allows no way out of a permanent error but stopping")
+}
+
+// TestStatusFollowsKafkaOutage: with the whole cluster down the receiver
+// reports a recoverable error, and OK at the first scrape after it is back.
+func TestStatusFollowsKafkaOutage(t *testing.T) {
+	dir := t.TempDir()
+	k := newTestKafka(t, 2, kfake.DataDir(dir))
+	k.CreateTopic("orders", 1)
+	k.Produce("orders", 0, time.Now().Add(-time.Minute), time.Now())
+	k.Commit("billing", "orders", map[int32]int64{0: 1})
+	cfg := k.testConfig()
+	cfg.Timeout = 3 * time.Second
+	host := newStatusHost()
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, host.statuses(), "OK after start is the collector's to report")
+
+	var ports []int
+	for _, addr := range k.Addrs {
+		_, p, err := net.SplitHostPort(addr)
+		require.NoError(t, err)
+		port, err := strconv.Atoi(p)
+		require.NoError(t, err)
+		ports = append(ports, port)
+	}
+	k.Client.Close()
+	k.Cluster.Close()
+	for range 2 {
+		_, err = s.scrape(context.Background())
+		require.Error(t, err)
+	}
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.statuses())
+	require.Error(t, host.last().Err())
+
+	newTestKafka(t, 2, kfake.DataDir(dir), kfake.Ports(ports...))
+	require.Eventually(t, func() bool {
+		_, err := s.scrape(context.Background())
+		return err == nil
+	}, 60*time.Second, 100*time.Millisecond)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.statuses())
+}
+
+// TestStatusPermanentForRefusedCredentials: brokers that refuse the
+// credentials from the start (as Kafka does, with SASL_AUTHENTICATION_FAILED)
+// make a permanent error: the configuration needs fixing.
+func TestStatusPermanentForRefusedCredentials(t *testing.T) {
+	const password = "wrong-Pa55-9"
+	k := newSecureTestKafka(t, 1,
+		[]kgo.Opt{kgo.SASL(saslMechanismFor(t, kafka.SASLPlain, secAdminUser, secAdminPassword))},
+		kfake.EnableSASL(),
+		kfake.Superuser(kafka.SASLPlain, secAdminUser, secAdminPassword),
+	)
+	// kfake closes the connection on a wrong password; Kafka answers.
+	k.Cluster.ControlKey(int16(kmsg.SASLAuthenticate), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		auth := req.(*kmsg.SASLAuthenticateRequest)
+		if string(auth.SASLAuthBytes) == "\x00"+secAdminUser+"\x00"+secAdminPassword {
+			return nil, nil, false
+		}
+		resp := auth.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		msg := "Authentication failed: Invalid username or password"
+		resp.ErrorMessage = &msg
+		return resp, nil, true
+	})
+	cfg := k.testConfig()
+	cfg.Auth.SASL = &SASLConfig{Mechanism: kafka.SASLPlain, Username: secMonitorUser, Password: password, Version: 1}
+	host := newStatusHost()
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+
+	for range 2 {
+		_, err = s.scrape(context.Background())
+		require.Error(t, err)
+	}
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusPermanentError}, host.statuses())
+	require.ErrorContains(t, host.last().Err(), "SASL")
+	require.NotContains(t, host.last().Err().Error(), password)
+}
