@@ -78,7 +78,7 @@ func BenchmarkEncodeStateLockHold(b *testing.B) {
 			defer wg.Done()
 			for !stop.Load() {
 				start := time.Now()
-				store.Idle(refs[0], 0)
+				store.Idle(refs[0], 0, 0)
 				if wait := time.Since(start); wait > 100*time.Microsecond {
 					waits = append(waits, wait)
 				}

@@ -281,13 +281,13 @@ func (s *Store) Bracket(ref Ref, c int64, upper Sample) (lo, hi Sample, ok, gap 
 }
 
 // Idle is Table.Idle on the table ref names, under the store's lock.
-func (s *Store) Idle(ref Ref, end int64) bool {
+func (s *Store) Idle(ref Ref, end int64, still time.Duration) bool {
 	if ref.table == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ref.table.Idle(end)
+	return ref.table.Idle(end, still)
 }
 
 // Oldest returns the oldest point of the table ref names: by then every

@@ -191,11 +191,11 @@ func (t *Table) Bracket(c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
 	return lo, upper, true, t.maxGap > 0 && upper.At-lo.At > t.maxGap
 }
 
-// Idle tells whether the table's newest two points both say end: the end
-// offset has stood still over at least one sampling interval, so that
+// Idle tells whether the table's newest two points both say end and are at
+// least still apart: the end offset has stood still for that long, so that
 // nothing has been appended since.
-func (t *Table) Idle(end int64) bool {
-	return t.n >= 2 && t.last.Offset == end && t.tail.Offset == end
+func (t *Table) Idle(end int64, still time.Duration) bool {
+	return t.n >= 2 && t.last.Offset == end && t.tail.Offset == end && t.last.At-t.tail.At >= int64(still)
 }
 
 func (t *Table) isGapEnd(p Sample) bool {
