@@ -321,7 +321,9 @@ func decodePoints(d *statecodec.Reader, bad func(string, ...any)) ([]Sample, map
 		_ = d.Uvarint() // the gap count
 		return nil, nil
 	}
-	points := make([]Sample, 0, count)
+	// Appended as they decode: the count, which the data may lie about,
+	// drives no allocation.
+	var points []Sample
 	first := Sample{Offset: d.Varint()}
 	firstAt := d.Varint()
 	at, ok := mulExact(firstAt, timeUnit)
