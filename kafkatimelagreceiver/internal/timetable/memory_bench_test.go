@@ -89,7 +89,7 @@ func liveHeap() uint64 {
 // after 24 h of 10 s samples at max_samples 512, per partition and per
 // kept point, and the size of its saved state, for each shape:
 //
-//	go test -run '^$' -bench TableMemory -benchtime 1x ./kafkatimelagreceiver/internal/timetable/
+//	cd kafkatimelagreceiver && go test -run '^$' -bench TableMemory -benchtime 1x ./internal/timetable/
 func BenchmarkTableMemory(b *testing.B) {
 	const partitions = 200
 	for _, shape := range partitionShapes {

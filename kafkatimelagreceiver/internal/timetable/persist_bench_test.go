@@ -41,7 +41,7 @@ func busyStore(b *testing.B) (*Store, []kafka.TopicPartition) {
 // is how long a save keeps the sampler or a scrape waiting at most, on an
 // unloaded host:
 //
-//	go test -run '^$' -bench EncodeStateChunk ./kafkatimelagreceiver/internal/timetable/
+//	cd kafkatimelagreceiver && go test -run '^$' -bench EncodeStateChunk ./internal/timetable/
 func BenchmarkEncodeStateChunk(b *testing.B) {
 	store, tracked := busyStore(b)
 	var chunk, body []byte
@@ -59,7 +59,7 @@ func BenchmarkEncodeStateChunk(b *testing.B) {
 // busy host), the longest it waited while nothing was saved, and how long
 // the save took:
 //
-//	go test -run '^$' -bench EncodeStateLockHold -benchtime 5x ./kafkatimelagreceiver/internal/timetable/
+//	cd kafkatimelagreceiver && go test -run '^$' -bench EncodeStateLockHold -benchtime 5x ./internal/timetable/
 func BenchmarkEncodeStateLockHold(b *testing.B) {
 	store, tracked := busyStore(b)
 	refs := store.Refs(tracked[:1])
