@@ -72,6 +72,8 @@ func startPrometheusStack(t *testing.T) *stack {
       kafka.partition.oldest_offset: {enabled: true}
       kafka.consumer_group.partition_status: {enabled: true}
       kafka.consumer_group.assigned_partitions: {enabled: true}
+      kafka.consumer_group.partition_owner: {enabled: true}
+      kafka.consumer_group.partition_retention_margin: {enabled: true}
       kafka.consumer_group.stable_lag: {enabled: true}
       kafka.consumer_group.partition_time_to_drain: {enabled: true}
       kafka.topic.produce_rate: {enabled: true}
@@ -233,6 +235,7 @@ type documentedSeries struct {
 var notInTheDemo = map[string]string{
 	"kafka_consumer_group_lost_messages":                         "the demo's topics keep every record: no retention loss",
 	"kafka_consumer_group_assigned_partitions/group_instance_id": "the demo's members are dynamic: the label is empty, so absent",
+	"kafka_consumer_group_partition_owner/group_instance_id":     "the demo's members are dynamic: the label is empty, so absent",
 	"otelcol_kafka_time_lag_coordination_groups":                 "the demo runs one collector, without coordination.group_id",
 	"otelcol_kafka_time_lag_coordination_partitions":             "the demo runs one collector, without coordination.group_id",
 }

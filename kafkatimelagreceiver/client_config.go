@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 )
 
 // Defaults of the Kafka client keys. Where they differ from contrib's
@@ -13,11 +15,7 @@ const (
 	// defaultClientID names this receiver in broker logs and quotas
 	// (configkafka: otel-collector; contrib's kafkametrics receiver has its
 	// own too).
-	defaultClientID = "otel-kafkatimelag"
-	// defaultProtocolVersion: the Kafka client must be told the highest
-	// version to speak (configkafka's empty default lets franz-go
-	// negotiate); 3.0.0 batches OffsetFetch per coordinator.
-	defaultProtocolVersion = "3.0.0"
+	defaultClientID        = "otel-kafkatimelag"
 	defaultConnIdleTimeout = 9 * time.Minute
 	defaultDialTimeout     = 10 * time.Second
 	defaultMetadataRefresh = 10 * time.Minute
@@ -69,6 +67,15 @@ func newDefaultMetadataConfig() MetadataConfig {
 		RefreshInterval: defaultMetadataRefresh,
 		Retry:           MetadataRetryConfig{Max: defaultMetadataRetryMax, Backoff: defaultMetadataRetryBackoff},
 	}
+}
+
+// defaultProtocolVersion is the newest version the Kafka client speaks
+// (configkafka's empty default lets franz-go negotiate; sarama must be told
+// a version): each request is still negotiated down to what its broker
+// supports, and only the newest reaches KIP-848 groups (ConsumerGroupDescribe,
+// 3.7.0) and batches OffsetFetch per coordinator (3.0.0).
+func defaultProtocolVersion() string {
+	return saramacluster.NewestVersion()
 }
 
 // validateClient checks the Kafka client keys, naming each as configkafka

@@ -51,7 +51,7 @@ func TestLoadConfigDefault(t *testing.T) {
 	// The defaults themselves.
 	require.Equal(t, []string{"localhost:9092"}, cfg.Brokers)
 	require.Equal(t, "otel-kafkatimelag", cfg.ClientID)
-	require.Equal(t, "3.0.0", cfg.ProtocolVersion)
+	require.Equal(t, "4.3.1", cfg.ProtocolVersion, "the newest sarama knows")
 	require.Empty(t, cfg.RackID)
 	require.True(t, cfg.UseLeaderEpoch)
 	require.Equal(t, 9*time.Minute, cfg.ConnIdleTimeout)
@@ -170,7 +170,7 @@ func TestLoadConfigInvalid(t *testing.T) {
 		{name: "one_sample", wantErr: []string{"max_samples", "at least 2, got 1"}},
 		{name: "negative_record_reads", wantErr: []string{"max_record_reads_per_scrape", "got -1"}},
 		{name: "bad_protocol_version", wantErr: []string{"protocol_version", "not-a-version"}},
-		{name: "empty_protocol_version", wantErr: []string{"protocol_version: must be set (default 3.0.0)"}},
+		{name: "empty_protocol_version", wantErr: []string{"protocol_version: must be set (default 4.3.1)"}},
 		{name: "rack_id_old_protocol", wantErr: []string{"rack_id: needs protocol_version 2.3.0 or later", "got 2.1.0"}},
 		{name: "zero_conn_idle_timeout", wantErr: []string{"conn_idle_timeout: must be positive, got 0s"}},
 		{name: "negative_dial_timeout", wantErr: []string{"dial_timeout: must be positive, got -1s"}},
@@ -565,7 +565,7 @@ func requireSameAsContrib(t *testing.T, block *confmap.Conf, contrib configkafka
 	}
 	if !block.IsSet("protocol_version") {
 		require.Empty(t, want.ProtocolVersion)
-		want.ProtocolVersion = defaultProtocolVersion
+		want.ProtocolVersion = defaultProtocolVersion()
 	}
 	if !block.IsSet("metadata::retry::max") {
 		require.Equal(t, 20, want.Metadata.Retry.Max)
@@ -683,7 +683,7 @@ func TestContribDefaultsDiffer(t *testing.T) {
 	ours := NewFactory().CreateDefaultConfig().(*Config)
 	got := asContrib(ours)
 	require.Equal(t, "otel-kafkatimelag", got.ClientID)
-	require.Equal(t, "3.0.0", got.ProtocolVersion)
+	require.Equal(t, "4.3.1", got.ProtocolVersion)
 	require.Equal(t, 1, got.Metadata.Retry.Max)
 	got.ClientID, got.ProtocolVersion, got.Metadata.Retry.Max = contrib.ClientID, contrib.ProtocolVersion, contrib.Metadata.Retry.Max
 	require.Equal(t, contrib, got, "every other default is configkafka's")

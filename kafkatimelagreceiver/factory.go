@@ -31,7 +31,7 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig:    emit.DefaultMetricsBuilderConfig(),
 		Brokers:                 []string{"localhost:9092"},
 		ClientID:                defaultClientID,
-		ProtocolVersion:         defaultProtocolVersion,
+		ProtocolVersion:         defaultProtocolVersion(),
 		Metadata:                newDefaultMetadataConfig(),
 		UseLeaderEpoch:          true,
 		ConnIdleTimeout:         defaultConnIdleTimeout,

@@ -85,11 +85,15 @@ func lagCount(s *timeLagScraper) (int, pmetric.Metrics, error) {
 func scrapesUntilWhole(t *testing.T, s *timeLagScraper, want int) int {
 	t.Helper()
 	n := 0
+	var (
+		got     int
+		lastErr error
+	)
 	require.Eventually(t, func() bool {
 		n++
-		got, _, err := lagCount(s)
-		return err == nil && got == want
-	}, faultDeadline, 50*time.Millisecond)
+		got, _, lastErr = lagCount(s)
+		return lastErr == nil && got == want
+	}, faultDeadline, 50*time.Millisecond, "last scrape: %d of %d lag points, error %v", got, want, lastErr)
 	return n
 }
 

@@ -333,10 +333,11 @@ func TestDescribeGroupsPerCoordinator(t *testing.T) {
 	require.Equal(t, before, k.Requests(int16(kmsg.DescribeGroups)))
 }
 
-// TestNextGenGroup: a KIP-848 group is invisible to DescribeGroups; with
-// protocol_version 4.0.0 it is described with ConsumerGroupDescribe and its
-// rebalances are counted from its epoch, and with an older protocol_version
-// its state is Unknown rather than a Dead group with no members.
+// TestNextGenGroup: a KIP-848 group is invisible to DescribeGroups; at the
+// default protocol_version it is described with ConsumerGroupDescribe, its
+// state and members reported and its rebalances counted from its epoch, and
+// with a protocol_version below 3.7.0 its state is Unknown rather than a
+// Dead group with no members.
 func TestNextGenGroup(t *testing.T) {
 	// Members learn of their new assignment from their heartbeat.
 	k := newTestKafka(t, 1, kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "200"}))
@@ -344,10 +345,10 @@ func TestNextGenGroup(t *testing.T) {
 	const group = "next-gen"
 	serverSide := kgo.ServerSideBalancer()
 
-	cfg := k.healthConfig(3)
-	cfg.ProtocolVersion = "4.0.0"
-	s := startScraper(t, cfg)
-	old := startScraper(t, k.healthConfig(3))
+	s := startScraper(t, k.healthConfig(3)) // the default protocol_version
+	oldCfg := k.healthConfig(3)
+	oldCfg.ProtocolVersion = "3.0.0"
+	old := startScraper(t, oldCfg)
 
 	k.joinGroup(group, "work", "member-a", serverSide)
 	before := settled(t, s, group, 1)

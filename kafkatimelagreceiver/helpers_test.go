@@ -608,10 +608,12 @@ func aclsFor(groupPrefix string, describeTopics, readTopics []string) []kfake.AC
 		Operation: kmsg.ACLOperationDescribe, Allow: true,
 	}}
 	for _, topic := range describeTopics {
-		acls = append(acls, kfake.ACL{
-			Resource: kmsg.ACLResourceTypeTopic, Name: topic, Pattern: kmsg.ACLResourcePatternTypeLiteral,
-			Operation: kmsg.ACLOperationDescribe, Allow: true,
-		})
+		for _, op := range []kmsg.ACLOperation{kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs} {
+			acls = append(acls, kfake.ACL{
+				Resource: kmsg.ACLResourceTypeTopic, Name: topic, Pattern: kmsg.ACLResourcePatternTypeLiteral,
+				Operation: op, Allow: true,
+			})
+		}
 	}
 	for _, topic := range readTopics {
 		acls = append(acls, kfake.ACL{

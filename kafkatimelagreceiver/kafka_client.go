@@ -23,7 +23,7 @@ const rackAwareVersion = "2.3.0"
 // at that version.
 func (cfg *Config) checkProtocolVersion() error {
 	if cfg.ProtocolVersion == "" {
-		return fmt.Errorf("protocol_version: must be set (default %s): the Kafka client needs the highest version to speak", defaultProtocolVersion)
+		return fmt.Errorf("protocol_version: must be set (default %s): the Kafka client needs the highest version to speak", defaultProtocolVersion())
 	}
 	if err := saramacluster.CheckVersion(cfg.ProtocolVersion); err != nil {
 		return fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err)

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
@@ -35,6 +36,10 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	}
 	s.cluster = cl
 	s.reader.Cluster = cl
+	if s.wants.Retention {
+		s.retention = retention.NewCache(cl)
+		s.reader.Retention = s.retention
+	}
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger); err != nil {
 			return err

@@ -21,6 +21,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -45,13 +46,16 @@ const unwantedTableLifetime = time.Hour
 // consistent snapshot of the cluster, computes lags and health from it and
 // writes them as metrics. It owns the sampler, which runs between scrapes.
 type timeLagScraper struct {
-	cfg        *Config
-	logger     *zap.Logger
-	reader     *read.Reader
-	tables     *timetable.Store
-	records    *lag.RecordTimes
-	health     *health.Tracker   // nil when no group-health metric is on
-	progress   *progress.Tracker // nil when no metric needs it
+	cfg      *Config
+	logger   *zap.Logger
+	reader   *read.Reader
+	tables   *timetable.Store
+	records  *lag.RecordTimes
+	health   *health.Tracker   // nil when no group-health metric is on
+	progress *progress.Tracker // nil when no metric needs it
+	// retention holds the topics' retention settings once started; nil
+	// when no retention margin is on.
+	retention  *retention.Cache
 	wants      emit.Wants
 	writer     *emit.Writer
 	telemetry  *selfTelemetry
@@ -261,6 +265,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 			out.PartitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)
 			out.GroupProgress(topics)
+		}
+		if s.retention != nil {
+			out.RetentionMargins(lags, s.retention)
 		}
 		out.Pairs(lags)
 	}

@@ -279,6 +279,10 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 		t.Logf("%s: time lag error over %d scrapes: p50 %.3f s, p95 %.3f s, max %.3f s",
 			m.name, len(m.errs), m.errs[len(m.errs)/2], p95, m.errs[len(m.errs)-1])
 		require.LessOrEqual(t, p95, 1.5, m.name)
+		// Not worse than the straight line was (p50 0.011 s default, 0.012 s
+		// table only, at 750720b): the bracket placement must not cost steady
+		// partitions what it gains sparse ones.
+		require.LessOrEqual(t, m.errs[len(m.errs)/2], 0.05, "%s: median error", m.name)
 	}
 }
 
@@ -826,7 +830,7 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	require.LessOrEqual(t, steadyCold.Of(kmsg.Metadata), int64(1))
 
 	// Warm: commits inside the table (the scrapes above put end offset 2
-	// into it), so no record is read.
+	// into it).
 	commitAll(2)
 	for p := range int32(partitions) {
 		k.Produce("wide", p, time.Now())
@@ -836,7 +840,10 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 		k.Produce("wide", p, time.Now()) // still producing at the scrape
 	}
 	warm := measure("in table:", s)
-	require.Zero(t, warm.Of(kmsg.Fetch))
+	// The groups are a moment behind, inside a bracket as wide as their
+	// time lag: one record per partition is read to date it, one Fetch per
+	// broker, not one per group.
+	require.LessOrEqual(t, warm.Of(kmsg.Fetch), int64(3))
 	require.LessOrEqual(t, warm.Of(kmsg.ListOffsets), int64(3))
 	require.LessOrEqual(t, warm.Of(kmsg.OffsetFetch), int64(3))
 	t.Logf("%d group-partitions on 3 brokers: %d requests per steady scrape", partitions*groups, warm.Total())
@@ -902,8 +909,9 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden_sc
 // default with its description, unit, type, attributes and values. Two
 // topics, two groups (one behind on both partitions of orders, one caught
 // up on payments), records a minute apart an hour ago. What depends on the
-// clock is ignored: timestamps and the time lags (now minus an hour and
-// some minutes), whose points must still be there.
+// clock is ignored: timestamps, the time lags (now minus an hour and
+// some minutes) and the retention margin (a week minus the time lag), whose
+// points must still be there.
 func TestGoldenScrape(t *testing.T) {
 	k := newTestKafka(t, 1)
 	k.CreateTopic("orders", 2)
@@ -938,7 +946,7 @@ func TestGoldenScrape(t *testing.T) {
 		pmetrictest.IgnoreTimestamp(),
 		pmetrictest.IgnoreStartTimestamp(),
 		pmetrictest.IgnoreScopeVersion(),
-		pmetrictest.IgnoreMetricValues("kafka.consumer_group.time_lag", "kafka.consumer_group.time_lag_max"),
+		pmetrictest.IgnoreMetricValues("kafka.consumer_group.time_lag", "kafka.consumer_group.time_lag_max", "kafka.consumer_group.retention_margin"),
 		pmetrictest.IgnoreMetricsOrder(),
 		pmetrictest.IgnoreMetricDataPointsOrder(),
 	))

@@ -20,6 +20,7 @@ func DefaultMetricsBuilderConfig() metadata.MetricsBuilderConfig {
 	m.KafkaConsumerGroupPartitionStatus.AggregationStrategy = sum
 	m.KafkaConsumerGroupMembers.AggregationStrategy = sum
 	m.KafkaConsumerGroupAssignedPartitions.AggregationStrategy = sum
+	m.KafkaConsumerGroupPartitionOwner.AggregationStrategy = sum
 	m.KafkaConsumerGroupLag.AggregationStrategy = sum
 	m.KafkaConsumerGroupLagSum.AggregationStrategy = sum
 	m.KafkaConsumerGroupStableLag.AggregationStrategy = sum
@@ -36,5 +37,9 @@ func DefaultMetricsBuilderConfig() metadata.MetricsBuilderConfig {
 	m.KafkaConsumerGroupStuckTime.AggregationStrategy = worst
 	m.KafkaConsumerGroupTimeToDrain.AggregationStrategy = worst
 	m.KafkaConsumerGroupPartitionTimeToDrain.AggregationStrategy = worst
+
+	// Margins: the worst is the smallest.
+	m.KafkaConsumerGroupRetentionMargin.AggregationStrategy = metadata.AggregationStrategyMin
+	m.KafkaConsumerGroupPartitionRetentionMargin.AggregationStrategy = metadata.AggregationStrategyMin
 	return cfg
 }

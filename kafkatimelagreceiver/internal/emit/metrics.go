@@ -26,8 +26,11 @@ type metrics struct {
 	rebalances                                                labelMetric1[int64]
 	status, state, members                                    labelMetric2[int64]
 	assignedPartitions                                        labelMetric4[int64]
+	partitionOwner                                            ownerMetric
 	lagSum, lagMax                                            labelMetric2[int64]
 	timeLagMax, consumeRate, lagTrend, timeToDrain, stuckTime labelMetric2[float64]
+	retentionMargin                                           labelMetric2[float64]
+	partitionRetentionMargin                                  pairMetric[float64]
 }
 
 // newMetrics describes every metric from its configuration, its generated
@@ -71,6 +74,9 @@ func newMetrics(cfg metadata.MetricsConfig) *metrics {
 	m.lagTrend = label2Of(m, info.KafkaConsumerGroupLagTrend, cfg.KafkaConsumerGroupLagTrend.Enabled, cfg.KafkaConsumerGroupLagTrend.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagTrendDataPoint)
 	m.timeToDrain = label2Of(m, info.KafkaConsumerGroupTimeToDrain, cfg.KafkaConsumerGroupTimeToDrain.Enabled, cfg.KafkaConsumerGroupTimeToDrain.EnabledAttributes, (*mb).RecordKafkaConsumerGroupTimeToDrainDataPoint)
 	m.stuckTime = label2Of(m, info.KafkaConsumerGroupStuckTime, cfg.KafkaConsumerGroupStuckTime.Enabled, cfg.KafkaConsumerGroupStuckTime.EnabledAttributes, (*mb).RecordKafkaConsumerGroupStuckTimeDataPoint)
+	m.partitionOwner = ownerOf(m, info.KafkaConsumerGroupPartitionOwner, cfg.KafkaConsumerGroupPartitionOwner.Enabled, cfg.KafkaConsumerGroupPartitionOwner.EnabledAttributes, (*mb).RecordKafkaConsumerGroupPartitionOwnerDataPoint)
+	m.retentionMargin = label2Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, (*mb).RecordKafkaConsumerGroupRetentionMarginDataPoint)
+	m.partitionRetentionMargin = pairOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, (*mb).RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint, false)
 	return m
 }
 
@@ -89,6 +95,8 @@ type Wants struct {
 	StartOffsets bool
 	// StableOffsets: each partition's last stable offset.
 	StableOffsets bool
+	// Retention: the topics' retention settings.
+	Retention bool
 }
 
 // WantsOf says what the enabled metrics of cfg need.
@@ -96,11 +104,12 @@ func WantsOf(cfg metadata.MetricsConfig) Wants {
 	m := newMetrics(cfg)
 	return Wants{
 		GroupHealth: m.rebalances.on || m.status.on || m.state.on || m.members.on ||
-			m.assignedPartitions.on || m.partitionStatus.on,
+			m.assignedPartitions.on || m.partitionOwner.on || m.partitionStatus.on,
 		Assignments:   m.assignedPartitions.on,
 		Progress:      m.consumeRate.on || m.lagTrend.on || m.timeToDrain.on || m.partitionTimeToDrain.on || m.stuckTime.on,
 		ProduceRates:  m.partitionProduceRate.on || m.topicProduceRate.on || m.lagTrend.on || m.timeToDrain.on || m.partitionTimeToDrain.on,
 		StartOffsets:  m.oldestOffset.on,
 		StableOffsets: m.stableLag.on,
+		Retention:     m.retentionMargin.on || m.partitionRetentionMargin.on,
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 )
 
 // Scrape is one scrape's metrics being written. Every point carries the
@@ -23,6 +24,8 @@ type Scrape struct {
 	// rebalancesRestarted is the latest start of a group's rebalance count
 	// folded by the builder into a point without the group attribute.
 	rebalancesRestarted pcommon.Timestamp
+	// margins is a buffer of RetentionMargins'.
+	margins []retention.TopicMargin
 }
 
 // Pairs writes one group's per-pair gauges: offset, lag, stable lag, lost
@@ -114,6 +117,7 @@ func (s *Scrape) GroupHealth(g health.GroupHealth) {
 	for _, a := range g.Assigned {
 		m.assignedPartitions.write(s, a.Partitions, g.Group, a.ClientID, a.Host, a.InstanceID)
 	}
+	s.PartitionOwners(g)
 }
 
 // Aggregates writes the per-(group, topic) sums and maxima.

@@ -201,3 +201,42 @@ func TestPartitionStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestMembersThatCannotBeListedNeverStop: STOP needs the coordinator to
+// list the group's members and list none. A group stuck and lagging whose
+// members cannot be listed at the last scrape is STALL however it was seen
+// before: described in state Unknown (a KIP-848 group with a
+// protocol_version below 3.7.0, or a ConsumerGroupDescribe that failed), or
+// not described at all.
+func TestMembersThatCannotBeListedNeverStop(t *testing.T) {
+	const window = 3
+	empty := *classicGroup(kafka.GroupStateEmpty)
+	unknown := kafka.GroupDescription{State: kafka.GroupStateUnknown, Protocol: kafka.NextGenProtocol, Epoch: -1}
+	type seen struct {
+		d         kafka.GroupDescription
+		described bool
+	}
+	for _, tt := range []struct {
+		name    string
+		history []seen // one per scrape, oldest first
+		want    Status
+	}{
+		{"listed empty every scrape", []seen{{empty, true}, {empty, true}, {empty, true}}, StatusStop},
+		{"state Unknown every scrape", []seen{{unknown, true}, {unknown, true}, {unknown, true}}, StatusStall},
+		{"empty, then Unknown", []seen{{empty, true}, {empty, true}, {unknown, true}}, StatusStall},
+		{"empty, then not described", []seen{{empty, true}, {empty, true}, {described: false}}, StatusStall},
+		{"never described", []seen{{described: false}, {described: false}, {described: false}}, StatusStall},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := NewTracker(window, 0)
+			var gh GroupHealth
+			for _, s := range tt.history {
+				stuck := lag.PartitionLag{Group: "g", TopicPartition: kafka.TopicPartition{Topic: "t"}, Committed: 5, HasEnd: true, End: 9, Lag: 4}
+				tr.BeginScrape(0)
+				gh = tr.ObserveGroup("g", s.d, s.described, []lag.PartitionLag{stuck})
+				tr.EndScrape()
+			}
+			require.Equal(t, tt.want, gh.Status)
+		})
+	}
+}

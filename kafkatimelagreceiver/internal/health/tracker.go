@@ -157,6 +157,10 @@ func (t *Tracker) fold(name string, d kafka.GroupDescription, described bool) (*
 	g := t.track(name)
 	if described {
 		g.describe(d)
+	} else {
+		// Members that cannot be listed now are not known to be absent: a
+		// group seen empty before may have consumers again.
+		g.membersKnown = false
 	}
 	gh := GroupHealth{
 		Group:           name,

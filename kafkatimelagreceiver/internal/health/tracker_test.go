@@ -105,7 +105,7 @@ func TestTrackerStatuses(t *testing.T) {
 	// A partition whose end offset could not be read keeps its window.
 	unread := pl("gone", "t", 0, 5, 0)
 	unread.HasEnd, unread.Lag = false, 0
-	groups, _ = observe([]lag.PartitionLag{unread}, nil)
+	groups, _ = observe([]lag.PartitionLag{unread}, described)
 	require.Equal(t, StatusStop, groups["gone"].Status, "the window is not reset by a missing read")
 	require.True(t, groups["gone"].Rebalances == 0)
 }

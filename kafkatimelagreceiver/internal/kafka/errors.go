@@ -40,6 +40,8 @@ func (e *GroupError) Unwrap() error { return e.Err }
 const (
 	OperationDescribe = "Describe"
 	OperationRead     = "Read"
+	// OperationDescribeConfigs is needed to read a topic's retention.
+	OperationDescribeConfigs = "DescribeConfigs"
 )
 
 // TopicError is an error about one topic or one of its partitions, met

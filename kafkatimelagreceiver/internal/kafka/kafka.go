@@ -130,6 +130,7 @@ type Cluster interface {
 	// large once decompressed, or corrupt, makes its partition's answer
 	// RecordUntimed (and an error naming it), not the whole request's.
 	RecordTimestamps(ctx context.Context, records []RecordAt) (map[RecordAt]RecordTimestamp, error)
+	RetentionReader
 	// Close ends every connection; later calls fail.
 	Close() error
 }

@@ -63,7 +63,9 @@ func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 // none is before the end, the group is caught up (only transaction markers
 // and aborted records are left); when it is further on, that record is the
 // one to date. Then: the partition's table where it brackets the offset in
-// a watched stretch; else the record's own timestamp, when it was read,
+// a watched stretch (ExpectedAppend), unless the bracket is coarse against
+// the time lag and the record's timestamp was read, which then dates it
+// inside the bracket; else the record's own timestamp, when it was read,
 // clamped to what the table proves (trusting a producer's clock no further
 // than that); else the table's straight line across an unwatched stretch.
 //
@@ -82,18 +84,23 @@ func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) Append
 			}
 			from = max(c, rec.Offset)
 		}
+		timed := read && rec.Found == kafka.RecordTimed
 		lo, hi, inTable, gap := tables.Bracket(p.Table, from, upper)
 		if inTable && !gap {
-			return timetable.Interpolate(lo, hi, from), MethodTable, true
+			expected := ExpectedAppend(lo, hi, from)
+			if timed && Coarse(lo, hi, expected, at) {
+				return clampToTable(tables, p.Table, from, rec.Timestamp, at, lo, hi, inTable), MethodRecord, true
+			}
+			return expected, MethodTable, true
 		}
-		if read && rec.Found == kafka.RecordTimed {
+		if timed {
 			return clampToTable(tables, p.Table, from, rec.Timestamp, at, lo, hi, inTable), MethodRecord, true
 		}
 		if inTable {
 			// An unwatched stretch, and no record read this time (capped),
-			// or one that gave no time: the straight line is still the best
-			// guess there is.
-			return timetable.Interpolate(lo, hi, from), MethodTable, true
+			// or one that gave no time: the expected place in the bracket
+			// is still the best guess there is.
+			return ExpectedAppend(lo, hi, from), MethodTable, true
 		}
 		return 0, MethodNone, false
 	}
@@ -130,12 +137,16 @@ const IdleBeforeRecordRead = time.Second
 // the table, since only a read tells a record from a transaction marker: a
 // group committed on the last transaction's commit marker (last offset + 1)
 // lags by 1 for ever and must be found caught up, not ageing with the
-// clock. Missing are those not read yet, or read short of today's end, the
-// furthest behind first (when a cap bites, the worst lags are the ones
-// worth knowing); used is every such record, read or not.
+// clock; and last the records a table dates only coarsely (Coarse), whose
+// reads refine an estimate rather than make one, at most one per
+// partition. Missing are those not read yet, or read short of today's end,
+// the ones no table dates first, then the furthest behind (when a cap
+// bites, the worst lags are the ones worth knowing); used is every such
+// record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
 	behind := map[kafka.RecordAt]int64{}
+	refine := map[kafka.RecordAt]bool{} // dated by the table, coarsely
 	for _, commits := range idx.commits {
 		for _, rc := range commits {
 			p := &idx.Parts[rc.rank]
@@ -146,8 +157,10 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 			if from >= p.End {
 				continue
 			}
-			_, ok, gap := tables.Estimate(p.Table, from, timetable.Sample{Offset: p.End, At: at})
-			if ok && !gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead) {
+			lo, hi, ok, gap := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
+			dated := ok && !gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
+			coarse := dated && Coarse(lo, hi, ExpectedAppend(lo, hi, from), at)
+			if dated && !coarse {
 				continue
 			}
 			rec := kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: from}
@@ -161,14 +174,39 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 				// lies beyond needs a new read.
 				missing = append(missing, rec)
 				behind[rec] = p.End - from
+				if coarse {
+					refine[rec] = true
+				}
 			}
 		}
 	}
 	sort.Slice(missing, func(i, j int) bool {
+		if ri, rj := refine[missing[i]], refine[missing[j]]; ri != rj {
+			return rj
+		}
 		if li, lj := behind[missing[i]], behind[missing[j]]; li != lj {
 			return li > lj
 		}
 		return missing[i].TopicPartition.Compare(missing[j].TopicPartition) < 0
 	})
-	return missing, used
+	return onePerPartition(missing, refine), used
+}
+
+// onePerPartition keeps, of the records listed only to refine an estimate,
+// the first of each partition: a record read costs a Fetch round per
+// offset of a partition, and refining is worth one Fetch per broker, not
+// one per group near the head of a busy partition.
+func onePerPartition(missing []kafka.RecordAt, refine map[kafka.RecordAt]bool) []kafka.RecordAt {
+	refined := map[kafka.TopicPartition]bool{}
+	kept := missing[:0]
+	for _, rec := range missing {
+		if refine[rec] {
+			if refined[rec.TopicPartition] {
+				continue
+			}
+			refined[rec.TopicPartition] = true
+		}
+		kept = append(kept, rec)
+	}
+	return kept
 }

@@ -50,13 +50,16 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 	require.Equal(t, []kafka.RecordAt{
 		{TopicPartition: tp, Offset: 20}, // furthest behind first
 		{TopicPartition: tp, Offset: 50},
+		// Dated by the table, but its bracket (100 s) is as wide as the
+		// time lag it yields (about 100 s): last.
+		{TopicPartition: tp, Offset: 150},
 	}, missing)
-	require.Len(t, used, 2)
+	require.Len(t, used, 3)
 
 	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}})
 	missing, used = OutOfTable(idx, at, tables, records)
-	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 20}}, missing, "a record read before is not read again")
-	require.Len(t, used, 2, "but it is still in use")
+	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 20}, {TopicPartition: tp, Offset: 150}}, missing, "a record read before is not read again")
+	require.Len(t, used, 3, "but it is still in use")
 }
 
 func TestAppendTimesTableThenRecord(t *testing.T) {
@@ -69,7 +72,8 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 	got, method, ok := appendTime(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodTable, method)
-	require.Equal(t, t0+int64(50*time.Second), got, "halfway between 100@t0 and 200@t0+100s")
+	require.Equal(t, t0+int64(100*time.Second)*51/101, got,
+		"the 51st of the 100 records between 100@t0 and 200@t0+100s: expected 51/101 of the way")
 
 	_, method, ok = appendTime(p, 50)
 	require.False(t, ok, "older than the table and not read: no estimate")
@@ -88,7 +92,7 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 
 // In a stretch the sampler did not watch (here 100 s between two points
 // with a 30 s bound), the record's own timestamp wins when it was read; the
-// straight line is the fallback.
+// record's expected place in the bracket is the fallback.
 func TestAppendTimesInGap(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 30*time.Second)
 	records := NewRecordTimes()
@@ -100,8 +104,8 @@ func TestAppendTimesInGap(t *testing.T) {
 
 	got, method, ok := AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
-	require.Equal(t, MethodTable, method, "not read: the straight line")
-	require.Equal(t, t0+int64(50*time.Second), got)
+	require.Equal(t, MethodTable, method, "not read: its expected place in the bracket")
+	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
 	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}})
 	got, method, ok = AppendTimes(tables, records, at)(p, 150)
@@ -164,4 +168,121 @@ func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
 	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(time.Hour)}})
 	got, _, _ = AppendTimes(tables, records, at)(p, 220)
 	require.Equal(t, at, got, "in the stretch up to the scrape's own read: never after the scrape")
+}
+
+// The k-th (from 0) of a bracket's n records is expected at (k+1)/(n+1) of
+// it: a lone record in the middle, never at either end.
+func TestExpectedAppendPlacesRecordsAsOrderStatistics(t *testing.T) {
+	lo, hi := timetable.Sample{Offset: 10, At: 1000}, timetable.Sample{Offset: 11, At: 2000}
+	require.Equal(t, int64(1500), ExpectedAppend(lo, hi, 10), "one record: the middle")
+
+	hi = timetable.Sample{Offset: 13, At: 2000}
+	require.Equal(t, []int64{1250, 1500, 1750},
+		[]int64{ExpectedAppend(lo, hi, 10), ExpectedAppend(lo, hi, 11), ExpectedAppend(lo, hi, 12)})
+
+	huge := timetable.Sample{Offset: 10 + 1<<60, At: 1 << 62}
+	got := ExpectedAppend(lo, huge, huge.Offset-1)
+	require.Greater(t, got, lo.At)
+	require.LessOrEqual(t, got, huge.At, "float rounding never leaves the bracket")
+}
+
+// coarseFixture: a partition sampled at 100@t0 and 200@t0+1s, scraped at 250
+// at scrape; one group at 150.
+func coarseFixture(t *testing.T, scrape time.Duration) (*Index, *timetable.Store, int64, kafka.TopicPartition) {
+	t.Helper()
+	tp := kafka.TopicPartition{Topic: "bursts", Partition: 0}
+	t0 := time.Unix(1_700_000_000, 0)
+	tables := timetable.NewStore(16, 0, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	for _, p := range []struct {
+		offset int64
+		at     time.Time
+	}{{100, t0}, {200, t0.Add(time.Second)}} {
+		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: p.offset}, Sent: p.at, Received: p.at})
+	}
+	at := t0.Add(scrape).UnixNano()
+	snap := &Snapshot{
+		At:        at,
+		Committed: map[string]map[kafka.TopicPartition]int64{"reader": {tp: 150}},
+		End:       map[kafka.TopicPartition]int64{tp: 250},
+		Start:     map[kafka.TopicPartition]int64{},
+	}
+	idx := NewIndex(snap)
+	idx.ResolveTables(tables)
+	return idx, tables, at, tp
+}
+
+// A bracket of 1 s dates a time lag of a minute well enough (the error is
+// at most the bracket): nothing is read. For a time lag of 2 s it does not:
+// the 100 records may have been one burst anywhere in that second, so the
+// record is read, and its timestamp, clamped to the bracket, dates it.
+func TestCoarseBracketIsDatedByTheRecord(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	idx, tables, at, tp := coarseFixture(t, time.Minute)
+	records := NewRecordTimes()
+	missing, _ := OutOfTable(idx, at, tables, records)
+	require.Empty(t, missing, "a 1 s bracket, a minute behind")
+	_, method, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	require.Equal(t, MethodTable, method)
+
+	idx, tables, at, tp = coarseFixture(t, 2*time.Second)
+	missing, _ = OutOfTable(idx, at, tables, records)
+	rec := kafka.RecordAt{TopicPartition: tp, Offset: 150}
+	require.Equal(t, []kafka.RecordAt{rec}, missing, "a 1 s bracket, 1.5 s behind")
+	got, method, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	require.Equal(t, MethodTable, method, "not read (capped): the table's expected place")
+	require.Equal(t, t0+int64(time.Second)*51/101, got)
+
+	burst := t0 + int64(900*time.Millisecond)
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}})
+	got, method, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	require.Equal(t, MethodRecord, method)
+	require.Equal(t, burst, got)
+
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}})
+	got, _, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	require.Equal(t, t0, got, "never older than the bracket proves")
+}
+
+// The README's worked example: points (212, 1597304241), (240, 1597304361)
+// and (260, 1597304421); the record at 250 is the 11th of the 20 records of
+// its bracket, expected 11/21 of the way through its 60 s.
+func TestWorkedExample(t *testing.T) {
+	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
+	tables := timetable.NewStore(16, 0, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	for _, p := range []struct{ offset, at int64 }{{212, 1597304241}, {240, 1597304361}, {260, 1597304421}} {
+		at := time.Unix(p.at, 0)
+		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: p.offset}, Sent: at, Received: at})
+	}
+	scrape := time.Unix(1597305000, 0).UnixNano()
+	snap := &Snapshot{At: scrape, Committed: map[string]map[kafka.TopicPartition]int64{"g": {tp: 250}}, End: map[kafka.TopicPartition]int64{tp: 275}}
+	idx := NewIndex(snap)
+	idx.ResolveTables(tables)
+	lags := idx.GroupLags(nil, "g", scrape, AppendTimes(tables, NewRecordTimes(), scrape))
+	require.Len(t, lags, 1)
+	require.Equal(t, MethodTable, lags[0].Method)
+	require.InDelta(t, 1597304392.428571, float64(scrape)/1e9-lags[0].TimeLag, 1e-6)
+	require.InDelta(t, 607.571, lags[0].TimeLag, 1e-3)
+}
+
+// Refining costs a Fetch round per offset of a partition: of the records a
+// table dates only coarsely, one per partition is read a scrape (the
+// furthest behind); the others keep the table's estimate.
+func TestCoarseBracketsReadOnePerPartition(t *testing.T) {
+	idx, tables, at, tp := coarseFixture(t, 2*time.Second)
+	snap := &Snapshot{
+		At: at,
+		Committed: map[string]map[kafka.TopicPartition]int64{
+			"a": {tp: 150}, "b": {tp: 120}, "c": {tp: 180}, "old": {tp: 50},
+		},
+		End:   map[kafka.TopicPartition]int64{tp: 250},
+		Start: map[kafka.TopicPartition]int64{},
+	}
+	idx = NewIndex(snap)
+	idx.ResolveTables(tables)
+	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
+	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}}, missing,
+		"older than the table first, then the coarse one furthest behind")
+	require.Len(t, used, 4, "every record in use stays cached")
 }

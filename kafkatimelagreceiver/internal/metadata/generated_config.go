@@ -455,6 +455,109 @@ func (ms *KafkaConsumerGroupOffsetMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaConsumerGroupPartitionOwnerMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.partition_owner metric.
+type KafkaConsumerGroupPartitionOwnerMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroup           KafkaConsumerGroupPartitionOwnerMetricAttributeKey = "group"
+	KafkaConsumerGroupPartitionOwnerMetricAttributeKeyTopic           KafkaConsumerGroupPartitionOwnerMetricAttributeKey = "topic"
+	KafkaConsumerGroupPartitionOwnerMetricAttributeKeyPartition       KafkaConsumerGroupPartitionOwnerMetricAttributeKey = "partition"
+	KafkaConsumerGroupPartitionOwnerMetricAttributeKeyMember          KafkaConsumerGroupPartitionOwnerMetricAttributeKey = "member"
+	KafkaConsumerGroupPartitionOwnerMetricAttributeKeyHost            KafkaConsumerGroupPartitionOwnerMetricAttributeKey = "host"
+	KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroupInstanceID KafkaConsumerGroupPartitionOwnerMetricAttributeKey = "group_instance_id"
+)
+
+// KafkaConsumerGroupPartitionOwnerMetricConfig provides config for the kafka.consumer_group.partition_owner metric.
+type KafkaConsumerGroupPartitionOwnerMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupPartitionOwnerMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupPartitionOwnerMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupPartitionOwnerMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroup, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyTopic, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyPartition, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyMember, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyHost, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroupInstanceID:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.partition_owner doesn't have an attribute %v, valid attributes: [group, topic, partition, member, host, group_instance_id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.partition_retention_margin metric.
+type KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup     KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey = "group"
+	KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic     KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey = "topic"
+	KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey = "partition"
+)
+
+// KafkaConsumerGroupPartitionRetentionMarginMetricConfig provides config for the kafka.consumer_group.partition_retention_margin metric.
+type KafkaConsumerGroupPartitionRetentionMarginMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupPartitionRetentionMarginMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupPartitionRetentionMarginMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.partition_retention_margin doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaConsumerGroupPartitionStatusMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.partition_status metric.
 type KafkaConsumerGroupPartitionStatusMetricAttributeKey string
 
@@ -592,6 +695,55 @@ func (ms *KafkaConsumerGroupRebalancesMetricConfig) Validate() error {
 		case KafkaConsumerGroupRebalancesMetricAttributeKeyGroup:
 		default:
 			return fmt.Errorf("metric kafka.consumer_group.rebalances doesn't have an attribute %v, valid attributes: [group]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaConsumerGroupRetentionMarginMetricAttributeKey specifies the key of an attribute for the kafka.consumer_group.retention_margin metric.
+type KafkaConsumerGroupRetentionMarginMetricAttributeKey string
+
+const (
+	KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup KafkaConsumerGroupRetentionMarginMetricAttributeKey = "group"
+	KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic KafkaConsumerGroupRetentionMarginMetricAttributeKey = "topic"
+)
+
+// KafkaConsumerGroupRetentionMarginMetricConfig provides config for the kafka.consumer_group.retention_margin metric.
+type KafkaConsumerGroupRetentionMarginMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaConsumerGroupRetentionMarginMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaConsumerGroupRetentionMarginMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaConsumerGroupRetentionMarginMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.consumer_group.retention_margin doesn't have an attribute %v, valid attributes: [group, topic]", val)
 		}
 	}
 
@@ -1146,29 +1298,32 @@ func (ms *KafkaTopicProduceRateMetricConfig) Validate() error {
 
 // MetricsConfig provides config for kafka_time_lag metrics.
 type MetricsConfig struct {
-	KafkaConsumerGroupAssignedPartitions   KafkaConsumerGroupAssignedPartitionsMetricConfig   `mapstructure:"kafka.consumer_group.assigned_partitions"`
-	KafkaConsumerGroupConsumeRate          KafkaConsumerGroupConsumeRateMetricConfig          `mapstructure:"kafka.consumer_group.consume_rate"`
-	KafkaConsumerGroupLag                  KafkaConsumerGroupLagMetricConfig                  `mapstructure:"kafka.consumer_group.lag"`
-	KafkaConsumerGroupLagMax               KafkaConsumerGroupLagMaxMetricConfig               `mapstructure:"kafka.consumer_group.lag_max"`
-	KafkaConsumerGroupLagSum               KafkaConsumerGroupLagSumMetricConfig               `mapstructure:"kafka.consumer_group.lag_sum"`
-	KafkaConsumerGroupLagTrend             KafkaConsumerGroupLagTrendMetricConfig             `mapstructure:"kafka.consumer_group.lag_trend"`
-	KafkaConsumerGroupLostMessages         KafkaConsumerGroupLostMessagesMetricConfig         `mapstructure:"kafka.consumer_group.lost_messages"`
-	KafkaConsumerGroupMembers              KafkaConsumerGroupMembersMetricConfig              `mapstructure:"kafka.consumer_group.members"`
-	KafkaConsumerGroupOffset               KafkaConsumerGroupOffsetMetricConfig               `mapstructure:"kafka.consumer_group.offset"`
-	KafkaConsumerGroupPartitionStatus      KafkaConsumerGroupPartitionStatusMetricConfig      `mapstructure:"kafka.consumer_group.partition_status"`
-	KafkaConsumerGroupPartitionTimeToDrain KafkaConsumerGroupPartitionTimeToDrainMetricConfig `mapstructure:"kafka.consumer_group.partition_time_to_drain"`
-	KafkaConsumerGroupRebalances           KafkaConsumerGroupRebalancesMetricConfig           `mapstructure:"kafka.consumer_group.rebalances"`
-	KafkaConsumerGroupStableLag            KafkaConsumerGroupStableLagMetricConfig            `mapstructure:"kafka.consumer_group.stable_lag"`
-	KafkaConsumerGroupState                KafkaConsumerGroupStateMetricConfig                `mapstructure:"kafka.consumer_group.state"`
-	KafkaConsumerGroupStatus               KafkaConsumerGroupStatusMetricConfig               `mapstructure:"kafka.consumer_group.status"`
-	KafkaConsumerGroupStuckTime            KafkaConsumerGroupStuckTimeMetricConfig            `mapstructure:"kafka.consumer_group.stuck_time"`
-	KafkaConsumerGroupTimeLag              KafkaConsumerGroupTimeLagMetricConfig              `mapstructure:"kafka.consumer_group.time_lag"`
-	KafkaConsumerGroupTimeLagMax           KafkaConsumerGroupTimeLagMaxMetricConfig           `mapstructure:"kafka.consumer_group.time_lag_max"`
-	KafkaConsumerGroupTimeToDrain          KafkaConsumerGroupTimeToDrainMetricConfig          `mapstructure:"kafka.consumer_group.time_to_drain"`
-	KafkaPartitionCurrentOffset            KafkaPartitionCurrentOffsetMetricConfig            `mapstructure:"kafka.partition.current_offset"`
-	KafkaPartitionOldestOffset             KafkaPartitionOldestOffsetMetricConfig             `mapstructure:"kafka.partition.oldest_offset"`
-	KafkaPartitionProduceRate              KafkaPartitionProduceRateMetricConfig              `mapstructure:"kafka.partition.produce_rate"`
-	KafkaTopicProduceRate                  KafkaTopicProduceRateMetricConfig                  `mapstructure:"kafka.topic.produce_rate"`
+	KafkaConsumerGroupAssignedPartitions       KafkaConsumerGroupAssignedPartitionsMetricConfig       `mapstructure:"kafka.consumer_group.assigned_partitions"`
+	KafkaConsumerGroupConsumeRate              KafkaConsumerGroupConsumeRateMetricConfig              `mapstructure:"kafka.consumer_group.consume_rate"`
+	KafkaConsumerGroupLag                      KafkaConsumerGroupLagMetricConfig                      `mapstructure:"kafka.consumer_group.lag"`
+	KafkaConsumerGroupLagMax                   KafkaConsumerGroupLagMaxMetricConfig                   `mapstructure:"kafka.consumer_group.lag_max"`
+	KafkaConsumerGroupLagSum                   KafkaConsumerGroupLagSumMetricConfig                   `mapstructure:"kafka.consumer_group.lag_sum"`
+	KafkaConsumerGroupLagTrend                 KafkaConsumerGroupLagTrendMetricConfig                 `mapstructure:"kafka.consumer_group.lag_trend"`
+	KafkaConsumerGroupLostMessages             KafkaConsumerGroupLostMessagesMetricConfig             `mapstructure:"kafka.consumer_group.lost_messages"`
+	KafkaConsumerGroupMembers                  KafkaConsumerGroupMembersMetricConfig                  `mapstructure:"kafka.consumer_group.members"`
+	KafkaConsumerGroupOffset                   KafkaConsumerGroupOffsetMetricConfig                   `mapstructure:"kafka.consumer_group.offset"`
+	KafkaConsumerGroupPartitionOwner           KafkaConsumerGroupPartitionOwnerMetricConfig           `mapstructure:"kafka.consumer_group.partition_owner"`
+	KafkaConsumerGroupPartitionRetentionMargin KafkaConsumerGroupPartitionRetentionMarginMetricConfig `mapstructure:"kafka.consumer_group.partition_retention_margin"`
+	KafkaConsumerGroupPartitionStatus          KafkaConsumerGroupPartitionStatusMetricConfig          `mapstructure:"kafka.consumer_group.partition_status"`
+	KafkaConsumerGroupPartitionTimeToDrain     KafkaConsumerGroupPartitionTimeToDrainMetricConfig     `mapstructure:"kafka.consumer_group.partition_time_to_drain"`
+	KafkaConsumerGroupRebalances               KafkaConsumerGroupRebalancesMetricConfig               `mapstructure:"kafka.consumer_group.rebalances"`
+	KafkaConsumerGroupRetentionMargin          KafkaConsumerGroupRetentionMarginMetricConfig          `mapstructure:"kafka.consumer_group.retention_margin"`
+	KafkaConsumerGroupStableLag                KafkaConsumerGroupStableLagMetricConfig                `mapstructure:"kafka.consumer_group.stable_lag"`
+	KafkaConsumerGroupState                    KafkaConsumerGroupStateMetricConfig                    `mapstructure:"kafka.consumer_group.state"`
+	KafkaConsumerGroupStatus                   KafkaConsumerGroupStatusMetricConfig                   `mapstructure:"kafka.consumer_group.status"`
+	KafkaConsumerGroupStuckTime                KafkaConsumerGroupStuckTimeMetricConfig                `mapstructure:"kafka.consumer_group.stuck_time"`
+	KafkaConsumerGroupTimeLag                  KafkaConsumerGroupTimeLagMetricConfig                  `mapstructure:"kafka.consumer_group.time_lag"`
+	KafkaConsumerGroupTimeLagMax               KafkaConsumerGroupTimeLagMaxMetricConfig               `mapstructure:"kafka.consumer_group.time_lag_max"`
+	KafkaConsumerGroupTimeToDrain              KafkaConsumerGroupTimeToDrainMetricConfig              `mapstructure:"kafka.consumer_group.time_to_drain"`
+	KafkaPartitionCurrentOffset                KafkaPartitionCurrentOffsetMetricConfig                `mapstructure:"kafka.partition.current_offset"`
+	KafkaPartitionOldestOffset                 KafkaPartitionOldestOffsetMetricConfig                 `mapstructure:"kafka.partition.oldest_offset"`
+	KafkaPartitionProduceRate                  KafkaPartitionProduceRateMetricConfig                  `mapstructure:"kafka.partition.produce_rate"`
+	KafkaTopicProduceRate                      KafkaTopicProduceRateMetricConfig                      `mapstructure:"kafka.topic.produce_rate"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1218,6 +1373,16 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
 		},
+		KafkaConsumerGroupPartitionOwner: KafkaConsumerGroupPartitionOwnerMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupPartitionOwnerMetricAttributeKey{KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroup, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyTopic, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyPartition, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyMember, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyHost, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroupInstanceID},
+		},
+		KafkaConsumerGroupPartitionRetentionMargin: KafkaConsumerGroupPartitionRetentionMarginMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition},
+		},
 		KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -1232,6 +1397,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
+		},
+		KafkaConsumerGroupRetentionMargin: KafkaConsumerGroupRetentionMarginMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic},
 		},
 		KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
 			Enabled:             false,

@@ -71,6 +71,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
 					},
+					KafkaConsumerGroupPartitionOwner: KafkaConsumerGroupPartitionOwnerMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionOwnerMetricAttributeKey{KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroup, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyTopic, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyPartition, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyMember, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyHost, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroupInstanceID},
+					},
+					KafkaConsumerGroupPartitionRetentionMargin: KafkaConsumerGroupPartitionRetentionMarginMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition},
+					},
 					KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -85,6 +95,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
+					},
+					KafkaConsumerGroupRetentionMargin: KafkaConsumerGroupRetentionMarginMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic},
 					},
 					KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
 						Enabled:             true,
@@ -197,6 +212,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaConsumerGroupOffsetMetricAttributeKey{KafkaConsumerGroupOffsetMetricAttributeKeyGroup, KafkaConsumerGroupOffsetMetricAttributeKeyTopic, KafkaConsumerGroupOffsetMetricAttributeKeyPartition},
 					},
+					KafkaConsumerGroupPartitionOwner: KafkaConsumerGroupPartitionOwnerMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionOwnerMetricAttributeKey{KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroup, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyTopic, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyPartition, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyMember, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyHost, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroupInstanceID},
+					},
+					KafkaConsumerGroupPartitionRetentionMargin: KafkaConsumerGroupPartitionRetentionMarginMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition},
+					},
 					KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -211,6 +236,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []KafkaConsumerGroupRebalancesMetricAttributeKey{KafkaConsumerGroupRebalancesMetricAttributeKeyGroup},
+					},
+					KafkaConsumerGroupRetentionMargin: KafkaConsumerGroupRetentionMarginMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic},
 					},
 					KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
 						Enabled:             false,
@@ -278,7 +308,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupConsumeRateMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLagTrendMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupPartitionTimeToDrainMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupStableLagMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupStuckTimeMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaConsumerGroupTimeToDrainMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, KafkaPartitionProduceRateMetricConfig{}, KafkaTopicProduceRateMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupConsumeRateMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLagTrendMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionOwnerMetricConfig{}, KafkaConsumerGroupPartitionRetentionMarginMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupPartitionTimeToDrainMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupRetentionMarginMetricConfig{}, KafkaConsumerGroupStableLagMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupStuckTimeMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaConsumerGroupTimeToDrainMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, KafkaPartitionProduceRateMetricConfig{}, KafkaTopicProduceRateMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -391,6 +421,30 @@ func TestKafkaConsumerGroupOffsetMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestKafkaConsumerGroupPartitionOwnerMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupPartitionOwner
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupPartitionOwnerMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.partition_owner doesn't have an attribute invalid, valid attributes: [group, topic, partition, member, host, group_instance_id]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupPartitionOwner
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupPartitionRetentionMarginMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupPartitionRetentionMargin
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.partition_retention_margin doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupPartitionRetentionMargin
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestKafkaConsumerGroupPartitionStatusMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().KafkaConsumerGroupPartitionStatus
 	require.NoError(t, cfg.Validate())
@@ -423,6 +477,18 @@ func TestKafkaConsumerGroupRebalancesMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.rebalances doesn't have an attribute invalid, valid attributes: [group]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupRebalances
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaConsumerGroupRetentionMarginMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaConsumerGroupRetentionMargin
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaConsumerGroupRetentionMarginMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.retention_margin doesn't have an attribute invalid, valid attributes: [group, topic]")
+
+	cfg = DefaultMetricsConfig().KafkaConsumerGroupRetentionMargin
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

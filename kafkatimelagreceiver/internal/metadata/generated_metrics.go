@@ -196,6 +196,14 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.consumer_group.offset",
 		Attributes: []string{"group", "topic", "partition"},
 	},
+	KafkaConsumerGroupPartitionOwner: metricInfo{
+		Name:       "kafka.consumer_group.partition_owner",
+		Attributes: []string{"group", "topic", "partition", "member", "host", "group_instance_id"},
+	},
+	KafkaConsumerGroupPartitionRetentionMargin: metricInfo{
+		Name:       "kafka.consumer_group.partition_retention_margin",
+		Attributes: []string{"group", "topic", "partition"},
+	},
 	KafkaConsumerGroupPartitionStatus: metricInfo{
 		Name:       "kafka.consumer_group.partition_status",
 		Attributes: []string{"group", "topic", "partition", "status"},
@@ -207,6 +215,10 @@ var MetricsInfo = metricsInfo{
 	KafkaConsumerGroupRebalances: metricInfo{
 		Name:       "kafka.consumer_group.rebalances",
 		Attributes: []string{"group"},
+	},
+	KafkaConsumerGroupRetentionMargin: metricInfo{
+		Name:       "kafka.consumer_group.retention_margin",
+		Attributes: []string{"group", "topic"},
 	},
 	KafkaConsumerGroupStableLag: metricInfo{
 		Name:       "kafka.consumer_group.stable_lag",
@@ -255,29 +267,32 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	KafkaConsumerGroupAssignedPartitions   metricInfo
-	KafkaConsumerGroupConsumeRate          metricInfo
-	KafkaConsumerGroupLag                  metricInfo
-	KafkaConsumerGroupLagMax               metricInfo
-	KafkaConsumerGroupLagSum               metricInfo
-	KafkaConsumerGroupLagTrend             metricInfo
-	KafkaConsumerGroupLostMessages         metricInfo
-	KafkaConsumerGroupMembers              metricInfo
-	KafkaConsumerGroupOffset               metricInfo
-	KafkaConsumerGroupPartitionStatus      metricInfo
-	KafkaConsumerGroupPartitionTimeToDrain metricInfo
-	KafkaConsumerGroupRebalances           metricInfo
-	KafkaConsumerGroupStableLag            metricInfo
-	KafkaConsumerGroupState                metricInfo
-	KafkaConsumerGroupStatus               metricInfo
-	KafkaConsumerGroupStuckTime            metricInfo
-	KafkaConsumerGroupTimeLag              metricInfo
-	KafkaConsumerGroupTimeLagMax           metricInfo
-	KafkaConsumerGroupTimeToDrain          metricInfo
-	KafkaPartitionCurrentOffset            metricInfo
-	KafkaPartitionOldestOffset             metricInfo
-	KafkaPartitionProduceRate              metricInfo
-	KafkaTopicProduceRate                  metricInfo
+	KafkaConsumerGroupAssignedPartitions       metricInfo
+	KafkaConsumerGroupConsumeRate              metricInfo
+	KafkaConsumerGroupLag                      metricInfo
+	KafkaConsumerGroupLagMax                   metricInfo
+	KafkaConsumerGroupLagSum                   metricInfo
+	KafkaConsumerGroupLagTrend                 metricInfo
+	KafkaConsumerGroupLostMessages             metricInfo
+	KafkaConsumerGroupMembers                  metricInfo
+	KafkaConsumerGroupOffset                   metricInfo
+	KafkaConsumerGroupPartitionOwner           metricInfo
+	KafkaConsumerGroupPartitionRetentionMargin metricInfo
+	KafkaConsumerGroupPartitionStatus          metricInfo
+	KafkaConsumerGroupPartitionTimeToDrain     metricInfo
+	KafkaConsumerGroupRebalances               metricInfo
+	KafkaConsumerGroupRetentionMargin          metricInfo
+	KafkaConsumerGroupStableLag                metricInfo
+	KafkaConsumerGroupState                    metricInfo
+	KafkaConsumerGroupStatus                   metricInfo
+	KafkaConsumerGroupStuckTime                metricInfo
+	KafkaConsumerGroupTimeLag                  metricInfo
+	KafkaConsumerGroupTimeLagMax               metricInfo
+	KafkaConsumerGroupTimeToDrain              metricInfo
+	KafkaPartitionCurrentOffset                metricInfo
+	KafkaPartitionOldestOffset                 metricInfo
+	KafkaPartitionProduceRate                  metricInfo
+	KafkaTopicProduceRate                      metricInfo
 }
 
 type metricInfo struct {
@@ -1128,6 +1143,205 @@ func newMetricKafkaConsumerGroupOffset(cfg KafkaConsumerGroupOffsetMetricConfig)
 	return m
 }
 
+type metricKafkaConsumerGroupPartitionOwner struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        KafkaConsumerGroupPartitionOwnerMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.partition_owner metric with initial data.
+func (m *metricKafkaConsumerGroupPartitionOwner) init() {
+	m.data.SetName("kafka.consumer_group.partition_owner")
+	m.data.SetDescription("1 for each partition assigned to a member of the group, naming the member (its client.id, host and group.instance.id): join it with the lag series on group, topic and partition to see who holds the most delayed partitions. From DescribeGroups for classic groups, only while the group is Stable (the coordinator tells assignments only then), and from ConsumerGroupDescribe for KIP-848 groups.")
+	m.data.SetUnit("{partition}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupPartitionOwner) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64, memberAttributeValue string, hostAttributeValue string, groupInstanceIDAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyMember) {
+		dp.Attributes().PutStr("member", memberAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyHost) {
+		dp.Attributes().PutStr("host", hostAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionOwnerMetricAttributeKeyGroupInstanceID) {
+		dp.Attributes().PutStr("group_instance_id", groupInstanceIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupPartitionOwner) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupPartitionOwner) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupPartitionOwner(cfg KafkaConsumerGroupPartitionOwnerMetricConfig) metricKafkaConsumerGroupPartitionOwner {
+	m := metricKafkaConsumerGroupPartitionOwner{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupPartitionRetentionMargin struct {
+	data          pmetric.Metric                                         // data buffer for generated metric.
+	config        KafkaConsumerGroupPartitionRetentionMarginMetricConfig // metric config provided by user.
+	capacity      int                                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.partition_retention_margin metric with initial data.
+func (m *metricKafkaConsumerGroupPartitionRetentionMargin) init() {
+	m.data.SetName("kafka.consumer_group.partition_retention_margin")
+	m.data.SetDescription("kafka.consumer_group.retention_margin of one partition: the topic's retention.ms minus the time lag of the group on the partition.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupPartitionRetentionMargin) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupPartitionRetentionMargin) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupPartitionRetentionMargin) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupPartitionRetentionMargin(cfg KafkaConsumerGroupPartitionRetentionMarginMetricConfig) metricKafkaConsumerGroupPartitionRetentionMargin {
+	m := metricKafkaConsumerGroupPartitionRetentionMargin{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricKafkaConsumerGroupPartitionStatus struct {
 	data          pmetric.Metric                                // data buffer for generated metric.
 	config        KafkaConsumerGroupPartitionStatusMetricConfig // metric config provided by user.
@@ -1404,6 +1618,98 @@ func (m *metricKafkaConsumerGroupRebalances) emit(metrics pmetric.MetricSlice) {
 
 func newMetricKafkaConsumerGroupRebalances(cfg KafkaConsumerGroupRebalancesMetricConfig) metricKafkaConsumerGroupRebalances {
 	m := metricKafkaConsumerGroupRebalances{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaConsumerGroupRetentionMargin struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        KafkaConsumerGroupRetentionMarginMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []float64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.consumer_group.retention_margin metric with initial data.
+func (m *metricKafkaConsumerGroupRetentionMargin) init() {
+	m.data.SetName("kafka.consumer_group.retention_margin")
+	m.data.SetDescription("How long at least until time-based retention may delete the oldest record the group has not consumed on the topic: the topic's retention.ms minus that record's age (its time lag), the smallest over the topic's partitions. Negative when retention is overdue (Kafka deletes whole segments, every log.retention.check.interval.ms). Only for topics whose cleanup.policy contains delete and whose retention.ms is positive, read with DescribeConfigs every few minutes; omitted when the group has nothing left to consume on the topic or its time lag is not known. Size-based retention (retention.bytes) is not taken into account.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaConsumerGroupRetentionMargin) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaConsumerGroupRetentionMargin) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaConsumerGroupRetentionMargin) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaConsumerGroupRetentionMargin(cfg KafkaConsumerGroupRetentionMarginMetricConfig) metricKafkaConsumerGroupRetentionMargin {
+	m := metricKafkaConsumerGroupRetentionMargin{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2430,36 +2736,39 @@ func newMetricKafkaTopicProduceRate(cfg KafkaTopicProduceRateMetricConfig) metri
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                       MetricsBuilderConfig // config of the metrics builder.
-	startTime                                    pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                              int                  // maximum observed number of metrics per resource.
-	metricsBuffer                                pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                    component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter               map[string]filter.Filter
-	resourceAttributeExcludeFilter               map[string]filter.Filter
-	metricKafkaConsumerGroupAssignedPartitions   metricKafkaConsumerGroupAssignedPartitions
-	metricKafkaConsumerGroupConsumeRate          metricKafkaConsumerGroupConsumeRate
-	metricKafkaConsumerGroupLag                  metricKafkaConsumerGroupLag
-	metricKafkaConsumerGroupLagMax               metricKafkaConsumerGroupLagMax
-	metricKafkaConsumerGroupLagSum               metricKafkaConsumerGroupLagSum
-	metricKafkaConsumerGroupLagTrend             metricKafkaConsumerGroupLagTrend
-	metricKafkaConsumerGroupLostMessages         metricKafkaConsumerGroupLostMessages
-	metricKafkaConsumerGroupMembers              metricKafkaConsumerGroupMembers
-	metricKafkaConsumerGroupOffset               metricKafkaConsumerGroupOffset
-	metricKafkaConsumerGroupPartitionStatus      metricKafkaConsumerGroupPartitionStatus
-	metricKafkaConsumerGroupPartitionTimeToDrain metricKafkaConsumerGroupPartitionTimeToDrain
-	metricKafkaConsumerGroupRebalances           metricKafkaConsumerGroupRebalances
-	metricKafkaConsumerGroupStableLag            metricKafkaConsumerGroupStableLag
-	metricKafkaConsumerGroupState                metricKafkaConsumerGroupState
-	metricKafkaConsumerGroupStatus               metricKafkaConsumerGroupStatus
-	metricKafkaConsumerGroupStuckTime            metricKafkaConsumerGroupStuckTime
-	metricKafkaConsumerGroupTimeLag              metricKafkaConsumerGroupTimeLag
-	metricKafkaConsumerGroupTimeLagMax           metricKafkaConsumerGroupTimeLagMax
-	metricKafkaConsumerGroupTimeToDrain          metricKafkaConsumerGroupTimeToDrain
-	metricKafkaPartitionCurrentOffset            metricKafkaPartitionCurrentOffset
-	metricKafkaPartitionOldestOffset             metricKafkaPartitionOldestOffset
-	metricKafkaPartitionProduceRate              metricKafkaPartitionProduceRate
-	metricKafkaTopicProduceRate                  metricKafkaTopicProduceRate
+	config                                           MetricsBuilderConfig // config of the metrics builder.
+	startTime                                        pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                  int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                    pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                        component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter                   map[string]filter.Filter
+	resourceAttributeExcludeFilter                   map[string]filter.Filter
+	metricKafkaConsumerGroupAssignedPartitions       metricKafkaConsumerGroupAssignedPartitions
+	metricKafkaConsumerGroupConsumeRate              metricKafkaConsumerGroupConsumeRate
+	metricKafkaConsumerGroupLag                      metricKafkaConsumerGroupLag
+	metricKafkaConsumerGroupLagMax                   metricKafkaConsumerGroupLagMax
+	metricKafkaConsumerGroupLagSum                   metricKafkaConsumerGroupLagSum
+	metricKafkaConsumerGroupLagTrend                 metricKafkaConsumerGroupLagTrend
+	metricKafkaConsumerGroupLostMessages             metricKafkaConsumerGroupLostMessages
+	metricKafkaConsumerGroupMembers                  metricKafkaConsumerGroupMembers
+	metricKafkaConsumerGroupOffset                   metricKafkaConsumerGroupOffset
+	metricKafkaConsumerGroupPartitionOwner           metricKafkaConsumerGroupPartitionOwner
+	metricKafkaConsumerGroupPartitionRetentionMargin metricKafkaConsumerGroupPartitionRetentionMargin
+	metricKafkaConsumerGroupPartitionStatus          metricKafkaConsumerGroupPartitionStatus
+	metricKafkaConsumerGroupPartitionTimeToDrain     metricKafkaConsumerGroupPartitionTimeToDrain
+	metricKafkaConsumerGroupRebalances               metricKafkaConsumerGroupRebalances
+	metricKafkaConsumerGroupRetentionMargin          metricKafkaConsumerGroupRetentionMargin
+	metricKafkaConsumerGroupStableLag                metricKafkaConsumerGroupStableLag
+	metricKafkaConsumerGroupState                    metricKafkaConsumerGroupState
+	metricKafkaConsumerGroupStatus                   metricKafkaConsumerGroupStatus
+	metricKafkaConsumerGroupStuckTime                metricKafkaConsumerGroupStuckTime
+	metricKafkaConsumerGroupTimeLag                  metricKafkaConsumerGroupTimeLag
+	metricKafkaConsumerGroupTimeLagMax               metricKafkaConsumerGroupTimeLagMax
+	metricKafkaConsumerGroupTimeToDrain              metricKafkaConsumerGroupTimeToDrain
+	metricKafkaPartitionCurrentOffset                metricKafkaPartitionCurrentOffset
+	metricKafkaPartitionOldestOffset                 metricKafkaPartitionOldestOffset
+	metricKafkaPartitionProduceRate                  metricKafkaPartitionProduceRate
+	metricKafkaTopicProduceRate                      metricKafkaTopicProduceRate
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2485,31 +2794,34 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		startTime:     pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer: pmetric.NewMetrics(),
 		buildInfo:     settings.BuildInfo,
-		metricKafkaConsumerGroupAssignedPartitions:   newMetricKafkaConsumerGroupAssignedPartitions(mbc.Metrics.KafkaConsumerGroupAssignedPartitions),
-		metricKafkaConsumerGroupConsumeRate:          newMetricKafkaConsumerGroupConsumeRate(mbc.Metrics.KafkaConsumerGroupConsumeRate),
-		metricKafkaConsumerGroupLag:                  newMetricKafkaConsumerGroupLag(mbc.Metrics.KafkaConsumerGroupLag),
-		metricKafkaConsumerGroupLagMax:               newMetricKafkaConsumerGroupLagMax(mbc.Metrics.KafkaConsumerGroupLagMax),
-		metricKafkaConsumerGroupLagSum:               newMetricKafkaConsumerGroupLagSum(mbc.Metrics.KafkaConsumerGroupLagSum),
-		metricKafkaConsumerGroupLagTrend:             newMetricKafkaConsumerGroupLagTrend(mbc.Metrics.KafkaConsumerGroupLagTrend),
-		metricKafkaConsumerGroupLostMessages:         newMetricKafkaConsumerGroupLostMessages(mbc.Metrics.KafkaConsumerGroupLostMessages),
-		metricKafkaConsumerGroupMembers:              newMetricKafkaConsumerGroupMembers(mbc.Metrics.KafkaConsumerGroupMembers),
-		metricKafkaConsumerGroupOffset:               newMetricKafkaConsumerGroupOffset(mbc.Metrics.KafkaConsumerGroupOffset),
-		metricKafkaConsumerGroupPartitionStatus:      newMetricKafkaConsumerGroupPartitionStatus(mbc.Metrics.KafkaConsumerGroupPartitionStatus),
-		metricKafkaConsumerGroupPartitionTimeToDrain: newMetricKafkaConsumerGroupPartitionTimeToDrain(mbc.Metrics.KafkaConsumerGroupPartitionTimeToDrain),
-		metricKafkaConsumerGroupRebalances:           newMetricKafkaConsumerGroupRebalances(mbc.Metrics.KafkaConsumerGroupRebalances),
-		metricKafkaConsumerGroupStableLag:            newMetricKafkaConsumerGroupStableLag(mbc.Metrics.KafkaConsumerGroupStableLag),
-		metricKafkaConsumerGroupState:                newMetricKafkaConsumerGroupState(mbc.Metrics.KafkaConsumerGroupState),
-		metricKafkaConsumerGroupStatus:               newMetricKafkaConsumerGroupStatus(mbc.Metrics.KafkaConsumerGroupStatus),
-		metricKafkaConsumerGroupStuckTime:            newMetricKafkaConsumerGroupStuckTime(mbc.Metrics.KafkaConsumerGroupStuckTime),
-		metricKafkaConsumerGroupTimeLag:              newMetricKafkaConsumerGroupTimeLag(mbc.Metrics.KafkaConsumerGroupTimeLag),
-		metricKafkaConsumerGroupTimeLagMax:           newMetricKafkaConsumerGroupTimeLagMax(mbc.Metrics.KafkaConsumerGroupTimeLagMax),
-		metricKafkaConsumerGroupTimeToDrain:          newMetricKafkaConsumerGroupTimeToDrain(mbc.Metrics.KafkaConsumerGroupTimeToDrain),
-		metricKafkaPartitionCurrentOffset:            newMetricKafkaPartitionCurrentOffset(mbc.Metrics.KafkaPartitionCurrentOffset),
-		metricKafkaPartitionOldestOffset:             newMetricKafkaPartitionOldestOffset(mbc.Metrics.KafkaPartitionOldestOffset),
-		metricKafkaPartitionProduceRate:              newMetricKafkaPartitionProduceRate(mbc.Metrics.KafkaPartitionProduceRate),
-		metricKafkaTopicProduceRate:                  newMetricKafkaTopicProduceRate(mbc.Metrics.KafkaTopicProduceRate),
-		resourceAttributeIncludeFilter:               make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:               make(map[string]filter.Filter),
+		metricKafkaConsumerGroupAssignedPartitions:       newMetricKafkaConsumerGroupAssignedPartitions(mbc.Metrics.KafkaConsumerGroupAssignedPartitions),
+		metricKafkaConsumerGroupConsumeRate:              newMetricKafkaConsumerGroupConsumeRate(mbc.Metrics.KafkaConsumerGroupConsumeRate),
+		metricKafkaConsumerGroupLag:                      newMetricKafkaConsumerGroupLag(mbc.Metrics.KafkaConsumerGroupLag),
+		metricKafkaConsumerGroupLagMax:                   newMetricKafkaConsumerGroupLagMax(mbc.Metrics.KafkaConsumerGroupLagMax),
+		metricKafkaConsumerGroupLagSum:                   newMetricKafkaConsumerGroupLagSum(mbc.Metrics.KafkaConsumerGroupLagSum),
+		metricKafkaConsumerGroupLagTrend:                 newMetricKafkaConsumerGroupLagTrend(mbc.Metrics.KafkaConsumerGroupLagTrend),
+		metricKafkaConsumerGroupLostMessages:             newMetricKafkaConsumerGroupLostMessages(mbc.Metrics.KafkaConsumerGroupLostMessages),
+		metricKafkaConsumerGroupMembers:                  newMetricKafkaConsumerGroupMembers(mbc.Metrics.KafkaConsumerGroupMembers),
+		metricKafkaConsumerGroupOffset:                   newMetricKafkaConsumerGroupOffset(mbc.Metrics.KafkaConsumerGroupOffset),
+		metricKafkaConsumerGroupPartitionOwner:           newMetricKafkaConsumerGroupPartitionOwner(mbc.Metrics.KafkaConsumerGroupPartitionOwner),
+		metricKafkaConsumerGroupPartitionRetentionMargin: newMetricKafkaConsumerGroupPartitionRetentionMargin(mbc.Metrics.KafkaConsumerGroupPartitionRetentionMargin),
+		metricKafkaConsumerGroupPartitionStatus:          newMetricKafkaConsumerGroupPartitionStatus(mbc.Metrics.KafkaConsumerGroupPartitionStatus),
+		metricKafkaConsumerGroupPartitionTimeToDrain:     newMetricKafkaConsumerGroupPartitionTimeToDrain(mbc.Metrics.KafkaConsumerGroupPartitionTimeToDrain),
+		metricKafkaConsumerGroupRebalances:               newMetricKafkaConsumerGroupRebalances(mbc.Metrics.KafkaConsumerGroupRebalances),
+		metricKafkaConsumerGroupRetentionMargin:          newMetricKafkaConsumerGroupRetentionMargin(mbc.Metrics.KafkaConsumerGroupRetentionMargin),
+		metricKafkaConsumerGroupStableLag:                newMetricKafkaConsumerGroupStableLag(mbc.Metrics.KafkaConsumerGroupStableLag),
+		metricKafkaConsumerGroupState:                    newMetricKafkaConsumerGroupState(mbc.Metrics.KafkaConsumerGroupState),
+		metricKafkaConsumerGroupStatus:                   newMetricKafkaConsumerGroupStatus(mbc.Metrics.KafkaConsumerGroupStatus),
+		metricKafkaConsumerGroupStuckTime:                newMetricKafkaConsumerGroupStuckTime(mbc.Metrics.KafkaConsumerGroupStuckTime),
+		metricKafkaConsumerGroupTimeLag:                  newMetricKafkaConsumerGroupTimeLag(mbc.Metrics.KafkaConsumerGroupTimeLag),
+		metricKafkaConsumerGroupTimeLagMax:               newMetricKafkaConsumerGroupTimeLagMax(mbc.Metrics.KafkaConsumerGroupTimeLagMax),
+		metricKafkaConsumerGroupTimeToDrain:              newMetricKafkaConsumerGroupTimeToDrain(mbc.Metrics.KafkaConsumerGroupTimeToDrain),
+		metricKafkaPartitionCurrentOffset:                newMetricKafkaPartitionCurrentOffset(mbc.Metrics.KafkaPartitionCurrentOffset),
+		metricKafkaPartitionOldestOffset:                 newMetricKafkaPartitionOldestOffset(mbc.Metrics.KafkaPartitionOldestOffset),
+		metricKafkaPartitionProduceRate:                  newMetricKafkaPartitionProduceRate(mbc.Metrics.KafkaPartitionProduceRate),
+		metricKafkaTopicProduceRate:                      newMetricKafkaTopicProduceRate(mbc.Metrics.KafkaTopicProduceRate),
+		resourceAttributeIncludeFilter:                   make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:                   make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.KafkaClusterAlias.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["kafka.cluster.alias"] = filter.CreateFilter(mbc.ResourceAttributes.KafkaClusterAlias.MetricsInclude)
@@ -2601,9 +2913,12 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricKafkaConsumerGroupLostMessages.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupMembers.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupOffset.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupPartitionOwner.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupPartitionRetentionMargin.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupPartitionStatus.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupPartitionTimeToDrain.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupRebalances.emit(ils.Metrics())
+	mb.metricKafkaConsumerGroupRetentionMargin.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupStableLag.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupState.emit(ils.Metrics())
 	mb.metricKafkaConsumerGroupStatus.emit(ils.Metrics())
@@ -2691,6 +3006,16 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupOffsetDataPoint(ts pcommon.Tim
 	mb.metricKafkaConsumerGroupOffset.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
 }
 
+// RecordKafkaConsumerGroupPartitionOwnerDataPoint adds a data point to kafka.consumer_group.partition_owner metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64, memberAttributeValue string, hostAttributeValue string, groupInstanceIDAttributeValue string) {
+	mb.metricKafkaConsumerGroupPartitionOwner.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue, memberAttributeValue, hostAttributeValue, groupInstanceIDAttributeValue)
+}
+
+// RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint adds a data point to kafka.consumer_group.partition_retention_margin metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	mb.metricKafkaConsumerGroupPartitionRetentionMargin.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
+}
+
 // RecordKafkaConsumerGroupPartitionStatusDataPoint adds a data point to kafka.consumer_group.partition_status metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionStatusDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64, statusAttributeValue AttributeStatus) {
 	mb.metricKafkaConsumerGroupPartitionStatus.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue, statusAttributeValue.String())
@@ -2704,6 +3029,11 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint(
 // RecordKafkaConsumerGroupRebalancesDataPoint adds a data point to kafka.consumer_group.rebalances metric.
 func (mb *MetricsBuilder) RecordKafkaConsumerGroupRebalancesDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string) {
 	mb.metricKafkaConsumerGroupRebalances.recordDataPoint(mb.startTime, ts, val, groupAttributeValue)
+}
+
+// RecordKafkaConsumerGroupRetentionMarginDataPoint adds a data point to kafka.consumer_group.retention_margin metric.
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupRetentionMarginDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	mb.metricKafkaConsumerGroupRetentionMargin.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
 }
 
 // RecordKafkaConsumerGroupStableLagDataPoint adds a data point to kafka.consumer_group.stable_lag metric.

@@ -76,9 +76,12 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["kafka.consumer_group.lost_messages"] = mb.metricKafkaConsumerGroupLostMessages.config.AggregationStrategy
 			aggMap["kafka.consumer_group.members"] = mb.metricKafkaConsumerGroupMembers.config.AggregationStrategy
 			aggMap["kafka.consumer_group.offset"] = mb.metricKafkaConsumerGroupOffset.config.AggregationStrategy
+			aggMap["kafka.consumer_group.partition_owner"] = mb.metricKafkaConsumerGroupPartitionOwner.config.AggregationStrategy
+			aggMap["kafka.consumer_group.partition_retention_margin"] = mb.metricKafkaConsumerGroupPartitionRetentionMargin.config.AggregationStrategy
 			aggMap["kafka.consumer_group.partition_status"] = mb.metricKafkaConsumerGroupPartitionStatus.config.AggregationStrategy
 			aggMap["kafka.consumer_group.partition_time_to_drain"] = mb.metricKafkaConsumerGroupPartitionTimeToDrain.config.AggregationStrategy
 			aggMap["kafka.consumer_group.rebalances"] = mb.metricKafkaConsumerGroupRebalances.config.AggregationStrategy
+			aggMap["kafka.consumer_group.retention_margin"] = mb.metricKafkaConsumerGroupRetentionMargin.config.AggregationStrategy
 			aggMap["kafka.consumer_group.stable_lag"] = mb.metricKafkaConsumerGroupStableLag.config.AggregationStrategy
 			aggMap["kafka.consumer_group.state"] = mb.metricKafkaConsumerGroupState.config.AggregationStrategy
 			aggMap["kafka.consumer_group.status"] = mb.metricKafkaConsumerGroupStatus.config.AggregationStrategy
@@ -154,6 +157,18 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 
 			allMetricsCount++
+			mb.RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts, 1, "group-val", "topic-val", 9, "member-val", "host-val", "group_instance_id-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts, 3, "group-val-2", "topic-val-2", 10, "member-val-2", "host-val-2", "group_instance_id-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 1, "group-val", "topic-val", 9)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
+			}
+
+			allMetricsCount++
 			mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 1, "group-val", "topic-val", 9, AttributeStatusOK)
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, 3, "group-val-2", "topic-val-2", 10, AttributeStatusWARN)
@@ -169,6 +184,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, 1, "group-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaConsumerGroupRebalancesDataPoint(ts, 3, "group-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 1, "group-val", "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 3, "group-val-2", "topic-val-2")
 			}
 
 			allMetricsCount++
@@ -252,9 +273,12 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricKafkaConsumerGroupLostMessages.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupMembers.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupOffset.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionOwner.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionRetentionMargin.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionStatus.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupPartitionTimeToDrain.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupRebalances.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaConsumerGroupRetentionMargin.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupStableLag.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupState.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaConsumerGroupStatus.aggDataPoints)
@@ -723,6 +747,121 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("partition")
 						assert.False(t, ok)
 					}
+				case "kafka.consumer_group.partition_owner":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_owner"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_owner")
+						validatedMetrics["kafka.consumer_group.partition_owner"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 for each partition assigned to a member of the group, naming the member (its client.id, host and group.instance.id): join it with the lag series on group, topic and partition to see who holds the most delayed partitions. From DescribeGroups for classic groups, only while the group is Stable (the coordinator tells assignments only then), and from ConsumerGroupDescribe for KIP-848 groups.", mi.Description())
+						assert.Equal(t, "{partition}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+						memberAttrVal, ok := dp.Attributes().Get("member")
+						assert.True(t, ok)
+						assert.Equal(t, "member-val", memberAttrVal.Str())
+						hostAttrVal, ok := dp.Attributes().Get("host")
+						assert.True(t, ok)
+						assert.Equal(t, "host-val", hostAttrVal.Str())
+						groupInstanceIDAttrVal, ok := dp.Attributes().Get("group_instance_id")
+						assert.True(t, ok)
+						assert.Equal(t, "group_instance_id-val", groupInstanceIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_owner"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_owner")
+						validatedMetrics["kafka.consumer_group.partition_owner"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 for each partition assigned to a member of the group, naming the member (its client.id, host and group.instance.id): join it with the lag series on group, topic and partition to see who holds the most delayed partitions. From DescribeGroups for classic groups, only while the group is Stable (the coordinator tells assignments only then), and from ConsumerGroupDescribe for KIP-848 groups.", mi.Description())
+						assert.Equal(t, "{partition}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.consumer_group.partition_owner"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("member")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("host")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("group_instance_id")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.partition_retention_margin":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_retention_margin"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_retention_margin")
+						validatedMetrics["kafka.consumer_group.partition_retention_margin"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "kafka.consumer_group.retention_margin of one partition: the topic's retention.ms minus the time lag of the group on the partition.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.partition_retention_margin"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_retention_margin")
+						validatedMetrics["kafka.consumer_group.partition_retention_margin"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "kafka.consumer_group.retention_margin of one partition: the topic's retention.ms minus the time lag of the group on the partition.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.consumer_group.partition_retention_margin"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
 				case "kafka.consumer_group.partition_status":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["kafka.consumer_group.partition_status"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_status")
@@ -870,6 +1009,51 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
 						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+					}
+				case "kafka.consumer_group.retention_margin":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.consumer_group.retention_margin"], "Found a duplicate in the metrics slice: kafka.consumer_group.retention_margin")
+						validatedMetrics["kafka.consumer_group.retention_margin"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "How long at least until time-based retention may delete the oldest record the group has not consumed on the topic: the topic's retention.ms minus that record's age (its time lag), the smallest over the topic's partitions. Negative when retention is overdue (Kafka deletes whole segments, every log.retention.check.interval.ms). Only for topics whose cleanup.policy contains delete and whose retention.ms is positive, read with DescribeConfigs every few minutes; omitted when the group has nothing left to consume on the topic or its time lag is not known. Size-based retention (retention.bytes) is not taken into account.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.consumer_group.retention_margin"], "Found a duplicate in the metrics slice: kafka.consumer_group.retention_margin")
+						validatedMetrics["kafka.consumer_group.retention_margin"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "How long at least until time-based retention may delete the oldest record the group has not consumed on the topic: the topic's retention.ms minus that record's age (its time lag), the smallest over the topic's partitions. Negative when retention is overdue (Kafka deletes whole segments, every log.retention.check.interval.ms). Only for topics whose cleanup.policy contains delete and whose retention.ms is positive, read with DescribeConfigs every few minutes; omitted when the group has nothing left to consume on the topic or its time lag is not known. Size-based retention (retention.bytes) is not taken into account.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.consumer_group.retention_margin"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
 						assert.False(t, ok)
 					}
 				case "kafka.consumer_group.stable_lag":

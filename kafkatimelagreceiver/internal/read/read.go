@@ -19,6 +19,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -35,6 +36,9 @@ type Reader struct {
 	// StartOffsets and StableOffsets: the log start and last stable offsets
 	// are read too.
 	StartOffsets, StableOffsets bool
+	// Retention, when set, is kept up to date with the retention settings
+	// of the topics read (some retention margin is on).
+	Retention *retention.Cache
 	// MaxRecordReads caps the record timestamps read per scrape.
 	MaxRecordReads int
 	// KeepUnwantedFor is how long a partial read keeps the tables of
@@ -203,6 +207,14 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		if err = denials.Split(err); err != nil {
 			errs.AddPartial(0, err)
 		}
+		if r.Retention != nil {
+			// The topics whose end offsets were read: those a lag is
+			// reported on.
+			err := r.Retention.Refresh(ctx, topicsOf(end.Offsets), r.Now())
+			if err = denials.Split(err); err != nil {
+				errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
+			}
+		}
 	} else {
 		idx = r.index(snap)
 	}
@@ -351,4 +363,18 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 func (r *Reader) Empty() *Input {
 	snap := &lag.Snapshot{At: time.Now().UnixNano()}
 	return &Input{Snap: snap, Index: r.index(snap)}
+}
+
+// topicsOf lists the topics of the partitions, sorted.
+func topicsOf(partitions map[kafka.TopicPartition]int64) []string {
+	seen := map[string]bool{}
+	var topics []string
+	for tp := range partitions {
+		if !seen[tp.Topic] {
+			seen[tp.Topic] = true
+			topics = append(topics, tp.Topic)
+		}
+	}
+	slices.Sort(topics)
+	return topics
 }

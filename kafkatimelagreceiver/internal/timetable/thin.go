@@ -36,6 +36,14 @@ const (
 	simplifyRatio = 1.0 / 500
 )
 
+// maxSimplifiedSpan bounds the segment a simplification leaves, as a
+// fraction of the age of its newer end: a bracket's width is also how
+// uncertain an estimate inside it is for a record that may have landed
+// anywhere in it (lag.Coarse reads the record when the bracket is wider
+// than a tenth of the time lag), and a merged segment must not look
+// coarser than the samples it replaces.
+const maxSimplifiedSpan = 0.1
+
 // thinningResolutionWeight trades exactness against spread when thinning: a
 // point whose removal costs no interpolation error is still worth keeping if
 // its neighbours are far apart relative to its age. With this weight a
@@ -77,8 +85,9 @@ func removalError(prev, cur, next Sample) float64 {
 }
 
 // simplify drops, in passes, every interior point whose removal error is
-// within the tolerance of its age, never two neighbours in one pass (each
-// error is measured against the neighbours that stay). Gap ends and the
+// within the tolerance of its age and whose neighbours are close enough
+// (maxSimplifiedSpan), never two neighbours in one pass (each error is
+// measured against the neighbours that stay). Gap ends and the
 // points before them stay: dropping them would make watched time a gap.
 func (t *Table) simplify(points []Sample) []Sample {
 	if len(points) < 3 {
@@ -92,7 +101,8 @@ func (t *Table) simplify(points []Sample) []Sample {
 			prev, cur, next := kept[len(kept)-1], points[i], points[i+1]
 			if !justRemoved && !t.isGapEnd(cur) && !t.isGapEnd(next) {
 				tolerance := max(float64(simplifyFloor), simplifyRatio*float64(newest-cur.At))
-				if removalError(prev, cur, next) <= tolerance/2 {
+				narrow := float64(next.At-prev.At) <= maxSimplifiedSpan*float64(newest-next.At)
+				if narrow && removalError(prev, cur, next) <= tolerance/2 {
 					removed, justRemoved = true, true
 					continue
 				}

@@ -82,6 +82,15 @@ type Metadata struct {
 	RetryBackoff time.Duration
 }
 
+// NewestVersion is the newest Kafka protocol version the client speaks.
+// It is a safe default: every request is negotiated down to what its broker
+// advertises (ApiVersions), and the requests whose shape depends on the
+// version (batched OffsetFetch, ConsumerGroupDescribe) fall back when the
+// broker answers an older one or lacks the API.
+func NewestVersion() string {
+	return sarama.MaxVersion.String()
+}
+
 // CheckVersion tells whether the protocol version can be parsed.
 func CheckVersion(v string) error {
 	_, err := parseVersion(v)

@@ -50,7 +50,7 @@ func (c *Cluster) DescribeGroups(ctx context.Context, groups []string) (map[stri
 		}
 		return kafka.Join(errs...)
 	})
-	return out, kafka.Join(coordinatorErr, err)
+	return out, kafka.Join(coordinatorErr, err, c.nameAssignedTopics(ctx, client, out))
 }
 
 // maxGroupsPerDescribe bounds the groups of one DescribeGroups request, for

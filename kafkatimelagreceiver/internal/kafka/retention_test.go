@@ -1,0 +1,31 @@
+package kafka
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCleanupPolicyDeletes(t *testing.T) {
+	for policy, want := range map[string]bool{
+		"delete": true, "compact": false, "compact,delete": true, "delete,compact": true,
+		" Compact , DELETE ": true, "": false, "deleted": false,
+	} {
+		require.Equal(t, want, CleanupPolicyDeletes(policy), "%q", policy)
+	}
+}
+
+func TestTimeLimit(t *testing.T) {
+	limit, ok := TopicRetention{Delete: true, RetentionMs: 3_600_000}.TimeLimit()
+	require.True(t, ok)
+	require.Equal(t, time.Hour, limit)
+	for _, r := range []TopicRetention{
+		{Delete: false, RetentionMs: 3_600_000}, // compact only
+		{Delete: true, RetentionMs: -1},         // kept for ever
+		{Delete: true, RetentionMs: 0},
+	} {
+		_, ok := r.TimeLimit()
+		require.False(t, ok, "%+v", r)
+	}
+}

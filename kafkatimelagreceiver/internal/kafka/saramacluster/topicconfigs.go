@@ -1,0 +1,134 @@
+package saramacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/IBM/sarama"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
+
+// retentionConfigs are the only configs asked for: the response carries
+// three entries per topic, not the topic's hundred.
+var retentionConfigs = []string{"cleanup.policy", "retention.ms", "retention.bytes"}
+
+// maxTopicsPerDescribeConfigs bounds the topics of one DescribeConfigs, as
+// OffsetFetch and DescribeGroups are bounded: each answers in about 150
+// bytes, so one request stays far below any response limit.
+const maxTopicsPerDescribeConfigs = 1000
+
+// TopicRetention reads cleanup.policy, retention.ms and retention.bytes of
+// the topics with DescribeConfigs. Any broker answers for a topic: the
+// topics go to one broker (the least loaded), in requests of at most
+// maxTopicsPerDescribeConfigs, one after the other.
+func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
+	out := make(map[string]kafka.TopicRetention, len(topics))
+	if len(topics) == 0 {
+		return out, nil
+	}
+	client, err := c.connected(ctx)
+	if err != nil {
+		return out, err
+	}
+	b := client.LeastLoadedBroker()
+	if b == nil {
+		return out, errors.New("describe topic configs: no broker")
+	}
+	_ = b.Open(c.config) // already open: ErrAlreadyConnected
+	var mu sync.Mutex
+	err = perBroker(ctx, c, map[*sarama.Broker][]string{b: topics}, func(b *sarama.Broker, topics []string) error {
+		var errs []error
+		for start := 0; start < len(topics); start += maxTopicsPerDescribeConfigs {
+			if err := ctx.Err(); err != nil {
+				errs = append(errs, fmt.Errorf("describe configs of %d topics: %w", len(topics)-start, err))
+				break
+			}
+			chunk := topics[start:min(start+maxTopicsPerDescribeConfigs, len(topics))]
+			found, err := c.describeRetention(ctx, b, chunk)
+			errs = append(errs, err)
+			mu.Lock()
+			for topic, r := range found {
+				out[topic] = r
+			}
+			mu.Unlock()
+		}
+		return kafka.Join(errs...)
+	})
+	return out, err
+}
+
+func (c *Cluster) describeRetention(ctx context.Context, b *sarama.Broker, topics []string) (map[string]kafka.TopicRetention, error) {
+	req := &sarama.DescribeConfigsRequest{Version: 1}
+	for _, t := range topics {
+		req.Resources = append(req.Resources, &sarama.ConfigResource{Type: sarama.TopicResource, Name: t, ConfigNames: retentionConfigs})
+	}
+	resp, err := b.DescribeConfigs(req)
+	c.observe(ctx, b, "DescribeConfigs", err)
+	if err != nil {
+		return nil, fmt.Errorf("describe configs of %d topics on broker %d: %w", len(topics), b.ID(), err)
+	}
+	out := make(map[string]kafka.TopicRetention, len(resp.Resources))
+	var errs []error
+	for _, res := range resp.Resources {
+		if res == nil {
+			continue
+		}
+		if kerr := sarama.KError(res.ErrorCode); !errors.Is(kerr, sarama.ErrNoError) {
+			errs = append(errs, topicError(res.Name, kafka.OperationDescribeConfigs, fmt.Errorf("describe configs of topic %q on broker %d: %w %s", res.Name, b.ID(), authorization(kerr), res.ErrorMsg)))
+			continue
+		}
+		r, err := retentionOf(res.Configs)
+		if err != nil {
+			errs = append(errs, topicError(res.Name, kafka.OperationDescribeConfigs, fmt.Errorf("topic %q: %w", res.Name, err)))
+			continue
+		}
+		out[res.Name] = r
+	}
+	for _, t := range topics {
+		if _, ok := out[t]; !ok && !errorNames(errs, t) {
+			errs = append(errs, topicError(t, kafka.OperationDescribeConfigs, fmt.Errorf("describe configs of topic %q on broker %d: no answer", t, b.ID())))
+		}
+	}
+	return out, kafka.Join(errs...)
+}
+
+// retentionOf reads the three configs; one the broker leaves out takes
+// Kafka's default (delete, 7 days, no size bound).
+func retentionOf(configs []*sarama.ConfigEntry) (kafka.TopicRetention, error) {
+	r := kafka.TopicRetention{Delete: true, RetentionMs: 7 * 24 * 3600 * 1000, RetentionBytes: -1}
+	for _, e := range configs {
+		if e == nil {
+			continue
+		}
+		switch e.Name {
+		case "cleanup.policy":
+			r.Delete = kafka.CleanupPolicyDeletes(e.Value)
+		case "retention.ms", "retention.bytes":
+			v, err := strconv.ParseInt(e.Value, 10, 64)
+			if err != nil {
+				return r, fmt.Errorf("%s: %q is not a number", e.Name, e.Value)
+			}
+			if e.Name == "retention.ms" {
+				r.RetentionMs = v
+			} else {
+				r.RetentionBytes = v
+			}
+		}
+	}
+	return r, nil
+}
+
+// errorNames tells whether one of errs is about topic.
+func errorNames(errs []error, topic string) bool {
+	for _, err := range errs {
+		var te *kafka.TopicError
+		if errors.As(err, &te) && te.Topic == topic {
+			return true
+		}
+	}
+	return false
+}
