@@ -856,11 +856,11 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	require.Zero(t, still.Of(kmsg.Fetch), "a partition still for less than %s is not read", lag.IdleBeforeRecordRead)
 
 	// Production stops with the groups behind: whether what is left is data
-	// or transaction markers, only a read tells; one Fetch per broker, then
+	// or transaction markers, only a read tells (here the warm scrape's read
+	// of the coarse bracket already did); at most one Fetch per broker, then
 	// cached while the commits stand.
 	time.Sleep(lag.IdleBeforeRecordRead)
 	idle := measure("in table, idle:", s)
-	require.GreaterOrEqual(t, idle.Of(kmsg.Fetch), int64(1))
 	require.LessOrEqual(t, idle.Of(kmsg.Fetch), int64(3))
 	require.Zero(t, measure("in table, idle, steady:", s).Of(kmsg.Fetch))
 }

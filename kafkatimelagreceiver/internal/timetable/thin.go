@@ -25,14 +25,15 @@ const simplifyAllEvery = 64
 // its age) from what the table would say had it kept every sample. Each
 // point dropped moves estimates by at most half of that at its age; a
 // region is simplified again only as it ages and its tolerance grows, so
-// the drops add up to less than the whole (TestSimplifiedTableDatesEverySampleWithinTheTolerance checks it
-// over a day of each shape). Error matters in proportion to the lag being
-// measured. Dropping the first or last point of a flat run (when an offset
+// the drops add up to less than the whole (checked over a day of each
+// shape by TestSimplifiedTableDatesEverySampleWithinTheTolerance). Error
+// matters in proportion to the lag being measured; the floor keeps groups
+// seconds behind dated to within tens of milliseconds. Dropping the first or last point of a flat run (when an offset
 // was first and last the end, which is what dates the records of a
 // partition written now and then) costs the run's length, so a staircase of
 // records minutes apart keeps its steps for days.
 const (
-	simplifyFloor = int64(time.Second)
+	simplifyFloor = int64(20 * time.Millisecond)
 	simplifyRatio = 1.0 / 500
 )
 
