@@ -15,8 +15,11 @@ IMAGE_TAR   := $(BUILD_DIR)/otelcol-kafkatimelag-image.tar
 # mdatagen, pinned in tools/go.mod (a module of its own, so that its
 # dependencies stay out of the collector's).
 MDATAGEN    := $(BUILD_DIR)/mdatagen
+# helm, pinned in tools/go.mod too (helm.sh/helm/v3 v3.22.0).
+HELM        := $(BUILD_DIR)/helm
+CHART       := deploy/helm/otelcol-kafkatimelag
 
-.PHONY: all help build run run-prometheus demo test prometheus-tools rules-test fmt-check vet generate generate-check mdatagen unit e2e image bench bench-prometheus clean
+.PHONY: all help build run run-prometheus demo test prometheus-tools rules-test fmt-check vet generate generate-check mdatagen helm helm-sync helm-check unit e2e image bench bench-prometheus clean
 
 all: build
 
@@ -41,19 +44,31 @@ demo:
 	$(GO) build -o $(DEMO_BIN) ./cmd/kafkademo
 
 ## test: everything CI runs
-test: fmt-check vet generate-check unit build rules-test e2e
+test: fmt-check vet generate-check unit build rules-test helm-check e2e
 
 # prometheus and promtool on PATH; installs Debian's package when missing
 # (as root; CI is).
 prometheus-tools:
 	deploy/prometheus/install-prometheus.sh
 
-## rules-test: promtool checks and unit-tests the alerting rules in deploy/prometheus
+## rules-test: promtool checks and unit-tests the alerting and migration rules in deploy/prometheus
 rules-test: prometheus-tools
-	cd deploy/prometheus && promtool check rules kafka-timelag-rules.yml && promtool test rules kafka-timelag-rules.test.yml
+	cd deploy/prometheus && promtool check rules kafka-timelag-rules.yml migration-rules.yml && \
+		promtool test rules kafka-timelag-rules.test.yml migration-rules.test.yml
 
 mdatagen:
 	cd tools && $(GO) build -o ../$(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
+
+helm:
+	cd tools && $(GO) build -o ../$(HELM) helm.sh/helm/v3/cmd/helm
+
+## helm-sync: copy the alerting rules and the dashboard into the Helm chart (helm reads only the chart's own files)
+helm-sync:
+	cp deploy/prometheus/kafka-timelag-rules.yml deploy/grafana/kafka-timelag.json $(CHART)/files/
+
+## helm-check: helm lint and helm template of the chart with every shipped values file, each document decoded strictly, the collector config validated with the built binary
+helm-check: helm build prometheus-tools
+	HELM_BIN="$(CURDIR)/$(HELM)" OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags helm -count=1 -v ./deploy/helm/ ./deploy/operator/
 
 ## generate: regenerate the receiver's metric code and docs from kafkatimelagreceiver/metadata.yaml
 generate: mdatagen
@@ -77,6 +92,7 @@ vet:
 	cd $(RECEIVER_DIR) && $(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) vet -tags image ./deploy/container/
+	$(GO) vet -tags helm ./deploy/helm/ ./deploy/operator/
 
 # The replica test runs on its own with -v: go test shows a passing test's
 # per-round coverage and duplicate counts only then.

@@ -10,7 +10,7 @@ import (
 )
 
 // Defaults of the Kafka client keys. Where they differ from contrib's
-// configkafka, the README's configuration table says why.
+// configkafka, docs/configuration.md's client table says why.
 const (
 	// defaultClientID names this receiver in broker logs and quotas
 	// (configkafka: otel-collector; contrib's kafkametrics receiver has its

@@ -42,7 +42,7 @@ type Config struct {
 
 	// The Kafka client's settings are contrib's configkafka.ClientConfig
 	// (v0.165.1) key for key, with the same meanings and defaults except
-	// where the README says otherwise; client_config.go validates them.
+	// where docs/configuration.md says otherwise; client_config.go validates them.
 	// They are fields of Config itself rather than an embedded struct so
 	// that validation errors name the keys as written (`tls: ...`, not
 	// `clientconfig::tls: ...`).
@@ -65,7 +65,7 @@ type Config struct {
 	// at a replica in the same rack (KIP-392).
 	RackID string `mapstructure:"rack_id"`
 	// UseLeaderEpoch is accepted for configkafka's sake; the receiver
-	// never sends leader epochs (see the README).
+	// never sends leader epochs (see docs/configuration.md).
 	UseLeaderEpoch bool `mapstructure:"use_leader_epoch"`
 	// ConnIdleTimeout: a broker connection unused for longer is reopened
 	// before its next request.

@@ -677,7 +677,7 @@ func writeTestFile(t *testing.T, dir, name string, content []byte) string {
 }
 
 // TestContribDefaultsDiffer pins the three defaults the receiver sets
-// otherwise than configkafka, which the README explains.
+// otherwise than configkafka, which docs/configuration.md explains.
 func TestContribDefaultsDiffer(t *testing.T) {
 	contrib := configkafka.NewDefaultClientConfig()
 	ours := NewFactory().CreateDefaultConfig().(*Config)

@@ -475,7 +475,7 @@ func TestReplicaAttributeOnlyWhenAsked(t *testing.T) {
 	}
 }
 
-// coordinationACLs are the ACLs SECURITY.md lists for coordination: Read on
+// coordinationACLs are the ACLs docs/security.md lists for coordination: Read on
 // the coordination group (join, heartbeat, leave), Read on the
 // coordination topic and, to let the receiver create it, Create on it.
 func coordinationACLs(group, topic string, create bool) []kfake.ACL {
@@ -512,7 +512,7 @@ func coordinatedACLConfig(k *testKafka, password string) *Config {
 }
 
 // TestCoordinationLeastPrivilege: with the monitoring ACLs plus the
-// coordination ones of SECURITY.md, a replica creates the coordination
+// coordination ones of docs/security.md, a replica creates the coordination
 // topic, joins and reports; without Create, and with no topic, it reports
 // nothing and its scrapes say what is missing.
 func TestCoordinationLeastPrivilege(t *testing.T) {

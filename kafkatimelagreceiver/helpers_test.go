@@ -600,7 +600,7 @@ func requireBillingLag(t *testing.T, s *timeLagScraper) {
 	require.Contains(t, pointsOf(md, "kafka.consumer_group.time_lag"), pointKey{"billing", "orders", 0})
 }
 
-// aclsFor is the least-privilege ACL set of SECURITY.md for the principal,
+// aclsFor is the least-privilege ACL set of docs/security.md for the principal,
 // on the given group prefix and topics; readTopics also get Read.
 func aclsFor(groupPrefix string, describeTopics, readTopics []string) []kfake.ACL {
 	acls := []kfake.ACL{{

@@ -463,7 +463,7 @@ func newACLTestKafka(t *testing.T, password string, acls []kfake.ACL) *testKafka
 }
 
 // TestACLLeastPrivilege runs the receiver as a principal with only the ACLs
-// SECURITY.md lists: what it may see is reported, a topic it may not
+// docs/security.md lists: what it may see is reported, a topic it may not
 // describe and a topic it may not read are skipped with one warning per
 // scrape, and a group it may not describe is invisible (Kafka leaves it out
 // of ListGroups).

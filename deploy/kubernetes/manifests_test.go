@@ -6,7 +6,6 @@
 package kubernetes_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,9 +20,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/k8sdecode"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver"
 )
 
@@ -36,15 +35,11 @@ const (
 	replicas        = 3
 )
 
-// strictDecoder decodes YAML into the registered API types and fails on
-// unknown or duplicate fields.
-func strictDecoder(t *testing.T) runtime.Decoder {
+func strictDecoder(t *testing.T) *k8sdecode.Decoder {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme, monitoringv1.AddToScheme} {
-		require.NoError(t, add(scheme))
-	}
-	return json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{Yaml: true, Strict: true})
+	decoder, err := k8sdecode.NewDecoder()
+	require.NoError(t, err)
+	return decoder
 }
 
 // manifests decodes every document of every YAML file here.
@@ -58,13 +53,10 @@ func manifests(t *testing.T) []runtime.Object {
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
-			if len(bytes.TrimSpace(doc)) == 0 {
-				continue
-			}
-			obj, gvk, err := decoder.Decode(doc, nil, nil)
+		for i, doc := range k8sdecode.Documents(data) {
+			obj, err := decoder.Decode(doc)
 			require.NoError(t, err, "%s, document %d", file, i)
-			t.Logf("%s: %s %s", file, gvk.Kind, gvk.GroupVersion())
+			t.Logf("%s: %s", file, obj.GetObjectKind().GroupVersionKind())
 			objects = append(objects, obj)
 		}
 	}
@@ -74,19 +66,19 @@ func manifests(t *testing.T) []runtime.Object {
 // TestStrictDecodingCatchesTypos: the decoder the manifests go through
 // refuses a field the API type lacks.
 func TestStrictDecodingCatchesTypos(t *testing.T) {
-	_, _, err := strictDecoder(t).Decode([]byte(`apiVersion: policy/v1
+	_, err := strictDecoder(t).Decode([]byte(`apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: x}
 spec:
   maxUnavailabe: 1
-`), nil, nil)
+`))
 	require.ErrorContains(t, err, `unknown field "spec.maxUnavailabe"`)
-	_, _, err = strictDecoder(t).Decode([]byte(`apiVersion: monitoring.coreos.com/v1
+	_, err = strictDecoder(t).Decode([]byte(`apiVersion: monitoring.coreos.com/v1
 kind: PodMonitor
 metadata: {name: x}
 spec:
   podMetricsEndpoint: []
-`), nil, nil)
+`))
 	require.ErrorContains(t, err, `unknown field "spec.podMetricsEndpoint"`)
 }
 
