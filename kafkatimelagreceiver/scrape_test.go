@@ -18,6 +18,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -560,7 +561,8 @@ func TestImpossibleRecordTimestampsGiveNoTimeLag(t *testing.T) {
 
 // An application that commits last offset + 1 on a transactional topic sits
 // on the commit marker: lag stays 1, but nothing is left to consume. Once
-// the partition is idle the receiver reads past the marker, finds no data
+// the partition has been idle for lag.IdleBeforeRecordRead the receiver
+// reads past the marker, finds no data
 // record before the end, and reports the group caught up: time lag 0 and
 // status OK, however long it stays there.
 func TestCommitOnTransactionMarkerIsCaughtUp(t *testing.T) {
@@ -582,7 +584,10 @@ func TestCommitOnTransactionMarkerIsCaughtUp(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), pointsOf(md, "kafka.consumer_group.lag")[key].intValue, "lag counts the marker's offset")
 		if scrape == 0 {
-			continue // the end offset was just seen moving: not idle yet
+			// The end offset was just seen moving: not idle until it has
+			// stood still for a while.
+			time.Sleep(lag.IdleBeforeRecordRead)
+			continue
 		}
 		tl, ok := pointsOf(md, "kafka.consumer_group.time_lag")[key]
 		require.True(t, ok, "scrape %d", scrape)
@@ -843,9 +848,18 @@ func TestRequestsPerScrapeByAPI(t *testing.T) {
 	require.LessOrEqual(t, warm.Of(kmsg.OffsetFetch), int64(3))
 	t.Logf("%d group-partitions on 3 brokers: %d requests per steady scrape", partitions*groups, warm.Total())
 
+	// No write between the last read and this scrape's: the end stood still
+	// for a moment, as a partition written a few times a second does
+	// between two fast samples. The next write makes the lag data again:
+	// nothing is read.
+	still := measure("in table, still for a moment:", s)
+	require.Zero(t, still.Of(kmsg.Fetch), "a partition still for less than %s is not read", lag.IdleBeforeRecordRead)
+
 	// Production stops with the groups behind: whether what is left is data
-	// or transaction markers, only a read tells; one Fetch per broker, then
+	// or transaction markers, only a read tells (here the warm scrape's read
+	// of the coarse bracket already did); at most one Fetch per broker, then
 	// cached while the commits stand.
+	time.Sleep(lag.IdleBeforeRecordRead)
 	idle := measure("in table, idle:", s)
 	require.LessOrEqual(t, idle.Of(kmsg.Fetch), int64(3))
 	require.Zero(t, measure("in table, idle, steady:", s).Of(kmsg.Fetch))

@@ -2,6 +2,7 @@ package lag
 
 import (
 	"sort"
+	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -119,19 +120,29 @@ func clampToTable(tables *timetable.Store, table timetable.Ref, offset, ts, scra
 	return min(ts, scrape)
 }
 
+// IdleBeforeRecordRead is how long a partition's end offset must have stood
+// still before the records at lagging groups' offsets inside its table are
+// read to tell data from transaction markers. A partition written a few
+// times a second and sampled faster looks still between two samples now and
+// then; reading for it every scrape would cost a Fetch per broker for
+// nothing, since the next write makes the lag real data. A group sitting on
+// a marker is found caught up once the partition has been still this long.
+const IdleBeforeRecordRead = time.Second
+
 // OutOfTable lists the records whose append time no table can tell well:
 // the oldest unconsumed record of a lagging group, older than its table or
 // inside a stretch of it that was not watched (the collector or Kafka was
-// down); and, on a partition whose end offset stands still, the record at
-// a lagging group's offset even inside the table, since only a read tells
-// a record from a transaction marker: a group committed on the last
-// transaction's commit marker (last offset + 1) lags by 1 for ever and must
-// be found caught up, not ageing with the clock; and last the records a
-// table dates only coarsely (Coarse), whose reads refine an estimate rather
-// than make one, at most one per partition. Missing are those not read yet,
-// or read short of today's end, the ones no table dates first, then the
-// furthest behind (when a cap bites, the worst lags are the ones worth
-// knowing); used is every such record, read or not.
+// down); and, on a partition whose end offset has stood still for
+// IdleBeforeRecordRead, the record at a lagging group's offset even inside
+// the table, since only a read tells a record from a transaction marker: a
+// group committed on the last transaction's commit marker (last offset + 1)
+// lags by 1 for ever and must be found caught up, not ageing with the
+// clock; and last the records a table dates only coarsely (Coarse), whose
+// reads refine an estimate rather than make one, at most one per
+// partition. Missing are those not read yet, or read short of today's end,
+// the ones no table dates first, then the furthest behind (when a cap
+// bites, the worst lags are the ones worth knowing); used is every such
+// record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
 	behind := map[kafka.RecordAt]int64{}
@@ -147,7 +158,7 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 				continue
 			}
 			lo, hi, ok, gap := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
-			dated := ok && !gap && !tables.Idle(p.Table, p.End)
+			dated := ok && !gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
 			coarse := dated && Coarse(lo, hi, ExpectedAppend(lo, hi, from), at)
 			if dated && !coarse {
 				continue

@@ -37,23 +37,27 @@ func (r *fuzzReader) uint16() uint16 { return uint16(r.byte())<<8 | uint16(r.byt
 // fuzzTableCheck fails when the table breaks an invariant of offsetTable.
 func fuzzTableCheck(t *testing.T, table *Table) {
 	t.Helper()
-	if tableLen(table) > table.maxPoints {
-		t.Fatalf("%d points over the bound %d", tableLen(table), table.maxPoints)
+	if tableLen(table) > int(table.maxPoints) {
+		t.Fatalf("%d points over the bound %d", tableLen(table), int(table.maxPoints))
 	}
-	ats := make(map[int64]bool, len(table.points))
-	for i, p := range table.points {
+	points := table.samples()
+	if len(points) != table.len() {
+		t.Fatalf("%d points decoded from a table of %d", len(points), table.len())
+	}
+	ats := make(map[int64]bool, len(points))
+	for i, p := range points {
 		ats[p.At] = true
 		if i == 0 {
 			continue
 		}
-		prev := table.points[i-1]
+		prev := points[i-1]
 		if p.At <= prev.At || p.Offset < prev.Offset {
 			t.Fatalf("points %d %+v and %d %+v are not strictly increasing in time and non-decreasing in offset", i-1, prev, i, p)
 		}
 	}
 	for at := range table.gaps {
 		if !ats[at] {
-			t.Fatalf("gap end at %d is not a point of the table %+v", at, table.points)
+			t.Fatalf("gap end at %d is not a point of the table %+v", at, table.samples())
 		}
 	}
 	if newest, ok := newestPoint(table); ok && table.lastRead < newest.At {
@@ -151,27 +155,27 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 				// The request went out 0..255 ms before the answer: reads
 				// overlap when that exceeds the time between them.
 				sent := now - int64(r.byte())*int64(time.Millisecond)
-				before := append([]Sample(nil), table.points...)
+				before := append([]Sample(nil), table.samples()...)
 				res := table.Add(offset, time.Unix(0, sent), time.Unix(0, now))
 				newest, _ := newestPoint(table)
 				switch res {
 				case Ignored, Suspected:
 					if len(before) != tableLen(table) || (len(before) > 0 && before[len(before)-1] != newest) {
-						t.Fatalf("a read that was %v changed the table: %+v -> %+v", res, before, table.points)
+						t.Fatalf("a read that was %v changed the table: %+v -> %+v", res, before, table.samples())
 					}
 					if res == Suspected && !table.suspected {
 						t.Fatalf("a suspected reset is not pending")
 					}
 				case Reset:
 					// The first read below the old log's end, and this one.
-					if n := tableLen(table); n < 1 || n > 2 || newest != (Sample{offset, now}) {
-						t.Fatalf("a reset left %+v, want at most one point before {%d %d}", table.points, offset, now)
+					if n := tableLen(table); n < 1 || n > 2 || newest != (Sample{offset, quantize(now)}) {
+						t.Fatalf("a reset left %+v, want at most one point before {%d %d}", table.samples(), offset, now)
 					}
 				case Appended, Merged:
-					if newest.At != now || newest.Offset != offset {
+					if newest.At != quantize(now) || newest.Offset != offset {
 						t.Fatalf("read {%d %d} gave %v but the newest point is %+v", offset, now, res, newest)
 					}
-					if res == Appended && len(before) > 0 && table.points[0] != before[0] {
+					if res == Appended && len(before) > 0 && table.samples()[0] != before[0] {
 						t.Fatalf("an append dropped the oldest point %+v", before[0])
 					}
 				}
@@ -194,21 +198,21 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 		}
 		tp := kafka.TopicPartition{Topic: "fuzz", Partition: 0}
 		data := encodeState("", []storedTable{{tp: tp, table: table, start: 3, hasStart: true}})
-		state, err := decodeState(data, table.maxPoints, maxGap, math.MaxInt64)
+		state, err := decodeState(data, int(table.maxPoints), maxGap, math.MaxInt64)
 		if err == nil && len(state.skipped) > 0 {
 			err = state.skipped[0]
 		}
 		if err != nil {
-			t.Fatalf("a table built by Add does not decode: %v (%+v, lastRead %d)", err, table.points, table.lastRead)
+			t.Fatalf("a table built by Add does not decode: %v (%+v, lastRead %d)", err, table.samples(), table.lastRead)
 		}
 		decoded := state.tables
 		if len(decoded) != 1 || decoded[0].tp != tp || !decoded[0].hasStart || decoded[0].start != 3 {
 			t.Fatalf("decoded %+v", decoded)
 		}
 		got := decoded[0].table
-		if !equalSamples(got.points, table.points) || got.lastRead != table.lastRead || got.maxGap != table.maxGap || len(got.gaps) != len(table.gaps) {
+		if !equalSamples(got.samples(), table.samples()) || got.lastRead != table.lastRead || got.maxGap != table.maxGap || len(got.gaps) != len(table.gaps) {
 			t.Fatalf("round trip changed the table:\n%+v lastRead %d gaps %v\n%+v lastRead %d gaps %v",
-				table.points, table.lastRead, table.gaps, got.points, got.lastRead, got.gaps)
+				table.samples(), table.lastRead, table.gaps, got.samples(), got.lastRead, got.gaps)
 		}
 		for at := range table.gaps {
 			if !got.isGapEnd(Sample{At: at}) {
@@ -217,13 +221,14 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 		}
 
 		// A store saves what its tables hold, and restores it.
-		store := NewStore(table.maxPoints, maxGap, nil)
+		store := NewStore(int(table.maxPoints), maxGap, nil)
 		store.tables[tp] = table
+		store.sortTracked()
 		store.starts[tp] = 3
 		if saved := store.EncodeState(); !bytes.Equal(saved, data) {
 			t.Fatalf("the store saved %q, want %q", saved, data)
 		}
-		restored := NewStore(table.maxPoints, maxGap, nil)
+		restored := NewStore(int(table.maxPoints), maxGap, nil)
 		if r, err := restored.RestoreState(data); err != nil || r.Tables != 1 || restored.Points() != tableLen(table) {
 			t.Fatalf("restored %d tables with %d points (%v), want 1 with %d", r.Tables, restored.Points(), err, tableLen(table))
 		}
@@ -322,8 +327,8 @@ func fuzzCheckStoredTable(t *testing.T, st storedTable, maxPoints int, notAfter 
 	if st.tp.Topic == "" || len(st.tp.Topic) > maxTopicLen || st.tp.Partition < 0 {
 		t.Fatalf("invalid partition %+v decoded", st.tp)
 	}
-	if st.table.maxPoints != maxPoints {
-		t.Fatalf("table bound %d, want %d", st.table.maxPoints, maxPoints)
+	if int(st.table.maxPoints) != maxPoints {
+		t.Fatalf("table bound %d, want %d", int(st.table.maxPoints), maxPoints)
 	}
 	if st.table.lastRead > notAfter {
 		t.Fatalf("table read at %d, after %d, was restored", st.table.lastRead, notAfter)
@@ -331,7 +336,7 @@ func fuzzCheckStoredTable(t *testing.T, st storedTable, maxPoints int, notAfter 
 	if st.hasStart && st.start < 0 {
 		t.Fatalf("negative log start %d decoded", st.start)
 	}
-	for _, p := range st.table.points {
+	for _, p := range st.table.samples() {
 		if p.Offset < 0 {
 			t.Fatalf("negative offset decoded: %+v", p)
 		}
@@ -339,7 +344,7 @@ func fuzzCheckStoredTable(t *testing.T, st storedTable, maxPoints int, notAfter 
 	fuzzTableCheck(t, st.table)
 	// A restored table must take new reads like any other.
 	if newest, ok := newestPoint(st.table); ok {
-		c := st.table.points[0].Offset
+		c := st.table.samples()[0].Offset
 		fuzzCheckAppendTime(t, st.table, c, Sample{Offset: newest.Offset + 1, At: newest.At + 1})
 	}
 }
@@ -350,7 +355,7 @@ func fuzzStateSeeds() [][]byte {
 	const base = int64(1_700_000_000) * int64(time.Second)
 	table := func(points ...Sample) *Table {
 		t := NewTable(16, 0)
-		t.points = points
+		t.setPoints(points)
 		if len(points) > 0 {
 			t.lastRead = points[len(points)-1].At
 		}

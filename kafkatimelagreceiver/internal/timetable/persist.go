@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
 // restoreClockTolerance is how far in the future a restored table may have
@@ -19,23 +21,56 @@ type Restored struct {
 	Skipped []error
 }
 
+// encodeChunk is how many tables EncodeState encodes per hold of the lock:
+// about a millisecond of work for busy tables (BenchmarkEncodeStateChunk),
+// so that saving the tables of a large cluster delays neither the sampler
+// nor a scrape by more than that.
+const encodeChunk = 512
+
 // EncodeState serialises every non-empty table with its log start offset
-// and topic id, and the id of the cluster they were sampled from. The copy
-// is taken under the lock and encoded outside it, so that saving delays
-// neither the sampler nor a scrape.
+// and topic id, and the id of the cluster they were sampled from. It copies
+// no table, and holds the lock only while it encodes encodeChunk tables,
+// in the order of the last Track, into a buffer of one chunk, which it
+// appends to the state outside the lock: neither the sampler nor a scrape
+// waits long, and memory does not double while it saves. Each table is
+// saved as it was when its chunk was encoded; one dropped meanwhile is left
+// out.
 func (s *Store) EncodeState() []byte {
 	s.mu.Lock()
-	tables := make([]storedTable, 0, len(s.tables))
-	for tp, t := range s.tables {
-		if len(t.points) == 0 {
+	tps, clusterID := s.sorted, s.clusterID
+	s.mu.Unlock()
+	// The header, whose count is known at the end, goes into room kept
+	// before the frames, so that the state is not copied to prepend it.
+	room := stateHeaderRoom(clusterID)
+	out := make([]byte, room)
+	var chunk, body []byte
+	count := 0
+	for from := 0; from < len(tps); from += encodeChunk {
+		var n int
+		chunk, body, n = s.encodeTables(chunk[:0], body, tps[from:min(from+encodeChunk, len(tps))])
+		out = append(out, chunk...)
+		count += n
+	}
+	header := appendStateHeader(clusterID, count, 0, nil)
+	copy(out[room-len(header):], header)
+	return out[room-len(header):]
+}
+
+// encodeTables appends the frames of the tables of tps that have points to
+// frames under the lock, encoding each in body, and returns how many.
+func (s *Store) encodeTables(frames, body []byte, tps []kafka.TopicPartition) (newFrames, newBody []byte, count int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tp := range tps {
+		t, ok := s.tables[tp]
+		if !ok || t.n == 0 {
 			continue
 		}
 		start, hasStart := s.starts[tp]
-		tables = append(tables, storedTable{tp: tp, topicID: s.topicIDs[tp.Topic], table: t.clone(), start: start, hasStart: hasStart})
+		frames, body = appendFramedTable(frames, body, storedTable{tp: tp, topicID: s.topicIDs[tp.Topic], table: t, start: start, hasStart: hasStart})
+		count++
 	}
-	clusterID := s.clusterID
-	s.mu.Unlock()
-	return encodeState(clusterID, tables)
+	return frames, body, count
 }
 
 // RestoreState installs the tables of state made by EncodeState (of this
@@ -61,6 +96,7 @@ func (s *Store) RestoreState(data []byte) (Restored, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.sortTracked()
 	for _, st := range decoded.tables {
 		s.tables[st.tp] = st.table
 		s.wanted[st.tp] = now

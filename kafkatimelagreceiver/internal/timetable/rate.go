@@ -21,7 +21,15 @@ type Rate struct {
 // table's newest point (see RateOver). Offsets never go down inside a
 // table (a truncation resets it), so the rate is never negative.
 func (t *Table) Rate(window time.Duration) Rate {
-	return RateOver(t.points, window)
+	if t.n < 2 || window <= 0 {
+		return Rate{}
+	}
+	from := t.last.At - int64(window)
+	if from <= t.first.At {
+		return rateOfSpan(t.first, t.last, window)
+	}
+	lo, hi, _ := t.find(func(p Sample) bool { return p.At > from })
+	return rateSince(lo, hi, t.last, from, window)
 }
 
 // RateOver is how fast the offset of samples grew over the window ending
@@ -38,15 +46,26 @@ func RateOver(samples []Sample, window time.Duration) Rate {
 	newest, oldest := samples[n-1], samples[0]
 	from := newest.At - int64(window)
 	if from <= oldest.At {
-		span := newest.At - oldest.At
-		if span < int64(window)/minRateCoverage {
-			return Rate{}
-		}
-		return Rate{PerSecond: float64(newest.Offset-oldest.Offset) / (float64(span) / 1e9), OK: true}
+		return rateOfSpan(oldest, newest, window)
 	}
 	// First sample after from; samples[i-1] is at or before it.
 	i := sort.Search(n, func(i int) bool { return samples[i].At > from })
-	lo, hi := samples[i-1], samples[i]
+	return rateSince(samples[i-1], samples[i], newest, from, window)
+}
+
+// rateOfSpan is the rate between oldest and newest, which span less than
+// window: none when they span under a quarter of it.
+func rateOfSpan(oldest, newest Sample, window time.Duration) Rate {
+	span := newest.At - oldest.At
+	if span < int64(window)/minRateCoverage {
+		return Rate{}
+	}
+	return Rate{PerSecond: float64(newest.Offset-oldest.Offset) / (float64(span) / 1e9), OK: true}
+}
+
+// rateSince is the rate over the window from from to newest.At, where lo
+// and hi are the samples either side of from.
+func rateSince(lo, hi, newest Sample, from int64, window time.Duration) Rate {
 	// In differences from lo, so that float rounding of offsets near 2^62
 	// cannot make the result negative: the part of lo..hi before from is at
 	// most all of lo..hi, which is at most lo..newest.

@@ -132,7 +132,7 @@ func fuzzCheckRate(t *testing.T, table *Table) {
 	for _, window := range []time.Duration{time.Second, 5 * time.Minute, 7 * 24 * time.Hour} {
 		r := table.Rate(window)
 		if r.OK && (r.PerSecond < 0 || math.IsNaN(r.PerSecond) || math.IsInf(r.PerSecond, 0)) {
-			t.Fatalf("rate over %s is %v for %+v", window, r.PerSecond, table.points)
+			t.Fatalf("rate over %s is %v for %+v", window, r.PerSecond, table.samples())
 		}
 	}
 }

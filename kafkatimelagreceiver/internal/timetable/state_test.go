@@ -61,7 +61,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	for _, want := range in {
 		got := byTP[want.tp]
-		require.Equal(t, want.table.points, got.table.points, want.tp)
+		require.Equal(t, want.table.samples(), got.table.samples(), want.tp)
 		require.Equal(t, want.table.lastRead, got.table.lastRead)
 		require.Equal(t, len(want.table.gaps), len(got.table.gaps))
 		for at := range want.table.gaps {
@@ -77,15 +77,20 @@ func TestStateRoundTrip(t *testing.T) {
 func TestStateDecodeThinsToCurrentBound(t *testing.T) {
 	big := NewTable(1000, 0)
 	base := time.Unix(1_700_000_000, 0)
+	// Bursts every other second: no point is on the line between its
+	// neighbours, so simplification keeps them all.
+	offset := int64(0)
 	for i := range 600 {
 		at := base.Add(time.Duration(i) * time.Second)
-		big.Add(int64(i*10), at, at)
+		offset += 1 + int64(i%2)*100
+		big.Add(offset, at, at)
 	}
+	require.Equal(t, 600, tableLen(big))
 	out, err := decodeAll(encodeState("", []storedTable{{tp: kafka.TopicPartition{Topic: "t", Partition: 0}, table: big}}), 64, 0)
 	require.NoError(t, err)
 	require.LessOrEqual(t, tableLen(out[0].table), 64)
-	require.Equal(t, big.points[0], out[0].table.points[0], "the oldest point survives thinning")
-	require.Equal(t, big.points[599], out[0].table.points[tableLen(out[0].table)-1], "so does the newest")
+	require.Equal(t, big.samples()[0], out[0].table.samples()[0], "the oldest point survives thinning")
+	require.Equal(t, big.samples()[599], out[0].table.samples()[tableLen(out[0].table)-1], "so does the newest")
 }
 
 func TestStateDecodeRejectsBadInput(t *testing.T) {
@@ -116,8 +121,8 @@ func TestStateDecodeRejectsBadInput(t *testing.T) {
 		require.Error(t, err, "prefix of %d bytes", n)
 	}
 	// The same holds for the earlier releases' layouts.
-	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs} {
-		old := encodeStateUnframed(t, version, sampleTables(t))
+	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs, stateVersionFramed} {
+		old := encodeStateVersion(t, version, sampleTables(t))
 		for n := range len(old) {
 			_, err := decodeAll(old[:n], 16, 0)
 			require.Error(t, err, "prefix of %d bytes of version %d", n, version)
@@ -137,52 +142,77 @@ func TestStateErrorsTellCorruptFromOtherVersion(t *testing.T) {
 	require.ErrorContains(t, err, "version 9")
 }
 
-// encodeStateUnframed writes tables in the layout of version 1 or 2, as
-// earlier releases saved them: no cluster id, no topic ids, no framing;
-// version 1 also stored each table's maxGap after lastRead.
-func encodeStateUnframed(t *testing.T, version uint64, tables []storedTable) []byte {
+// encodeStateVersion writes tables in the layout of version 1, 2 or 3, as
+// earlier releases saved them: nanosecond deltas and a gap flag per point;
+// versions 1 and 2 without cluster id, topic ids and framing, version 1
+// with each table's maxGap after lastRead.
+func encodeStateVersion(t *testing.T, version uint64, tables []storedTable) []byte {
+	return encodeStateVersionOf(t, version, tables, nil)
+}
+
+// encodeStateVersionOf is encodeStateVersion with the points of the tables
+// named in raw taken from there, as times a table of this version would not
+// hold.
+func encodeStateVersionOf(t *testing.T, version uint64, tables []storedTable, raw map[kafka.TopicPartition][]Sample) []byte {
 	t.Helper()
 	b := []byte(stateMagic)
 	b = binary.AppendUvarint(b, version)
+	if version == stateVersionFramed {
+		b = binary.AppendUvarint(b, 0) // no cluster id
+	}
 	b = binary.AppendUvarint(b, uint64(len(tables)))
 	for _, st := range tables {
-		b = binary.AppendUvarint(b, uint64(len(st.tp.Topic)))
-		b = append(b, st.tp.Topic...)
-		b = binary.AppendVarint(b, int64(st.tp.Partition))
-		b = binary.AppendVarint(b, st.table.lastRead)
+		var body []byte
+		body = binary.AppendUvarint(body, uint64(len(st.tp.Topic)))
+		body = append(body, st.tp.Topic...)
+		body = binary.AppendVarint(body, int64(st.tp.Partition))
+		if version == stateVersionFramed {
+			body = binary.AppendUvarint(body, 0) // no topic id
+		}
+		body = binary.AppendVarint(body, st.table.lastRead)
 		if version == stateVersionWithGap {
-			b = binary.AppendVarint(b, st.table.maxGap)
+			body = binary.AppendVarint(body, st.table.maxGap)
 		}
 		if st.hasStart {
-			b = binary.AppendUvarint(b, 1)
-			b = binary.AppendVarint(b, st.start)
+			body = binary.AppendUvarint(body, 1)
+			body = binary.AppendVarint(body, st.start)
 		} else {
-			b = binary.AppendUvarint(b, 0)
+			body = binary.AppendUvarint(body, 0)
 		}
-		b = binary.AppendUvarint(b, uint64(len(st.table.points)))
+		points := st.table.samples()
+		if r, ok := raw[st.tp]; ok {
+			points = r
+		}
+		body = binary.AppendUvarint(body, uint64(len(points)))
 		var prev Sample
-		for _, p := range st.table.points {
-			b = binary.AppendVarint(b, p.Offset-prev.Offset)
-			b = binary.AppendVarint(b, p.At-prev.At)
+		for _, p := range points {
+			body = binary.AppendVarint(body, p.Offset-prev.Offset)
+			body = binary.AppendVarint(body, p.At-prev.At)
 			if st.table.isGapEnd(p) {
-				b = binary.AppendUvarint(b, 1)
+				body = binary.AppendUvarint(body, 1)
 			} else {
-				b = binary.AppendUvarint(b, 0)
+				body = binary.AppendUvarint(body, 0)
 			}
 			prev = p
 		}
+		if version == stateVersionFramed {
+			b = binary.AppendUvarint(b, uint64(len(body)))
+		}
+		b = append(b, body...)
 	}
 	return b
 }
 
 func TestStateEarlierVersionsRestore(t *testing.T) {
 	in := sampleTables(t)
-	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs} {
+	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs, stateVersionFramed} {
 		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
 			// The hand-built blob is exactly what the earlier release wrote:
 			// its first table, of "orders", as the bytes spell them.
-			old := encodeStateUnframed(t, version, in)
-			require.Equal(t, []byte{'K', 'T', 'L', 'T', byte(version), 2, 6, 'o', 'r', 'd', 'e', 'r', 's', 6}, old[:14])
+			old := encodeStateVersion(t, version, in)
+			if version < stateVersionFramed {
+				require.Equal(t, []byte{'K', 'T', 'L', 'T', byte(version), 2, 6, 'o', 'r', 'd', 'e', 'r', 's', 6}, old[:14])
+			}
 
 			// A maxGap saved under another configuration is not what the
 			// store applies: the store's own is.
@@ -197,20 +227,20 @@ func TestStateEarlierVersionsRestore(t *testing.T) {
 			dots := kafka.TopicPartition{Topic: "ünïcode.topic-with.dots", Partition: 0}
 			require.Equal(t, []kafka.TopicPartition{orders, dots}, store.Partitions())
 			require.Equal(t, map[kafka.TopicPartition]int64{orders: 40}, store.StartOffsets())
-			require.Equal(t, len(in[0].table.points)+len(in[1].table.points), store.Points())
+			require.Equal(t, len(in[0].table.samples())+len(in[1].table.samples()), store.Points())
 
 			refs := store.Refs([]kafka.TopicPartition{orders, dots})
 			for i, st := range in {
 				got := refs[i].table
 				require.NotNil(t, got, st.tp)
-				require.Equal(t, st.table.points, got.points, st.tp)
+				require.Equal(t, st.table.samples(), got.samples(), st.tp)
 				require.Equal(t, st.table.lastRead, got.lastRead, st.tp)
 				require.Equal(t, st.table.gaps, got.gaps, st.tp)
 				require.Equal(t, int64(storeMaxGap), got.maxGap, st.tp)
-				require.Equal(t, 16, got.maxPoints, st.tp)
+				require.Equal(t, int32(16), got.maxPoints, st.tp)
 			}
 			// The outage is still a gap, and estimates are those of the saved table.
-			newest := in[0].table.points[len(in[0].table.points)-1]
+			newest := in[0].table.samples()[len(in[0].table.samples())-1]
 			upper := Sample{Offset: newest.Offset + 100, At: newest.At + int64(10*time.Second)}
 			for c := int64(0); c < upper.Offset; c += 25 {
 				wantAt, wantOK, wantGap := in[0].table.Estimate(c, upper)
@@ -235,11 +265,11 @@ func TestStateEarlierVersionsRestore(t *testing.T) {
 // point: the table is malformed and must not be restored, whatever its
 // bytes say; the tables beside it are.
 func TestStateDecoderRejectsTimeDeltaOverflow(t *testing.T) {
-	wrappedAt := int64(math.MinInt64 + 9)
-	wrapped := &Table{maxPoints: 16, lastRead: wrappedAt, points: []Sample{
-		{Offset: 0, At: math.MaxInt64 - 10},
-		{Offset: 1, At: wrappedAt}, // saved as a delta of +20
-	}}
+	firstAt := int64(math.MaxInt64) / timeUnit * timeUnit
+	wrappedAt := firstAt + 10*timeUnit // wraps: saved as a delta of 10 units
+	wrapped := NewTable(16, 0)
+	wrapped.lastRead = wrappedAt
+	wrapped.setPoints([]Sample{{Offset: 0, At: firstAt}, {Offset: 1, At: wrappedAt}})
 	tp := kafka.TopicPartition{Topic: "wrapped", Partition: 0}
 	data := encodeState("", append(sampleTables(t), storedTable{tp: tp, table: wrapped}))
 
@@ -257,7 +287,7 @@ func TestStateDecoderRejectsTimeDeltaOverflow(t *testing.T) {
 func TestOneBadTableDoesNotDiscardTheOthers(t *testing.T) {
 	tables := sampleTables(t)
 	bad := NewTable(16, 0)
-	bad.points = []Sample{{Offset: -5, At: unixSec(1_700_000_000)}}
+	bad.setPoints([]Sample{{Offset: -5, At: unixSec(1_700_000_000)}})
 	bad.lastRead = unixSec(1_700_000_000)
 	badTP := kafka.TopicPartition{Topic: "negative", Partition: 1}
 	withBad := append(tables, storedTable{tp: badTP, table: bad})
@@ -265,7 +295,7 @@ func TestOneBadTableDoesNotDiscardTheOthers(t *testing.T) {
 		"this version": encodeState("", withBad),
 		// Saved before tables were framed: the bad table's fields are read
 		// through to find the next one.
-		"version 2": encodeStateUnframed(t, stateVersionNoIDs, []storedTable{withBad[0], withBad[2], withBad[1]}),
+		"version 2": encodeStateVersion(t, stateVersionNoIDs, []storedTable{withBad[0], withBad[2], withBad[1]}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := NewStore(16, 0, nil)
@@ -278,4 +308,21 @@ func TestOneBadTableDoesNotDiscardTheOthers(t *testing.T) {
 			require.ErrorContains(t, restored.Skipped[0], "negative/1")
 		})
 	}
+}
+
+// State of version 3 kept times to the nanosecond: restored, they are
+// rounded up to the tables' resolution, and two points a fraction of it
+// apart become the later one.
+func TestStateVersion3TimesAreRoundedUp(t *testing.T) {
+	base := int64(1_700_000_000) * int64(time.Second)
+	tp := kafka.TopicPartition{Topic: "t", Partition: 0}
+	points := []Sample{{10, base + 1}, {20, base + 400_000}, {30, base + 2*timeUnit + 7}}
+	table := NewTable(16, 0)
+	table.lastRead = points[2].At
+	data := encodeStateVersionOf(t, stateVersionFramed, []storedTable{{tp: tp, table: table}}, map[kafka.TopicPartition][]Sample{tp: points})
+	out, err := decodeAll(data, 16, 0)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Equal(t, []Sample{{20, base + timeUnit}, {30, base + 3*timeUnit}}, out[0].table.samples())
+	require.Equal(t, base+3*timeUnit, out[0].table.lastRead)
 }

@@ -1,6 +1,7 @@
 package timetable
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +37,10 @@ type Store struct {
 	// reading stepped while its monotonic one did not.
 	monotonic func(from, to time.Time) time.Duration
 	tables    map[kafka.TopicPartition]*Table
+	// sorted is the tracked partitions in order as of the last Track or
+	// RestoreState, which EncodeState saves without listing the map under
+	// the lock. It is replaced, never modified.
+	sorted []kafka.TopicPartition
 	// starts holds the last log start offset read for each partition: it
 	// tells when retention deleted records a group never consumed.
 	starts map[kafka.TopicPartition]int64
@@ -108,7 +113,18 @@ func (s *Store) Track(wanted map[kafka.TopicPartition]struct{}, now time.Time, k
 		tracked = append(tracked, tp)
 	}
 	kafka.SortPartitions(tracked)
+	s.sorted = slices.Clone(tracked)
 	return tracked, dropped
+}
+
+// sortTracked sets sorted from the tables. Called with s.mu held.
+func (s *Store) sortTracked() {
+	sorted := make([]kafka.TopicPartition, 0, len(s.tables))
+	for tp := range s.tables {
+		sorted = append(sorted, tp)
+	}
+	kafka.SortPartitions(sorted)
+	s.sorted = sorted
 }
 
 // drop forgets everything about a partition. A pending reset goes too:
@@ -269,13 +285,13 @@ func (s *Store) Bracket(ref Ref, c int64, upper Sample) (lo, hi Sample, ok, gap 
 }
 
 // Idle is Table.Idle on the table ref names, under the store's lock.
-func (s *Store) Idle(ref Ref, end int64) bool {
+func (s *Store) Idle(ref Ref, end int64, still time.Duration) bool {
 	if ref.table == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ref.table.Idle(end)
+	return ref.table.Idle(end, still)
 }
 
 // Oldest returns the oldest point of the table ref names: by then every
@@ -287,11 +303,11 @@ func (s *Store) Oldest(ref Ref) (Sample, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(ref.table.points) == 0 || ref.table.suspected {
+	if ref.table.n == 0 || ref.table.suspected {
 		// A table suspected of a reset may be the old log's.
 		return Sample{}, false
 	}
-	return ref.table.points[0], true
+	return ref.table.first, true
 }
 
 // Points returns how many points the tables hold in all.
@@ -300,7 +316,7 @@ func (s *Store) Points() int {
 	defer s.mu.Unlock()
 	n := 0
 	for _, t := range s.tables {
-		n += len(t.points)
+		n += t.len()
 	}
 	return n
 }

@@ -181,6 +181,37 @@ func TestStoreStateRoundTrip(t *testing.T) {
 	require.True(t, gap, "110 s without a sample is a gap under the restoring store's maxGap")
 }
 
+// A store larger than one chunk of the save is saved whole, in order, and
+// the same as the tables encoded at once.
+func TestStoreStateOfManyTables(t *testing.T) {
+	s := NewStore(64, 0, nil)
+	wanted := map[kafka.TopicPartition]struct{}{}
+	offsets := map[kafka.TopicPartition]int64{}
+	for p := range 3*encodeChunk + 7 {
+		tp := kafka.TopicPartition{Topic: "many", Partition: int32(p)}
+		wanted[tp] = struct{}{}
+		offsets[tp] = int64(p)
+	}
+	s.Track(wanted, time.Unix(0, 0), 0)
+	s.Record(offsetRead(1_700_000_000, offsets))
+	for tp := range offsets {
+		offsets[tp] += 10 + int64(tp.Partition%3)
+	}
+	s.Record(offsetRead(1_700_000_010, offsets))
+	data := s.EncodeState()
+
+	var tables []storedTable
+	for _, tp := range s.Partitions() {
+		tables = append(tables, storedTable{tp: tp, table: s.tables[tp]})
+	}
+	require.Equal(t, encodeState("", tables), data)
+	r := NewStore(64, 0, nil)
+	restored, err := r.RestoreState(data)
+	require.NoError(t, err)
+	require.Equal(t, len(wanted), restored.Tables)
+	require.Equal(t, s.Points(), r.Points())
+}
+
 func TestStoreRestoreRejectsCorruptState(t *testing.T) {
 	s := NewStore(16, 0, nil)
 	track(s, tpA0)

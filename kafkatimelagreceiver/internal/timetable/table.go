@@ -8,7 +8,7 @@ package timetable
 
 import (
 	"math"
-	"sort"
+	"math/bits"
 	"time"
 )
 
@@ -20,11 +20,22 @@ type Sample struct {
 }
 
 // Table is the interpolation table of one partition: end offsets sampled over
-// time, strictly increasing in time and non-decreasing in offset. Every time
-// comes from the caller. It is not safe for concurrent use; Store guards it.
+// time, strictly increasing in time and non-decreasing in offset, at the
+// resolution of timeUnit. Every time comes from the caller. It is not safe
+// for concurrent use; Store guards it.
 type Table struct {
-	points    []Sample
-	maxPoints int
+	// The points, packed (see pack.go): first is the oldest, last the
+	// newest and tail the one before it (first while there are fewer than
+	// three); packed holds those in between, marks indexes them.
+	first, tail, last Sample
+	packed            []byte
+	marks             []mark
+	n                 int32
+	maxPoints         int32
+	// sinceSimplified counts the points appended since the table was last
+	// simplified (see simplifyEvery).
+	sinceSimplified    int16
+	sinceSimplifiedAll int16
 	// lastRead is when the request behind the newest point was received; an
 	// older read that completes later must not be mistaken for a truncation.
 	lastRead int64
@@ -47,22 +58,12 @@ type Table struct {
 	suspected bool
 }
 
-// thinningResolutionWeight trades exactness against spread when thinning: a
-// point whose removal costs no interpolation error is still worth keeping if
-// its neighbours are far apart relative to its age. With this weight a
-// constant-rate series settles into points spaced roughly in proportion to
-// their age, so a group an hour behind is estimated from points about a
-// minute apart and a group a day behind from points under an hour apart.
-const thinningResolutionWeight = 0.02
-
 // NewTable returns an empty table of at most maxPoints points (at least 2:
 // interpolation needs both ends) whose segments longer than maxGap are gaps
 // (0 or less: none is).
 func NewTable(maxPoints int, maxGap time.Duration) *Table {
-	if maxPoints < 2 {
-		maxPoints = 2
-	}
-	return &Table{maxPoints: maxPoints, maxGap: int64(maxGap)}
+	maxPoints = min(max(maxPoints, 2), math.MaxInt32)
+	return &Table{maxPoints: int32(maxPoints), maxGap: int64(maxGap)}
 }
 
 // AddResult tells the caller what Add did with an observation.
@@ -77,23 +78,26 @@ const (
 )
 
 // Add records that the end offset was offset for a request sent at sent whose
-// response arrived at received. The point is stamped with received: the
-// broker answered before then, so every record below offset existed by then.
+// response arrived at received. The point is stamped with received, rounded
+// up to the table's resolution: the broker answered before then, so every
+// record below offset existed by then.
 func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
-	at := received.UnixNano()
-	n := len(t.points)
-	if n == 0 {
-		t.points = append(t.points, Sample{Offset: offset, At: at})
+	at := quantize(received.UnixNano())
+	if t.n == 0 {
+		t.push(Sample{Offset: offset, At: at})
 		t.lastRead = at
 		return Appended
 	}
-	last := &t.points[n-1]
+	last := &t.last
 	if offset < last.Offset {
 		return t.addBackwards(offset, sent.UnixNano(), at)
 	}
 	if at <= last.At {
 		if at == last.At && offset > last.Offset {
 			last.Offset = offset
+			if t.n == 1 {
+				t.first, t.tail = *last, *last
+			}
 			t.suspected = false
 			return Merged
 		}
@@ -101,7 +105,7 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 	}
 	t.lastRead = at
 	t.suspected = false
-	if offset == last.Offset && n >= 2 && t.points[n-2].Offset == offset {
+	if offset == last.Offset && t.n >= 2 && t.tail.Offset == offset {
 		// A flat run keeps its first point (when the offset was first seen)
 		// and its last (the latest time it was still the end): interpolation
 		// needs nothing in between. No record was appended meanwhile, so
@@ -115,9 +119,10 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 	if t.maxGap > 0 && at-last.At > t.maxGap && offset > last.Offset {
 		t.markGapEnd(at)
 	}
-	t.points = append(t.points, Sample{Offset: offset, At: at})
-	if len(t.points) > t.maxPoints {
-		t.thin()
+	t.push(Sample{Offset: offset, At: at})
+	t.sinceSimplified++
+	if t.n > t.maxPoints || t.sinceSimplified >= simplifyEvery {
+		t.compact()
 	}
 	return Appended
 }
@@ -138,14 +143,15 @@ func (t *Table) addBackwards(offset, sent, at int64) AddResult {
 		return Ignored // in flight with the suspect read: no second opinion
 	}
 	first := t.suspect
-	t.points = t.points[:0]
+	t.setPoints(nil)
 	if first.Offset <= offset {
-		t.points = append(t.points, first)
+		t.push(first)
 	}
-	t.points = append(t.points, Sample{Offset: offset, At: at})
+	t.push(Sample{Offset: offset, At: at})
 	t.lastRead = at
 	t.gaps = nil
 	t.suspected = false
+	t.sinceSimplified, t.sinceSimplifiedAll = 0, 0
 	return Reset
 }
 
@@ -166,22 +172,17 @@ func (t *Table) Estimate(c int64, upper Sample) (at int64, ok, gap bool) {
 }
 
 // Bracket returns the two points Estimate interpolates between: the record
-// at c was appended after lo.At and by hi.At. ok and gap are as for
-// Estimate.
+// at c was appended after lo.At and by hi.At, and hi.Offset-lo.Offset
+// records were appended between the two. ok and gap are as for Estimate.
+// Thinning keeps every bracket within its tolerance (see simplify), so an
+// estimator may place c inside its bracket as it likes.
 func (t *Table) Bracket(c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
-	if t.suspected {
-		return Sample{}, Sample{}, false, false
-	}
-	n := len(t.points)
-	// First index whose offset is > c.
-	i := sort.Search(n, func(i int) bool { return t.points[i].Offset > c })
-	if i == 0 {
+	if t.suspected || t.n == 0 || c < t.first.Offset {
 		// The table is empty or c predates every point.
 		return Sample{}, Sample{}, false, false
 	}
-	lo = t.points[i-1]
-	if i < n {
-		hi = t.points[i]
+	lo, hi, found := t.find(func(p Sample) bool { return p.Offset > c })
+	if found {
 		return lo, hi, true, t.isGapEnd(hi)
 	}
 	if upper.Offset <= c || upper.At <= lo.At {
@@ -190,12 +191,11 @@ func (t *Table) Bracket(c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
 	return lo, upper, true, t.maxGap > 0 && upper.At-lo.At > t.maxGap
 }
 
-// Idle tells whether the table's newest two points both say end: the end
-// offset has stood still over at least one sampling interval, so that
+// Idle tells whether the table's newest two points both say end and are at
+// least still apart: the end offset has stood still for that long, so that
 // nothing has been appended since.
-func (t *Table) Idle(end int64) bool {
-	n := len(t.points)
-	return n >= 2 && t.points[n-1].Offset == end && t.points[n-2].Offset == end
+func (t *Table) Idle(end int64, still time.Duration) bool {
+	return t.n >= 2 && t.last.Offset == end && t.tail.Offset == end && t.last.At-t.tail.At >= int64(still)
 }
 
 func (t *Table) isGapEnd(p Sample) bool {
@@ -210,49 +210,36 @@ func (t *Table) markGapEnd(at int64) {
 	t.gaps[at] = struct{}{}
 }
 
-// clone returns a deep copy, so that it can be read without the lock that
-// guards t.
-func (t *Table) clone() *Table {
-	cp := &Table{
-		points:    append([]Sample(nil), t.points...),
-		maxPoints: t.maxPoints,
-		lastRead:  t.lastRead,
-		maxGap:    t.maxGap,
-		suspect:   t.suspect,
-		suspected: t.suspected,
-	}
-	for at := range t.gaps {
-		cp.markGapEnd(at)
-	}
-	return cp
-}
-
 // clear empties the table in place, so that Refs to it stay valid.
 func (t *Table) clear() {
-	t.points = t.points[:0]
+	t.setPoints(nil)
 	t.lastRead = 0
 	t.gaps = nil
 	t.suspected = false
+	t.sinceSimplified, t.sinceSimplifiedAll = 0, 0
 }
 
 // shift moves every time in the table by d nanoseconds, into the frame of
 // a wall clock that was stepped. It reports false, leaving the table as it
 // was, when a time would leave [0, MaxInt64].
 func (t *Table) shift(d int64) bool {
+	d = d / timeUnit * timeUnit
 	if _, ok := addTime(t.lastRead, d); !ok {
 		return false
 	}
 	if _, ok := addTime(t.suspect.At, d); t.suspected && !ok {
 		return false
 	}
-	for _, p := range t.points {
+	points := t.samples()
+	for _, p := range points {
 		if _, ok := addTime(p.At, d); !ok {
 			return false
 		}
 	}
-	for i := range t.points {
-		t.points[i].At += d
+	for i := range points {
+		points[i].At += d
 	}
+	t.setPoints(points)
 	t.lastRead += d
 	t.suspect.At += d
 	if len(t.gaps) > 0 {
@@ -277,75 +264,15 @@ func addTime(at, d int64) (int64, bool) {
 // Interpolate is the straight line between two points at offset c. It
 // assumes lo.Offset <= c < hi.Offset and lo.At < hi.At, as Bracket returns.
 func Interpolate(lo, hi Sample, c int64) int64 {
-	frac := float64(c-lo.Offset) / float64(hi.Offset-lo.Offset)
-	// Float rounding on spans beyond 2^53 can overshoot by a nanosecond;
-	// an estimate must stay inside its brackets.
-	return min(hi.At, lo.At+int64(frac*float64(hi.At-lo.At)))
-}
-
-// thin removes interior points until the table holds three quarters of its
-// bound, so that thinning runs once per maxPoints/4 appends rather than on
-// every append. The first and last points always stay. A point's cost is the
-// interpolation error its removal would introduce at its own offset plus a
-// resolution term, both relative to its age: error matters in proportion to
-// the lag being measured, so recent points are dear and old ones cheap.
-func (t *Table) thin() {
-	target := t.maxPoints - t.maxPoints/4
-	if target < 2 {
-		target = 2
+	switch {
+	case c <= lo.Offset || hi.At <= lo.At:
+		return lo.At
+	case c >= hi.Offset:
+		return hi.At
 	}
-	type candidate struct {
-		index int
-		cost  float64
-	}
-	candidates := make([]candidate, 0, len(t.points))
-	for len(t.points) > target {
-		newest := t.points[len(t.points)-1].At
-		candidates = candidates[:0]
-		for i := 1; i < len(t.points)-1; i++ {
-			prev, cur, next := t.points[i-1], t.points[i], t.points[i+1]
-			var errNanos float64
-			if next.Offset > prev.Offset {
-				errNanos = abs(float64(cur.At - Interpolate(prev, next, cur.Offset)))
-			} else {
-				errNanos = 0 // inside a flat run: the endpoints say it all
-			}
-			span := float64(next.At - prev.At)
-			age := float64(newest-cur.At) + 1
-			candidates = append(candidates, candidate{i, (errNanos + thinningResolutionWeight*span) / age})
-		}
-		sort.Slice(candidates, func(a, b int) bool { return candidates[a].cost < candidates[b].cost })
-		excess := len(t.points) - target
-		remove := make(map[int]bool, excess)
-		for _, c := range candidates {
-			if len(remove) == excess {
-				break
-			}
-			// Removing two neighbours at once would make both costs wrong.
-			if remove[c.index-1] || remove[c.index+1] {
-				continue
-			}
-			remove[c.index] = true
-		}
-		kept := t.points[:0]
-		for i, p := range t.points {
-			if !remove[i] {
-				kept = append(kept, p)
-				continue
-			}
-			// The merged segment contains the removed one's gap.
-			if t.isGapEnd(p) {
-				delete(t.gaps, p.At)
-				t.markGapEnd(t.points[i+1].At)
-			}
-		}
-		t.points = kept
-	}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
+	// In 128-bit integers, rounded down: exact on any span, and inside the
+	// brackets since c-lo.Offset < hi.Offset-lo.Offset.
+	product, low := bits.Mul64(uint64(c-lo.Offset), uint64(hi.At-lo.At))
+	quotient, _ := bits.Div64(product, low, uint64(hi.Offset-lo.Offset))
+	return lo.At + int64(quotient)
 }

@@ -34,29 +34,25 @@ func inGap(t *Table, c int64, upper Sample) bool {
 
 // oldestPoint returns the table's oldest point, if any.
 func oldestPoint(t *Table) (Sample, bool) {
-	if len(t.points) == 0 {
-		return Sample{}, false
-	}
-	return t.points[0], true
+	return t.first, t.n > 0
 }
 
 // newestPoint returns the table's newest point, if any.
 func newestPoint(t *Table) (Sample, bool) {
-	if len(t.points) == 0 {
-		return Sample{}, false
-	}
-	return t.points[len(t.points)-1], true
+	return t.last, t.n > 0
 }
 
-func tableLen(t *Table) int { return len(t.points) }
+func tableLen(t *Table) int { return t.len() }
 
 // requireTableWellFormed checks the table's invariants: within its bound, strictly
 // increasing in time, non-decreasing in offset.
 func requireTableWellFormed(t testing.TB, table *Table) {
 	t.Helper()
-	require.LessOrEqual(t, tableLen(table), table.maxPoints)
-	for i := 1; i < len(table.points); i++ {
-		prev, cur := table.points[i-1], table.points[i]
+	require.LessOrEqual(t, tableLen(table), int(table.maxPoints))
+	points := table.samples()
+	require.Len(t, points, table.len())
+	for i := 1; i < len(points); i++ {
+		prev, cur := points[i-1], points[i]
 		if prev.At >= cur.At || prev.Offset > cur.Offset {
 			require.FailNowf(t, "malformed table", "points %d %+v and %d %+v are not strictly increasing in time and non-decreasing in offset", i-1, prev, i, cur)
 		}
@@ -72,7 +68,7 @@ func TestOffsetTableWorkedExample(t *testing.T) {
 		{Offset: 212, At: unixSec(1597304241)},
 		{Offset: 240, At: unixSec(1597304361)},
 		{Offset: 260, At: unixSec(1597304421)},
-	}, table.points)
+	}, table.samples())
 
 	upper := Sample{Offset: 275, At: unixSec(1597304481)}
 	for _, tc := range []struct {
@@ -121,7 +117,7 @@ func TestOffsetTableExactOnLinearData(t *testing.T) {
 	for s := int64(0); s <= seconds; s++ {
 		require.Equal(t, Appended, tableAddAt(table, rate*s, base+unixSec(s)))
 	}
-	require.Equal(t, seconds+1, tableLen(table))
+	require.Less(t, tableLen(table), (seconds+1)/2, "a straight line keeps points spaced in proportion to their age")
 	upper := Sample{Offset: rate * (seconds + 1), At: base + unixSec(seconds+1)}
 	for c := int64(0); c < rate*(seconds+1); c++ {
 		at, ok := appendTime(table, c, upper)
@@ -199,10 +195,10 @@ func TestOffsetTableFlatRuns(t *testing.T) {
 		require.Equal(t, Merged, tableAddAt(table, 100, unixSec(s)))
 		require.Equal(t, 3, tableLen(table), "a flat run keeps only its first and last points")
 	}
-	require.Equal(t, []Sample{{50, unixSec(90)}, {100, unixSec(100)}, {100, unixSec(160)}}, table.points)
+	require.Equal(t, []Sample{{50, unixSec(90)}, {100, unixSec(100)}, {100, unixSec(160)}}, table.samples())
 
 	require.Equal(t, Appended, tableAddAt(table, 200, unixSec(170)))
-	require.Equal(t, []Sample{{50, unixSec(90)}, {100, unixSec(100)}, {100, unixSec(160)}, {200, unixSec(170)}}, table.points)
+	require.Equal(t, []Sample{{50, unixSec(90)}, {100, unixSec(100)}, {100, unixSec(160)}, {200, unixSec(170)}}, table.samples())
 
 	// Record 100 was appended after the run ended: the run's last point is
 	// its lower bracket.
@@ -222,7 +218,7 @@ func TestOffsetTableFlatRuns(t *testing.T) {
 	for s := int64(0); s < 10; s++ {
 		tableAddAt(table, 7, unixSec(s))
 	}
-	require.Equal(t, []Sample{{7, unixSec(0)}, {7, unixSec(9)}}, table.points)
+	require.Equal(t, []Sample{{7, unixSec(0)}, {7, unixSec(9)}}, table.samples())
 	at, ok = appendTime(table, 7, Sample{Offset: 8, At: unixSec(10)})
 	require.True(t, ok)
 	require.Equal(t, unixSec(9), at)
@@ -236,18 +232,18 @@ func TestOffsetTableReset(t *testing.T) {
 		tableAddAt(table, 1200, unixSec(120))
 		return table
 	}
-	before := newTable().points
+	before := newTable().samples()
 
 	t.Run("offset backwards twice after the newest read: reset", func(t *testing.T) {
 		table := newTable()
 		sent := time.Unix(120, 1) // after the newest point was received
 		require.Equal(t, Suspected, table.Add(5, sent, time.Unix(130, 0)))
-		require.Equal(t, before, table.points)
+		require.Equal(t, before, table.samples())
 		// Sent before the first backward read was answered: no second
 		// opinion.
 		require.Equal(t, Ignored, table.Add(4, time.Unix(129, 0), time.Unix(131, 0)))
 		require.Equal(t, Reset, table.Add(7, time.Unix(130, 1), time.Unix(132, 0)))
-		require.Equal(t, []Sample{{5, unixSec(130)}, {7, unixSec(132)}}, table.points)
+		require.Equal(t, []Sample{{5, unixSec(130)}, {7, unixSec(132)}}, table.samples())
 		// The new log grows from there.
 		require.Equal(t, Appended, tableAddAt(table, 25, unixSec(140)))
 		at, ok := appendTime(table, 16, Sample{})
@@ -261,7 +257,7 @@ func TestOffsetTableReset(t *testing.T) {
 		table := newTable()
 		require.Equal(t, Suspected, table.Add(500, time.Unix(121, 0), time.Unix(130, 0)))
 		require.Equal(t, Reset, table.Add(5, time.Unix(131, 0), time.Unix(140, 0)))
-		require.Equal(t, []Sample{{5, unixSec(140)}}, table.points)
+		require.Equal(t, []Sample{{5, unixSec(140)}}, table.samples())
 	})
 
 	t.Run("concurrent read served first: ignored", func(t *testing.T) {
@@ -270,10 +266,10 @@ func TestOffsetTableReset(t *testing.T) {
 		received := time.Unix(121, 0)
 		sent := time.Unix(119, 0)
 		require.Equal(t, Ignored, table.Add(1150, sent, received))
-		require.Equal(t, before, table.points)
+		require.Equal(t, before, table.samples())
 		// Sent exactly when the newest response arrived: still concurrent.
 		require.Equal(t, Ignored, table.Add(1150, time.Unix(120, 0), received))
-		require.Equal(t, before, table.points)
+		require.Equal(t, before, table.samples())
 	})
 
 	t.Run("older in time than the newest point: ignored", func(t *testing.T) {
@@ -281,13 +277,13 @@ func TestOffsetTableReset(t *testing.T) {
 		require.Equal(t, Ignored, tableAddAt(table, 1300, unixSec(115)))
 		require.Equal(t, Ignored, tableAddAt(table, 1200, unixSec(120)))
 		require.Equal(t, Ignored, tableAddAt(table, 1150, unixSec(119)+5*int64(time.Millisecond)))
-		require.Equal(t, before, table.points)
+		require.Equal(t, before, table.samples())
 	})
 
 	t.Run("same time as the newest point with a greater offset: refined", func(t *testing.T) {
 		table := newTable()
 		require.Equal(t, Merged, tableAddAt(table, 1250, unixSec(120)))
-		require.Equal(t, []Sample{{1000, unixSec(100)}, {1100, unixSec(110)}, {1250, unixSec(120)}}, table.points)
+		require.Equal(t, []Sample{{1000, unixSec(100)}, {1100, unixSec(110)}, {1250, unixSec(120)}}, table.samples())
 	})
 }
 
@@ -312,7 +308,7 @@ func TestOffsetTableBound(t *testing.T) {
 			oldest, _ := oldestPoint(table)
 			require.Equal(t, first, oldest, "maxPoints %d: the first point must stay", maxPoints)
 			newest, _ := newestPoint(table)
-			require.Equal(t, Sample{Offset: offset, At: at}, newest, "maxPoints %d: the last point must stay", maxPoints)
+			require.Equal(t, Sample{Offset: offset, At: quantize(at)}, newest, "maxPoints %d: the last point must stay", maxPoints)
 		}
 	}
 }
@@ -320,24 +316,24 @@ func TestOffsetTableBound(t *testing.T) {
 func TestOffsetTableMinimumBound(t *testing.T) {
 	for _, maxPoints := range []int{-5, 0, 1, 2} {
 		table := NewTable(maxPoints, 0)
-		require.Equal(t, 2, table.maxPoints, "maxPoints %d", maxPoints)
+		require.Equal(t, 2, int(table.maxPoints), "maxPoints %d", maxPoints)
 		for s := int64(0); s < 50; s++ {
 			tableAddAt(table, 10*s, unixSec(s))
 			requireTableWellFormed(t, table)
 		}
-		require.Equal(t, []Sample{{0, unixSec(0)}, {490, unixSec(49)}}, table.points)
+		require.Equal(t, []Sample{{0, unixSec(0)}, {490, unixSec(49)}}, table.samples())
 		at, ok := appendTime(table, 245, Sample{})
 		require.True(t, ok)
 		require.Equal(t, unixSec(24)+int64(time.Second)/2, at)
 	}
-	require.Equal(t, 3, NewTable(3, 0).maxPoints)
+	require.Equal(t, int32(3), NewTable(3, 0).maxPoints)
 }
 
 // requireGapsOnPoints checks that every gap mark names a point of the table.
 func requireGapsOnPoints(t testing.TB, table *Table) {
 	t.Helper()
-	ats := make(map[int64]bool, len(table.points))
-	for _, p := range table.points {
+	ats := make(map[int64]bool, len(table.samples()))
+	for _, p := range table.samples() {
 		ats[p.At] = true
 	}
 	for at := range table.gaps {
@@ -480,18 +476,19 @@ func (d *syntheticDayTraffic) appendedAt(c int64) int64 {
 
 // TestOffsetTableThinningAccuracy feeds a day of bursty traffic sampled every
 // 10 s into a table of 512 points and compares its estimates with the true
-// append times. Measured with this seed (and similar over seeds 1-12):
+// append times. Measured with this seed (167 points kept):
 //
 //	age      worst error   bound asserted
 //	1 min    0.34 s        2 s
-//	10 min   0.24 s        2 s
-//	1 h      0.60 s        3.6 s
-//	6 h      2.66 s        21.6 s
-//	23 h     19.5 s        82.8 s
+//	10 min   0.40 s        2 s
+//	1 h      1.35 s        3.6 s
+//	6 h      10.7 s        21.6 s
+//	23 h     68.2 s        82.8 s
 //
 // Over every offset of the day the error stays within 1% of its age or one
-// sampling interval: an interval that saw a burst start is as coarse as the
-// samples, whatever the thinning.
+// sampling interval, and beyond 10 minutes of age within 0.6% of it: an
+// interval that saw a burst start is as coarse as the samples, whatever the
+// thinning.
 func TestOffsetTableThinningAccuracy(t *testing.T) {
 	const (
 		day      = 86400
@@ -551,6 +548,7 @@ func TestOffsetTableThinningAccuracy(t *testing.T) {
 		}
 	}
 	t.Logf("whole day: worst error within 10 min of age %s; beyond, worst %.3f%% of age (at age %s)", worstRecent, 100*worstRatio, worstRatioAge)
+	require.LessOrEqual(t, worstRatio, 0.006, "beyond 10 minutes of age, the error stays within 0.6%% of it")
 }
 
 // steadyBenchTable returns a table with maxPoints 512 that has been thinning for a
@@ -607,17 +605,17 @@ func TestLeaderChangeBackwardReadKeepsHistory(t *testing.T) {
 	tableAddAt(table, 1000, unixSec(100))
 	tableAddAt(table, 1100, unixSec(110))
 	tableAddAt(table, 1200, unixSec(120))
-	before := append([]Sample(nil), table.points...)
+	before := append([]Sample(nil), table.samples()...)
 
 	// The new leader lags behind for one read.
 	require.NotEqual(t, Reset, tableAddAt(table, 1150, unixSec(130)))
-	require.Equal(t, before, table.points, "one backward read changes nothing")
+	require.Equal(t, before, table.samples(), "one backward read changes nothing")
 	_, ok := appendTime(table, 1050, Sample{Offset: 1150, At: unixSec(130)})
 	require.False(t, ok, "while a reset is suspected, the table dates nothing: it may be the old log's")
 
 	// It catches up: the table goes on where it was.
 	require.Equal(t, Appended, tableAddAt(table, 1300, unixSec(140)))
-	require.Equal(t, append(before, Sample{1300, unixSec(140)}), table.points)
+	require.Equal(t, append(before, Sample{1300, unixSec(140)}), table.samples())
 	at, ok := appendTime(table, 1050, Sample{})
 	require.True(t, ok)
 	require.Equal(t, unixSec(105), at)
@@ -626,5 +624,5 @@ func TestLeaderChangeBackwardReadKeepsHistory(t *testing.T) {
 	// restarts from the first of the two reads.
 	require.NotEqual(t, Reset, tableAddAt(table, 5, unixSec(150)))
 	require.Equal(t, Reset, tableAddAt(table, 25, unixSec(160)))
-	require.Equal(t, []Sample{{5, unixSec(150)}, {25, unixSec(160)}}, table.points)
+	require.Equal(t, []Sample{{5, unixSec(150)}, {25, unixSec(160)}}, table.samples())
 }

@@ -1,0 +1,221 @@
+package timetable
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+)
+
+// A table keeps its points packed: the oldest and the two newest as they
+// are, the ones between as varint deltas from the point before (offset,
+// then time in timeUnits), with a mark every markEvery packed points so that
+// a search decodes at most one run of them. A busy partition's point then
+// takes 4 to 7 bytes instead of 16.
+
+// timeUnit is the resolution of a table's times: a read's received time is
+// only known to within its round trip, and a millisecond keeps a sampled
+// time delta in two or three bytes where nanoseconds take five or six.
+const timeUnit = int64(1_000_000) // 1 ms in nanoseconds
+
+// markEvery is how many packed points one mark covers: a mark costs 24
+// bytes, under a byte per point, and a search decodes at most this many.
+const markEvery = 32
+
+// packGrowth is how many bytes a packed run grows by when an appended point
+// does not fit: appends copy it every few points instead of doubling it,
+// so that what a table holds is what it uses.
+const packGrowth = 48
+
+// maxPackedPoint is the longest encoding of one point: two uvarints.
+const maxPackedPoint = 2 * binary.MaxVarintLen64
+
+// mark is a packed point, where its encoding begins and where the one
+// after it begins.
+type mark struct {
+	Sample
+	start, next int32
+}
+
+// quantize rounds a time up to the table's resolution: a point says every
+// record below its offset existed by its time, which rounding up keeps true.
+func quantize(at int64) int64 {
+	q := at / timeUnit * timeUnit
+	if q < at && q <= math.MaxInt64-timeUnit {
+		q += timeUnit
+	}
+	return q
+}
+
+// appendPacked encodes p as deltas from prev. Deltas are taken modulo 2^64
+// so that any sequence round-trips; the table's own are never negative.
+func appendPacked(b []byte, prev, p Sample) []byte {
+	b = binary.AppendUvarint(b, uint64(p.Offset-prev.Offset))
+	return binary.AppendUvarint(b, uint64((p.At-prev.At)/timeUnit))
+}
+
+// readPacked decodes the point at pos of b that follows prev.
+func readPacked(b []byte, pos int, prev Sample) (Sample, int) {
+	dOffset, n := binary.Uvarint(b[pos:])
+	pos += n
+	dAt, n := binary.Uvarint(b[pos:])
+	pos += n
+	return Sample{Offset: prev.Offset + int64(dOffset), At: prev.At + int64(dAt)*timeUnit}, pos
+}
+
+// len returns how many points the table holds.
+func (t *Table) len() int { return int(t.n) }
+
+// samples returns every point, oldest first, in a new slice.
+func (t *Table) samples() []Sample {
+	out := make([]Sample, 0, t.n)
+	if t.n == 0 {
+		return out
+	}
+	out = append(out, t.first)
+	prev := t.first
+	for pos := 0; pos < len(t.packed); {
+		prev, pos = readPacked(t.packed, pos, prev)
+		out = append(out, prev)
+	}
+	if t.n >= 2 {
+		out = append(out, t.last)
+	}
+	return out
+}
+
+// setPoints replaces the points with pts (times in timeUnits), packed into
+// storage of exactly their size.
+func (t *Table) setPoints(pts []Sample) {
+	t.n = int32(len(pts))
+	t.packed, t.marks = nil, nil
+	t.first, t.tail, t.last = Sample{}, Sample{}, Sample{}
+	if len(pts) == 0 {
+		return
+	}
+	t.first, t.tail, t.last = pts[0], pts[0], pts[len(pts)-1]
+	if len(pts) < 3 {
+		return
+	}
+	inner := pts[1 : len(pts)-1]
+	size, prev := 0, pts[0]
+	for _, p := range inner {
+		size += uvarintLen(uint64(p.Offset-prev.Offset)) + uvarintLen(uint64((p.At-prev.At)/timeUnit))
+		prev = p
+	}
+	t.packed = make([]byte, 0, size)
+	if len(inner) >= markEvery {
+		t.marks = make([]mark, 0, len(inner)/markEvery)
+	}
+	prev = pts[0]
+	for i, p := range inner {
+		start := len(t.packed)
+		t.packed = appendPacked(t.packed, prev, p)
+		if (i+1)%markEvery == 0 {
+			t.marks = append(t.marks, mark{p, int32(start), int32(len(t.packed))})
+		}
+		prev = p
+	}
+	t.tail = prev
+}
+
+// push makes p the newest point, packing the one it follows.
+func (t *Table) push(p Sample) {
+	switch t.n {
+	case 0:
+		t.first, t.tail = p, p
+	case 1:
+	default:
+		if cap(t.packed)-len(t.packed) < maxPackedPoint {
+			grown := make([]byte, len(t.packed), len(t.packed)+packGrowth)
+			copy(grown, t.packed)
+			t.packed = grown
+		}
+		start := len(t.packed)
+		t.packed = appendPacked(t.packed, t.tail, t.last)
+		if packedCount := int(t.n) - 1; packedCount%markEvery == 0 {
+			t.marks = append(t.marks, mark{t.last, int32(start), int32(len(t.packed))})
+		}
+		t.tail = t.last
+	}
+	if t.n == 1 {
+		t.tail = t.first
+	}
+	t.last = p
+	t.n++
+}
+
+// newestRun returns the points from the newest mark on (the first point
+// when there is no mark), oldest first: the part of the table that
+// replaceNewestRun rewrites.
+func (t *Table) newestRun() []Sample {
+	if len(t.marks) == 0 {
+		return t.samples()
+	}
+	m := t.marks[len(t.marks)-1]
+	out := make([]Sample, 0, int(t.n)-len(t.marks)*markEvery)
+	out = append(out, m.Sample)
+	prev := m.Sample
+	for pos := int(m.next); pos < len(t.packed); {
+		prev, pos = readPacked(t.packed, pos, prev)
+		out = append(out, prev)
+	}
+	return append(out, t.last)
+}
+
+// replaceNewestRun replaces what newestRun returned with run, which keeps
+// its first point (the newest mark's) and its last.
+func (t *Table) replaceNewestRun(run []Sample) {
+	if len(t.marks) == 0 {
+		t.setPoints(run)
+		return
+	}
+	m := t.marks[len(t.marks)-1]
+	t.packed = t.packed[:m.next]
+	if cap(t.packed)-len(t.packed) > packGrowth {
+		t.packed = append(make([]byte, 0, len(t.packed)+maxPackedPoint), t.packed...)
+	}
+	// The mark's point is now the newest packed one, the tail; run holds
+	// it and the newest point at least.
+	t.n = int32(len(t.marks)*markEvery + 2)
+	t.tail, t.last = m.Sample, run[1]
+	for _, p := range run[2:] {
+		t.push(p)
+	}
+}
+
+// find returns the newest point for which above is false and the one after
+// it, the first for which it is true: above must be false for the oldest
+// point and monotonic in offset or time. found is false when no point is
+// above; lo is then the newest.
+func (t *Table) find(above func(Sample) bool) (lo, hi Sample, found bool) {
+	if !above(t.last) {
+		return t.last, Sample{}, false
+	}
+	if t.n >= 2 && !above(t.tail) {
+		return t.tail, t.last, true
+	}
+	// The answer is among the packed points, and the tail is above.
+	j := sort.Search(len(t.marks), func(i int) bool { return above(t.marks[i].Sample) })
+	prev, pos := t.first, 0
+	if j > 0 {
+		prev, pos = t.marks[j-1].Sample, int(t.marks[j-1].next)
+	}
+	for pos < len(t.packed) {
+		var p Sample
+		p, pos = readPacked(t.packed, pos, prev)
+		if above(p) {
+			return prev, p, true
+		}
+		prev = p
+	}
+	return prev, t.last, true
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}

@@ -1,0 +1,178 @@
+package timetable
+
+import (
+	"sort"
+	"time"
+)
+
+// A table drops points in two ways. It simplifies: every simplifyEvery
+// appends it drops each point that the straight line between its
+// neighbours predicts to within the simplification tolerance, so that a
+// partition written at a steady or slowly changing rate keeps a few dozen
+// points for a day. And when it still outgrows maxPoints, as one whose
+// bursts no straight line follows does, it thins (see thin).
+
+// simplifyEvery is how many appends a table takes between simplifications:
+// the newest of them, not yet simplified, are each kept as sampled.
+const simplifyEvery = 16
+
+// simplifyAllEvery is how many appends a table takes between
+// simplifications of all its points rather than the newest few dozen.
+const simplifyAllEvery = 64
+
+// The simplification tolerance is a time: simplifying moves the estimated
+// append time of no offset by more than max(simplifyFloor, simplifyRatio x
+// its age) from what the table would say had it kept every sample. Each
+// point dropped moves estimates by at most half of that at its age; a
+// region is simplified again only as it ages and its tolerance grows, so
+// the drops add up to less than the whole (checked over a day of each
+// shape by TestSimplifiedTableDatesEverySampleWithinTheTolerance). Error
+// matters in proportion to the lag being measured; the floor keeps groups
+// seconds behind dated to within tens of milliseconds. Dropping the first or last point of a flat run (when an offset
+// was first and last the end, which is what dates the records of a
+// partition written now and then) costs the run's length, so a staircase of
+// records minutes apart keeps its steps for days.
+const (
+	simplifyFloor = int64(20 * time.Millisecond)
+	simplifyRatio = 1.0 / 500
+)
+
+// maxSimplifiedSpan bounds the segment a simplification leaves, as a
+// fraction of the age of its newer end: a bracket's width is also how
+// uncertain an estimate inside it is for a record that may have landed
+// anywhere in it (lag.Coarse reads the record when the bracket is wider
+// than a tenth of the time lag), and a merged segment must not look
+// coarser than the samples it replaces.
+const maxSimplifiedSpan = 0.1
+
+// thinningResolutionWeight trades exactness against spread when thinning: a
+// point whose removal costs no interpolation error is still worth keeping if
+// its neighbours are far apart relative to its age. With this weight a
+// constant-rate series settles into points spaced roughly in proportion to
+// their age, so a group an hour behind is estimated from points about a
+// minute apart and a group a day behind from points under an hour apart.
+const thinningResolutionWeight = 0.02
+
+// compact simplifies the newest points; every simplifyAllEvery appends,
+// or when the table is over its bound, it simplifies all of them (older
+// points have a larger tolerance than when they were last looked at), thins
+// the table if it is still over its bound, and packs it again into storage
+// of exactly its size.
+func (t *Table) compact() {
+	t.sinceSimplified = 0
+	t.sinceSimplifiedAll += simplifyEvery
+	if t.n <= t.maxPoints && t.sinceSimplifiedAll < simplifyAllEvery {
+		t.replaceNewestRun(t.simplify(t.newestRun()))
+		return
+	}
+	t.sinceSimplifiedAll = 0
+	points := t.simplify(t.samples())
+	if len(points) > int(t.maxPoints) {
+		points = t.thin(points)
+	}
+	t.setPoints(points)
+}
+
+// removalError is how far dropping cur moves the estimate of the offsets
+// between prev and next: the two lines through cur and the one that
+// replaces them differ most at cur's offset. At the end of a flat run
+// (prev.Offset == cur.Offset) it is the run's length: the records above it
+// would be dated from its start.
+func removalError(prev, cur, next Sample) float64 {
+	if next.Offset == prev.Offset {
+		return 0 // inside a flat run: the endpoints say it all
+	}
+	return abs(float64(cur.At - Interpolate(prev, next, cur.Offset)))
+}
+
+// simplify drops, in passes, every interior point whose removal error is
+// within the tolerance of its age and whose neighbours are close enough
+// (maxSimplifiedSpan), never two neighbours in one pass (each error is
+// measured against the neighbours that stay). Gap ends and the
+// points before them stay: dropping them would make watched time a gap.
+func (t *Table) simplify(points []Sample) []Sample {
+	if len(points) < 3 {
+		return points
+	}
+	newest := points[len(points)-1].At
+	for {
+		kept := points[:1]
+		removed, justRemoved := false, false
+		for i := 1; i < len(points)-1; i++ {
+			prev, cur, next := kept[len(kept)-1], points[i], points[i+1]
+			if !justRemoved && !t.isGapEnd(cur) && !t.isGapEnd(next) {
+				tolerance := max(float64(simplifyFloor), simplifyRatio*float64(newest-cur.At))
+				narrow := float64(next.At-prev.At) <= maxSimplifiedSpan*float64(newest-next.At)
+				if narrow && removalError(prev, cur, next) <= tolerance/2 {
+					removed, justRemoved = true, true
+					continue
+				}
+			}
+			justRemoved = false
+			kept = append(kept, cur)
+		}
+		points = append(kept, points[len(points)-1])
+		if !removed || len(points) < 3 {
+			return points
+		}
+	}
+}
+
+// thin removes interior points until the table holds three quarters of its
+// bound, so that thinning runs once per maxPoints/4 appends rather than on
+// every append. The first and last points always stay. A point's cost is the
+// interpolation error its removal would introduce at its own offset plus a
+// resolution term, both relative to its age: error matters in proportion to
+// the lag being measured, so recent points are dear and old ones cheap.
+func (t *Table) thin(points []Sample) []Sample {
+	target := max(int(t.maxPoints)-int(t.maxPoints)/4, 2)
+	type candidate struct {
+		index int
+		cost  float64
+	}
+	candidates := make([]candidate, 0, len(points))
+	for len(points) > target {
+		newest := points[len(points)-1].At
+		candidates = candidates[:0]
+		for i := 1; i < len(points)-1; i++ {
+			prev, cur, next := points[i-1], points[i], points[i+1]
+			span := float64(next.At - prev.At)
+			age := float64(newest-cur.At) + 1
+			candidates = append(candidates, candidate{i, (removalError(prev, cur, next) + thinningResolutionWeight*span) / age})
+		}
+		sort.Slice(candidates, func(a, b int) bool { return candidates[a].cost < candidates[b].cost })
+		excess := len(points) - target
+		remove := make(map[int]bool, excess)
+		for _, c := range candidates {
+			if len(remove) == excess {
+				break
+			}
+			// Removing two neighbours at once would make both costs wrong.
+			if remove[c.index-1] || remove[c.index+1] {
+				continue
+			}
+			remove[c.index] = true
+		}
+		kept := points[:0]
+		for i, p := range points {
+			if !remove[i] {
+				kept = append(kept, p)
+				continue
+			}
+			// The merged segment contains the removed one's gap.
+			if t.isGapEnd(p) {
+				delete(t.gaps, p.At)
+				t.markGapEnd(points[i+1].At)
+			}
+		}
+		points = kept
+	}
+	return points
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
