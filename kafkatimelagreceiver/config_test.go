@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/kafka/configkafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -23,6 +22,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
 // loadTestConfig unmarshals the named entry of testdata/config.yaml over the
@@ -704,4 +705,22 @@ func TestMetadataFullFalseIsSaid(t *testing.T) {
 	_, err = cfg.clusterSettings(context.Background(), nil, zap.New(core), nil)
 	require.NoError(t, err)
 	require.Zero(t, logs.Len())
+}
+
+// An attribute listed twice under a metric's `attributes` made the list as
+// long as the metric's full set while it lacked one: `[group, group,
+// topic]` for kafka.consumer_group.lag kept `partition`, contrary to the
+// configuration. Such a list is refused, naming the metric and attribute.
+func TestMetricAttributeListedTwiceIsRefused(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes = []metadata.KafkaConsumerGroupLagMetricAttributeKey{
+		metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup,
+		metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup,
+		metadata.KafkaConsumerGroupLagMetricAttributeKeyTopic,
+	}
+	err := cfg.Validate()
+	require.ErrorContains(t, err, `metrics::kafka.consumer_group.lag::attributes: "group" is listed twice`)
+
+	cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes = cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes[1:]
+	require.NoError(t, cfg.Validate(), "each once: fine")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -435,4 +437,194 @@ func TestStatusOKForLiveConsumerKeepingUp(t *testing.T) {
 		require.Equal(t, "Stable", v.state)
 		require.Equal(t, int64(1), v.members)
 	}
+}
+
+// TestOlderBrokerAnsweredAtTheDefaultVersion: a cluster that advertises only
+// Kafka 2.8's request versions (no batched OffsetFetch, no
+// ConsumerGroupDescribe) is read in full at the default protocol_version,
+// the newest the client knows: every request is negotiated down to what the
+// broker speaks, and what only newer brokers have is not asked for.
+func TestOlderBrokerAnsweredAtTheDefaultVersion(t *testing.T) {
+	k := newTestKafka(t, 1, kfake.MaxVersions(kversion.V2_8_0()))
+	k.CreateTopic("orders", 2)
+	now := time.Now()
+	k.Produce("orders", 0, now.Add(-time.Minute), now.Add(-30*time.Second), now)
+	k.Produce("orders", 1, now)
+	k.Commit("billing", "orders", map[int32]int64{0: 1, 1: 1})
+	k.Commit("audit", "orders", map[int32]int64{0: 0})
+	k.joinGroup("live", "orders", "member-a")
+
+	cfg := k.healthConfig(3)
+	require.Equal(t, "4.3.1", cfg.ProtocolVersion, "the default")
+	s := startScraper(t, cfg)
+	v := settled(t, s, "live", 1)
+	require.Equal(t, map[string]map[string]int64{"member-a": {"": 2}}, v.assigned)
+
+	offsetFetches := k.Requests(int16(kmsg.OffsetFetch))
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	lags := pointsOf(md, "kafka.consumer_group.lag")
+	require.Equal(t, int64(2), lags[pointKey{"billing", "orders", 0}].intValue)
+	require.Equal(t, int64(0), lags[pointKey{"billing", "orders", 1}].intValue)
+	require.Equal(t, int64(3), lags[pointKey{"audit", "orders", 0}].intValue)
+	timeLag, ok := pointsOf(md, "kafka.consumer_group.time_lag")[pointKey{"audit", "orders", 0}]
+	require.True(t, ok, "the record at the committed offset was read")
+	require.InDelta(t, time.Since(now.Add(-time.Minute)).Seconds(), timeLag.doubleValue, 2)
+	require.Equal(t, "Empty", viewGroup(t, md, "billing").state)
+	require.Equal(t, "Stable", viewGroup(t, md, "live").state)
+	// Without OffsetFetch v8 every group is asked on its own.
+	require.Equal(t, int64(3), k.Requests(int16(kmsg.OffsetFetch))-offsetFetches)
+	require.Zero(t, k.Requests(int16(kmsg.ConsumerGroupDescribe)), "the broker has no such API")
+}
+
+// owner is one kafka.consumer_group.partition_owner point's attributes.
+type owner struct {
+	group, topic           string
+	partition              int64
+	member, host, instance string
+}
+
+func ownersOf(t *testing.T, md pmetric.Metrics) map[owner]bool {
+	t.Helper()
+	out := map[owner]bool{}
+	eachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != "kafka.consumer_group.partition_owner" {
+			return
+		}
+		dps := m.Gauge().DataPoints()
+		for i := range dps.Len() {
+			dp := dps.At(i)
+			require.Equal(t, int64(1), dp.IntValue())
+			a := dp.Attributes()
+			get := func(k string) string { v, _ := a.Get(k); return v.Str() }
+			p, _ := a.Get("partition")
+			o := owner{get("group"), get("topic"), p.Int(), get("member"), get("host"), get("group_instance_id")}
+			require.False(t, out[o], "one point per owner: %+v", o)
+			out[o] = true
+		}
+	})
+	return out
+}
+
+// coordinatorOwners is what the coordinator says each member of the groups
+// holds: DescribeGroups for the classic group, ConsumerGroupDescribe for the
+// KIP-848 one.
+func (k *testKafka) coordinatorOwners(t *testing.T, classic, nextGen string) map[owner]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := map[owner]bool{}
+	groups, err := k.Admin.DescribeGroups(ctx, classic)
+	require.NoError(t, err)
+	for _, m := range groups[classic].Members {
+		c, ok := m.Assigned.AsConsumer()
+		if !ok {
+			continue
+		}
+		for _, tp := range c.Topics {
+			for _, p := range tp.Partitions {
+				out[owner{classic, tp.Topic, int64(p), m.ClientID, strings.TrimPrefix(m.ClientHost, "/"), deref(m.InstanceID)}] = true
+			}
+		}
+	}
+	// The raw response, since the broker may name a topic by id only.
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{nextGen}
+	resp, err := req.RequestWith(ctx, k.Client)
+	require.NoError(t, err)
+	for _, g := range resp.Groups {
+		for _, m := range g.Members {
+			for _, tp := range m.Assignment.TopicPartitions {
+				topic := tp.Topic
+				if topic == "" {
+					topic = k.topicName(t, tp.TopicID)
+				}
+				for _, p := range tp.Partitions {
+					out[owner{nextGen, topic, int64(p), m.ClientID, strings.TrimPrefix(m.ClientHost, "/"), deref(m.InstanceID)}] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// topicName is the name of the topic with the id.
+func (k *testKafka) topicName(t *testing.T, id [16]byte) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	topics, err := k.Admin.ListTopics(ctx)
+	require.NoError(t, err)
+	for name, d := range topics {
+		if d.ID == id {
+			return name
+		}
+	}
+	t.Fatalf("no topic with id %x", id)
+	return ""
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// TestPartitionOwnersMatchTheCoordinator: through a rebalance (a second
+// member joining), the partition_owner points of a classic and of a KIP-848
+// group are what their coordinator says each member holds, one point per
+// assigned partition, topics by name.
+func TestPartitionOwnersMatchTheCoordinator(t *testing.T) {
+	k := newTestKafka(t, 1, kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "200"}))
+	k.CreateTopic("work", 4)
+	const classic, nextGen = "classic", "next-gen"
+	cfg := k.healthConfig(3)
+	cfg.Metrics.KafkaConsumerGroupPartitionOwner.Enabled = true
+	s := startScraper(t, cfg)
+
+	matches := func(members int) {
+		t.Helper()
+		var got, want map[owner]bool
+		require.Eventually(t, func() bool {
+			md, err := s.scrape(context.Background())
+			if err != nil {
+				t.Logf("scrape: %v", err)
+				return false
+			}
+			got = ownersOf(t, md)
+			want = k.coordinatorOwners(t, classic, nextGen)
+			perMember := map[string]int{}
+			for o := range got {
+				perMember[o.group+"/"+o.member]++
+			}
+			balanced := len(perMember) == 2*members
+			for _, n := range perMember {
+				balanced = balanced && n == 4/members
+			}
+			return balanced && len(got) == 8 && equalOwners(got, want)
+		}, 60*time.Second, 100*time.Millisecond, "owners %v, coordinator %v", got, want)
+		for o := range got {
+			require.Equal(t, "work", o.topic, "topics by name")
+			require.NotEmpty(t, o.host)
+		}
+	}
+	k.joinGroup(classic, "work", "member-a")
+	k.joinGroup(nextGen, "work", "member-a", kgo.ServerSideBalancer())
+	matches(1)
+	k.joinGroup(classic, "work", "member-b")
+	k.joinGroup(nextGen, "work", "member-b", kgo.ServerSideBalancer())
+	matches(2)
+}
+
+func equalOwners(a, b map[owner]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for o := range a {
+		if !b[o] {
+			return false
+		}
+	}
+	return true
 }
