@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore/memorystorage"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/stretchr/testify/require"
@@ -729,7 +730,7 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	listGroups := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListGroups))
 	listOffsets := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListOffsets))
 
-	store := newMemoryStorage()
+	store := memorystorage.New()
 	storageID := component.MustNewID("file_storage")
 	cfg := k.testConfig()
 	cfg.Timeout = 5 * time.Minute
@@ -741,7 +742,7 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
 	rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
-	require.NoError(t, rcvr.Start(context.Background(), hostWith{storageID: store}))
+	require.NoError(t, rcvr.Start(context.Background(), memorystorage.Host{storageID: store}))
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, faultDeadline, 10*time.Millisecond, "a first scrape tracks the partitions")
 
 	listGroups.Set(true)
@@ -765,7 +766,7 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 		t.Fatalf("Shutdown still running %s after its %s deadline", faultDeadline, grace)
 	}
 
-	saved := store.values[statestore.TablesKey]
+	saved := store.Value(statestore.TablesKey)
 	require.NotEmpty(t, saved, "tables saved at shutdown")
 	restored, err := timetable.NewStore(cfg.MaxSamples, time.Minute, nil).RestoreState(saved)
 	require.NoError(t, err)

@@ -33,7 +33,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configopaque"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -133,74 +132,6 @@ func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 		}
 	}
 }
-
-// memoryStorage is a storage extension keeping values in memory, standing
-// in for file_storage so that a restart can be simulated in-process.
-type memoryStorage struct {
-	component.StartFunc
-	component.ShutdownFunc
-	mu     sync.Mutex
-	values map[string][]byte
-	opened int
-	closed int
-}
-
-func newMemoryStorage() *memoryStorage { return &memoryStorage{values: map[string][]byte{}} }
-
-func (m *memoryStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.opened++
-	return &memoryClient{m}, nil
-}
-
-type memoryClient struct{ m *memoryStorage }
-
-func (c *memoryClient) Get(_ context.Context, key string) ([]byte, error) {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	return append([]byte(nil), c.m.values[key]...), nil
-}
-
-func (c *memoryClient) Set(_ context.Context, key string, value []byte) error {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	c.m.values[key] = append([]byte(nil), value...)
-	return nil
-}
-
-func (c *memoryClient) Delete(_ context.Context, key string) error {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	delete(c.m.values, key)
-	return nil
-}
-
-func (c *memoryClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
-	for _, op := range ops {
-		switch op.Type {
-		case storage.Get:
-			op.Value, _ = c.Get(ctx, op.Key)
-		case storage.Set:
-			_ = c.Set(ctx, op.Key, op.Value)
-		case storage.Delete:
-			_ = c.Delete(ctx, op.Key)
-		}
-	}
-	return nil
-}
-
-func (c *memoryClient) Close(context.Context) error {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	c.m.closed++
-	return nil
-}
-
-// hostWith is a component.Host offering the given extensions.
-type hostWith map[component.ID]component.Component
-
-func (h hostWith) GetExtensions() map[component.ID]component.Component { return h }
 
 // oauthBroker makes kfake, which speaks PLAIN and SCRAM only, take
 // OAUTHBEARER the way a Kafka broker with an OAuth validator does. A

@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore/memorystorage"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -361,7 +362,7 @@ func TestStuckTimeSurvivesRestart(t *testing.T) {
 	k.Commit("stuck", "t", map[int32]int64{0: 2})
 	k.Commit("moves", "t", map[int32]int64{0: 2})
 
-	store := newMemoryStorage()
+	store := memorystorage.New()
 	storageID := component.MustNewID("file_storage")
 	newScraper := func(withStorage bool) *timeLagScraper {
 		cfg := k.testConfig()
@@ -371,7 +372,7 @@ func TestStuckTimeSurvivesRestart(t *testing.T) {
 		}
 		s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
 		require.NoError(t, err)
-		require.NoError(t, s.start(context.Background(), hostWith{storageID: store}))
+		require.NoError(t, s.start(context.Background(), memorystorage.Host{storageID: store}))
 		return s
 	}
 	stuckOf := func(s *timeLagScraper, group string) point {
@@ -388,8 +389,8 @@ func TestStuckTimeSurvivesRestart(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	require.Positive(t, stuckOf(first, "stuck").doubleValue)
 	require.NoError(t, first.shutdown(context.Background()))
-	require.NotEmpty(t, store.values[statestore.TablesKey], "tables saved")
-	require.NotEmpty(t, store.values[statestore.ProgressKey], "stuck clocks saved")
+	require.NotEmpty(t, store.Value(statestore.TablesKey), "tables saved")
+	require.NotEmpty(t, store.Value(statestore.ProgressKey), "stuck clocks saved")
 
 	k.Commit("moves", "t", map[int32]int64{0: 3}) // while the collector is down
 	second := newScraper(true)

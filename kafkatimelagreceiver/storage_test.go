@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore/memorystorage"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -81,9 +82,9 @@ func TestRestartKeepsHistory(t *testing.T) {
 		}
 	}()
 
-	store := newMemoryStorage()
+	store := memorystorage.New()
 	storageID := component.MustNewID("file_storage")
-	host := hostWith{storageID: store}
+	host := memorystorage.Host{storageID: store}
 	newScraper := func(recordReads int) *timeLagScraper {
 		cfg := k.testConfig()
 		cfg.SamplingInterval = 500 * time.Millisecond
@@ -104,7 +105,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 		time.Sleep(2 * time.Second)
 	}
 	require.NoError(t, first.shutdown(context.Background()))
-	require.NotEmpty(t, store.values[statestore.TablesKey], "tables saved at shutdown")
+	require.NotEmpty(t, store.Value(statestore.TablesKey), "tables saved at shutdown")
 	time.Sleep(2 * time.Second) // the collector is down; production goes on
 
 	second := newScraper(0)
@@ -128,7 +129,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 	p95 := errs[int(math.Ceil(0.95*float64(len(errs))))-1]
 	t.Logf("first scrape after restart: p95 error %.3f s over %d partitions", p95, len(errs))
 	require.LessOrEqual(t, p95, 1.5)
-	require.Equal(t, 2, store.opened)
+	require.Equal(t, 2, store.Opened())
 
 	// Control: the same first scrape without the saved history has nothing
 	// to estimate from.
@@ -145,8 +146,8 @@ func TestRestartKeepsHistory(t *testing.T) {
 // cluster's records with the first one's history.
 func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 	storageID := component.MustNewID("file_storage")
-	store := newMemoryStorage()
-	host := hostWith{storageID: store}
+	store := memorystorage.New()
+	host := memorystorage.Host{storageID: store}
 	startWithStorage := func(k *testKafka, recordReads int) *timeLagScraper {
 		cfg := k.testConfig()
 		cfg.Storage = &storageID
@@ -179,7 +180,7 @@ func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 	require.NoError(t, first.sampler.Sample(ctx, true))
 	require.Equal(t, int64(0), tableHeads(first)[tp].Offset)
 	require.NoError(t, first.shutdown(ctx))
-	require.NotEmpty(t, store.values[statestore.TablesKey])
+	require.NotEmpty(t, store.Value(statestore.TablesKey))
 
 	b := newTestKafka(t, 1, kfake.ClusterID("cluster-b"))
 	b.CreateTopic("orders", 1)
