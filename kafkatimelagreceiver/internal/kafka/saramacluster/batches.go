@@ -84,6 +84,12 @@ func firstRecordAtOrAfter(block *sarama.FetchResponseBlock, want int64, readAt t
 				next = max(next, last+1)
 				continue
 			}
+			if last < want {
+				// A read answering several offsets of a partition scans
+				// the same batches once per offset: skip those below.
+				next = max(next, last+1)
+				continue
+			}
 			for _, r := range batch.Records {
 				if r == nil {
 					continue

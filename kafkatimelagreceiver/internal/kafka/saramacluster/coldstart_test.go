@@ -172,3 +172,31 @@ func maxOf(xs []float64) float64 {
 	}
 	return m
 }
+
+// TestRecordReadOfManyOffsetsPerPartitionIsOneFetchPerBroker: the groups of
+// a partition sit at many offsets after a cold start; one read of the
+// partition from the lowest of them returns the batches that hold the
+// others, so every one is answered, exactly, by one Fetch per broker, not
+// one round of Fetches per offset.
+func TestRecordReadOfManyOffsetsPerPartitionIsOneFetchPerBroker(t *testing.T) {
+	c := newColdStart(t)
+	const perPartition = 10
+	var wanted []kafka.RecordAt
+	for p := range int32(coldStartPartitions) {
+		for i := range int64(perPartition) {
+			offset := (c.committed[p] + i*int64(len(c.stamps))/perPartition) % int64(len(c.stamps))
+			wanted = append(wanted, kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: offset})
+		}
+	}
+	before := c.k.Requests(int16(kmsg.Fetch))
+	found, err := c.cl.RecordTimestamps(context.Background(), wanted)
+	require.NoError(t, err)
+	require.LessOrEqual(t, c.k.Requests(int16(kmsg.Fetch))-before, int64(3), "Fetch requests for %d offsets on %d partitions", len(wanted), coldStartPartitions)
+	require.Len(t, found, len(wanted))
+	for _, at := range wanted {
+		ts := found[at]
+		require.Equal(t, kafka.RecordTimed, ts.Found, "%v", at)
+		require.Equal(t, at.Offset, ts.Offset, "%v", at)
+		require.Equal(t, c.stamps[at.Offset].UnixMilli(), time.Unix(0, ts.Timestamp).UnixMilli(), "%v", at)
+	}
+}

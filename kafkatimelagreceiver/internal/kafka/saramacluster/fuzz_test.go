@@ -174,7 +174,7 @@ func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[kafka.Re
 	defer cancel()
 	// One broker's read: a partition it sends to another replica
 	// (rack_id) gets no answer here, which the checks allow.
-	read := newLeaderRead(r.c, r.b, []kafka.TopicPartition{tp}, map[kafka.TopicPartition]int64{tp: want}, func(got kafka.RecordAt, ts kafka.RecordTimestamp) {
+	read := newLeaderRead(r.c, r.b, []kafka.TopicPartition{tp}, map[kafka.TopicPartition][]int64{tp: {want}}, func(got kafka.RecordAt, ts kafka.RecordTimestamp) {
 		if _, twice := answers[got]; twice {
 			t.Fatalf("%+v answered twice", got)
 		}

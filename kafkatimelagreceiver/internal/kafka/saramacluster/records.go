@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,9 +13,12 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// RecordTimestamps fetches the record at each offset with a minimal Fetch:
-// one request per leader per round, where a round holds at most one offset
-// per partition (a Fetch names each partition once).
+// RecordTimestamps fetches the record at each offset with minimal Fetches:
+// one request per leader per round, where a request names each partition
+// once, from the lowest offset still wanted there. Every wanted offset of a
+// partition that the batches it returns hold is answered from that one
+// read, so the groups of a partition sitting close together cost one read
+// between them; an offset beyond what came back is asked in the next round.
 func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
 	defer c.watch(ctx)()
 	out := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(records))
@@ -25,45 +29,31 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 	if err != nil {
 		return out, err
 	}
-	var rounds [][]kafka.RecordAt
-	seen := map[kafka.TopicPartition]int{} // partition -> rounds it already appears in
+	wants := map[kafka.TopicPartition][]int64{}
+	var tps []kafka.TopicPartition
 	for _, r := range records {
-		i := seen[r.TopicPartition]
-		seen[r.TopicPartition] = i + 1
-		if i == len(rounds) {
-			rounds = append(rounds, nil)
+		if _, ok := wants[r.TopicPartition]; !ok {
+			tps = append(tps, r.TopicPartition)
 		}
-		rounds[i] = append(rounds[i], r)
+		wants[r.TopicPartition] = append(wants[r.TopicPartition], r.Offset)
 	}
-	var (
-		mu   sync.Mutex
-		errs []error
-	)
-	for i, round := range rounds {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("read record timestamps: %d rounds left: %w", len(rounds)-i, err))
-			break
-		}
-		tps := make([]kafka.TopicPartition, len(round))
-		offsetOf := make(map[kafka.TopicPartition]int64, len(round))
-		for i, r := range round {
-			tps[i] = r.TopicPartition
-			offsetOf[r.TopicPartition] = r.Offset
-		}
-		byLeader, err := c.byLeader(ctx, client, tps)
-		errs = append(errs, err)
-		errs = append(errs, perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
-			return c.fetchFrom(ctx, client, b, tps, offsetOf, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
-				mu.Lock()
-				out[at] = ts
-				mu.Unlock()
-			})
-		}))
+	for tp, offsets := range wants {
+		slices.Sort(offsets)
+		wants[tp] = slices.Compact(offsets)
 	}
+	var mu sync.Mutex
+	byLeader, err := c.byLeader(ctx, client, tps)
+	errs := []error{err, perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+		return c.fetchFrom(ctx, client, b, tps, wants, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
+			mu.Lock()
+			out[at] = ts
+			mu.Unlock()
+		})
+	})}
 	return out, kafka.Join(errs...)
 }
 
-// fetchFrom reads from one leader the record at offsetOf[tp] of each of its
+// fetchFrom reads from one leader the records at wants[tp] of each of its
 // partitions, passing each answer to found. Partitions the leader sends to
 // a replica in the client's rack (rack_id, KIP-392) are read there.
 func (c *Cluster) fetchFrom(
@@ -71,13 +61,13 @@ func (c *Cluster) fetchFrom(
 	client sarama.Client,
 	b *sarama.Broker,
 	tps []kafka.TopicPartition,
-	offsetOf map[kafka.TopicPartition]int64,
+	wants map[kafka.TopicPartition][]int64,
 	found func(kafka.RecordAt, kafka.RecordTimestamp),
 ) error {
-	r := newLeaderRead(c, b, tps, offsetOf, found)
+	r := newLeaderRead(c, b, tps, wants, found)
 	errs := []error{r.rounds(ctx, tps)}
 	for replica, tps := range r.redirected {
-		errs = append(errs, c.fetchFromReplica(ctx, client, replica, tps, offsetOf, found))
+		errs = append(errs, c.fetchFromReplica(ctx, client, replica, tps, r.wants, found))
 	}
 	return kafka.Join(errs...)
 }
@@ -89,7 +79,7 @@ func (c *Cluster) fetchFromReplica(
 	client sarama.Client,
 	replica int32,
 	tps []kafka.TopicPartition,
-	offsetOf map[kafka.TopicPartition]int64,
+	wants map[kafka.TopicPartition][]int64,
 	found func(kafka.RecordAt, kafka.RecordTimestamp),
 ) error {
 	b, err := client.Broker(replica)
@@ -100,7 +90,7 @@ func (c *Cluster) fetchFromReplica(
 		return err
 	}
 	defer c.idle.end(b)
-	r := newLeaderRead(c, b, tps, offsetOf, found)
+	r := newLeaderRead(c, b, tps, wants, found)
 	err = r.rounds(ctx, tps)
 	if len(r.redirected) > 0 && err == nil {
 		err = fmt.Errorf("fetch records from preferred replica %d: it pointed at yet another replica", replica)
@@ -110,32 +100,50 @@ func (c *Cluster) fetchFromReplica(
 
 // leaderRead is one broker's part of a record read.
 type leaderRead struct {
-	c        *Cluster
-	b        *sarama.Broker
-	offsetOf map[kafka.TopicPartition]int64 // the offset asked for
-	from     map[kafka.TopicPartition]int64 // where the next Fetch reads from
-	found    func(kafka.RecordAt, kafka.RecordTimestamp)
+	c *Cluster
+	b *sarama.Broker
+	// wants holds each partition's offsets not answered yet, ascending; its
+	// own copy, since every broker's read runs in a goroutine of its own.
+	wants map[kafka.TopicPartition][]int64
+	from  map[kafka.TopicPartition]int64 // where the next Fetch reads from
+	found func(kafka.RecordAt, kafka.RecordTimestamp)
 	// redirected holds the partitions the broker sent to another replica,
 	// by replica.
 	redirected map[int32][]kafka.TopicPartition
 }
 
-func newLeaderRead(c *Cluster, b *sarama.Broker, tps []kafka.TopicPartition, offsetOf map[kafka.TopicPartition]int64, found func(kafka.RecordAt, kafka.RecordTimestamp)) *leaderRead {
-	r := &leaderRead{c: c, b: b, offsetOf: offsetOf, from: make(map[kafka.TopicPartition]int64, len(tps)), found: found}
+func newLeaderRead(c *Cluster, b *sarama.Broker, tps []kafka.TopicPartition, wants map[kafka.TopicPartition][]int64, found func(kafka.RecordAt, kafka.RecordTimestamp)) *leaderRead {
+	r := &leaderRead{c: c, b: b, wants: make(map[kafka.TopicPartition][]int64, len(tps)), from: make(map[kafka.TopicPartition]int64, len(tps)), found: found}
 	for _, tp := range tps {
-		r.from[tp] = offsetOf[tp]
+		r.wants[tp] = slices.Clone(wants[tp])
+		if len(r.wants[tp]) > 0 {
+			r.from[tp] = r.wants[tp][0]
+		}
 	}
 	return r
 }
 
+// next drops the partition's lowest wanted offset, answered or given up
+// on, and tells whether another is left, which the next read starts from.
+func (r *leaderRead) next(tp kafka.TopicPartition) bool {
+	rest := r.wants[tp][1:]
+	r.wants[tp] = rest
+	if len(rest) == 0 {
+		return false
+	}
+	r.from[tp] = rest[0]
+	return true
+}
+
 // rounds asks for the pending partitions, each from from[tp], until
-// each has an answer or an error. A partition whose batch does not fit the
-// limits comes back empty unless it is first in the response (KIP-74), so
-// the empty ones go again, until a request makes no progress; one whose
-// response held only markers and aborted records short of the end goes on
-// from where they stopped.
+// each wanted offset has an answer or an error. A partition whose batch
+// does not fit the limits comes back empty unless it is first in the
+// response (KIP-74), so the empty ones go again, until a request makes no
+// progress; one whose response held only markers and aborted records short
+// of the end goes on from where they stopped.
 func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition) error {
-	c, b, offsetOf, from, found := r.c, r.b, r.offsetOf, r.from, r.found
+	c, b := r.c, r.b
+	pending = slices.DeleteFunc(slices.Clone(pending), func(tp kafka.TopicPartition) bool { return len(r.wants[tp]) == 0 })
 	var errs []error
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -143,7 +151,7 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 		}
 		req := c.newFetchRequest()
 		for _, tp := range pending {
-			req.AddBlock(tp.Topic, tp.Partition, from[tp], fetchBytesPerPartition, -1)
+			req.AddBlock(tp.Topic, tp.Partition, r.from[tp], fetchBytesPerPartition, -1)
 		}
 		resp, err := b.Fetch(req)
 		c.observe(ctx, b, "Fetch", err)
@@ -157,44 +165,15 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 		var again []kafka.TopicPartition
 		stuck := 0
 		for _, tp := range pending {
-			at := kafka.RecordAt{TopicPartition: tp, Offset: offsetOf[tp]}
 			block := resp.GetBlock(tp.Topic, tp.Partition)
-			if block == nil {
-				errs = append(errs, topicError(tp.Topic, kafka.OperationRead,
-					fmt.Errorf("fetch record %s/%d@%d from broker %d: no answer", tp.Topic, tp.Partition, at.Offset, b.ID())))
-				continue
-			}
-			if errors.Is(block.Err, sarama.ErrOffsetOutOfRange) {
-				continue // deleted by retention, or not written yet
-			}
-			if !errors.Is(block.Err, sarama.ErrNoError) {
-				errs = append(errs, topicError(tp.Topic, kafka.OperationRead,
-					fmt.Errorf("fetch record %s/%d@%d from broker %d: %w", tp.Topic, tp.Partition, at.Offset, b.ID(), authorization(block.Err))))
-				continue
-			}
-			if replica := block.PreferredReadReplica; replica >= 0 && replica != b.ID() {
-				if r.redirected == nil {
-					r.redirected = map[int32][]kafka.TopicPartition{}
+			more, progressed, err := r.answer(tp, block, req.Version, readAt)
+			errs = append(errs, err)
+			if more {
+				again = append(again, tp)
+				if !progressed {
+					stuck++
 				}
-				r.redirected[replica] = append(r.redirected[replica], tp)
-				continue
 			}
-			scanned := firstRecordAtOrAfter(block, from[tp], readAt)
-			end := readable(block, req.Version)
-			switch {
-			case scanned.found:
-				found(at, scanned.record)
-			case scanned.next >= end && end > at.Offset:
-				found(at, kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone})
-			case scanned.next > from[tp]:
-				from[tp] = scanned.next
-				again = append(again, tp)
-			case end > from[tp]:
-				again = append(again, tp)
-				stuck++
-			}
-			// Otherwise there is nothing to read yet at the offset: it is
-			// the end, or inside a transaction still open.
 		}
 		if stuck > 0 && stuck == len(pending) {
 			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), stuck))...)
@@ -202,6 +181,57 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 		pending = again
 	}
 	return kafka.Join(errs...)
+}
+
+// answer answers, from one partition's part of a Fetch response, every
+// wanted offset it holds, lowest first. more: offsets are left for the
+// next round (from[tp] says where it reads); progressed: this block
+// answered one or moved from[tp] on.
+func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponseBlock, version int16, readAt time.Time) (more, progressed bool, err error) {
+	b := r.b
+	if block == nil {
+		return false, false, topicError(tp.Topic, kafka.OperationRead,
+			fmt.Errorf("fetch records %s/%d@%d from broker %d: no answer", tp.Topic, tp.Partition, r.from[tp], b.ID()))
+	}
+	if errors.Is(block.Err, sarama.ErrOffsetOutOfRange) {
+		// Deleted by retention, or not written yet; a higher offset of the
+		// partition may still be there.
+		return r.next(tp), true, nil
+	}
+	if !errors.Is(block.Err, sarama.ErrNoError) {
+		return false, false, topicError(tp.Topic, kafka.OperationRead,
+			fmt.Errorf("fetch record %s/%d@%d from broker %d: %w", tp.Topic, tp.Partition, r.from[tp], b.ID(), authorization(block.Err)))
+	}
+	if replica := block.PreferredReadReplica; replica >= 0 && replica != b.ID() {
+		if r.redirected == nil {
+			r.redirected = map[int32][]kafka.TopicPartition{}
+		}
+		r.redirected[replica] = append(r.redirected[replica], tp)
+		return false, false, nil
+	}
+	end := readable(block, version)
+	for {
+		at := kafka.RecordAt{TopicPartition: tp, Offset: r.wants[tp][0]}
+		from := r.from[tp]
+		scanned := firstRecordAtOrAfter(block, from, readAt)
+		switch {
+		case scanned.found:
+			r.found(at, scanned.record)
+		case scanned.next >= end && end > at.Offset:
+			r.found(at, kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone})
+		case scanned.next > from:
+			r.from[tp] = scanned.next
+			return true, true, nil
+		case end > from:
+			return true, progressed, nil
+		}
+		// Answered, or there is nothing to read yet at the offset: it is
+		// the end, or inside a transaction still open.
+		progressed = true
+		if !r.next(tp) {
+			return false, true, nil
+		}
+	}
 }
 
 // isolate splits a request whose response could not be decoded (a batch too
@@ -212,9 +242,14 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 func (r *leaderRead) isolate(ctx context.Context, pending []kafka.TopicPartition, cause error) error {
 	if len(pending) == 1 {
 		tp := pending[0]
-		r.found(kafka.RecordAt{TopicPartition: tp, Offset: r.offsetOf[tp]}, kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed})
-		return topicError(tp.Topic, kafka.OperationRead,
+		r.found(kafka.RecordAt{TopicPartition: tp, Offset: r.wants[tp][0]}, kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed})
+		err := topicError(tp.Topic, kafka.OperationRead,
 			fmt.Errorf("fetch record %s/%d@%d from broker %d: no timestamp from this partition: %w", tp.Topic, tp.Partition, r.from[tp], r.b.ID(), cause))
+		if r.next(tp) {
+			// The partition's higher offsets may lie past the batch.
+			return kafka.Join(err, r.rounds(ctx, pending))
+		}
+		return err
 	}
 	half := len(pending) / 2
 	return kafka.Join(r.rounds(ctx, pending[:half:half]), r.rounds(ctx, pending[half:]))
