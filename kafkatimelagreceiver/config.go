@@ -80,8 +80,9 @@ type Config struct {
 	SamplingInterval time.Duration `mapstructure:"sampling_interval"`
 	// MaxSamples bounds the points kept in each partition's table.
 	MaxSamples int `mapstructure:"max_samples"`
-	// MaxRecordReadsPerScrape caps how many committed offsets older than their
-	// table are resolved per scrape by reading the record's timestamp.
+	// MaxRecordReadsPerScrape is how many partitions a scrape may read
+	// records of, to date committed offsets older than their table, at
+	// least: half the tracked partitions when that is more.
 	MaxRecordReadsPerScrape int `mapstructure:"max_record_reads_per_scrape"`
 	// Storage names a storage extension (e.g. file_storage) in which the
 	// interpolation tables are kept across restarts. Unset: no persistence.

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -468,7 +470,8 @@ func TestCommittedAboveEndOffset(t *testing.T) {
 
 // TestRecordReadsAreBoundedAndCached: out-of-table groups cost one Fetch per
 // broker per scrape while their commits move, none while they stand still, and
-// never more records than max_record_reads_per_scrape.
+// never records of more partitions than max_record_reads_per_scrape (on a
+// cluster of at most twice as many partitions).
 func TestRecordReadsAreBoundedAndCached(t *testing.T) {
 	k := newTestKafka(t, 3)
 	k.CreateTopic("history", 30)
@@ -500,6 +503,54 @@ func TestRecordReadsAreBoundedAndCached(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fetchesBefore, k.Requests(int16(kmsg.Fetch)), "unchanged commits cost no Fetch")
 	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 30)
+}
+
+// TestColdStartReadsEveryPartitionByTheSecondScrape: after a cold start
+// every committed offset is older than its table; on a cluster of more than
+// twice max_record_reads_per_scrape partitions, the first scrape reads the
+// records of half the partitions, every group's offset on them from one
+// Fetch per broker, and the second the rest, so every lagging pair has a
+// time lag from the second scrape on whatever the cluster's size; the third
+// reads nothing.
+func TestColdStartReadsEveryPartitionByTheSecondScrape(t *testing.T) {
+	const partitions, groups = 40, 4
+	k := newTestKafka(t, 3)
+	k.CreateTopic("history", partitions)
+	old := time.Now().Add(-30 * time.Minute)
+	stamps := []time.Time{old, old.Add(time.Second), old.Add(2 * time.Second), old.Add(3 * time.Second), old.Add(4 * time.Second)}
+	for p := range int32(partitions) {
+		k.Produce("history", p, stamps...)
+	}
+	for g := range groups {
+		offsets := map[int32]int64{}
+		for p := range int32(partitions) {
+			offsets[p] = int64(g)
+		}
+		k.Commit(fmt.Sprintf("behind-%d", g), "history", offsets)
+	}
+
+	cfg := k.testConfig()
+	cfg.MaxRecordReadsPerScrape = 5
+	s := startScraper(t, cfg)
+	for scrape, want := range []int{partitions / 2 * groups, partitions * groups, partitions * groups} {
+		fetchesBefore := k.Requests(int16(kmsg.Fetch))
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		fetches := k.Requests(int16(kmsg.Fetch)) - fetchesBefore
+		timeLags := pointsOf(md, "kafka.consumer_group.time_lag")
+		t.Logf("scrape %d: %d Fetch requests, %d time lags", scrape+1, fetches, len(timeLags))
+		require.Len(t, timeLags, want, "scrape %d", scrape+1)
+		if scrape < 2 {
+			require.LessOrEqual(t, fetches, int64(3), "scrape %d: one Fetch per broker", scrape+1)
+		} else {
+			require.Zero(t, fetches, "every record read is cached")
+		}
+		for key, tl := range timeLags {
+			g, err := strconv.Atoi(strings.TrimPrefix(key.group, "behind-"))
+			require.NoError(t, err)
+			require.InDelta(t, time.Since(stamps[g]).Seconds(), tl.doubleValue, 5, "%v", key)
+		}
+	}
 }
 
 // produceTransaction writes records with the given timestamps to one

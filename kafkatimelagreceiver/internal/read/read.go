@@ -39,7 +39,8 @@ type Reader struct {
 	// Retention, when set, is kept up to date with the retention settings
 	// of the topics read (some retention margin is on).
 	Retention *retention.Cache
-	// MaxRecordReads caps the record timestamps read per scrape.
+	// MaxRecordReads is the least number of partitions whose records a
+	// scrape reads (readPartitions); 0: none.
 	MaxRecordReads int
 	// KeepUnwantedFor is how long a partial read keeps the tables of
 	// partitions no group was seen committing on.
@@ -310,23 +311,22 @@ func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
 }
 
 // readOutOfTableRecords reads the timestamps of the records no table can
-// date (lag.OutOfTable), at most max_record_reads_per_scrape of them. A
+// date (lag.OutOfTable), those of at most readPartitions partitions. A
 // record that is gone was deleted by retention: the partition's log start
 // is read and the oldest record still there is read instead. It returns the
 // snapshot's index, rebuilt when log starts were read.
 func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) (*lag.Index, error) {
 	idx := r.index(snap)
-	budget := r.MaxRecordReads
+	budget := r.readPartitions(len(idx.Parts))
 	missing, used := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
-	if len(missing) > budget {
-		r.Logger.Debug("record reads capped for this scrape", zap.Int("wanted", len(missing)), zap.Int("cap", budget))
-		missing = missing[:budget]
+	wanted := len(missing)
+	if missing, budget = withinPartitions(missing, budget); len(missing) < wanted {
+		r.Logger.Debug("record reads capped for this scrape", zap.Int("wanted", wanted), zap.Int("read", len(missing)), zap.Int("partitions", r.readPartitions(len(idx.Parts))))
 	}
 	var errs []error
 	if len(missing) > 0 {
 		found, err := r.Cluster.RecordTimestamps(ctx, missing)
 		errs = append(errs, err)
-		budget -= len(missing)
 		r.Records.PutAll(found)
 		var gone []kafka.TopicPartition
 		for _, at := range missing {
@@ -347,9 +347,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 			for at := range usedNow {
 				used[at] = struct{}{}
 			}
-			if len(retry) > budget {
-				retry = retry[:budget]
-			}
+			retry, _ = withinPartitions(retry, budget)
 			if len(retry) > 0 {
 				found, err := r.Cluster.RecordTimestamps(ctx, retry)
 				errs = append(errs, err)
@@ -359,6 +357,36 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 	}
 	r.Records.Retain(used)
 	return idx, kafka.Join(errs...)
+}
+
+// readPartitions is how many partitions a scrape reads records of:
+// max_record_reads_per_scrape, or half the partitions of a larger cluster,
+// so that a cold start has read every partition by its second scrape
+// whatever the cluster's size. One read of a partition answers every
+// wanted offset in the batches it returns (up to 1 MiB of them), so the
+// groups of a partition close together cost one read. 0 reads none.
+func (r *Reader) readPartitions(partitions int) int {
+	if r.MaxRecordReads <= 0 {
+		return 0
+	}
+	return max(r.MaxRecordReads, (partitions+1)/2)
+}
+
+// withinPartitions keeps, in order, the records of the first n partitions
+// they name, and returns how many of the n are left.
+func withinPartitions(records []kafka.RecordAt, n int) ([]kafka.RecordAt, int) {
+	chosen := map[kafka.TopicPartition]struct{}{}
+	kept := records[:0]
+	for _, rec := range records {
+		if _, ok := chosen[rec.TopicPartition]; !ok {
+			if len(chosen) >= n {
+				continue
+			}
+			chosen[rec.TopicPartition] = struct{}{}
+		}
+		kept = append(kept, rec)
+	}
+	return kept, n - len(chosen)
 }
 
 // Empty is the input of a scrape that read nothing: a snapshot of now.
