@@ -1,7 +1,8 @@
 package lag
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -12,49 +13,87 @@ import (
 // older than their partition's table, so that a group stuck at one offset
 // costs one Fetch, not one per scrape. Entries live while some group is still
 // committed there. It belongs to the scrape, which alone reads and writes
-// it: it takes no lock.
+// it: it takes no lock. They are kept by partition, so that a scrape finds a
+// partition's once and not once per group committed on it.
 type RecordTimes struct {
-	known map[kafka.RecordAt]kafka.RecordTimestamp
+	known map[kafka.TopicPartition]*partitionRecords
+	// changes counts the calls that changed known, so that a lookup
+	// remembered (AppendTimes) is known to be current.
+	changes int
+}
+
+// partitionRecords are one partition's records read, by offset.
+type partitionRecords struct {
+	offsets []int64
+	times   []kafka.RecordTimestamp
+}
+
+func (pr *partitionRecords) get(offset int64) (kafka.RecordTimestamp, bool) {
+	if pr == nil {
+		return kafka.RecordTimestamp{}, false
+	}
+	i, ok := slices.BinarySearch(pr.offsets, offset)
+	if !ok {
+		return kafka.RecordTimestamp{}, false
+	}
+	return pr.times[i], true
+}
+
+func (pr *partitionRecords) put(offset int64, ts kafka.RecordTimestamp) {
+	i, ok := slices.BinarySearch(pr.offsets, offset)
+	if ok {
+		pr.times[i] = ts
+		return
+	}
+	pr.offsets = slices.Insert(pr.offsets, i, offset)
+	pr.times = slices.Insert(pr.times, i, ts)
 }
 
 func NewRecordTimes() *RecordTimes {
-	return &RecordTimes{known: map[kafka.RecordAt]kafka.RecordTimestamp{}}
+	return &RecordTimes{known: map[kafka.TopicPartition]*partitionRecords{}}
 }
 
 func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
-	ts, ok := r.known[at]
-	return ts, ok
+	return r.known[at.TopicPartition].get(at.Offset)
 }
 
 func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp) {
+	r.changes++
 	for at, ts := range found {
-		r.known[at] = ts
+		pr := r.known[at.TopicPartition]
+		if pr == nil {
+			pr = &partitionRecords{}
+			r.known[at.TopicPartition] = pr
+		}
+		pr.put(at.Offset, ts)
 	}
 }
 
 // Forget drops everything known about the partitions, whose logs were
 // recreated or truncated.
 func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
-	if len(partitions) == 0 {
-		return
-	}
-	drop := make(map[kafka.TopicPartition]struct{}, len(partitions))
+	r.changes++
 	for _, tp := range partitions {
-		drop[tp] = struct{}{}
-	}
-	for at := range r.known {
-		if _, ok := drop[at.TopicPartition]; ok {
-			delete(r.known, at)
-		}
+		delete(r.known, tp)
 	}
 }
 
 // Retain keeps only the entries still in use.
 func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
-	for at := range r.known {
-		if _, ok := used[at]; !ok {
-			delete(r.known, at)
+	r.changes++
+	for tp, pr := range r.known {
+		kept := 0
+		for i, offset := range pr.offsets {
+			if _, ok := used[kafka.RecordAt{TopicPartition: tp, Offset: offset}]; ok {
+				pr.offsets[kept], pr.times[kept] = offset, pr.times[i]
+				kept++
+			}
 		}
+		if kept == 0 {
+			delete(r.known, tp)
+			continue
+		}
+		pr.offsets, pr.times = slices.Clip(pr.offsets[:kept]), slices.Clip(pr.times[:kept])
 	}
 }
 
@@ -73,10 +112,21 @@ func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 // layer has already turned the ones no clock could have written into
 // kafka.RecordUntimed, which dates nothing.
 func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) AppendTimeFunc {
+	// A scrape asks for each partition once per group committed on it.
+	byPartition, seen := map[*Partition]*partitionRecords{}, records.changes
 	return func(p *Partition, c int64) (int64, Method, bool) {
 		// The scrape's own end-offset read is the newest point there is.
 		upper := timetable.Sample{Offset: p.End, At: at}
-		rec, read := records.Get(kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: c})
+		if records.changes != seen {
+			clear(byPartition)
+			seen = records.changes
+		}
+		pr, ok := byPartition[p]
+		if !ok {
+			pr = records.known[p.TopicPartition]
+			byPartition[p] = pr
+		}
+		rec, read := pr.get(c)
 		from := c
 		if read {
 			if rec.Found == kafka.RecordNone && rec.Offset >= p.End {
@@ -145,8 +195,10 @@ const IdleBeforeRecordRead = time.Second
 // record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
-	behind := map[kafka.RecordAt]int64{}
-	refine := map[kafka.RecordAt]bool{} // dated by the table, coarsely
+	// Groups of a partition often share an offset: each record is judged
+	// once, keyed by the partition's rank rather than by its topic name.
+	seen := map[rankedCommit]struct{}{}
+	var wanted []wantedRecord
 	for _, commits := range idx.commits {
 		for _, rc := range commits {
 			p := &idx.Parts[rc.rank]
@@ -157,6 +209,11 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 			if from >= p.End {
 				continue
 			}
+			key := rankedCommit{rank: rc.rank, committed: from}
+			if _, ok := seen[key]; ok {
+				continue
+			}
+			seen[key] = struct{}{}
 			lo, hi, ok, gap := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
 			dated := ok && !gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
 			coarse := dated && Coarse(lo, hi, ExpectedAppend(lo, hi, from), at)
@@ -164,49 +221,51 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 				continue
 			}
 			rec := kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: from}
-			if _, seen := used[rec]; seen {
-				continue
-			}
 			used[rec] = struct{}{}
 			if known, ok := records.Get(rec); !ok || known.Found == kafka.RecordNone && known.Offset < p.End {
 				// Not read yet, or read when it was followed by a
 				// transaction still open, or before the end moved on: what
 				// lies beyond needs a new read.
-				missing = append(missing, rec)
-				behind[rec] = p.End - from
-				if coarse {
-					refine[rec] = true
-				}
+				wanted = append(wanted, wantedRecord{rank: rc.rank, offset: from, behind: p.End - from, refine: coarse})
 			}
 		}
 	}
-	sort.Slice(missing, func(i, j int) bool {
-		if ri, rj := refine[missing[i]], refine[missing[j]]; ri != rj {
-			return rj
+	slices.SortFunc(wanted, func(a, b wantedRecord) int {
+		if a.refine != b.refine {
+			if b.refine {
+				return -1
+			}
+			return 1
 		}
-		if li, lj := behind[missing[i]], behind[missing[j]]; li != lj {
-			return li > lj
-		}
-		return missing[i].TopicPartition.Compare(missing[j].TopicPartition) < 0
+		// Ranks follow (topic, partition).
+		return cmp.Or(cmp.Compare(b.behind, a.behind), cmp.Compare(a.rank, b.rank), cmp.Compare(a.offset, b.offset))
 	})
-	return onePerPartition(missing, refine), used
+	return onePerPartition(idx, wanted), used
+}
+
+// wantedRecord is a record OutOfTable lists, with what orders it.
+type wantedRecord struct {
+	rank   int32
+	offset int64
+	behind int64 // records between it and the end
+	refine bool  // dated by the table, coarsely
 }
 
 // onePerPartition keeps, of the records listed only to refine an estimate,
 // the first of each partition: a record read costs a Fetch round per
 // offset of a partition, and refining is worth one Fetch per broker, not
 // one per group near the head of a busy partition.
-func onePerPartition(missing []kafka.RecordAt, refine map[kafka.RecordAt]bool) []kafka.RecordAt {
-	refined := map[kafka.TopicPartition]bool{}
-	kept := missing[:0]
-	for _, rec := range missing {
-		if refine[rec] {
-			if refined[rec.TopicPartition] {
+func onePerPartition(idx *Index, wanted []wantedRecord) []kafka.RecordAt {
+	refined := map[int32]bool{}
+	kept := make([]kafka.RecordAt, 0, len(wanted))
+	for _, w := range wanted {
+		if w.refine {
+			if refined[w.rank] {
 				continue
 			}
-			refined[rec.TopicPartition] = true
+			refined[w.rank] = true
 		}
-		kept = append(kept, rec)
+		kept = append(kept, kafka.RecordAt{TopicPartition: idx.Parts[w.rank].TopicPartition, Offset: w.offset})
 	}
 	return kept
 }
