@@ -16,41 +16,42 @@ import (
 // it: it takes no lock. They are kept by partition, so that a scrape finds a
 // partition's once and not once per group committed on it.
 type RecordTimes struct {
-	known map[kafka.TopicPartition]*partitionRecords
+	known map[kafka.TopicPartition]partitionRecords
 	// changes counts the calls that changed known, so that a lookup
 	// remembered (AppendTimes) is known to be current.
 	changes int
 }
 
-// partitionRecords are one partition's records read, by offset.
-type partitionRecords struct {
-	offsets []int64
-	times   []kafka.RecordTimestamp
+// partitionRecords are one partition's records read, by offset, in one
+// array: a scrape looks them up once per group committed on the partition.
+type partitionRecords []recordEntry
+
+type recordEntry struct {
+	offset int64
+	ts     kafka.RecordTimestamp
 }
 
-func (pr *partitionRecords) get(offset int64) (kafka.RecordTimestamp, bool) {
-	if pr == nil {
-		return kafka.RecordTimestamp{}, false
-	}
-	i, ok := slices.BinarySearch(pr.offsets, offset)
+func (pr partitionRecords) get(offset int64) (kafka.RecordTimestamp, bool) {
+	i, ok := slices.BinarySearchFunc(pr, offset, compareOffset)
 	if !ok {
 		return kafka.RecordTimestamp{}, false
 	}
-	return pr.times[i], true
+	return pr[i].ts, true
 }
 
-func (pr *partitionRecords) put(offset int64, ts kafka.RecordTimestamp) {
-	i, ok := slices.BinarySearch(pr.offsets, offset)
+func (pr partitionRecords) put(offset int64, ts kafka.RecordTimestamp) partitionRecords {
+	i, ok := slices.BinarySearchFunc(pr, offset, compareOffset)
 	if ok {
-		pr.times[i] = ts
-		return
+		pr[i].ts = ts
+		return pr
 	}
-	pr.offsets = slices.Insert(pr.offsets, i, offset)
-	pr.times = slices.Insert(pr.times, i, ts)
+	return slices.Insert(pr, i, recordEntry{offset: offset, ts: ts})
 }
+
+func compareOffset(e recordEntry, offset int64) int { return cmp.Compare(e.offset, offset) }
 
 func NewRecordTimes() *RecordTimes {
-	return &RecordTimes{known: map[kafka.TopicPartition]*partitionRecords{}}
+	return &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}}
 }
 
 func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
@@ -60,12 +61,7 @@ func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
 func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp) {
 	r.changes++
 	for at, ts := range found {
-		pr := r.known[at.TopicPartition]
-		if pr == nil {
-			pr = &partitionRecords{}
-			r.known[at.TopicPartition] = pr
-		}
-		pr.put(at.Offset, ts)
+		r.known[at.TopicPartition] = r.known[at.TopicPartition].put(at.Offset, ts)
 	}
 }
 
@@ -82,18 +78,17 @@ func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 	r.changes++
 	for tp, pr := range r.known {
-		kept := 0
-		for i, offset := range pr.offsets {
-			if _, ok := used[kafka.RecordAt{TopicPartition: tp, Offset: offset}]; ok {
-				pr.offsets[kept], pr.times[kept] = offset, pr.times[i]
-				kept++
+		kept := pr[:0]
+		for _, e := range pr {
+			if _, ok := used[kafka.RecordAt{TopicPartition: tp, Offset: e.offset}]; ok {
+				kept = append(kept, e)
 			}
 		}
-		if kept == 0 {
+		if len(kept) == 0 {
 			delete(r.known, tp)
 			continue
 		}
-		pr.offsets, pr.times = slices.Clip(pr.offsets[:kept]), slices.Clip(pr.times[:kept])
+		r.known[tp] = slices.Clip(kept)
 	}
 }
 
@@ -113,7 +108,7 @@ func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 // kafka.RecordUntimed, which dates nothing.
 func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) AppendTimeFunc {
 	// A scrape asks for each partition once per group committed on it.
-	byPartition, seen := map[*Partition]*partitionRecords{}, records.changes
+	byPartition, seen := map[*Partition]partitionRecords{}, records.changes
 	return func(p *Partition, c int64) (int64, Method, bool) {
 		// The scrape's own end-offset read is the newest point there is.
 		upper := timetable.Sample{Offset: p.End, At: at}
