@@ -31,6 +31,9 @@ type Partition struct {
 	// once ResolveProduceRates ran; only for partitions with an end offset.
 	ProduceRate    float64
 	HasProduceRate bool
+	// records are the partition's record timestamps, found by AppendTimes
+	// once a scrape rather than once per group.
+	records resolvedRecords
 }
 
 type rankedCommit struct {

@@ -32,6 +32,15 @@ type recordEntry struct {
 }
 
 func (pr partitionRecords) get(offset int64) (kafka.RecordTimestamp, bool) {
+	if len(pr) <= 8 {
+		// Few groups sit apart on a partition: a scan beats a search.
+		for i := range pr {
+			if pr[i].offset >= offset {
+				return pr[i].ts, pr[i].offset == offset
+			}
+		}
+		return kafka.RecordTimestamp{}, false
+	}
 	i, ok := slices.BinarySearchFunc(pr, offset, compareOffset)
 	if !ok {
 		return kafka.RecordTimestamp{}, false
@@ -63,6 +72,23 @@ func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp) {
 	for at, ts := range found {
 		r.known[at.TopicPartition] = r.known[at.TopicPartition].put(at.Offset, ts)
 	}
+}
+
+// of returns p's records. A scrape asks once per group committed on the
+// partition: p remembers them until the records change.
+func (r *RecordTimes) of(p *Partition) partitionRecords {
+	if p.records.from != r || p.records.changes != r.changes {
+		p.records = resolvedRecords{from: r, changes: r.changes, records: r.known[p.TopicPartition]}
+	}
+	return p.records.records
+}
+
+// resolvedRecords are a partition's records as RecordTimes held them after
+// changes changes.
+type resolvedRecords struct {
+	from    *RecordTimes
+	changes int
+	records partitionRecords
 }
 
 // Forget drops everything known about the partitions, whose logs were
@@ -107,21 +133,10 @@ func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 // layer has already turned the ones no clock could have written into
 // kafka.RecordUntimed, which dates nothing.
 func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) AppendTimeFunc {
-	// A scrape asks for each partition once per group committed on it.
-	byPartition, seen := map[*Partition]partitionRecords{}, records.changes
 	return func(p *Partition, c int64) (int64, Method, bool) {
 		// The scrape's own end-offset read is the newest point there is.
 		upper := timetable.Sample{Offset: p.End, At: at}
-		if records.changes != seen {
-			clear(byPartition)
-			seen = records.changes
-		}
-		pr, ok := byPartition[p]
-		if !ok {
-			pr = records.known[p.TopicPartition]
-			byPartition[p] = pr
-		}
-		rec, read := pr.get(c)
+		rec, read := records.of(p).get(c)
 		from := c
 		if read {
 			if rec.Found == kafka.RecordNone && rec.Offset >= p.End {

@@ -1,0 +1,84 @@
+package lag
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// BenchmarkEstimates1M is the per-pair work of a steady scrape at
+// 1,000,000 pairs (100 groups x 10,000 partitions of one topic, the shape
+// of scalebench's workload): the out-of-table check before record reads,
+// then every group's lags with their time lags. Each partition holds 4
+// records, older than its table; group g is committed at (g+p) mod 5, so
+// 4 of 5 pairs are dated by their record's timestamp, read once and
+// cached, and the fifth is caught up.
+func BenchmarkEstimates1M(b *testing.B) {
+	const groups, partitions = 100, 10000
+	t0 := time.Unix(1_700_000_000, 0)
+	tables := timetable.NewStore(512, 30*time.Second, nil)
+	wanted := map[kafka.TopicPartition]struct{}{}
+	end := map[kafka.TopicPartition]int64{}
+	for p := range int32(partitions) {
+		tp := kafka.TopicPartition{Topic: "scale", Partition: p}
+		wanted[tp] = struct{}{}
+		end[tp] = 4
+	}
+	tables.Track(wanted, t0, 0)
+	for i := range 3 {
+		at := t0.Add(time.Duration(i) * 10 * time.Second)
+		tables.Record(kafka.OffsetRead{Offsets: end, Sent: at, Received: at})
+	}
+	committed := map[string]map[kafka.TopicPartition]int64{}
+	for g := range groups {
+		offsets := make(map[kafka.TopicPartition]int64, partitions)
+		for p := range int32(partitions) {
+			offsets[kafka.TopicPartition{Topic: "scale", Partition: p}] = int64((g + int(p)) % 5)
+		}
+		committed[fmt.Sprintf("group-%03d", g)] = offsets
+	}
+	at := t0.Add(30 * time.Second).UnixNano()
+	snap := &Snapshot{At: at, Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
+	idx := NewIndex(snap)
+	idx.ResolveTables(tables)
+	records := NewRecordTimes()
+	missing, _ := OutOfTable(idx, at, tables, records)
+	found := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(missing))
+	for _, rec := range missing {
+		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: t0.Add(-time.Hour).UnixNano()}
+	}
+	records.PutAll(found)
+	if len(missing) != 4*partitions {
+		b.Fatalf("%d records out of table, want %d", len(missing), 4*partitions)
+	}
+	names := make([]string, 0, groups)
+	for g := range committed {
+		names = append(names, g)
+	}
+	var lags []PartitionLag
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		missing, used := OutOfTable(idx, at, tables, records)
+		if len(missing) != 0 {
+			b.Fatalf("%d records still missing", len(missing))
+		}
+		records.Retain(used)
+		appendTime := AppendTimes(tables, records, at)
+		timed := 0
+		for _, g := range names {
+			lags = idx.GroupLags(lags[:0], g, at, appendTime)
+			for i := range lags {
+				if lags[i].HasTimeLag {
+					timed++
+				}
+			}
+		}
+		if timed != groups*partitions {
+			b.Fatalf("%d time lags, want %d", timed, groups*partitions)
+		}
+	}
+}
