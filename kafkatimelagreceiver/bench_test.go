@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
@@ -329,7 +330,7 @@ func (k *scaleKafka) coordinators(tb testing.TB, w kfaketest.ScaleWorkload) int 
 // pointsOfCount counts the data points of a gauge, duplicates included.
 func pointsOfCount(md pmetric.Metrics, name string) int {
 	n := 0
-	eachMetric(md, func(m pmetric.Metric) {
+	emit.EachMetric(md, func(m pmetric.Metric) {
 		if m.Name() == name {
 			n += m.Gauge().DataPoints().Len()
 		}
