@@ -1,0 +1,90 @@
+package read
+
+import (
+	"context"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+)
+
+// readOutOfTableRecords reads the timestamps of the records no table can
+// date (lag.OutOfTable), those of at most readPartitions partitions. A
+// record that is gone was deleted by retention: the partition's log start
+// is read and the oldest record still there is read instead. It returns the
+// snapshot's index, rebuilt when log starts were read.
+func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) (*lag.Index, error) {
+	idx := r.index(snap)
+	budget := r.readPartitions(len(idx.Parts))
+	missing, used := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
+	wanted := len(missing)
+	if missing, budget = withinPartitions(missing, budget); len(missing) < wanted {
+		r.Logger.Debug("record reads capped for this scrape", zap.Int("wanted", wanted), zap.Int("read", len(missing)), zap.Int("partitions", r.readPartitions(len(idx.Parts))))
+	}
+	var errs []error
+	if len(missing) > 0 {
+		found, err := r.Cluster.RecordTimestamps(ctx, missing)
+		errs = append(errs, err)
+		r.Records.PutAll(found)
+		var gone []kafka.TopicPartition
+		for _, at := range missing {
+			if _, ok := found[at]; !ok {
+				gone = append(gone, at.TopicPartition)
+			}
+		}
+		if len(gone) > 0 {
+			kafka.SortPartitions(gone)
+			startRead, err := r.Cluster.StartOffsets(ctx, slices.Compact(gone))
+			errs = append(errs, err)
+			r.Tables.RecordStart(startRead)
+			for tp, start := range startRead.Offsets {
+				snap.Start[tp] = start
+			}
+			idx = r.index(snap)
+			retry, usedNow := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
+			for at := range usedNow {
+				used[at] = struct{}{}
+			}
+			retry, _ = withinPartitions(retry, budget)
+			if len(retry) > 0 {
+				found, err := r.Cluster.RecordTimestamps(ctx, retry)
+				errs = append(errs, err)
+				r.Records.PutAll(found)
+			}
+		}
+	}
+	r.Records.Retain(used)
+	return idx, kafka.Join(errs...)
+}
+
+// readPartitions is how many partitions a scrape reads records of:
+// max_record_reads_per_scrape, or half the partitions of a larger cluster,
+// so that a cold start has read every partition by its second scrape
+// whatever the cluster's size. One read of a partition answers every
+// wanted offset in the batches it returns (up to 1 MiB of them), so the
+// groups of a partition close together cost one read. 0 reads none.
+func (r *Reader) readPartitions(partitions int) int {
+	if r.MaxRecordReads <= 0 {
+		return 0
+	}
+	return max(r.MaxRecordReads, (partitions+1)/2)
+}
+
+// withinPartitions keeps, in order, the records of the first n partitions
+// they name, and returns how many of the n are left.
+func withinPartitions(records []kafka.RecordAt, n int) ([]kafka.RecordAt, int) {
+	chosen := map[kafka.TopicPartition]struct{}{}
+	kept := records[:0]
+	for _, rec := range records {
+		if _, ok := chosen[rec.TopicPartition]; !ok {
+			if len(chosen) >= n {
+				continue
+			}
+			chosen[rec.TopicPartition] = struct{}{}
+		}
+		kept = append(kept, rec)
+	}
+	return kept, n - len(chosen)
+}
