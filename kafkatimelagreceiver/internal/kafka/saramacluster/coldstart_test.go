@@ -3,12 +3,14 @@ package saramacluster
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -198,5 +200,40 @@ func TestRecordReadOfManyOffsetsPerPartitionIsOneFetchPerBroker(t *testing.T) {
 		require.Equal(t, kafka.RecordTimed, ts.Found, "%v", at)
 		require.Equal(t, at.Offset, ts.Offset, "%v", at)
 		require.Equal(t, c.stamps[at.Offset].UnixMilli(), time.Unix(0, ts.Timestamp).UnixMilli(), "%v", at)
+	}
+}
+
+// TestRecordReadGoesOnPastWhatOneFetchReturned: offsets of one partition
+// further apart than one read returns (1 MiB a partition) are answered
+// too: the first from the first Fetch, the other from a second one that
+// starts at it.
+func TestRecordReadGoesOnPastWhatOneFetchReturned(t *testing.T) {
+	k := kfaketest.New(t, 1, nil)
+	k.CreateTopic("large", 1)
+	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	value := make([]byte, 600<<10)
+	_, _ = rand.NewChaCha8([32]byte{}).Read(value) // incompressible
+	for i := range 3 {
+		// One record of 600 KiB a batch: two batches do not fit one read.
+		record := &kgo.Record{Topic: "large", Partition: 0, Timestamp: start.Add(time.Duration(i) * time.Minute), Value: value}
+		require.NoError(t, k.Client.ProduceSync(context.Background(), record).FirstErr())
+	}
+	cl, err := New(testSettings(k.Addrs))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cl.Close()) })
+	tp := kafka.TopicPartition{Topic: "large", Partition: 0}
+	wanted := []kafka.RecordAt{{TopicPartition: tp, Offset: 0}, {TopicPartition: tp, Offset: 2}}
+	_, err = cl.EndOffsets(context.Background(), []kafka.TopicPartition{tp}) // connect first
+	require.NoError(t, err)
+	before := k.Requests(int16(kmsg.Fetch))
+	found, err := cl.RecordTimestamps(context.Background(), wanted)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), k.Requests(int16(kmsg.Fetch))-before, "one Fetch from offset 0, one more from offset 2")
+	for _, at := range wanted {
+		ts, ok := found[at]
+		require.True(t, ok, "%v answered", at)
+		require.Equal(t, kafka.RecordTimed, ts.Found)
+		require.Equal(t, at.Offset, ts.Offset)
+		require.Equal(t, start.Add(time.Duration(at.Offset)*time.Minute).UnixNano(), ts.Timestamp)
 	}
 }
