@@ -63,8 +63,8 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 // max_record_reads_per_scrape, or half the partitions of a larger cluster,
 // so that a cold start has read every partition by its second scrape
 // whatever the cluster's size. One read of a partition answers every
-// wanted offset in the batches it returns (up to 1 MiB of them), so the
-// groups of a partition close together cost one read. 0 reads none.
+// wanted offset in the batches it returns, so the groups of a partition
+// close together cost one read. 0 reads none.
 func (r *Reader) readPartitions(partitions int) int {
 	if r.MaxRecordReads <= 0 {
 		return 0

@@ -237,3 +237,36 @@ func TestRecordReadGoesOnPastWhatOneFetchReturned(t *testing.T) {
 		require.Equal(t, start.Add(time.Duration(at.Offset)*time.Minute).UnixNano(), ts.Timestamp)
 	}
 }
+
+// TestRecordReadAsksAgainForABatchLargerThanTheFirstRead: a record read
+// first asks each partition for 64 KiB; a partition whose batch is larger
+// comes back without it unless it is the response's first (KIP-74), and is
+// asked again with 1 MiB, in one more Fetch, and answered exactly. Of two
+// such partitions one at least is not first.
+func TestRecordReadAsksAgainForABatchLargerThanTheFirstRead(t *testing.T) {
+	k := kfaketest.New(t, 1, nil)
+	k.CreateTopic("mixed", 3)
+	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	k.Produce("mixed", 0, start, start.Add(time.Second))
+	value := make([]byte, 300<<10)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(value) // incompressible
+	for p := int32(1); p <= 2; p++ {
+		large := &kgo.Record{Topic: "mixed", Partition: p, Timestamp: start.Add(time.Duration(p) * time.Minute), Value: value}
+		require.NoError(t, k.Client.ProduceSync(context.Background(), large).FirstErr())
+	}
+	cl, err := New(testSettings(k.Addrs))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cl.Close()) })
+	tp := func(p int32) kafka.TopicPartition { return kafka.TopicPartition{Topic: "mixed", Partition: p} }
+	_, err = cl.EndOffsets(context.Background(), []kafka.TopicPartition{tp(0), tp(1), tp(2)}) // connect first
+	require.NoError(t, err)
+	wanted := []kafka.RecordAt{{TopicPartition: tp(0), Offset: 1}, {TopicPartition: tp(1), Offset: 0}, {TopicPartition: tp(2), Offset: 0}}
+	before := k.Requests(int16(kmsg.Fetch))
+	found, err := cl.RecordTimestamps(context.Background(), wanted)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), k.Requests(int16(kmsg.Fetch))-before, "64 KiB a partition, then 1 MiB for a large batch")
+	require.Equal(t, kafka.RecordTimestamp{Offset: 1, Timestamp: start.Add(time.Second).UnixNano()}, found[wanted[0]])
+	for p := int32(1); p <= 2; p++ {
+		require.Equal(t, kafka.RecordTimestamp{Offset: 0, Timestamp: start.Add(time.Duration(p) * time.Minute).UnixNano()}, found[wanted[p]])
+	}
+}

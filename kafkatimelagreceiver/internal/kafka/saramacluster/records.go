@@ -106,6 +106,10 @@ type leaderRead struct {
 	// own copy, since every broker's read runs in a goroutine of its own.
 	wants map[kafka.TopicPartition][]int64
 	from  map[kafka.TopicPartition]int64 // where the next Fetch reads from
+	// large holds the partitions whose batch did not fit
+	// firstFetchBytesPerPartition: they are asked with
+	// fetchBytesPerPartition.
+	large map[kafka.TopicPartition]bool
 	found func(kafka.RecordAt, kafka.RecordTimestamp)
 	// redirected holds the partitions the broker sent to another replica,
 	// by replica.
@@ -151,7 +155,11 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 		}
 		req := c.newFetchRequest()
 		for _, tp := range pending {
-			req.AddBlock(tp.Topic, tp.Partition, r.from[tp], fetchBytesPerPartition, -1)
+			size := int32(firstFetchBytesPerPartition)
+			if r.large[tp] {
+				size = fetchBytesPerPartition
+			}
+			req.AddBlock(tp.Topic, tp.Partition, r.from[tp], size, -1)
 		}
 		resp, err := b.Fetch(req)
 		c.observe(ctx, b, "Fetch", err)
@@ -222,6 +230,14 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 		case scanned.next > from:
 			r.from[tp] = scanned.next
 			return true, true, nil
+		case end > from && !r.large[tp]:
+			// Nothing complete came back: the batch at from may be larger
+			// than the first read asks for.
+			if r.large == nil {
+				r.large = map[kafka.TopicPartition]bool{}
+			}
+			r.large[tp] = true
+			return true, true, nil
 		case end > from:
 			return true, progressed, nil
 		}
@@ -254,6 +270,14 @@ func (r *leaderRead) isolate(ctx context.Context, pending []kafka.TopicPartition
 	half := len(pending) / 2
 	return kafka.Join(r.rounds(ctx, pending[:half:half]), r.rounds(ctx, pending[half:]))
 }
+
+// firstFetchBytesPerPartition is what a record read first asks of a
+// partition: a producer's batch is rarely larger (batch.size is 16 KiB by
+// default), and a cold start reads half the partitions of a cluster in one
+// scrape, so that asking each for fetchBytesPerPartition would move up to
+// 1 MiB a partition to read one timestamp. A partition whose batch does not
+// fit comes back without it and is asked again with fetchBytesPerPartition.
+const firstFetchBytesPerPartition = 64 << 10
 
 // fetchBytesPerPartition is Kafka's default max.message.bytes: a batch up to
 // that size fits, so one record's timestamp never needs a second read of the
