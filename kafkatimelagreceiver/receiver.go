@@ -185,7 +185,8 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	md, err := s.report(ctx, in)
 	if err != nil {
 		// The points were read; the pipeline refused them (and counted them
-		// as refused): not a failed scrape point.
+		// as refused), or the scrape's deadline passed while they were
+		// written (what was written is sent): not a failed scrape point.
 		errs.AddPartial(0, err)
 	}
 	return md, errs.Combine()
