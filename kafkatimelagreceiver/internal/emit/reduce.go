@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
@@ -82,14 +83,15 @@ func reduce[V value](r *reductions, d *metric, start, ts pcommon.Timestamp, v V,
 	}
 }
 
-// fold adds v to dp by strategy, as the generated builder does.
+// fold adds v to dp by strategy, as the generated builder does, but that an
+// integer sum saturates rather than wraps.
 func fold[V value](dp pmetric.NumberDataPoint, strategy string, v V) {
 	switch x := any(v).(type) {
 	case int64:
 		cur := dp.IntValue()
 		switch {
 		case strategy == metadata.AggregationStrategySum || strategy == metadata.AggregationStrategyAvg:
-			dp.SetIntValue(cur + x)
+			dp.SetIntValue(lag.AddLags(cur, x)) // offsets and counts: never negative
 		case strategy == metadata.AggregationStrategyMin && x < cur, strategy == metadata.AggregationStrategyMax && x > cur:
 			dp.SetIntValue(x)
 		}

@@ -182,6 +182,14 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Brok
 			if req.Version == 0 && len(block.Offsets) > 0 {
 				offset = block.Offsets[0]
 			}
+			if offset < 0 {
+				// No log has a negative end, start or stable offset: a
+				// broker that answers one is broken or hostile, and the
+				// lag measured from it would mean nothing.
+				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
+					fmt.Errorf("list offsets of %s/%d from broker %d: negative offset %d", tp.Topic, tp.Partition, b.ID(), offset)), false)
+				continue
+			}
 			offsets[tp] = offset
 		}
 		return nil
