@@ -4,6 +4,7 @@ package saramacluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -69,8 +70,16 @@ func New(s Settings) (*Cluster, error) {
 	}
 	warnInsecureSecurity(s, logger)
 	conns := newConnections(sc.Net.DialTimeout, sc.Net.KeepAlive)
-	// The proxy dialer is sarama's one hook on its connections; TLS is
-	// still layered on top by sarama.
+	// The proxy dialer is sarama's one hook on its connections. TLS is
+	// layered by the dialer, below the check of each Fetch response
+	// (guardedConn), so sarama speaks plaintext to it.
+	if sc.Net.TLS.Enable {
+		conns.tls = sc.Net.TLS.Config
+		if conns.tls == nil {
+			conns.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		sc.Net.TLS.Enable = false
+	}
 	sc.Net.Proxy.Enable = true
 	sc.Net.Proxy.Dialer = conns
 	c := &Cluster{
