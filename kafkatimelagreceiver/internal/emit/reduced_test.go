@@ -158,7 +158,7 @@ func TestReducedAttributesMatchBuilder(t *testing.T) {
 // pointsByAttributes is every point's value by metric and attributes.
 func pointsByAttributes(md pmetric.Metrics) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	eachMetric(md, func(m pmetric.Metric) {
+	emit.EachMetric(md, func(m pmetric.Metric) {
 		dps := m.Gauge().DataPoints()
 		byAttrs := map[string]float64{}
 		for i := range dps.Len() {
