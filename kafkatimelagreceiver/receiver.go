@@ -185,8 +185,8 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	md, err := s.report(ctx, in)
 	if err != nil {
 		// The points were read; the pipeline refused them (and counted them
-		// as refused), or the scrape's deadline passed while they were
-		// written (what was written is sent): not a failed scrape point.
+		// as refused), or the write ran past its deadline (what was
+		// written is sent): not a failed scrape point.
 		errs.AddPartial(0, err)
 	}
 	return md, errs.Combine()
@@ -202,18 +202,45 @@ func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, co
 	if _, ok := ctx.Deadline(); !ok {
 		// The controller gives ctx the `timeout` deadline when it is set; a
 		// caller that did not (a test) gets the same bound.
-		bound := s.cfg.CollectionInterval
-		if s.cfg.Timeout > 0 {
-			bound = s.cfg.Timeout
-		}
-		ctx, cancelDeadline = context.WithTimeout(ctx, bound)
+		ctx, cancelDeadline = context.WithTimeout(ctx, s.scrapeBound())
 	}
+	ctx, cancel := s.cutAtShutdown(ctx)
+	return ctx, func() {
+		cancel()
+		cancelDeadline()
+	}
+}
+
+// scrapeBound is how long a scrape may take: `timeout` when set, else one
+// collection_interval.
+func (s *timeLagScraper) scrapeBound() time.Duration {
+	if s.cfg.Timeout > 0 {
+		return s.cfg.Timeout
+	}
+	return s.cfg.CollectionInterval
+}
+
+// writeContext bounds the writing of a scrape's points on its own: one
+// scrape bound from when it starts, and the receiver's shutdown. A read cut
+// at the scrape's deadline (a broker that does not answer) still reports
+// what it read; a write that itself runs past its bound, or a pipeline that
+// takes no chunk, is cut.
+func (s *timeLagScraper) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancelDeadline := context.WithTimeout(context.WithoutCancel(ctx), s.scrapeBound())
+	ctx, cancel := s.cutAtShutdown(ctx)
+	return ctx, func() {
+		cancel()
+		cancelDeadline()
+	}
+}
+
+// cutAtShutdown is ctx, ended by the receiver's shutdown too.
+func (s *timeLagScraper) cutAtShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })
 	return ctx, func() {
 		stop()
 		cancel(nil)
-		cancelDeadline()
 	}
 }
 
@@ -222,10 +249,12 @@ func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, co
 // the per-(group, topic) aggregates and the per-partition and per-topic
 // gauges.
 func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Metrics, error) {
-	// ctx has the scrape's deadline (scrapeContext): a pipeline that does
-	// not take a chunk (an exporter waiting on a backend that is down) holds
-	// the scrape no longer than that.
-	out := s.writer.Begin(ctx, in.Snap.At, in.Pairs)
+	// The write has a deadline of its own (writeContext): a pipeline that
+	// does not take a chunk (an exporter waiting on a backend that is down),
+	// or a write that runs past it, holds the scrape no longer than that.
+	wctx, cancel := s.writeContext(ctx)
+	defer cancel()
+	out := s.writer.Begin(wctx, in.Snap.At, in.Pairs)
 	appendTime := lag.AppendTimes(s.tables, s.records, in.Snap.At)
 	if s.wants.ProduceRates {
 		in.Index.ResolveProduceRates(s.tables, s.cfg.RateWindow)
