@@ -277,7 +277,7 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 		}
 		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, securitySummary(m.config), authentication(err))
 	}
-	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, fresh)
+	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, holdOnly{Client: fresh, topic: m.settings.Topic})
 	if err != nil {
 		_ = fresh.Close()
 		return nil, nil, fmt.Errorf("coordination group %q: %w", m.settings.GroupID, err)
@@ -373,9 +373,9 @@ func (h *claimHandler) Cleanup(sess sarama.ConsumerGroupSession) error {
 	return nil
 }
 
-// ConsumeClaim holds a partition until it is revoked or the session ends.
-// Nothing is produced to the coordination topic: pausing the partition
-// stops the empty fetches it would otherwise send all along.
+// ConsumeClaim is not called for the coordination topic (see holdOnly); if
+// it were, it would hold the partition until it is revoked or the session
+// ends, paused so that it sends no fetches.
 func (h *claimHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
 	h.group.Pause(map[string][]int32{claim.Topic(): {claim.Partition()}})
 	for {
@@ -388,4 +388,23 @@ func (h *claimHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sara
 			return nil
 		}
 	}
+}
+
+// holdOnly is the membership's client as its consumer group sees it: the
+// coordination topic's partitions are never readable, so a claim only
+// waits, until it is revoked or the session ends, and never consumes. A
+// claim that consumed would read the partition's end offsets and fetch
+// from its leader, and any failure there (a failed log directory, a leader
+// election outlasting the retries) ends the whole session: the member
+// rejoins, the group rebalances, and every replica's groups flicker. The
+// member needs only the assignment.
+type holdOnly struct {
+	sarama.Client
+	topic string
+}
+
+// PartitionNotReadable is what sarama's consumer group session waits on
+// before it consumes a claim.
+func (c holdOnly) PartitionNotReadable(topic string, partition int32) bool {
+	return topic == c.topic || c.Client.PartitionNotReadable(topic, partition)
 }
