@@ -233,7 +233,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 		s.health.BeginScrape(in.Snap.At)
 	}
 	if s.progress != nil {
-		s.progress.BeginScrape()
+		// time.Now's monotonic reading tells the tracker of wall clock
+		// steps since the last scrape.
+		s.progress.BeginScrape(time.Now())
 	}
 	var (
 		lags       []lag.PartitionLag
