@@ -80,6 +80,8 @@ type timeLagScraper struct {
 	interruptErr      error
 	samplerStopped    chan struct{} // closed once the sampler stopped
 	membershipStopped chan error    // the membership's Close, once it returned
+	stateSaved        chan struct{} // closed once the state's last save and close returned
+	stateErr          error         // their error, set before stateSaved is closed
 }
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
