@@ -42,7 +42,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		s.reader.Retention = s.retention
 	}
 	if s.cfg.Coordination.enabled() {
-		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger); err != nil {
+		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger, s.tokens); err != nil {
 			return err
 		}
 	}

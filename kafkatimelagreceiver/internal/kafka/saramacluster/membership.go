@@ -242,6 +242,7 @@ func (m *Membership) consume(ctx context.Context) error {
 	}
 	count, err := m.ensureTopic(client)
 	if err != nil {
+		m.refused(err)
 		return err
 	}
 	m.mu.Lock()
@@ -249,9 +250,21 @@ func (m *Membership) consume(ctx context.Context) error {
 	m.mu.Unlock()
 	err = group.Consume(ctx, []string{m.settings.Topic}, &claimHandler{m: m, group: group})
 	if err != nil {
+		m.refused(err)
 		return fmt.Errorf("join coordination group %q: %w", m.settings.GroupID, authentication(err))
 	}
 	return nil
+}
+
+// refused drops the token when the brokers refused it to this client
+// (sarama's connections of the group reconnect and re-authenticate on
+// their own, and tell only through the errors that reach here), so that the
+// next connection, this client's or the cluster's with which it shares the
+// token, presents a new one rather than the refused one until it expires.
+func (m *Membership) refused(err error) {
+	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		tokenRefused(m.config)
+	}
 }
 
 // connect returns the client and consumer group, making them first if
@@ -272,9 +285,7 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 	// sarama takes no context: the dial and metadata deadlines bound this.
 	fresh, err := sarama.NewClient(m.brokers, m.config)
 	if err != nil {
-		if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
-			tokenRefused(m.config)
-		}
+		m.refused(err)
 		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, securitySummary(m.config), authentication(err))
 	}
 	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, holdOnly{Client: fresh, topic: m.settings.Topic})
@@ -368,8 +379,11 @@ func (h *claimHandler) Setup(sess sarama.ConsumerGroupSession) error {
 	return nil
 }
 
+// Cleanup ends the session; a heartbeat that failed (after sarama's
+// retries) is its cause.
 func (h *claimHandler) Cleanup(sess sarama.ConsumerGroupSession) error {
 	h.m.clearSession(sess)
+	h.m.refused(context.Cause(sess.Context()))
 	return nil
 }
 
