@@ -94,12 +94,7 @@ func TestOAuthBearerRefusedTokenDroppedByEveryClient(t *testing.T) {
 		listeners := &cuttableListeners{}
 		k := newOAuthTestKafka(t, 1, ob, kfake.GroupMinSessionTimeout(100*time.Millisecond), kfake.ListenFn(listeners.listen))
 		secFixture(k)
-		cfg := clientCredentialsConfig(k, idp.url)
-		cfg.Timeout = 3 * time.Second
-		cfg.Coordination.GroupID = "lag-replicas"
-		cfg.Coordination.TopicPartitions = 4
-		cfg.Coordination.SessionTimeout = time.Second
-		cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+		cfg := coordinatedTokenConfig(k, idp.url)
 		s, _ := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.InfoLevel))
 		require.Eventually(t, func() bool { return s.membership.Assignment().Joined }, 30*time.Second, 20*time.Millisecond)
 		requireBillingLag(t, s)
@@ -125,12 +120,31 @@ func TestOAuthBearerRefusedTokenDroppedByEveryClient(t *testing.T) {
 		requireScrapeRecovers(t, s)
 		presented := ob.presented()
 		t.Logf("presented: %v (%d refused)", presented, ob.refusals())
+		require.LessOrEqual(t, ob.refusals(), maxRefusals, "only the Kafka client's own retries present a refused token")
 		require.EqualValues(t, 1, granted, "one token for both clients")
 		require.EqualValues(t, 2, idp.grants.Load(), "one grant after the refusal, for both clients")
 		for n := range granted {
 			refused := fmt.Sprintf("token-%d", n+1)
 			require.False(t, presentedAfter(presented, refused, fresh), "%s is not presented once %s was: %v", refused, fresh, presented)
 		}
+	})
+
+	t.Run("refused from the start", func(t *testing.T) {
+		idp := newTestIdP(t, func(n int32) (string, int) { return fmt.Sprintf("token-%d", n), 3600 })
+		ob, revoke := revocableBroker()
+		revoke("token-1")
+		k := newOAuthTestKafka(t, 1, ob, kfake.GroupMinSessionTimeout(100*time.Millisecond))
+		secFixture(k)
+		cfg := coordinatedTokenConfig(k, idp.url)
+		s, _ := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.InfoLevel))
+		require.Eventually(t, func() bool { return s.membership.Assignment().Joined }, 30*time.Second, 20*time.Millisecond,
+			"the coordination client joins with a new token")
+		requireScrapeRecovers(t, s)
+		presented := ob.presented()
+		t.Logf("presented: %v (%d refused)", presented, ob.refusals())
+		require.LessOrEqual(t, ob.refusals(), maxRefusals, "only the Kafka client's own retries present a refused token")
+		require.False(t, presentedAfter(presented, "token-1", "token-2"), "%v", presented)
+		require.EqualValues(t, 2, idp.grants.Load(), "one grant after the refusal, for both clients")
 	})
 
 	t.Run("scrape", func(t *testing.T) {
@@ -153,6 +167,7 @@ func TestOAuthBearerRefusedTokenDroppedByEveryClient(t *testing.T) {
 		require.Contains(t, ob.presented(), "token-2")
 		presented := ob.presented()
 		t.Logf("presented: %v (%d refused)", presented, ob.refusals())
+		require.LessOrEqual(t, ob.refusals(), maxRefusals, "only the Kafka client's own retries present a refused token")
 		require.False(t, presentedAfter(presented, "token-1", "token-2"), "the refused token is not presented once a new one was: %v", presented)
 		require.EqualValues(t, 2, idp.grants.Load())
 	})
@@ -168,4 +183,21 @@ func requireScrapeRecovers(t *testing.T, s *timeLagScraper) {
 		return err == nil
 	}, 30*time.Second, 100*time.Millisecond, "a scrape succeeds again")
 	requireBillingLag(t, s)
+}
+
+// maxRefusals bounds how often the refused token is presented: the Kafka
+// client's own retries within a request or heartbeat (metadata::retry::max,
+// 3 for the membership: 4 attempts) in each of the two clients.
+const maxRefusals = 2 * 4
+
+// coordinatedTokenConfig is clientCredentialsConfig with coordination, its
+// sessions short.
+func coordinatedTokenConfig(k *testKafka, tokenURL string) *Config {
+	cfg := clientCredentialsConfig(k, tokenURL)
+	cfg.Timeout = 3 * time.Second
+	cfg.Coordination.GroupID = "lag-replicas"
+	cfg.Coordination.TopicPartitions = 4
+	cfg.Coordination.SessionTimeout = time.Second
+	cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+	return cfg
 }
