@@ -17,6 +17,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
@@ -63,9 +64,12 @@ type timeLagScraper struct {
 
 	// newCluster builds the Kafka access layer; tests swap it.
 	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
-	cluster    kafka.Cluster
-	sampler    *sampler.Sampler
-	state      *statestore.State
+	// tokens are the cluster's OAUTHBEARER tokens, which the membership
+	// shares; nil without them.
+	tokens  saramacluster.TokenSource
+	cluster kafka.Cluster
+	sampler *sampler.Sampler
+	state   *statestore.State
 	// membership, when coordination is on, says which groups are ours;
 	// held is what it said at the last scrape.
 	membership kafka.Membership
@@ -80,6 +84,8 @@ type timeLagScraper struct {
 	interruptErr      error
 	samplerStopped    chan struct{} // closed once the sampler stopped
 	membershipStopped chan error    // the membership's Close, once it returned
+	stateSaved        chan struct{} // closed once the state's last save and close returned
+	stateErr          error         // their error, set before stateSaved is closed
 }
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
@@ -137,7 +143,12 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 		s.progress = progress.NewTracker(cfg.RateWindow)
 	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
-		return newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
+		c, err := newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
+		if err != nil {
+			return nil, err
+		}
+		s.tokens = c.Tokens()
+		return c, nil
 	}
 	s.lifetime, s.endLifetime = context.WithCancel(context.Background())
 	return s, nil
@@ -263,7 +274,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 		s.health.BeginScrape(in.Snap.At)
 	}
 	if s.progress != nil {
-		s.progress.BeginScrape()
+		// time.Now's monotonic reading tells the tracker of wall clock
+		// steps since the last scrape.
+		s.progress.BeginScrape(time.Now())
 	}
 	var (
 		lags       []lag.PartitionLag

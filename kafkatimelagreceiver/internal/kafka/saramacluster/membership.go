@@ -242,6 +242,7 @@ func (m *Membership) consume(ctx context.Context) error {
 	}
 	count, err := m.ensureTopic(client)
 	if err != nil {
+		m.refused(err)
 		return err
 	}
 	m.mu.Lock()
@@ -249,9 +250,21 @@ func (m *Membership) consume(ctx context.Context) error {
 	m.mu.Unlock()
 	err = group.Consume(ctx, []string{m.settings.Topic}, &claimHandler{m: m, group: group})
 	if err != nil {
+		m.refused(err)
 		return fmt.Errorf("join coordination group %q: %w", m.settings.GroupID, authentication(err))
 	}
 	return nil
+}
+
+// refused drops the token when the brokers refused it to this client
+// (sarama's connections of the group reconnect and re-authenticate on
+// their own, and tell only through the errors that reach here), so that the
+// next connection, this client's or the cluster's with which it shares the
+// token, presents a new one rather than the refused one until it expires.
+func (m *Membership) refused(err error) {
+	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		tokenRefused(m.config)
+	}
 }
 
 // connect returns the client and consumer group, making them first if
@@ -272,12 +285,10 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 	// sarama takes no context: the dial and metadata deadlines bound this.
 	fresh, err := sarama.NewClient(m.brokers, m.config)
 	if err != nil {
-		if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
-			tokenRefused(m.config)
-		}
+		m.refused(err)
 		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, securitySummary(m.config), authentication(err))
 	}
-	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, fresh)
+	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, holdOnly{Client: fresh, topic: m.settings.Topic})
 	if err != nil {
 		_ = fresh.Close()
 		return nil, nil, fmt.Errorf("coordination group %q: %w", m.settings.GroupID, err)
@@ -339,53 +350,4 @@ func (m *Membership) ensureTopic(client sarama.Client) (int32, error) {
 		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)
 	}
 	return int32(len(partitions)), nil
-}
-
-func (m *Membership) setSession(sess sarama.ConsumerGroupSession) {
-	m.mu.Lock()
-	m.session, m.lastErr = sess, nil
-	m.mu.Unlock()
-	m.logger.Info("coordination: joined the replicas' group",
-		zap.String("group", m.settings.GroupID), zap.String("member", sess.MemberID()), zap.Int32("generation", sess.GenerationID()))
-}
-
-func (m *Membership) clearSession(sess sarama.ConsumerGroupSession) {
-	m.mu.Lock()
-	if m.session == sess {
-		m.session = nil
-	}
-	m.mu.Unlock()
-}
-
-// claimHandler tracks the session; the claims themselves need no work.
-type claimHandler struct {
-	m     *Membership
-	group sarama.ConsumerGroup
-}
-
-func (h *claimHandler) Setup(sess sarama.ConsumerGroupSession) error {
-	h.m.setSession(sess)
-	return nil
-}
-
-func (h *claimHandler) Cleanup(sess sarama.ConsumerGroupSession) error {
-	h.m.clearSession(sess)
-	return nil
-}
-
-// ConsumeClaim holds a partition until it is revoked or the session ends.
-// Nothing is produced to the coordination topic: pausing the partition
-// stops the empty fetches it would otherwise send all along.
-func (h *claimHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
-	h.group.Pause(map[string][]int32{claim.Topic(): {claim.Partition()}})
-	for {
-		select {
-		case _, ok := <-claim.Messages():
-			if !ok {
-				return nil
-			}
-		case <-sess.Context().Done():
-			return nil
-		}
-	}
 }
