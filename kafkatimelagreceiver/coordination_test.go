@@ -93,6 +93,13 @@ type replica struct {
 
 func (f *replicaFixture) startReplica(t *testing.T, name string) *replica {
 	t.Helper()
+	return f.startReplicaWith(t, name, nil)
+}
+
+// startReplicaWith starts a replica whose configuration adjust changes
+// first (nil: the fixture's).
+func (f *replicaFixture) startReplicaWith(t *testing.T, name string, adjust func(*Config)) *replica {
+	t.Helper()
 	cfg := f.k.testConfig()
 	cfg.ClientID = "replica-" + name
 	cfg.CollectionInterval = replicaInterval
@@ -100,6 +107,9 @@ func (f *replicaFixture) startReplica(t *testing.T, name string) *replica {
 	cfg.Coordination.TopicPartitions = 12
 	cfg.Coordination.SessionTimeout = replicaSession
 	cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+	if adjust != nil {
+		adjust(cfg)
+	}
 	require.NoError(t, cfg.Validate())
 	tt := componenttest.NewTelemetry()
 	s, err := newTimeLagScraper(cfg, metadatatest.NewSettings(tt), nil)
@@ -548,4 +558,84 @@ func TestCoordinationLeastPrivilege(t *testing.T) {
 		require.ErrorContains(t, err, `create coordination topic "lag-coordination" (needs CREATE on the topic or the cluster, or create it yourself with 4 partitions)`)
 		require.Equal(t, 1, logs.FilterMessageSnippet("cannot join the replicas' group").Len(), "one warning for the failure streak")
 	})
+}
+
+// settle scrapes rounds until every group and partition gauge has come from
+// exactly one replica in three rounds in a row, and fails after max rounds.
+func (f *replicaFixture) settle(t *testing.T, started time.Time, replicas []*replica, max int, note string) []round {
+	t.Helper()
+	partitions := f.partitionsWithCommits()
+	var rounds []round
+	exact := 0
+	for n := 0; exact < 3; n++ {
+		if n == max {
+			require.FailNow(t, "coverage never exact for three rounds in a row", "%s; last: %v", note, rounds[len(rounds)-1])
+		}
+		time.Sleep(time.Until(started.Add(time.Duration(n) * replicaInterval)))
+		r := f.scrapeRound(t, n, started, replicas)
+		r.note = note
+		t.Log(r)
+		rounds = append(rounds, r)
+		if once(r, partitions) {
+			exact++
+		} else {
+			exact = 0
+		}
+	}
+	return rounds
+}
+
+// once tells whether every group and every partition with a commit was
+// reported by exactly one replica.
+func once(r round, partitions map[kafka.TopicPartition]bool) bool {
+	if len(r.missing(groupNames())) > 0 || len(r.twice()) > 0 || len(r.gauges) != len(partitions) {
+		return false
+	}
+	for _, by := range r.gauges {
+		if len(by) != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReplicasAgreeOnTheCoordinationPartitionCount: after the coordination
+// topic grows from 4 to 8 partitions, or is deleted and created again with
+// 8, and one replica restarts (a rolling restart after the change), both
+// replicas hash the groups over the same count, the one the group leader
+// assigned from, so every group is reported by exactly one of them.
+func TestReplicasAgreeOnTheCoordinationPartitionCount(t *testing.T) {
+	for _, change := range []string{"grown", "recreated"} {
+		t.Run(change, func(t *testing.T) {
+			f := newReplicaFixture(t)
+			topic := change + "-coordination"
+			four := func(cfg *Config) {
+				cfg.Coordination.Topic = topic
+				cfg.Coordination.TopicPartitions = 4
+			}
+			a, b := f.startReplicaWith(t, "a", four), f.startReplicaWith(t, "b", four)
+			f.settle(t, time.Now(), []*replica{a, b}, 30, "4 partitions")
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if change == "grown" {
+				grown, err := f.k.Admin.UpdatePartitions(ctx, 8, topic)
+				require.NoError(t, err)
+				require.NoError(t, grown.Error())
+			} else {
+				deleted, err := f.k.Admin.DeleteTopic(ctx, topic)
+				require.NoError(t, err)
+				require.NoError(t, deleted.Err)
+				f.k.CreateTopic(topic, 8)
+			}
+			require.NoError(t, b.scraper.shutdown(context.Background()))
+			b.killed = true // shut down: its cleanup must not shut it down again
+			b2 := f.startReplicaWith(t, "b2", four)
+			rounds := f.settle(t, time.Now(), []*replica{a, b2}, 20, change+" with 8, b restarted")
+			last := rounds[len(rounds)-1]
+			require.Equal(t, 2, countReplicas(last), "%s: both replicas hold a share", last)
+			require.Equal(t, int32(8), a.scraper.held.PartitionCount, "a hashes over the new count")
+			require.Equal(t, int32(8), b2.scraper.held.PartitionCount, "b2 hashes over the new count")
+		})
+	}
 }

@@ -52,6 +52,7 @@ type Membership struct {
 	settings MembershipSettings
 	brokers  []string
 	config   *sarama.Config
+	counts   *countedAssignments // the leader's partition count, by generation
 	logger   *zap.Logger
 
 	cancel context.CancelFunc
@@ -59,7 +60,7 @@ type Membership struct {
 
 	mu      sync.Mutex
 	session sarama.ConsumerGroupSession // nil when not joined
-	count   int32                       // the coordination topic's partitions
+	count   int32                       // the coordination topic's partitions, as this member read them
 	lastErr error
 	closing bool
 	client  sarama.Client
@@ -69,7 +70,8 @@ type Membership struct {
 // NewMembership checks the settings and starts joining in the background.
 // Close must be called to leave and stop.
 func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
-	sc, err := membershipConfig(s, m)
+	counts := newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic)
+	sc, err := membershipConfig(s, m, counts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +84,7 @@ func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
 		settings: m,
 		brokers:  slices.Clone(s.Brokers),
 		config:   sc,
+		counts:   counts,
 		logger:   logger,
 		cancel:   cancel,
 		done:     make(chan struct{}),
@@ -95,9 +98,9 @@ func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
 const membershipLookupRetries = 3
 
 // membershipConfig is the Kafka client configuration with the group's
-// settings. A member holds no offsets and reads nothing: the topic stays
-// empty, only its partitions are dealt out.
-func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) {
+// settings and strategy. A member holds no offsets and reads nothing: the
+// topic stays empty, only its partitions are dealt out.
+func membershipConfig(s Settings, m MembershipSettings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
 	sc, err := newConfig(s)
 	if err != nil {
 		return nil, err
@@ -108,7 +111,7 @@ func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) 
 	g := &sc.Consumer.Group
 	g.Session.Timeout = m.SessionTimeout
 	g.Heartbeat.Interval = m.HeartbeatInterval
-	g.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyCooperativeSticky()}
+	g.Rebalance.GroupStrategies = []sarama.BalanceStrategy{strategy}
 	// How long the coordinator waits for members to rejoin once a
 	// rebalance starts. A live member rejoins within a heartbeat interval
 	// (at most a third of the session timeout); Kafka drops a dead one when
@@ -147,13 +150,22 @@ func CheckMembershipVersion(v string) error {
 	return nil
 }
 
-// Assignment returns what the replica holds now, without network I/O.
+// Assignment returns what the replica holds now, without network I/O. The
+// partition count is the one the group's leader assigned the generation
+// from, which every member of the generation received with its assignment:
+// the members' own metadata may disagree (the topic grew or was recreated
+// between their joins). An assignment from a leader that sent no count (an
+// older release) falls back to the count this member read when it joined.
 func (m *Membership) Assignment() kafka.Assignment {
 	m.mu.Lock()
 	sess, count, lastErr := m.session, m.count, m.lastErr
 	m.mu.Unlock()
 	if sess == nil || sess.Context().Err() != nil {
 		return kafka.Assignment{Err: lastErr}
+	}
+	generation := sess.GenerationID()
+	if leaders, ok := m.counts.countFor(generation); ok {
+		count = leaders
 	}
 	held := slices.Clone(sess.Claims()[m.settings.Topic])
 	slices.Sort(held)
@@ -162,7 +174,7 @@ func (m *Membership) Assignment() kafka.Assignment {
 		Partitions:     held,
 		PartitionCount: count,
 		MemberID:       sess.MemberID(),
-		Generation:     sess.GenerationID(),
+		Generation:     generation,
 	}
 }
 
