@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -219,8 +220,8 @@ func groupNames() []string {
 }
 
 // scrapeRound scrapes every replica at once and checks each point against
-// the fixture: only the replica's own partitions are gauged, and every time
-// lag is exact.
+// the fixture: a replica samples only its groups' partitions and those it
+// gauges, and every time lag is exact.
 func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, replicas []*replica) round {
 	t.Helper()
 	r := round{n: n, at: time.Since(started), groups: map[string][]string{}, gauges: map[kafka.TopicPartition][]string{}}
@@ -260,13 +261,14 @@ func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, rep
 		}
 		for key := range pointsOf(outputs[i], "kafka.partition.current_offset") {
 			tp := kafka.TopicPartition{Topic: key.topic, Partition: int32(key.partition)}
-			require.True(t, mine[tp], "replica %s gauges %v, which none of its groups commits on", rep.name, tp)
+			mine[tp] = true
 			r.gauges[tp] = append(r.gauges[tp], rep.name)
 		}
 		if len(groups) == 0 {
 			continue // not joined yet: nothing was read
 		}
-		// What it samples: the partitions its groups commit on, no more.
+		// What it samples: the partitions its groups commit on and those
+		// it gauges, no more.
 		tracked := lastGauge(t, rep.telemetry, "otelcol_kafka_time_lag_tracked_partitions")
 		require.Equal(t, int64(len(mine)), tracked, "replica %s tracks only its groups' partitions", rep.name)
 		// Its share counts every group it reports, the coordination group
@@ -637,5 +639,66 @@ func TestReplicasAgreeOnTheCoordinationPartitionCount(t *testing.T) {
 			require.Equal(t, int32(8), a.scraper.held.PartitionCount, "a hashes over the new count")
 			require.Equal(t, int32(8), b2.scraper.held.PartitionCount, "b2 hashes over the new count")
 		})
+	}
+}
+
+// TestCoordinatedAggregatesHaveOneWriter: under coordination a series that
+// sums or maxes across groups would be written by every replica from its
+// own groups only. A metric without `group` is refused unless each
+// replica's series carry kafka.time_lag.replica; a topic's production rate
+// (and its partitions' gauges) comes from one replica, which reads every
+// partition of the topic that some group commits on, so the rate is the
+// whole topic's.
+func TestCoordinatedAggregatesHaveOneWriter(t *testing.T) {
+	f := newReplicaFixture(t)
+	byTopic := func(cfg *Config) {
+		cfg.Metrics.KafkaConsumerGroupTimeLagMax.EnabledAttributes = []metadata.KafkaConsumerGroupTimeLagMaxMetricAttributeKey{metadata.KafkaConsumerGroupTimeLagMaxMetricAttributeKeyTopic}
+	}
+	cfg := f.k.testConfig()
+	byTopic(cfg)
+	require.NoError(t, cfg.Validate(), "one collector writes every group's maximum")
+	cfg.Coordination.GroupID = coordGroup
+	err := cfg.Validate()
+	require.ErrorContains(t, err, `metrics::kafka.consumer_group.time_lag_max::attributes: without "group"`)
+	require.ErrorContains(t, err, "resource_attributes::kafka.time_lag.replica")
+	cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled = true
+	require.NoError(t, cfg.Validate(), "with the replica on its resource, each replica's series is its own")
+
+	rates := func(cfg *Config) {
+		cfg.Metrics.KafkaTopicProduceRate.Enabled = true
+		cfg.RateWindow = 4 * replicaInterval // a rate once the scrapes span a second
+	}
+	replicas := []*replica{f.startReplicaWith(t, "a", rates), f.startReplicaWith(t, "b", rates), f.startReplicaWith(t, "c", rates)}
+	f.settle(t, time.Now(), replicas, 30, "starting")
+	topics := map[string]bool{}
+	for tp := range f.partitionsWithCommits() {
+		topics[tp.Topic] = true
+	}
+	started := time.Now()
+	for n := range 3 {
+		time.Sleep(time.Until(started.Add(time.Duration(n) * replicaInterval)))
+		writers := map[string][]string{}
+		gaugers := map[kafka.TopicPartition][]string{}
+		for _, rep := range replicas {
+			ctx, cancel := context.WithTimeout(context.Background(), rep.scraper.cfg.Timeout)
+			md, err := rep.scraper.scrape(ctx)
+			cancel()
+			require.NoError(t, err)
+			for key := range pointsOf(md, "kafka.topic.produce_rate") {
+				writers[key.topic] = append(writers[key.topic], rep.name)
+			}
+			for key := range pointsOf(md, "kafka.partition.current_offset") {
+				tp := kafka.TopicPartition{Topic: key.topic, Partition: int32(key.partition)}
+				gaugers[tp] = append(gaugers[tp], rep.name)
+			}
+		}
+		t.Logf("round %d: produce_rate of shared written by %v, its partitions gauged by %v %v %v", n, writers["shared"],
+			gaugers[kafka.TopicPartition{Topic: "shared", Partition: 0}], gaugers[kafka.TopicPartition{Topic: "shared", Partition: 1}], gaugers[kafka.TopicPartition{Topic: "shared", Partition: 2}])
+		for topic := range topics {
+			require.Len(t, writers[topic], 1, "round %d: produce_rate of %s written by %v", n, topic, writers[topic])
+		}
+		for tp := range f.partitionsWithCommits() {
+			require.Equal(t, writers[tp.Topic], gaugers[tp], "round %d: %v is gauged by the replica that writes its topic's rate", n, tp)
+		}
 	}
 }
