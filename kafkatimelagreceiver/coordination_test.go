@@ -2,23 +2,29 @@ package kafkatimelagreceiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 )
@@ -90,6 +96,8 @@ type replica struct {
 	scraper   *timeLagScraper
 	telemetry *componenttest.Telemetry
 	killed    bool
+	// mayFail: its scrapes may fail (a replica the test breaks).
+	mayFail bool
 }
 
 func (f *replicaFixture) startReplica(t *testing.T, name string) *replica {
@@ -239,7 +247,9 @@ func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, rep
 	}
 	wg.Wait()
 	for i, rep := range replicas {
-		require.NoError(t, errs[i], "replica %s, round %d", rep.name, n)
+		if !rep.mayFail {
+			require.NoError(t, errs[i], "replica %s, round %d", rep.name, n)
+		}
 		groups := map[string]bool{}
 		for key := range pointsOf(outputs[i], "kafka.consumer_group.lag") {
 			groups[key.group] = true
@@ -701,4 +711,147 @@ func TestCoordinatedAggregatesHaveOneWriter(t *testing.T) {
 			require.Equal(t, writers[tp.Topic], gaugers[tp], "round %d: %v is gauged by the replica that writes its topic's rate", n, tp)
 		}
 	}
+}
+
+// TestReplicaThatCannotReadGivesItsGroupsUp: a replica that keeps
+// heartbeating but whose reads fail (b: every OffsetFetch of its scrapes
+// fails) leaves the replicas' group after StandDownAfter scrapes in a row
+// read none of its share, and the others report its groups from the next
+// round; once it reads again it rejoins and takes a share back. kfake's
+// controls do not see a request's client id, so b's requests are told by
+// its protocol_version: 2.4.0 makes its OffsetFetch v6, the others' (the
+// newest version) v8; the membership's own OffsetFetch, of the
+// coordination group, is left alone.
+func TestReplicaThatCannotReadGivesItsGroupsUp(t *testing.T) {
+	f := newReplicaFixture(t)
+	var broken atomic.Bool
+	f.k.Cluster.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		f.k.Cluster.KeepControl()
+		fetch := req.(*kmsg.OffsetFetchRequest)
+		if !broken.Load() || fetch.Version >= 8 || fetch.Group == coordGroup {
+			return nil, nil, false
+		}
+		resp := fetch.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		return resp, nil, true
+	})
+	a := f.startReplica(t, "a")
+	b := f.startReplicaWith(t, "b", func(cfg *Config) { cfg.ProtocolVersion = "2.4.0" })
+	b.mayFail = true
+	c := f.startReplica(t, "c")
+	live := []*replica{a, b, c}
+	settled := f.settle(t, time.Now(), live, 30, "starting")
+	bGroups := groupsOf(owners(settled[len(settled)-1]), "b")
+	require.NotEmpty(t, bGroups)
+
+	broken.Store(true)
+	brokenAt := time.Now()
+	var rounds []round
+	for n := 0; ; n++ {
+		require.LessOrEqual(t, n, ownership.StandDownAfter+3, "b's groups were never taken over")
+		time.Sleep(time.Until(brokenAt.Add(time.Duration(n) * replicaInterval)))
+		r := f.scrapeRound(t, n, brokenAt, live)
+		r.note = "b cannot read"
+		t.Log(r)
+		rounds = append(rounds, r)
+		require.Empty(t, r.twice(), "%s: nothing is reported twice", r)
+		require.Empty(t, groupsOf(owners(r), "b"), "%s: b reports nothing it cannot read", r)
+		if len(r.missing(groupNames())) == 0 {
+			break
+		}
+	}
+	// Round 0 is the first b could not read; it stands down at the end of
+	// round StandDownAfter-1, and the others have its groups one round on.
+	takenOver := len(rounds) - 1
+	t.Logf("b's %d groups reported by the others in round %d after its reads began failing, %.1fs (bound: round %d, %d x collection_interval %s)",
+		len(bGroups), takenOver, rounds[takenOver].at.Seconds(), ownership.StandDownAfter, ownership.StandDownAfter+1, replicaInterval)
+	require.LessOrEqual(t, takenOver, ownership.StandDownAfter)
+	require.Equal(t, 2, countReplicas(rounds[takenOver]), "a and c report everything")
+	_, err := b.scraper.scrape(context.Background())
+	require.ErrorContains(t, err, "stood down: 3 scrapes in a row read none of this replica's groups")
+
+	broken.Store(false)
+	rejoined := f.settle(t, time.Now(), live, 15, "b reads again")
+	require.Equal(t, 3, countReplicas(rejoined[len(rejoined)-1]), "b takes a share again")
+}
+
+// exportLog is a pipeline that records which groups each export carried
+// and refuses them while refusing is set.
+type exportLog struct {
+	refusing atomic.Bool
+	mu       sync.Mutex
+	exports  [][]string // the groups with a lag point in each export
+}
+
+func (l *exportLog) consumer(t *testing.T) consumer.Metrics {
+	c, err := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
+		groups := map[string]bool{}
+		for key := range pointsOf(md, "kafka.consumer_group.lag") {
+			groups[key.group] = true
+		}
+		l.mu.Lock()
+		l.exports = append(l.exports, slices.Sorted(maps.Keys(groups)))
+		l.mu.Unlock()
+		if l.refusing.Load() {
+			return errors.New("refused: memory limit reached")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return c
+}
+
+func (l *exportLog) last() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.exports) == 0 {
+		return nil
+	}
+	return l.exports[len(l.exports)-1]
+}
+
+// TestReplicaWhosePipelineRefusesGivesItsGroupsUp: two receivers built by
+// the factory (the scraper controller exports each scrape); a's pipeline
+// refuses every export. After StandDownAfter refused exports a leaves the
+// replicas' group and b exports every group; a reports nothing while it
+// stands down.
+func TestReplicaWhosePipelineRefusesGivesItsGroupsUp(t *testing.T) {
+	f := newReplicaFixture(t)
+	start := func(name string, log *exportLog) {
+		cfg := f.k.testConfig()
+		cfg.ClientID = "replica-" + name
+		cfg.CollectionInterval = replicaInterval
+		cfg.Coordination.GroupID = coordGroup
+		cfg.Coordination.TopicPartitions = 12
+		cfg.Coordination.SessionTimeout = replicaSession
+		cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+		require.NoError(t, cfg.Validate())
+		rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, log.consumer(t))
+		require.NoError(t, err)
+		require.NoError(t, rcvr.Start(context.Background(), componenttest.NewNopHost()))
+		t.Cleanup(func() { require.NoError(t, rcvr.Shutdown(context.Background())) })
+	}
+	var a, b exportLog
+	a.refusing.Store(true)
+	started := time.Now()
+	start("a", &a)
+	start("b", &b)
+	require.Eventually(t, func() bool { return len(b.last()) == replicaGroups }, 30*time.Second, 50*time.Millisecond,
+		"b exports every group once a gives its share up")
+	tookOver := time.Since(started)
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	withPoints, run := 0, 0
+	for _, groups := range a.exports {
+		if len(groups) > 0 {
+			run++
+			withPoints = max(withPoints, run)
+		} else {
+			run = 0
+		}
+	}
+	t.Logf("b exported all %d groups %.1fs after both started; a's exports: %v", replicaGroups, tookOver.Seconds(), a.exports)
+	require.Positive(t, withPoints, "a held a share first")
+	require.LessOrEqual(t, withPoints, ownership.StandDownAfter, "a stood down after %d refused exports in a row", ownership.StandDownAfter)
 }

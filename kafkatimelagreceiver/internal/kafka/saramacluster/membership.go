@@ -65,6 +65,12 @@ type Membership struct {
 	closing bool
 	client  sarama.Client
 	group   sarama.ConsumerGroup
+	// away is why the replica stood down (Leave), nil while it takes part;
+	// rejoin wakes the loop once it may take part again (Rejoin), and
+	// endSession ends the consume in flight.
+	away       error
+	rejoin     chan struct{}
+	endSession context.CancelFunc
 }
 
 // NewMembership checks the settings and starts joining in the background.
@@ -88,6 +94,7 @@ func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
 		logger:   logger,
 		cancel:   cancel,
 		done:     make(chan struct{}),
+		rejoin:   make(chan struct{}, 1),
 	}
 	go ms.run(ctx)
 	return ms, nil
@@ -158,8 +165,11 @@ func CheckMembershipVersion(v string) error {
 // older release) falls back to the count this member read when it joined.
 func (m *Membership) Assignment() kafka.Assignment {
 	m.mu.Lock()
-	sess, count, lastErr := m.session, m.count, m.lastErr
+	sess, count, lastErr, away := m.session, m.count, m.lastErr, m.away
 	m.mu.Unlock()
+	if away != nil {
+		return kafka.Assignment{Err: away}
+	}
 	if sess == nil || sess.Context().Err() != nil {
 		return kafka.Assignment{Err: lastErr}
 	}
@@ -214,11 +224,18 @@ func (m *Membership) run(ctx context.Context) {
 	defer close(m.done)
 	wait := minJoinRetry
 	for {
+		if m.stayAway(ctx) != nil {
+			return
+		}
 		err := m.consume(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		m.mu.Lock()
+		if m.away != nil {
+			m.mu.Unlock()
+			continue // the session was ended by Leave, not by a failure
+		}
 		// A join clears lastErr, so each failure after a join warns again.
 		wasFailing := m.lastErr != nil
 		m.lastErr = err
@@ -256,10 +273,20 @@ func (m *Membership) consume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	session, end := context.WithCancel(ctx)
+	defer end()
 	m.mu.Lock()
 	m.count = count
+	if m.away != nil {
+		m.mu.Unlock()
+		return nil
+	}
+	m.endSession = end
 	m.mu.Unlock()
-	err = group.Consume(ctx, []string{m.settings.Topic}, &claimHandler{m: m, group: group})
+	err = group.Consume(session, []string{m.settings.Topic}, &claimHandler{m: m, group: group})
+	m.mu.Lock()
+	m.endSession = nil
+	m.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("join coordination group %q: %w", m.settings.GroupID, authentication(err))
 	}
@@ -303,54 +330,6 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 	}
 	m.client, m.group = fresh, freshGroup
 	return fresh, freshGroup, nil
-}
-
-// ensureTopic returns the coordination topic's partition count, creating
-// the topic first when it is missing and that is allowed.
-func (m *Membership) ensureTopic(client sarama.Client) (int32, error) {
-	topic := m.settings.Topic
-	partitions, err := client.Partitions(topic)
-	if err == nil {
-		if n := int32(len(partitions)); n != m.settings.Partitions {
-			m.logger.Debug("coordination topic has another partition count than configured; using the topic's",
-				zap.String("topic", topic), zap.Int32("partitions", n), zap.Int32("configured", m.settings.Partitions))
-		}
-		return int32(len(partitions)), nil
-	}
-	if !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-		return 0, fmt.Errorf("coordination topic %q: %w", topic, clusterAuthorization(err))
-	}
-	if !m.settings.CreateTopic {
-		return 0, fmt.Errorf("coordination topic %q does not exist and coordination::create_topic is false: create it with %d partitions", topic, m.settings.Partitions)
-	}
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
-		return 0, fmt.Errorf("create coordination topic %q: find the controller: %w", topic, err)
-	}
-	// The admin shares the client, which Close closes: the admin is not
-	// closed on its own.
-	err = admin.CreateTopic(topic, &sarama.TopicDetail{
-		NumPartitions:     m.settings.Partitions,
-		ReplicationFactor: m.settings.ReplicationFactor,
-	}, false)
-	switch {
-	case err == nil:
-		m.logger.Info("coordination: created the coordination topic",
-			zap.String("topic", topic), zap.Int32("partitions", m.settings.Partitions))
-	case errors.Is(err, sarama.ErrTopicAlreadyExists):
-		// A peer created it first.
-	default:
-		return 0, fmt.Errorf("create coordination topic %q (needs CREATE on the topic or the cluster, or create it yourself with %d partitions): %w",
-			topic, m.settings.Partitions, clusterAuthorization(err))
-	}
-	if err := client.RefreshMetadata(topic); err != nil {
-		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)
-	}
-	partitions, err = client.Partitions(topic)
-	if err != nil {
-		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)
-	}
-	return int32(len(partitions)), nil
 }
 
 func (m *Membership) setSession(sess sarama.ConsumerGroupSession) {
