@@ -855,3 +855,88 @@ func TestReplicaWhosePipelineRefusesGivesItsGroupsUp(t *testing.T) {
 	require.Positive(t, withPoints, "a held a share first")
 	require.LessOrEqual(t, withPoints, ownership.StandDownAfter, "a stood down after %d refused exports in a row", ownership.StandDownAfter)
 }
+
+// TestReplicaCutOffFromItsCoordinatorStopsReporting: every group request
+// of replica b (its member ids start with its client id) is black-holed
+// at the coordinator: kfake holds them unanswered, as a partitioned
+// network would. b's heartbeats then fail one after another, each after
+// its read deadline (timeout + session_timeout/2), and b stops reporting
+// when sarama gives the session up after metadata.retry.max + 1 of them
+// (4 here): within heartbeat_interval + 4 x (timeout + session_timeout/2)
+// of the cut, the bound docs/high-availability.md states. The others take
+// its groups over after session_timeout, so they are reported twice
+// meanwhile.
+func TestReplicaCutOffFromItsCoordinatorStopsReporting(t *testing.T) {
+	f := newReplicaFixture(t)
+	var cut atomic.Bool
+	release := make(chan struct{})
+	for _, key := range []kmsg.Key{kmsg.Heartbeat, kmsg.JoinGroup, kmsg.SyncGroup, kmsg.LeaveGroup} {
+		f.k.Cluster.ControlKey(int16(key), func(req kmsg.Request) (kmsg.Response, error, bool) {
+			f.k.Cluster.KeepControl()
+			var member string
+			switch r := req.(type) {
+			case *kmsg.HeartbeatRequest:
+				member = r.MemberID
+			case *kmsg.JoinGroupRequest:
+				member = r.MemberID
+			case *kmsg.SyncGroupRequest:
+				member = r.MemberID
+			case *kmsg.LeaveGroupRequest:
+				member = r.MemberID
+				if len(r.Members) > 0 {
+					member = r.Members[0].MemberID
+				}
+			}
+			if !cut.Load() || !strings.HasPrefix(member, "replica-b-") {
+				return nil, nil, false
+			}
+			f.k.Cluster.SleepControl(func() { <-release })
+			return nil, errors.New("cut off"), true // the connection is closed
+		})
+	}
+	const timeout = time.Second
+	a := f.startReplica(t, "a")
+	b := f.startReplicaWith(t, "b", func(cfg *Config) { cfg.Timeout = timeout })
+	b.mayFail = true
+	c := f.startReplica(t, "c")
+	t.Cleanup(func() { // before the replicas shut down (cleanups run last first)
+		cut.Store(false)
+		close(release)
+	})
+	live := []*replica{a, b, c}
+	f.settle(t, time.Now(), live, 30, "starting")
+
+	bound := b.scraper.cfg.Coordination.HeartbeatInterval + 4*(timeout+replicaSession/2)
+	cut.Store(true)
+	cutAt := time.Now()
+	// Rounds half an interval off the cut, so that none starts just as
+	// the bound ends.
+	var lastReported, firstSilent time.Duration
+	silent := 0
+	for n := 0; silent < 2; n++ {
+		at := time.Duration(n)*replicaInterval + replicaInterval/2
+		require.Less(t, at, bound+5*replicaInterval, "b kept reporting long past the bound")
+		time.Sleep(time.Until(cutAt.Add(at)))
+		r := f.scrapeRound(t, n, cutAt, live)
+		r.note = "b cut off from its coordinator"
+		t.Log(r)
+		reported := false
+		for _, by := range r.groups {
+			reported = reported || slices.Contains(by, "b")
+		}
+		switch {
+		case reported:
+			lastReported, silent = r.at, 0
+		case silent == 0:
+			firstSilent, silent = r.at, 1
+		default:
+			silent++
+		}
+	}
+	t.Logf("b's last report began %.1fs after the cut, its first silent one %.1fs (bound: heartbeat_interval + 4 x (timeout + session_timeout/2) = %s)",
+		lastReported.Seconds(), firstSilent.Seconds(), bound)
+	require.LessOrEqual(t, lastReported, bound)
+	require.LessOrEqual(t, firstSilent, bound+replicaInterval, "b is silent from the first round after the bound")
+	final := f.scrapeRound(t, 99, cutAt, []*replica{a, c})
+	require.Empty(t, final.missing(groupNames()), "%s: a and c report every group", final)
+}
