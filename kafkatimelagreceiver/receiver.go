@@ -102,6 +102,11 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 	if err != nil {
 		return nil, fmt.Errorf("groups: %w", err)
 	}
+	if cfg.Coordination.enabled() {
+		// The replicas' own group commits nothing: a group of this
+		// receiver's making, not one an operator watches.
+		groups = groups.Skipping(cfg.Coordination.GroupID)
+	}
 	topics, err := cfg.Topics.filter()
 	if err != nil {
 		return nil, fmt.Errorf("topics: %w", err)
