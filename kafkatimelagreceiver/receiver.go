@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -20,6 +21,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
@@ -74,7 +76,12 @@ type timeLagScraper struct {
 	// held is what it said at the last scrape.
 	membership kafka.Membership
 	held       kafka.Assignment
-	status     statusReporter
+	// standing gives the groups up while this replica cannot serve them;
+	// share is what it held at the last scrape, which the export of that
+	// scrape is judged for.
+	standing ownership.Standing
+	share    atomic.Pointer[ownership.Owner]
+	status   statusReporter
 
 	// lifetime ends when shutdown begins (interrupt), ending the scrape in
 	// flight. See lifecycle.go.
@@ -94,6 +101,11 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 	groups, err := cfg.Groups.filter()
 	if err != nil {
 		return nil, fmt.Errorf("groups: %w", err)
+	}
+	if cfg.Coordination.enabled() {
+		// The replicas' own group commits nothing: a group of this
+		// receiver's making, not one an operator watches.
+		groups = groups.Skipping(cfg.Coordination.GroupID)
 	}
 	topics, err := cfg.Topics.filter()
 	if err != nil {
@@ -178,11 +190,16 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 
 	owner, joined, err := s.owner(ctx)
 	if err != nil {
+		if given := s.standing.Away(); given != nil {
+			return s.probe(ctx, given, denials, err)
+		}
 		return pmetric.NewMetrics(), err
 	}
 	var in *read.Input
 	if joined {
-		if in, err = s.reader.Read(ctx, owner, denials, &errs); err != nil {
+		in, err = s.reader.Read(ctx, owner, denials, &errs)
+		s.served(owner, in, err)
+		if err != nil {
 			return pmetric.NewMetrics(), err
 		}
 		if owner != nil {
