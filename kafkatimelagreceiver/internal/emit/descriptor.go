@@ -17,19 +17,24 @@ type generatedInfo = struct {
 	Attributes []string
 }
 
-// metric is one metric's descriptor. The generated MetricsBuilder
-// re-aggregates every point by scanning the metric's points for equal
-// attributes, which is quadratic in points. A metric that keeps every
-// attribute has unique points within a scrape, nothing to re-aggregate: it
-// is written directly, with the description, unit and type the builder
-// writes (see describeAll). A metric whose attributes the user reduced goes
-// through the builder.
+// metric is one metric's descriptor. Every metric is written without the
+// generated MetricsBuilder, whose re-aggregation scans the metric's points
+// for equal attributes at every point: quadratic in points. A metric that
+// keeps every attribute has unique points within a scrape, nothing to
+// re-aggregate: it is written directly. A metric whose attributes the user
+// reduced is folded by the remaining attributes through a map (reduce.go),
+// with the builder's aggregation strategies. Both write the description,
+// unit and type the builder writes (see describeAll).
 type metric struct {
 	id     int
 	name   string
 	keys   []string // the attributes, in the generated order
+	kept   []bool   // by key: the user kept it
 	on     bool
 	direct bool // on, and every attribute kept
+	// strategy folds the points whose kept attributes are equal: one of
+	// metadata.AggregationStrategy....
+	strategy string
 	// everyPair: one point per pair with an end offset, so a chunk's
 	// points are allocated for every pair up front.
 	everyPair bool
@@ -46,7 +51,8 @@ type value interface{ int64 | float64 }
 
 type builder = metadata.MetricsBuilder
 
-// The Record... methods of the builder, by the attributes they take.
+// The Record... methods of the builder, by the attributes they take: each
+// descriptor probes its metric with one (describeAll).
 type (
 	recordPair[V value]      = func(*builder, pcommon.Timestamp, V, string, string, int64)
 	recordPairLabel          = func(*builder, pcommon.Timestamp, int64, string, string, int64, string)
@@ -61,43 +67,42 @@ type (
 	// pairMetric's points carry group, topic and partition.
 	pairMetric[V value] struct {
 		*metric
-		record recordPair[V]
 	}
 	// pairLabelMetric's points carry a pair's attributes and one more.
 	pairLabelMetric struct {
 		*metric
-		record recordPairLabel
 	}
 	// partitionMetric's points carry topic and partition.
 	partitionMetric[V value] struct {
 		*metric
-		record recordPartition[V]
 	}
 	// labelMetric1, 2 and 4 carry that many string attributes.
 	labelMetric1[V value] struct {
 		*metric
-		record record1[V]
 	}
 	labelMetric2[V value] struct {
 		*metric
-		record record2[V]
 	}
 	labelMetric4[V value] struct {
 		*metric
-		record record4[V]
 	}
 )
 
 // add describes a metric from its generated info and configuration.
-func (m *metrics) add(info generatedInfo, enabled bool, kept []string, probe func(*builder)) *metric {
+func (m *metrics) add(info generatedInfo, enabled bool, kept []string, strategy string, probe func(*builder)) *metric {
 	d := &metric{
-		id:     len(m.all),
-		name:   info.Name,
-		keys:   info.Attributes,
-		on:     enabled,
-		direct: enabled && !slices.ContainsFunc(info.Attributes, func(k string) bool { return !slices.Contains(kept, k) }),
-		probe:  probe,
+		id:       len(m.all),
+		name:     info.Name,
+		keys:     info.Attributes,
+		kept:     make([]bool, len(info.Attributes)),
+		on:       enabled,
+		strategy: strategy,
+		probe:    probe,
 	}
+	for i, k := range info.Attributes {
+		d.kept[i] = slices.Contains(kept, k)
+	}
+	d.direct = enabled && !slices.Contains(d.kept, false)
 	m.all = append(m.all, d)
 	return d
 }
@@ -110,30 +115,30 @@ func keys[K ~string](kept []K) []string {
 	return out
 }
 
-func pairOf[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, record recordPair[V], everyPair bool) pairMetric[V] {
-	d := m.add(info, enabled, keys(kept), func(b *builder) { record(b, 0, 0, "", "", 0) })
+func pairOf[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record recordPair[V], everyPair bool) pairMetric[V] {
+	d := m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "", 0) })
 	d.everyPair = everyPair
-	return pairMetric[V]{d, record}
+	return pairMetric[V]{d}
 }
 
-func pairLabelOf[K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, record recordPairLabel) pairLabelMetric {
-	return pairLabelMetric{m.add(info, enabled, keys(kept), func(b *builder) { record(b, 0, 0, "", "", 0, "") }), record}
+func pairLabelOf[K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record recordPairLabel) pairLabelMetric {
+	return pairLabelMetric{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "", 0, "") })}
 }
 
-func partitionOf[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, record recordPartition[V]) partitionMetric[V] {
-	return partitionMetric[V]{m.add(info, enabled, keys(kept), func(b *builder) { record(b, 0, 0, "", 0) }), record}
+func partitionOf[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record recordPartition[V]) partitionMetric[V] {
+	return partitionMetric[V]{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", 0) })}
 }
 
-func label1Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, record record1[V]) labelMetric1[V] {
-	return labelMetric1[V]{m.add(info, enabled, keys(kept), func(b *builder) { record(b, 0, 0, "") }), record}
+func label1Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record record1[V]) labelMetric1[V] {
+	return labelMetric1[V]{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "") })}
 }
 
-func label2Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, record record2[V]) labelMetric2[V] {
-	return labelMetric2[V]{m.add(info, enabled, keys(kept), func(b *builder) { record(b, 0, 0, "", "") }), record}
+func label2Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record record2[V]) labelMetric2[V] {
+	return labelMetric2[V]{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "") })}
 }
 
-func label4Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, record record4[V]) labelMetric4[V] {
-	return labelMetric4[V]{m.add(info, enabled, keys(kept), func(b *builder) { record(b, 0, 0, "", "", "", "") }), record}
+func label4Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record record4[V]) labelMetric4[V] {
+	return labelMetric4[V]{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "", "", "") })}
 }
 
 // describeAll reads the description, unit and type of every metric from

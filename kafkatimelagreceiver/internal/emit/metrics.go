@@ -40,43 +40,43 @@ func newMetrics(cfg metadata.MetricsConfig) *metrics {
 	info := metadata.MetricsInfo
 	type mb = metadata.MetricsBuilder
 
-	m.offset = pairOf(m, info.KafkaConsumerGroupOffset, cfg.KafkaConsumerGroupOffset.Enabled, cfg.KafkaConsumerGroupOffset.EnabledAttributes, (*mb).RecordKafkaConsumerGroupOffsetDataPoint, true)
-	m.lag = pairOf(m, info.KafkaConsumerGroupLag, cfg.KafkaConsumerGroupLag.Enabled, cfg.KafkaConsumerGroupLag.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagDataPoint, true)
-	m.stableLag = pairOf(m, info.KafkaConsumerGroupStableLag, cfg.KafkaConsumerGroupStableLag.Enabled, cfg.KafkaConsumerGroupStableLag.EnabledAttributes, (*mb).RecordKafkaConsumerGroupStableLagDataPoint, true)
-	m.lostMessages = pairOf(m, info.KafkaConsumerGroupLostMessages, cfg.KafkaConsumerGroupLostMessages.Enabled, cfg.KafkaConsumerGroupLostMessages.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLostMessagesDataPoint, false)
-	m.timeLag = pairOf(m, info.KafkaConsumerGroupTimeLag, cfg.KafkaConsumerGroupTimeLag.Enabled, cfg.KafkaConsumerGroupTimeLag.EnabledAttributes, (*mb).RecordKafkaConsumerGroupTimeLagDataPoint, true)
-	m.partitionTimeToDrain = pairOf(m, info.KafkaConsumerGroupPartitionTimeToDrain, cfg.KafkaConsumerGroupPartitionTimeToDrain.Enabled, cfg.KafkaConsumerGroupPartitionTimeToDrain.EnabledAttributes, (*mb).RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint, false)
-	m.partitionStatus = pairLabelOf(m, info.KafkaConsumerGroupPartitionStatus, cfg.KafkaConsumerGroupPartitionStatus.Enabled, cfg.KafkaConsumerGroupPartitionStatus.EnabledAttributes,
+	m.offset = pairOf(m, info.KafkaConsumerGroupOffset, cfg.KafkaConsumerGroupOffset.Enabled, cfg.KafkaConsumerGroupOffset.EnabledAttributes, cfg.KafkaConsumerGroupOffset.AggregationStrategy, (*mb).RecordKafkaConsumerGroupOffsetDataPoint, true)
+	m.lag = pairOf(m, info.KafkaConsumerGroupLag, cfg.KafkaConsumerGroupLag.Enabled, cfg.KafkaConsumerGroupLag.EnabledAttributes, cfg.KafkaConsumerGroupLag.AggregationStrategy, (*mb).RecordKafkaConsumerGroupLagDataPoint, true)
+	m.stableLag = pairOf(m, info.KafkaConsumerGroupStableLag, cfg.KafkaConsumerGroupStableLag.Enabled, cfg.KafkaConsumerGroupStableLag.EnabledAttributes, cfg.KafkaConsumerGroupStableLag.AggregationStrategy, (*mb).RecordKafkaConsumerGroupStableLagDataPoint, true)
+	m.lostMessages = pairOf(m, info.KafkaConsumerGroupLostMessages, cfg.KafkaConsumerGroupLostMessages.Enabled, cfg.KafkaConsumerGroupLostMessages.EnabledAttributes, cfg.KafkaConsumerGroupLostMessages.AggregationStrategy, (*mb).RecordKafkaConsumerGroupLostMessagesDataPoint, false)
+	m.timeLag = pairOf(m, info.KafkaConsumerGroupTimeLag, cfg.KafkaConsumerGroupTimeLag.Enabled, cfg.KafkaConsumerGroupTimeLag.EnabledAttributes, cfg.KafkaConsumerGroupTimeLag.AggregationStrategy, (*mb).RecordKafkaConsumerGroupTimeLagDataPoint, true)
+	m.partitionTimeToDrain = pairOf(m, info.KafkaConsumerGroupPartitionTimeToDrain, cfg.KafkaConsumerGroupPartitionTimeToDrain.Enabled, cfg.KafkaConsumerGroupPartitionTimeToDrain.EnabledAttributes, cfg.KafkaConsumerGroupPartitionTimeToDrain.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionTimeToDrainDataPoint, false)
+	m.partitionStatus = pairLabelOf(m, info.KafkaConsumerGroupPartitionStatus, cfg.KafkaConsumerGroupPartitionStatus.Enabled, cfg.KafkaConsumerGroupPartitionStatus.EnabledAttributes, cfg.KafkaConsumerGroupPartitionStatus.AggregationStrategy,
 		func(b *mb, ts pcommon.Timestamp, v int64, group, topic string, partition int64, status string) {
 			b.RecordKafkaConsumerGroupPartitionStatusDataPoint(ts, v, group, topic, partition, metadata.MapAttributeStatus[status])
 		})
 
-	m.currentOffset = partitionOf(m, info.KafkaPartitionCurrentOffset, cfg.KafkaPartitionCurrentOffset.Enabled, cfg.KafkaPartitionCurrentOffset.EnabledAttributes, (*mb).RecordKafkaPartitionCurrentOffsetDataPoint)
-	m.oldestOffset = partitionOf(m, info.KafkaPartitionOldestOffset, cfg.KafkaPartitionOldestOffset.Enabled, cfg.KafkaPartitionOldestOffset.EnabledAttributes, (*mb).RecordKafkaPartitionOldestOffsetDataPoint)
-	m.partitionProduceRate = partitionOf(m, info.KafkaPartitionProduceRate, cfg.KafkaPartitionProduceRate.Enabled, cfg.KafkaPartitionProduceRate.EnabledAttributes, (*mb).RecordKafkaPartitionProduceRateDataPoint)
-	m.topicProduceRate = label1Of(m, info.KafkaTopicProduceRate, cfg.KafkaTopicProduceRate.Enabled, cfg.KafkaTopicProduceRate.EnabledAttributes, (*mb).RecordKafkaTopicProduceRateDataPoint)
+	m.currentOffset = partitionOf(m, info.KafkaPartitionCurrentOffset, cfg.KafkaPartitionCurrentOffset.Enabled, cfg.KafkaPartitionCurrentOffset.EnabledAttributes, cfg.KafkaPartitionCurrentOffset.AggregationStrategy, (*mb).RecordKafkaPartitionCurrentOffsetDataPoint)
+	m.oldestOffset = partitionOf(m, info.KafkaPartitionOldestOffset, cfg.KafkaPartitionOldestOffset.Enabled, cfg.KafkaPartitionOldestOffset.EnabledAttributes, cfg.KafkaPartitionOldestOffset.AggregationStrategy, (*mb).RecordKafkaPartitionOldestOffsetDataPoint)
+	m.partitionProduceRate = partitionOf(m, info.KafkaPartitionProduceRate, cfg.KafkaPartitionProduceRate.Enabled, cfg.KafkaPartitionProduceRate.EnabledAttributes, cfg.KafkaPartitionProduceRate.AggregationStrategy, (*mb).RecordKafkaPartitionProduceRateDataPoint)
+	m.topicProduceRate = label1Of(m, info.KafkaTopicProduceRate, cfg.KafkaTopicProduceRate.Enabled, cfg.KafkaTopicProduceRate.EnabledAttributes, cfg.KafkaTopicProduceRate.AggregationStrategy, (*mb).RecordKafkaTopicProduceRateDataPoint)
 
-	m.rebalances = label1Of(m, info.KafkaConsumerGroupRebalances, cfg.KafkaConsumerGroupRebalances.Enabled, cfg.KafkaConsumerGroupRebalances.EnabledAttributes, (*mb).RecordKafkaConsumerGroupRebalancesDataPoint)
-	m.status = label2Of(m, info.KafkaConsumerGroupStatus, cfg.KafkaConsumerGroupStatus.Enabled, cfg.KafkaConsumerGroupStatus.EnabledAttributes,
+	m.rebalances = label1Of(m, info.KafkaConsumerGroupRebalances, cfg.KafkaConsumerGroupRebalances.Enabled, cfg.KafkaConsumerGroupRebalances.EnabledAttributes, cfg.KafkaConsumerGroupRebalances.AggregationStrategy, (*mb).RecordKafkaConsumerGroupRebalancesDataPoint)
+	m.status = label2Of(m, info.KafkaConsumerGroupStatus, cfg.KafkaConsumerGroupStatus.Enabled, cfg.KafkaConsumerGroupStatus.EnabledAttributes, cfg.KafkaConsumerGroupStatus.AggregationStrategy,
 		func(b *mb, ts pcommon.Timestamp, v int64, group, status string) {
 			b.RecordKafkaConsumerGroupStatusDataPoint(ts, v, group, metadata.MapAttributeStatus[status])
 		})
-	m.state = label2Of(m, info.KafkaConsumerGroupState, cfg.KafkaConsumerGroupState.Enabled, cfg.KafkaConsumerGroupState.EnabledAttributes,
+	m.state = label2Of(m, info.KafkaConsumerGroupState, cfg.KafkaConsumerGroupState.Enabled, cfg.KafkaConsumerGroupState.EnabledAttributes, cfg.KafkaConsumerGroupState.AggregationStrategy,
 		func(b *mb, ts pcommon.Timestamp, v int64, group, state string) {
 			b.RecordKafkaConsumerGroupStateDataPoint(ts, v, group, metadata.MapAttributeState[state])
 		})
-	m.members = label2Of(m, info.KafkaConsumerGroupMembers, cfg.KafkaConsumerGroupMembers.Enabled, cfg.KafkaConsumerGroupMembers.EnabledAttributes, (*mb).RecordKafkaConsumerGroupMembersDataPoint)
-	m.assignedPartitions = label4Of(m, info.KafkaConsumerGroupAssignedPartitions, cfg.KafkaConsumerGroupAssignedPartitions.Enabled, cfg.KafkaConsumerGroupAssignedPartitions.EnabledAttributes, (*mb).RecordKafkaConsumerGroupAssignedPartitionsDataPoint)
-	m.lagSum = label2Of(m, info.KafkaConsumerGroupLagSum, cfg.KafkaConsumerGroupLagSum.Enabled, cfg.KafkaConsumerGroupLagSum.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagSumDataPoint)
-	m.lagMax = label2Of(m, info.KafkaConsumerGroupLagMax, cfg.KafkaConsumerGroupLagMax.Enabled, cfg.KafkaConsumerGroupLagMax.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagMaxDataPoint)
-	m.timeLagMax = label2Of(m, info.KafkaConsumerGroupTimeLagMax, cfg.KafkaConsumerGroupTimeLagMax.Enabled, cfg.KafkaConsumerGroupTimeLagMax.EnabledAttributes, (*mb).RecordKafkaConsumerGroupTimeLagMaxDataPoint)
-	m.consumeRate = label2Of(m, info.KafkaConsumerGroupConsumeRate, cfg.KafkaConsumerGroupConsumeRate.Enabled, cfg.KafkaConsumerGroupConsumeRate.EnabledAttributes, (*mb).RecordKafkaConsumerGroupConsumeRateDataPoint)
-	m.lagTrend = label2Of(m, info.KafkaConsumerGroupLagTrend, cfg.KafkaConsumerGroupLagTrend.Enabled, cfg.KafkaConsumerGroupLagTrend.EnabledAttributes, (*mb).RecordKafkaConsumerGroupLagTrendDataPoint)
-	m.timeToDrain = label2Of(m, info.KafkaConsumerGroupTimeToDrain, cfg.KafkaConsumerGroupTimeToDrain.Enabled, cfg.KafkaConsumerGroupTimeToDrain.EnabledAttributes, (*mb).RecordKafkaConsumerGroupTimeToDrainDataPoint)
-	m.stuckTime = label2Of(m, info.KafkaConsumerGroupStuckTime, cfg.KafkaConsumerGroupStuckTime.Enabled, cfg.KafkaConsumerGroupStuckTime.EnabledAttributes, (*mb).RecordKafkaConsumerGroupStuckTimeDataPoint)
-	m.partitionOwner = ownerOf(m, info.KafkaConsumerGroupPartitionOwner, cfg.KafkaConsumerGroupPartitionOwner.Enabled, cfg.KafkaConsumerGroupPartitionOwner.EnabledAttributes, (*mb).RecordKafkaConsumerGroupPartitionOwnerDataPoint)
-	m.retentionMargin = label2Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, (*mb).RecordKafkaConsumerGroupRetentionMarginDataPoint)
-	m.partitionRetentionMargin = pairOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, (*mb).RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint, false)
+	m.members = label2Of(m, info.KafkaConsumerGroupMembers, cfg.KafkaConsumerGroupMembers.Enabled, cfg.KafkaConsumerGroupMembers.EnabledAttributes, cfg.KafkaConsumerGroupMembers.AggregationStrategy, (*mb).RecordKafkaConsumerGroupMembersDataPoint)
+	m.assignedPartitions = label4Of(m, info.KafkaConsumerGroupAssignedPartitions, cfg.KafkaConsumerGroupAssignedPartitions.Enabled, cfg.KafkaConsumerGroupAssignedPartitions.EnabledAttributes, cfg.KafkaConsumerGroupAssignedPartitions.AggregationStrategy, (*mb).RecordKafkaConsumerGroupAssignedPartitionsDataPoint)
+	m.lagSum = label2Of(m, info.KafkaConsumerGroupLagSum, cfg.KafkaConsumerGroupLagSum.Enabled, cfg.KafkaConsumerGroupLagSum.EnabledAttributes, cfg.KafkaConsumerGroupLagSum.AggregationStrategy, (*mb).RecordKafkaConsumerGroupLagSumDataPoint)
+	m.lagMax = label2Of(m, info.KafkaConsumerGroupLagMax, cfg.KafkaConsumerGroupLagMax.Enabled, cfg.KafkaConsumerGroupLagMax.EnabledAttributes, cfg.KafkaConsumerGroupLagMax.AggregationStrategy, (*mb).RecordKafkaConsumerGroupLagMaxDataPoint)
+	m.timeLagMax = label2Of(m, info.KafkaConsumerGroupTimeLagMax, cfg.KafkaConsumerGroupTimeLagMax.Enabled, cfg.KafkaConsumerGroupTimeLagMax.EnabledAttributes, cfg.KafkaConsumerGroupTimeLagMax.AggregationStrategy, (*mb).RecordKafkaConsumerGroupTimeLagMaxDataPoint)
+	m.consumeRate = label2Of(m, info.KafkaConsumerGroupConsumeRate, cfg.KafkaConsumerGroupConsumeRate.Enabled, cfg.KafkaConsumerGroupConsumeRate.EnabledAttributes, cfg.KafkaConsumerGroupConsumeRate.AggregationStrategy, (*mb).RecordKafkaConsumerGroupConsumeRateDataPoint)
+	m.lagTrend = label2Of(m, info.KafkaConsumerGroupLagTrend, cfg.KafkaConsumerGroupLagTrend.Enabled, cfg.KafkaConsumerGroupLagTrend.EnabledAttributes, cfg.KafkaConsumerGroupLagTrend.AggregationStrategy, (*mb).RecordKafkaConsumerGroupLagTrendDataPoint)
+	m.timeToDrain = label2Of(m, info.KafkaConsumerGroupTimeToDrain, cfg.KafkaConsumerGroupTimeToDrain.Enabled, cfg.KafkaConsumerGroupTimeToDrain.EnabledAttributes, cfg.KafkaConsumerGroupTimeToDrain.AggregationStrategy, (*mb).RecordKafkaConsumerGroupTimeToDrainDataPoint)
+	m.stuckTime = label2Of(m, info.KafkaConsumerGroupStuckTime, cfg.KafkaConsumerGroupStuckTime.Enabled, cfg.KafkaConsumerGroupStuckTime.EnabledAttributes, cfg.KafkaConsumerGroupStuckTime.AggregationStrategy, (*mb).RecordKafkaConsumerGroupStuckTimeDataPoint)
+	m.partitionOwner = ownerOf(m, info.KafkaConsumerGroupPartitionOwner, cfg.KafkaConsumerGroupPartitionOwner.Enabled, cfg.KafkaConsumerGroupPartitionOwner.EnabledAttributes, cfg.KafkaConsumerGroupPartitionOwner.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionOwnerDataPoint)
+	m.retentionMargin = label2Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupRetentionMarginDataPoint)
+	m.partitionRetentionMargin = pairOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupPartitionRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint, false)
 	return m
 }
 

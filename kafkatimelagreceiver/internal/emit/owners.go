@@ -15,23 +15,26 @@ type recordOwner = func(*builder, pcommon.Timestamp, int64, string, string, int6
 // ownerMetric's points carry a pair's attributes and the member's three.
 type ownerMetric struct {
 	*metric
-	record recordOwner
 }
 
-func ownerOf[K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, record recordOwner) ownerMetric {
-	return ownerMetric{m.add(info, enabled, keys(kept), func(b *builder) { record(b, 0, 0, "", "", 0, "", "", "") }), record}
+func ownerOf[K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record recordOwner) ownerMetric {
+	return ownerMetric{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "", 0, "", "", "") })}
 }
 
 // PartitionOwners writes kafka.consumer_group.partition_owner of a
 // described group: a point per assigned partition, naming its member.
 func (s *Scrape) PartitionOwners(g health.GroupHealth) {
+	if !s.writing() {
+		return
+	}
 	d := s.w.m.partitionOwner
 	if !d.on || !g.Described || g.Description.State == kafka.GroupStateUnknown {
 		return
 	}
 	for _, o := range health.PartitionOwners(g.Description) {
 		if !d.direct {
-			d.record(s.w.mb, s.ts, 1, g.Group, o.Topic, int64(o.Partition), o.ClientID, o.Host, o.InstanceID)
+			reduce(s.reduced, d.metric, s.w.start, s.ts, int64(1), attrValues{
+				strs: [6]string{g.Group, o.Topic, "", o.ClientID, o.Host, o.InstanceID}, num: int64(o.Partition), numAt: 2})
 			continue
 		}
 		// point sizes the attributes for all six at once: at 100,000
@@ -48,6 +51,9 @@ func (s *Scrape) PartitionOwners(g health.GroupHealth) {
 // RetentionMargins writes one group's retention margins, per topic and per
 // partition; lags are the group's, sorted by (topic, partition).
 func (s *Scrape) RetentionMargins(lags []lag.PartitionLag, limits *retention.Cache) {
+	if !s.writing() {
+		return
+	}
 	m := s.w.m
 	if m.retentionMargin.on {
 		s.margins = limits.TopicMargins(s.margins[:0], lags)

@@ -28,11 +28,29 @@ type pairChunks struct {
 	push     PushFunc // nil: everything in one chunk, returned by finish
 	capacity int      // pairs of a chunk to allocate for
 
-	chunk                     *section // nil before the first pair
-	pairs                     int      // in the current chunk
-	omitted                   int      // pairs without a time lag estimate
+	chunk   *section // nil before the first pair
+	pairs   int      // in the current chunk
+	written int      // in the scrape
+	// stopped says why the scrape stopped writing: its context ended.
+	stopped                   error
+	omitted                   int // pairs without a time lag estimate
 	refusedPoints, sentPoints int
 	errs                      []error
+}
+
+// proceed says whether to write one more pair. Every chunkPairs pairs it
+// checks the scrape's context: a scrape past its deadline (or cut by
+// shutdown) stops building points nobody waits for.
+func (c *pairChunks) proceed() bool {
+	if c.stopped != nil {
+		return false
+	}
+	if c.written%chunkPairs == 0 && c.ctx.Err() != nil {
+		c.stopped = fmt.Errorf("stopped writing after %d pairs: %w", c.written, context.Cause(c.ctx))
+		return false
+	}
+	c.written++
+	return true
 }
 
 // next makes room for one more pair's gauges: the first chunk, or a new
@@ -110,7 +128,7 @@ func (p pairMetric[V]) write(s *Scrape, chunk *section, pl *lag.PartitionLag, v 
 	case p.direct:
 		putPair(point(chunk, p.metric, s.pairs.capacityOf(p.metric), s.w.start, s.ts, v), p.metric, pl)
 	case p.on:
-		p.record(s.w.mb, s.ts, v, pl.Group, pl.Topic, int64(pl.Partition))
+		reduce(s.reduced, p.metric, s.w.start, s.ts, v, pairValues(pl))
 	}
 }
 
@@ -122,7 +140,9 @@ func (p pairLabelMetric) write(s *Scrape, chunk *section, pl *lag.PartitionLag, 
 		putPair(attrs, p.metric, pl)
 		attrs.PutStr(p.keys[3], label)
 	case p.on:
-		p.record(s.w.mb, s.ts, v, pl.Group, pl.Topic, int64(pl.Partition), label)
+		a := pairValues(pl)
+		a.strs[3] = label
+		reduce(s.reduced, p.metric, s.w.start, s.ts, v, a)
 	}
 }
 
@@ -134,8 +154,13 @@ func (p partitionMetric[V]) write(s *Scrape, part *lag.Partition, capacity int, 
 		attrs.PutStr(p.keys[0], part.Topic)
 		attrs.PutInt(p.keys[1], int64(part.Partition))
 	case p.on:
-		p.record(s.w.mb, s.ts, v, part.Topic, int64(part.Partition))
+		reduce(s.reduced, p.metric, s.w.start, s.ts, v, attrValues{strs: [6]string{part.Topic}, num: int64(part.Partition), numAt: 1})
 	}
+}
+
+// pairValues are a pair's group, topic and partition.
+func pairValues(pl *lag.PartitionLag) attrValues {
+	return attrValues{strs: [6]string{pl.Group, pl.Topic}, num: int64(pl.Partition), numAt: 2}
 }
 
 // putPair puts a pair's group, topic and partition under d's first keys.

@@ -1,13 +1,14 @@
 package emit
 
 import (
+	"errors"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 )
@@ -21,9 +22,8 @@ type Scrape struct {
 	// groups holds the per-group, per-(group, topic) and per-topic metrics
 	// written directly; partitions the per-partition ones.
 	groups, partitions *section
-	// rebalancesRestarted is the latest start of a group's rebalance count
-	// folded by the builder into a point without the group attribute.
-	rebalancesRestarted pcommon.Timestamp
+	// reduced holds the metrics whose attributes the user reduced.
+	reduced *reductions
 	// margins is a buffer of RetentionMargins'.
 	margins []retention.TopicMargin
 }
@@ -33,6 +33,9 @@ type Scrape struct {
 func (s *Scrape) Pairs(lags []lag.PartitionLag) {
 	m := s.w.m
 	for i := range lags {
+		if !s.pairs.proceed() {
+			return
+		}
 		pl := &lags[i]
 		chunk := s.pairs.next()
 		m.offset.write(s, chunk, pl, pl.Committed)
@@ -58,6 +61,9 @@ func (s *Scrape) Pairs(lags []lag.PartitionLag) {
 // group's pairs, a point per status, 1 for the pair's; statuses is in the
 // order of lags.
 func (s *Scrape) PartitionStatuses(lags []lag.PartitionLag, statuses []health.Status) {
+	if !s.writing() {
+		return
+	}
 	d := s.w.m.partitionStatus
 	if !d.on {
 		return
@@ -76,6 +82,9 @@ func (s *Scrape) PartitionStatuses(lags []lag.PartitionLag, statuses []health.St
 // PartitionDrains writes kafka.consumer_group.partition_time_to_drain of
 // one group's pairs that have one; parts is in the order of lags.
 func (s *Scrape) PartitionDrains(lags []lag.PartitionLag, parts []progress.Partition) {
+	if !s.writing() {
+		return
+	}
 	d := s.w.m.partitionTimeToDrain
 	if !d.on {
 		return
@@ -89,17 +98,19 @@ func (s *Scrape) PartitionDrains(lags []lag.PartitionLag, parts []progress.Parti
 
 // GroupHealth writes one group's health metrics.
 func (s *Scrape) GroupHealth(g health.GroupHealth) {
+	if !s.writing() {
+		return
+	}
 	m := s.w.m
 	// A count that started after the receiver did carries its own start: a
 	// group first seen later, or forgotten and seen again, counts from 0,
 	// which under the receiver's start a backend reads as a counter gone
 	// backwards.
 	since := s.w.start
+	// Folded into a point without the group attribute, the counts start
+	// at the latest restart.
 	if g.RebalancesSince > 0 {
 		since = pcommon.Timestamp(g.RebalancesSince)
-		if m.rebalances.on && !m.rebalances.direct {
-			s.rebalancesRestarted = max(s.rebalancesRestarted, since)
-		}
 	}
 	m.rebalances.write(s, since, g.Rebalances, g.Group)
 	if g.StatusKnown {
@@ -125,6 +136,9 @@ func (s *Scrape) GroupHealth(g health.GroupHealth) {
 
 // Aggregates writes the per-(group, topic) sums and maxima.
 func (s *Scrape) Aggregates(aggs []lag.TopicLag) {
+	if !s.writing() {
+		return
+	}
 	m := s.w.m
 	for _, agg := range aggs {
 		if agg.HasLag {
@@ -140,6 +154,9 @@ func (s *Scrape) Aggregates(aggs []lag.TopicLag) {
 // GroupProgress writes one group's per-(group, topic) progress: what is
 // not known is omitted, never written as 0.
 func (s *Scrape) GroupProgress(topics []progress.Topic) {
+	if !s.writing() {
+		return
+	}
 	m := s.w.m
 	for i := range topics {
 		tp := &topics[i]
@@ -161,6 +178,9 @@ func (s *Scrape) GroupProgress(topics []progress.Topic) {
 // Partitions writes the per-partition gauges, in the order of parts; a
 // partition whose end offset was not read has none.
 func (s *Scrape) Partitions(parts []lag.Partition) {
+	if !s.writing() {
+		return
+	}
 	m := s.w.m
 	for i := range parts {
 		p := &parts[i]
@@ -179,6 +199,9 @@ func (s *Scrape) Partitions(parts []lag.Partition) {
 
 // TopicProduceRates writes kafka.topic.produce_rate.
 func (s *Scrape) TopicProduceRates(rates []lag.TopicRate) {
+	if !s.writing() {
+		return
+	}
 	for _, r := range rates {
 		s.w.m.topicProduceRate.write(s, s.w.start, r.Rate, r.Topic)
 	}
@@ -186,35 +209,29 @@ func (s *Scrape) TopicProduceRates(rates []lag.TopicRate) {
 
 // Finish sends the last chunk of pairs, or returns every point of the
 // scrape when nothing was pushed. The error says what the next consumer
-// refused.
+// refused, or that the scrape's context ended before everything was
+// written: then what was written is returned but for the metrics folded
+// over groups or partitions, whose points would be partial sums.
 func (s *Scrape) Finish() (pmetric.Metrics, error) {
 	direct := pmetric.NewMetricSlice()
 	err := s.pairs.finish(direct)
 	s.groups.ms.MoveAndAppendTo(direct)
 	s.partitions.ms.MoveAndAppendTo(direct)
-	s.w.mb.EmitForResource(metadata.WithResource(s.w.resource))
-	md := s.w.mb.Emit()
-	if s.rebalancesRestarted > 0 {
-		// The one point summing every group starts at the latest restart.
-		EachMetric(md, func(x pmetric.Metric) {
-			if x.Name() != s.w.m.rebalances.name {
-				return
-			}
-			dps := x.Sum().DataPoints()
-			for i := range dps.Len() {
-				dps.At(i).SetStartTimestamp(s.rebalancesRestarted)
-			}
-		})
+	if s.pairs.stopped == nil {
+		s.reduced.finish(s.w.m, direct)
 	}
-	return s.w.withDirect(md, direct), err
+	return s.w.withDirect(pmetric.NewMetrics(), direct), errors.Join(s.pairs.stopped, err)
 }
+
+// writing says whether the scrape still writes: not once its context ended.
+func (s *Scrape) writing() bool { return s.pairs.stopped == nil }
 
 func (l labelMetric1[V]) write(s *Scrape, start pcommon.Timestamp, v V, a string) {
 	switch {
 	case l.direct:
 		putStrings(point(s.groups, l.metric, 0, start, s.ts, v), l.metric, a)
 	case l.on:
-		l.record(s.w.mb, s.ts, v, a)
+		reduce(s.reduced, l.metric, start, s.ts, v, stringValues(a))
 	}
 }
 
@@ -223,7 +240,7 @@ func (l labelMetric2[V]) write(s *Scrape, v V, a, b string) {
 	case l.direct:
 		putStrings(point(s.groups, l.metric, 0, s.w.start, s.ts, v), l.metric, a, b)
 	case l.on:
-		l.record(s.w.mb, s.ts, v, a, b)
+		reduce(s.reduced, l.metric, s.w.start, s.ts, v, stringValues(a, b))
 	}
 }
 
@@ -232,7 +249,7 @@ func (l labelMetric4[V]) write(s *Scrape, v V, a, b, c, d string) {
 	case l.direct:
 		putStrings(point(s.groups, l.metric, 0, s.w.start, s.ts, v), l.metric, a, b, c, d)
 	case l.on:
-		l.record(s.w.mb, s.ts, v, a, b, c, d)
+		reduce(s.reduced, l.metric, s.w.start, s.ts, v, stringValues(a, b, c, d))
 	}
 }
 

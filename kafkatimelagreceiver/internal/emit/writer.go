@@ -34,7 +34,6 @@ type Settings struct {
 // Writer writes the metrics of every scrape.
 type Writer struct {
 	m        *metrics
-	mb       *metadata.MetricsBuilder
 	resource pcommon.Resource
 	// start is every point's start time but for a rebalance count that
 	// started later.
@@ -50,17 +49,14 @@ func New(s Settings, rs receiver.Settings) (*Writer, error) {
 	if err := m.describeAll(rs); err != nil {
 		return nil, fmt.Errorf("describe metrics: %w", err)
 	}
-	// One start time for both paths' points.
 	start := pcommon.NewTimestampFromTime(time.Now())
-	mb := metadata.NewMetricsBuilder(s.MetricsBuilderConfig, rs, metadata.WithStartTime(start))
-	rb := mb.NewResourceBuilder()
+	rb := metadata.NewResourceBuilder(s.ResourceAttributes)
 	if s.ClusterAlias != "" {
 		rb.SetKafkaClusterAlias(s.ClusterAlias)
 	}
 	rb.SetKafkaTimeLagReplica(s.Replica)
 	return &Writer{
 		m:            m,
-		mb:           mb,
 		resource:     rb.Emit(),
 		start:        start,
 		buildVersion: rs.BuildInfo.Version,
@@ -96,7 +92,7 @@ func NewPush(settings receiver.Settings, next consumer.Metrics) (PushFunc, error
 // nanoseconds), of pairs (group, partition) pairs. ctx bounds the pushes
 // of chunks.
 func (w *Writer) Begin(ctx context.Context, at int64, pairs int) *Scrape {
-	s := &Scrape{w: w, ts: pcommon.Timestamp(at), groups: newSection(w.m), partitions: newSection(w.m)}
+	s := &Scrape{w: w, ts: pcommon.Timestamp(at), groups: newSection(w.m), partitions: newSection(w.m), reduced: newReductions(w.m)}
 	s.pairs = pairChunks{w: w, ctx: ctx, capacity: pairs}
 	if w.push != nil && pairs > chunkPairs {
 		s.pairs.push, s.pairs.capacity = w.push, chunkPairs
@@ -105,7 +101,7 @@ func (w *Writer) Begin(ctx context.Context, at int64, pairs int) *Scrape {
 }
 
 // withDirect moves the directly written metrics into md's scope, creating the
-// resource and scope when the builder emitted nothing.
+// resource and scope when md has none.
 func (w *Writer) withDirect(md pmetric.Metrics, direct pmetric.MetricSlice) pmetric.Metrics {
 	if direct.Len() == 0 {
 		return md

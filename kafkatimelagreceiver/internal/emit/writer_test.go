@@ -159,8 +159,9 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	}
 }
 
-// A user who reduces a metric's attributes gets the builder's re-aggregation.
-func TestReducedAttributesGoThroughBuilder(t *testing.T) {
+// A user who reduces a metric's attributes gets its points folded by the
+// remaining attributes, as the builder folds them.
+func TestReducedAttributesAreFolded(t *testing.T) {
 	w := directTestWriter(t, func(cfg *emit.Settings) {
 		cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes = []metadata.KafkaConsumerGroupLagMetricAttributeKey{
 			metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup, metadata.KafkaConsumerGroupLagMetricAttributeKeyTopic,
@@ -362,7 +363,7 @@ func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
 }
 
 // TestGroupMetricsWithAttributesRemovedAreAggregated: with an attribute
-// removed, points that became equal are still aggregated by the builder,
+// removed, points that became equal are still aggregated,
 // by default as the metric means (groups counted per status, lag summed).
 func TestGroupMetricsWithAttributesRemovedAreAggregated(t *testing.T) {
 	cfg := newSettings()

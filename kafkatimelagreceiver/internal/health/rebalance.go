@@ -8,6 +8,14 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
+// maxEpochStep is the most rebalances one epoch step between two scrapes
+// counts. A coordinator bumps a KIP-848 group's epoch once per change, so
+// even a large group restarting member by member between two scrapes moves
+// it by thousands at most; a step beyond this (a broken or hostile broker
+// answering an epoch near the int32 limit) counts as this many, not as
+// billions of rebalances.
+const maxEpochStep = 100_000
+
 // describe folds one description of the group into its history and counts
 // the rebalances it reveals.
 //
@@ -37,7 +45,7 @@ func (g *groupTrack) describe(d kafka.GroupDescription) {
 
 	if d.Epoch >= 0 {
 		if g.epoch >= 0 && d.Epoch > g.epoch {
-			g.rebalances += int64(d.Epoch - g.epoch)
+			g.rebalances += min(int64(d.Epoch-g.epoch), maxEpochStep)
 		}
 		g.epoch = d.Epoch
 		g.settledMembers, g.inRebalance = nil, false

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -98,6 +99,7 @@ func TestRebalanceCounting(t *testing.T) {
 		},
 		{"KIP-848 epoch bumps count each", []*kafka.GroupDescription{nextGenGroup(stable, 3, a), nextGenGroup(stable, 3, a), nextGenGroup(stable, 5, a, b)}, 2},
 		{"KIP-848 first sight counts nothing", []*kafka.GroupDescription{nextGenGroup(completing, 7, a)}, 0},
+		{"KIP-848 epoch jump to the int32 limit (a hostile broker)", []*kafka.GroupDescription{nextGenGroup(stable, 1, a), nextGenGroup(stable, math.MaxInt32, a)}, maxEpochStep},
 		{"KIP-848 group recreated", []*kafka.GroupDescription{nextGenGroup(stable, 9, a), nextGenGroup(stable, 1, a), nextGenGroup(stable, 2, a)}, 1},
 	}
 	for _, tt := range tests {

@@ -62,6 +62,9 @@ func NewIndex(snap *Snapshot) *Index {
 	for group, offsets := range snap.Committed {
 		commits := make([]rankedCommit, 0, len(offsets))
 		for tp, committed := range offsets {
+			if committed < 0 {
+				continue // not an offset: no commit
+			}
 			commits = append(commits, rankedCommit{rank: id(tp), committed: committed})
 		}
 		idx.commits[group] = commits
@@ -78,9 +81,9 @@ func NewIndex(snap *Snapshot) *Index {
 		rankOf[n] = int32(rank)
 		tp := tps[n]
 		p := Partition{TopicPartition: tp}
-		p.End, p.HasEnd = snap.End[tp]
-		p.Start, p.HasStart = snap.Start[tp]
-		p.Stable, p.HasStable = snap.Stable[tp]
+		p.End, p.HasEnd = offset(snap.End, tp)
+		p.Start, p.HasStart = offset(snap.Start, tp)
+		p.Stable, p.HasStable = offset(snap.Stable, tp)
 		idx.Parts[rank] = p
 	}
 	for _, commits := range idx.commits {
@@ -89,6 +92,14 @@ func NewIndex(snap *Snapshot) *Index {
 		}
 	}
 	return idx
+}
+
+// offset is tp's offset in offsets, when it has one that is an offset:
+// logs start at 0, so a negative one (from a broken or hostile broker) is
+// none, rather than a lag near the int64 limits.
+func offset(offsets map[kafka.TopicPartition]int64, tp kafka.TopicPartition) (int64, bool) {
+	o, ok := offsets[tp]
+	return o, ok && o >= 0
 }
 
 // ResolveProduceRates sets the production rate over window of every

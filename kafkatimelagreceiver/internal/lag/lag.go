@@ -5,6 +5,7 @@ package lag
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -147,7 +148,7 @@ func Aggregate(out []TopicLag, lags []PartitionLag) []TopicLag {
 		agg := &out[len(out)-1]
 		if pl.HasEnd {
 			agg.HasLag = true
-			agg.LagSum += pl.Lag
+			agg.LagSum = AddLags(agg.LagSum, pl.Lag)
 			agg.LagMax = max(agg.LagMax, pl.Lag)
 		}
 		if pl.HasTimeLag {
@@ -156,6 +157,17 @@ func Aggregate(out []TopicLag, lags []PartitionLag) []TopicLag {
 		}
 	}
 	return out
+}
+
+// AddLags adds two lags, saturating at the largest int64 rather than
+// wrapping to a negative sum: lags are never negative, and offsets near the
+// int64 limit (a broken or hostile broker's) must not make a sum of many
+// partitions' lags read as a small or negative one.
+func AddLags(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // MethodCounts counts a scrape's estimates by method.

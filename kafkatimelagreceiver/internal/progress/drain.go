@@ -86,7 +86,7 @@ func summarizeTopic(lags []lag.PartitionLag, parts []Partition) Topic {
 		allConsume = allConsume && p.HasConsumeRate
 		produced += pl.ProduceRate
 		allProduce = allProduce && pl.HasProduceRate
-		lagSum += pl.Lag
+		lagSum = lag.AddLags(lagSum, pl.Lag)
 		allEnd = allEnd && pl.HasEnd
 		if p.HasStuck {
 			s.Stuck = max(s.Stuck, p.Stuck)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
@@ -107,4 +108,20 @@ func TestSummarize(t *testing.T) {
 	l6, p6 := build("h", "new", partition{lag: 0}, partition{lag: 0})
 	require.Equal(t, []Topic{{Group: "h", Topic: "new", HasDrain: true, HasStuck: true}}, Summarize(nil, l6, p6))
 	require.Empty(t, Summarize(nil, nil, nil))
+}
+
+// TestDrainOfLagsAtTheInt64Limit: a topic whose partitions' lags add up
+// past the int64 limit (a hostile broker's offsets) has a long time to
+// drain, not a sum wrapped to a negative lag that reads as drained.
+func TestDrainOfLagsAtTheInt64Limit(t *testing.T) {
+	tp := func(p int32) kafka.TopicPartition { return kafka.TopicPartition{Topic: "t", Partition: p} }
+	lags := []lag.PartitionLag{
+		{Group: "g", TopicPartition: tp(0), HasEnd: true, Lag: math.MaxInt64 - 1, ProduceRate: 1, HasProduceRate: true},
+		{Group: "g", TopicPartition: tp(1), HasEnd: true, Lag: math.MaxInt64 - 1, ProduceRate: 1, HasProduceRate: true},
+	}
+	parts := []Partition{{ConsumeRate: 3, HasConsumeRate: true}, {ConsumeRate: 3, HasConsumeRate: true}}
+	topics := Summarize(nil, lags, parts)
+	require.Len(t, topics, 1)
+	require.True(t, topics[0].HasDrain)
+	require.InDelta(t, float64(math.MaxInt64)/4, topics[0].Drain, 1e6, "the saturated sum over the net rate")
 }

@@ -4,6 +4,7 @@ package saramacluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -69,8 +70,16 @@ func New(s Settings) (*Cluster, error) {
 	}
 	warnInsecureSecurity(s, logger)
 	conns := newConnections(sc.Net.DialTimeout, sc.Net.KeepAlive)
-	// The proxy dialer is sarama's one hook on its connections; TLS is
-	// still layered on top by sarama.
+	// The proxy dialer is sarama's one hook on its connections. TLS is
+	// layered by the dialer, below the check of each Fetch response
+	// (guardedConn), so sarama speaks plaintext to it.
+	if sc.Net.TLS.Enable {
+		conns.tls = sc.Net.TLS.Config
+		if conns.tls == nil {
+			conns.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		sc.Net.TLS.Enable = false
+	}
 	sc.Net.Proxy.Enable = true
 	sc.Net.Proxy.Dialer = conns
 	c := &Cluster{
@@ -84,6 +93,16 @@ func New(s Settings) (*Cluster, error) {
 		c.idle = newIdleConns(s.ConnIdleTimeout, sc, logger)
 	}
 	return c, nil
+}
+
+// Tokens is the source of the OAUTHBEARER tokens the connections present,
+// nil without one: another client of the same principal (the membership's)
+// shares it, so that a token refused to either is dropped for both.
+func (c *Cluster) Tokens() TokenSource {
+	if tp, ok := c.config.Net.SASL.TokenProvider.(*tokenProvider); ok {
+		return tp.tokens
+	}
+	return nil
 }
 
 // connected returns a live client, connecting first if needed. The dial

@@ -238,7 +238,9 @@ func warnInsecureSecurity(s Settings, logger *zap.Logger) {
 // means little without knowing that SASL was being attempted.
 func securitySummary(sc *sarama.Config) string {
 	transport := "plaintext"
-	if sc.Net.TLS.Enable {
+	// A Cluster's connections do TLS in its dialer: Enable is off there,
+	// the configuration kept.
+	if sc.Net.TLS.Enable || sc.Net.TLS.Config != nil {
 		transport = "TLS"
 	}
 	if !sc.Net.SASL.Enable {

@@ -2,12 +2,15 @@ package saramacluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
 // connections dials the brokers for sarama (as its proxy dialer) and keeps
@@ -24,6 +27,13 @@ type connections struct {
 
 	// health is which brokers are skipped for not answering (unanswered.go).
 	health brokerHealth
+	// tls, when set, encrypts every connection. It is done here rather
+	// than by sarama so that each Fetch response is checked in the clear
+	// before sarama decodes it (guardedConn).
+	tls *tls.Config
+
+	refusalsMu sync.Mutex
+	refusals   map[kafka.TopicPartition]error // why a partition's batch was refused (fetchScan)
 
 	mu     sync.Mutex
 	open   map[*trackedConn]struct{}
@@ -40,6 +50,26 @@ func newConnections(dialTimeout, keepAlive time.Duration) *connections {
 		endLife: endLife,
 		open:    map[*trackedConn]struct{}{},
 	}
+}
+
+// refuse remembers why a partition's batch was refused, for the error of
+// the read that isolates it.
+func (cs *connections) refuse(tp kafka.TopicPartition, reason error) {
+	cs.refusalsMu.Lock()
+	defer cs.refusalsMu.Unlock()
+	if cs.refusals == nil {
+		cs.refusals = map[kafka.TopicPartition]error{}
+	}
+	cs.refusals[tp] = reason
+}
+
+// refusal is, once, why tp's batch was last refused; nil when it was not.
+func (cs *connections) refusal(tp kafka.TopicPartition) error {
+	cs.refusalsMu.Lock()
+	defer cs.refusalsMu.Unlock()
+	reason := cs.refusals[tp]
+	delete(cs.refusals, tp)
+	return reason
 }
 
 // Dial is sarama's dialer; addr is the broker's address as sarama knows it
@@ -78,7 +108,24 @@ func (cs *connections) dial(ctx context.Context, network, addr string, attempt *
 		_ = tc.Close()
 		return nil, attempt.ctx.Err()
 	}
-	return tc, nil
+	var secured net.Conn = tc
+	if cs.tls != nil {
+		secured = tls.Client(tc, withServerName(cs.tls, addr))
+	}
+	return guard(secured, cs.refuse), nil
+}
+
+// withServerName is cfg verifying the broker's host name, when cfg names no
+// server: what sarama does when it does TLS itself.
+func withServerName(cfg *tls.Config, addr string) *tls.Config {
+	if cfg.ServerName != "" {
+		return cfg
+	}
+	c := cfg.Clone()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		c.ServerName = host
+	}
+	return c
 }
 
 func (cs *connections) isClosed() bool {

@@ -161,6 +161,10 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 			}
 			req.AddBlock(tp.Topic, tp.Partition, r.from[tp], size, -1)
 		}
+		// A response that could not be decoded closed the connection
+		// (observe); the request that isolates its partition opens it
+		// again. Already open: ErrAlreadyConnected.
+		_ = b.Open(c.config)
 		resp, err := b.Fetch(req)
 		c.observe(ctx, b, "Fetch", err)
 		if undecodable(err) {
@@ -258,6 +262,9 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 func (r *leaderRead) isolate(ctx context.Context, pending []kafka.TopicPartition, cause error) error {
 	if len(pending) == 1 {
 		tp := pending[0]
+		if reason := r.c.conns.refusal(tp); reason != nil {
+			cause = fmt.Errorf("%w, refused before decoding: %w", reason, cause)
+		}
 		r.found(kafka.RecordAt{TopicPartition: tp, Offset: r.wants[tp][0]}, kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed})
 		err := topicError(tp.Topic, kafka.OperationRead,
 			fmt.Errorf("fetch record %s/%d@%d from broker %d: no timestamp from this partition: %w", tp.Topic, tp.Partition, r.from[tp], r.b.ID(), cause))
