@@ -275,9 +275,9 @@ func (s *Store) Estimate(ref Ref, c int64, upper Sample) (at int64, ok, gap bool
 }
 
 // Bracket is Table.Bracket on the table ref names, under the store's lock.
-func (s *Store) Bracket(ref Ref, c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
+func (s *Store) Bracket(ref Ref, c int64, upper Sample) (Bracket, bool) {
 	if ref.table == nil {
-		return Sample{}, Sample{}, false, false
+		return Bracket{}, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
