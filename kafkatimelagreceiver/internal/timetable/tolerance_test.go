@@ -59,7 +59,7 @@ func TestSimplifiedTableDatesEverySampleWithinTheTolerance(t *testing.T) {
 				lo, hi := referenceBracket(c)
 				return Interpolate(lo, hi, c)
 			}
-			worst, worstSpread, merged := 0.0, 0.0, 0
+			worst, worstSpread, worstMerged, merged := 0.0, 0.0, 0.0, 0
 			for _, s := range reference {
 				for _, c := range []int64{s.Offset, s.Offset + 1} {
 					if c >= upper.Offset {
@@ -76,16 +76,17 @@ func TestSimplifiedTableDatesEverySampleWithinTheTolerance(t *testing.T) {
 					b, ok := table.Bracket(c, upper)
 					require.True(t, ok)
 					lo, hi := referenceBracket(c)
+					line := Interpolate(b.Lo, b.Hi, c)
+					farthest := float64(max(line-lo.At, hi.At-line)) / float64(b.Spread)
+					worstSpread = max(worstSpread, farthest)
 					if b.Lo != lo || b.Hi != hi {
 						merged++
+						worstMerged = max(worstMerged, farthest)
 					}
-					line := Interpolate(b.Lo, b.Hi, c)
-					farthest := float64(max(line-lo.At, hi.At-line))
-					worstSpread = max(worstSpread, farthest/float64(b.Spread))
 				}
 			}
-			t.Logf("%d points of %d; worst error %.2f of the tolerance; %d offsets in merged segments, the samples' times at most %.2f of the spread from the line",
-				table.len(), len(reference), worst, merged, worstSpread)
+			t.Logf("%d points of %d; worst error %.2f of the tolerance; the samples' times at most %.2f of the spread from the line (%d offsets in merged segments: %.2f)",
+				table.len(), len(reference), worst, worstSpread, merged, worstMerged)
 			require.LessOrEqual(t, worst, 1.0)
 			require.Positive(t, merged)
 			require.LessOrEqual(t, worstSpread, 1.0, "a bracket's spread bounds where its records were appended")
