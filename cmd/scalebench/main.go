@@ -64,6 +64,7 @@ type options struct {
 	extraConfig []string
 	extraArgs   []string
 	prom        promOptions
+	busy        busyOptions
 }
 
 func main() {
@@ -91,6 +92,7 @@ func run() error {
 	extra := fs.String("extra-config", "", "comma-separated collector config files merged over the generated one (e.g. to add the pprof extension)")
 	extraArgs := fs.String("collector-args", "", "comma-separated extra command-line arguments of the collector, e.g. --feature-gates=pdata.useProtoPooling")
 	promArgs := o.prom.register(fs)
+	o.busy.register(fs)
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
 	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
@@ -119,6 +121,9 @@ func run() error {
 	}
 	if *promArgs != "" {
 		o.prom.args = strings.Split(*promArgs, ",")
+	}
+	if err := o.busy.prepare(&o); err != nil {
+		return err
 	}
 	if _, err := os.Stat(o.collector); err != nil {
 		return fmt.Errorf("collector binary: %w (run `make build`)", err)
@@ -197,6 +202,12 @@ type result struct {
 
 	naive    *naiveMeasurement
 	naiveErr error
+
+	// Busy mode: at the first export, at the first scrape that read no
+	// record (the record-timestamp cache is full) and at the end.
+	busyFirst, busySettled, busyEnd          *busyMark
+	busyFirstRSS, busySettledRSS, busyEndRSS int64
+	busyElapsed                              time.Duration
 }
 
 func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result, error) {
@@ -218,6 +229,17 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	}
 	r.loadTime = time.Since(loadStart)
 	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), w.Partitions()*scaleload.RecordsPerPartition, w.Groups, r.coordinators)
+	if o.busy.on {
+		writeCtx, stopWriting := context.WithCancel(ctx)
+		writeErr := make(chan error, 1)
+		go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
+		defer func() {
+			stopWriting()
+			if err := <-writeErr; err != nil {
+				logf("%v", err)
+			}
+		}()
+	}
 
 	var (
 		pid   atomic.Int64
@@ -266,7 +288,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	}()
 
 	// first, then warm-up until a scrape reads no record, then o.scrapes more.
-	deadline := time.After(time.Duration(o.warmupMax+o.scrapes+6)*o.interval + 5*time.Minute)
+	deadline := time.After(time.Duration(o.warmupMax+o.scrapes+6)*o.interval + 5*time.Minute + o.busy.fill)
 	firstDeadline := time.After(3*o.interval + 2*time.Minute)
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
@@ -274,11 +296,12 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	for {
 		mu.Lock()
 		n := len(marks)
+		filled := !o.busy.on || steadyFrom >= 0 && time.Since(marks[steadyFrom].at) >= o.busy.fill
 		mu.Unlock()
-		if steadyFrom >= 0 && n >= steadyFrom+o.scrapes {
+		if filled && steadyFrom >= 0 && n >= steadyFrom+o.scrapes {
 			break
 		}
-		if steadyFrom < 0 && n >= 1+o.warmupMax+o.scrapes {
+		if filled && steadyFrom < 0 && n >= 1+o.warmupMax+o.scrapes {
 			break // never settled; report what there is
 		}
 		select {
@@ -302,10 +325,18 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		}
 		mu.Lock()
 		n = len(marks)
+		if o.busy.on && r.busyFirst == nil {
+			first := readBusyMark(o.busy, filepath.Join(o.workDir, name+".log"))
+			r.busyFirst, r.busyFirstRSS = &first, marks[0].rss
+		}
 		if steadyFrom < 0 && n >= 2 {
 			last := between(marks[n-2], marks[n-1])
 			if last.requests[kmsg.Fetch] == 0 {
 				steadyFrom = n - 1 // marks[n-2] -> marks[n-1] is the first steady interval
+				if o.busy.on {
+					settled := readBusyMark(o.busy, filepath.Join(o.workDir, name+".log"))
+					r.busySettled, r.busySettledRSS = &settled, marks[n-1].rss
+				}
 			}
 		}
 		mu.Unlock()
@@ -316,6 +347,25 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, err
 	}
 	r.peakRSS, r.endRSS = hwm, rss
+	if o.busy.on {
+		end := readBusyMark(o.busy, filepath.Join(o.workDir, name+".log"))
+		mu.Lock()
+		if steadyFrom >= 0 {
+			r.busyElapsed = time.Since(marks[steadyFrom].at)
+		}
+		r.busyEnd, r.busyEndRSS = &end, rss
+		mu.Unlock()
+		if r.busySettled == nil {
+			return nil, fmt.Errorf("busy mode: record reads never settled")
+		}
+		for _, m := range []*busyMark{r.busyFirst, r.busySettled, r.busyEnd} {
+			if m.err != nil {
+				return nil, fmt.Errorf("busy mode: %w", m.err)
+			}
+		}
+		logf("busy: from the settled scrape %.1f -> %.1f points per table, live heap %.0f -> %.0f MB, RSS %s -> %s",
+			r.busySettled.points/max(r.busySettled.partitions, 1), end.points/max(end.partitions, 1), r.busySettled.liveMB, end.liveMB, mib(r.busySettledRSS), mib(rss))
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -363,19 +413,4 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		}
 	}
 	return r, nil
-}
-
-func between(a, b mark) interval {
-	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.Since(a.requests)}
-}
-
-func progress(marks []mark, mu *sync.Mutex) string {
-	mu.Lock()
-	defer mu.Unlock()
-	n := len(marks)
-	if n < 2 {
-		return fmt.Sprintf("process CPU %s since start", marks[n-1].cpu)
-	}
-	iv := between(marks[n-2], marks[n-1])
-	return fmt.Sprintf("interval CPU %s, RSS %s, requests %s", iv.cpu, mib(marks[n-1].rss), iv.requests.PerOp(1))
 }
