@@ -31,9 +31,11 @@ type busyOptions struct {
 	// fill is how long the run goes on after the first export.
 	fill time.Duration
 	// every is how often every partition is written; rate is the records a
-	// second each one gets, on average (+-20% each write).
+	// second each one gets, on average, and noise how far each write strays
+	// from it (uniformly, as a fraction).
 	every time.Duration
 	rate  float64
+	noise float64
 	// telemetryPort serves the collector's own metrics (table points).
 	telemetryPort int
 }
@@ -42,7 +44,8 @@ func (b *busyOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&b.on, "busy", false, "write every partition continuously, run -busy-fill past the first scrape that reads no record and report the tables' memory (live heap from GODEBUG=gctrace=1, RSS)")
 	fs.DurationVar(&b.fill, "busy-fill", 10*time.Minute, "busy mode: how long to run past the first scrape that read no record")
 	fs.DurationVar(&b.every, "busy-every", time.Second, "busy mode: how often every partition is written")
-	fs.Float64Var(&b.rate, "busy-rate", 20, "busy mode: records a second per partition, on average (+-20% each write)")
+	fs.Float64Var(&b.rate, "busy-rate", 20, "busy mode: records a second per partition, on average")
+	fs.Float64Var(&b.noise, "busy-noise", 0.2, "busy mode: each write strays from the rate by up to this fraction, uniformly")
 }
 
 // telemetryConfig is the service telemetry block of a busy run: the
@@ -87,7 +90,7 @@ func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, 
 		records = records[:0]
 		for t := range w.Topics {
 			for p := range w.PartitionsPerTopic {
-				n := max(1, int(perWrite*(0.8+0.4*rng.Float64())+0.5))
+				n := max(1, int(perWrite*(1-b.noise+2*b.noise*rng.Float64())+0.5))
 				for range n {
 					records = append(records, &kgo.Record{Topic: w.Topic(t), Partition: p, Value: value})
 				}
@@ -179,8 +182,8 @@ func lastLiveHeap(logPath string) (float64, error) {
 // first scrape that read no record (the record-timestamp cache is full, so
 // what grows after it is the tables) to the end of the run.
 func printBusyReport(out io.Writer, o options, results []*result) {
-	fmt.Fprintf(out, "Busy mode: every partition written every %s, %.0f records/s each on average (+-20%% per write); the run went on %s past the first scrape that read no record (settled). Live heap is gctrace's marked heap of the last collection (MB resolution); RSS is VmRSS at the export.\n\n",
-		o.busy.every, o.busy.rate, o.busy.fill)
+	fmt.Fprintf(out, "Busy mode: every partition written every %s, %.0f records/s each on average (+-%.0f%% per write); the run went on %s past the first scrape that read no record (settled). Live heap is gctrace's marked heap of the last collection (MB resolution); RSS is VmRSS at the export.\n\n",
+		o.busy.every, o.busy.rate, 100*o.busy.noise, o.busy.fill)
 	fmt.Fprintln(out, "| workload | busy partitions | pairs | samples per table, settled to end | points per table, first / settled / end | live heap, first / settled / end | RSS, first / settled / end | live heap growth per busy partition | RSS growth per busy partition | RSS per pair, end |")
 	fmt.Fprintln(out, "|---|---:|---:|---:|---|---|---|---:|---:|---:|")
 	for _, r := range results {
