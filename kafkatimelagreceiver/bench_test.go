@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
@@ -131,19 +132,8 @@ func BenchmarkScrape(b *testing.B) {
 			b.Run("steady", func(b *testing.B) {
 				s, _ := newScaleScraper(b, k.config())
 				warmUp(b, k, s)
-				points := 0
-				b.ReportAllocs()
-				b.ResetTimer()
-				before, cpu := k.Requests(), kfaketest.CPUTime(b)
-				for range b.N {
-					md, err := s.scrape(context.Background())
-					if err != nil {
-						b.Fatal(err)
-					}
-					points = md.DataPointCount()
-				}
-				b.StopTimer()
-				reportScrape(b, w, k.Requests().Since(before), kfaketest.CPUTime(b)-cpu, points)
+				points, requests, cpu := timeScrapes(b, k, s)
+				reportScrape(b, w, requests, cpu, points)
 				perPair[i] = b.Elapsed() / time.Duration(b.N*w.Pairs())
 			})
 			b.Run("first", func(b *testing.B) {
@@ -179,6 +169,23 @@ func BenchmarkScrape(b *testing.B) {
 			})
 		})
 	}
+}
+
+// timeScrapes runs b.N timed scrapes and returns the data points of the
+// last, and the requests and CPU time of them all.
+func timeScrapes(b *testing.B, k *scaleKafka, s *timeLagScraper) (points int, requests kafkacount.Counts, cpu time.Duration) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	before, cpuBefore := k.Requests(), kfaketest.CPUTime(b)
+	for range b.N {
+		md, err := s.scrape(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		points = md.DataPointCount()
+	}
+	b.StopTimer()
+	return points, k.Requests().Since(before), kfaketest.CPUTime(b) - cpuBefore
 }
 
 func reportScrape(b *testing.B, w kfaketest.ScaleWorkload, requests kafkacount.Counts, cpu time.Duration, points int) {
@@ -329,7 +336,7 @@ func (k *scaleKafka) coordinators(tb testing.TB, w kfaketest.ScaleWorkload) int 
 // pointsOfCount counts the data points of a gauge, duplicates included.
 func pointsOfCount(md pmetric.Metrics, name string) int {
 	n := 0
-	eachMetric(md, func(m pmetric.Metric) {
+	emit.EachMetric(md, func(m pmetric.Metric) {
 		if m.Name() == name {
 			n += m.Gauge().DataPoints().Len()
 		}
@@ -383,20 +390,9 @@ func BenchmarkCoordinatedScrape(b *testing.B) {
 		b.Fatal(err)
 	}
 	pairs := pointsOfCount(md, "kafka.consumer_group.lag")
-	points := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	before, cpu := k.Requests(), kfaketest.CPUTime(b)
-	for range b.N {
-		md, err := s.scrape(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		points = md.DataPointCount()
-	}
-	b.StopTimer()
-	kfaketest.ReportRequests(b, k.Requests().Since(before))
-	kfaketest.ReportCPU(b, kfaketest.CPUTime(b)-cpu)
+	points, requests, cpu := timeScrapes(b, k, s)
+	kfaketest.ReportRequests(b, requests)
+	kfaketest.ReportCPU(b, cpu)
 	b.ReportMetric(float64(pairs), "pairs")
 	b.ReportMetric(float64(points), "points/op")
 }

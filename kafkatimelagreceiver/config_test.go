@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/kafka/configkafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/testca"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -652,10 +653,10 @@ func TestContribDocBlocksLoadUnchanged(t *testing.T) {
 			// starts): they must exist.
 			if ours.TLS != nil && ours.TLS.CAFile != "" {
 				require.ErrorContains(t, confmap.Validate(ours), "tls: ")
-				ca := newTestCA(t)
-				certPEM, keyPEM := ca.issue(t, secMonitorUser, nil, nil)
+				ca := testca.New(t)
+				certPEM, keyPEM := ca.Issue(t, secMonitorUser, nil, nil)
 				dir := t.TempDir()
-				ours.TLS.CAFile = writeTestFile(t, dir, "ca.pem", ca.certPEM)
+				ours.TLS.CAFile = writeTestFile(t, dir, "ca.pem", ca.CertPEM)
 				ours.TLS.CertFile = writeTestFile(t, dir, "cert.pem", certPEM)
 				ours.TLS.KeyFile = writeTestFile(t, dir, "key.pem", keyPEM)
 			}

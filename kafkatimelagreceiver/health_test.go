@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -487,7 +488,7 @@ type owner struct {
 func ownersOf(t *testing.T, md pmetric.Metrics) map[owner]bool {
 	t.Helper()
 	out := map[owner]bool{}
-	eachMetric(md, func(m pmetric.Metric) {
+	emit.EachMetric(md, func(m pmetric.Metric) {
 		if m.Name() != "kafka.consumer_group.partition_owner" {
 			return
 		}

@@ -8,15 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"sort"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -90,7 +83,7 @@ type pointKey struct {
 // attributes a metric lacks are left empty (partition -1).
 func pointsOf(md pmetric.Metrics, name string) map[pointKey]point {
 	out := map[pointKey]point{}
-	eachMetric(md, func(m pmetric.Metric) {
+	emit.EachMetric(md, func(m pmetric.Metric) {
 		if m.Name() != name {
 			return
 		}
@@ -115,22 +108,8 @@ func pointsOf(md pmetric.Metrics, name string) map[pointKey]point {
 
 func metricsByName(md pmetric.Metrics) map[string]pmetric.Metric {
 	out := map[string]pmetric.Metric{}
-	eachMetric(md, func(m pmetric.Metric) { out[m.Name()] = m })
+	emit.EachMetric(md, func(m pmetric.Metric) { out[m.Name()] = m })
 	return out
-}
-
-// eachMetric calls fn with every metric of md, in order.
-func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				fn(ms.At(k))
-			}
-		}
-	}
 }
 
 // oauthBroker makes kfake, which speaks PLAIN and SCRAM only, take
@@ -417,59 +396,6 @@ func tableHeads(s *timeLagScraper) map[kafka.TopicPartition]timetable.Sample {
 		}
 	}
 	return out
-}
-
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
-	certPEM []byte
-}
-
-func newTestCA(t testing.TB) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "kafka_time_lag test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return &testCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue signs a leaf certificate for the DNS names and IPs (a server) or
-// for neither (a client), and returns its PEM certificate and key.
-func (ca *testCA) issue(t testing.TB, commonName string, dnsNames []string, ips []net.IP) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: commonName},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:     dnsNames,
-		IPAddresses:  ips,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }
 
 // newSecureTestKafka is newTestKafka for a cluster that wants SASL or TLS:

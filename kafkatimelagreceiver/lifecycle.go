@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/receiver"
@@ -20,7 +21,7 @@ var errShuttingDown = errors.New("the receiver is shutting down")
 // connects lazily, so a cluster that is down does not stop the collector),
 // joins the replicas when coordination is on, and starts the sampler.
 func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
-	s.status = newStatusReporter(host)
+	s.status = newStatusReporter(host, time.Now)
 	if s.cfg.Storage != nil {
 		client, err := statestore.Open(ctx, host, *s.cfg.Storage, s.receiverID)
 		if err != nil {

@@ -296,11 +296,7 @@ func TestCaughtUpGroupOnIdleTopicIsZero(t *testing.T) {
 	for range 2 {
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
-		key := pointKey{"done", "idle", 0}
-		require.Equal(t, int64(0), pointsOf(md, "kafka.consumer_group.lag")[key].intValue)
-		tl, ok := pointsOf(md, "kafka.consumer_group.time_lag")[key]
-		require.True(t, ok)
-		require.Equal(t, 0.0, tl.doubleValue)
+		requireCaughtUp(t, md, pointKey{"done", "idle", 0})
 	}
 }
 
@@ -459,10 +455,15 @@ func TestCommittedAboveEndOffset(t *testing.T) {
 	s := startScraper(t, k.testConfig())
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	key := pointKey{"ahead", "short", 0}
+	requireCaughtUp(t, md, pointKey{"ahead", "short", 0})
+}
+
+// requireCaughtUp asserts a pair's lag and time lag are both reported as zero.
+func requireCaughtUp(t *testing.T, md pmetric.Metrics, key pointKey) {
+	t.Helper()
 	require.Equal(t, int64(0), pointsOf(md, "kafka.consumer_group.lag")[key].intValue)
 	tl, ok := pointsOf(md, "kafka.consumer_group.time_lag")[key]
-	require.True(t, ok)
+	require.True(t, ok, "a time lag for %v", key)
 	require.Equal(t, 0.0, tl.doubleValue)
 }
 

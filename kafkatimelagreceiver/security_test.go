@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/testca"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -238,27 +238,6 @@ func TestPasswordNeverPrinted(t *testing.T) {
 	require.Contains(t, logged.String(), "[REDACTED]")
 }
 
-// serverTLS is a broker's TLS configuration with a certificate for the
-// names; clientCAs, when set, makes the broker require client certificates.
-func (ca *testCA) serverTLS(t testing.TB, dnsNames []string, ips []net.IP, clientCAs *x509.CertPool) *tls.Config {
-	t.Helper()
-	certPEM, keyPEM := ca.issue(t, "kafka", dnsNames, ips)
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	require.NoError(t, err)
-	c := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
-	if clientCAs != nil {
-		c.ClientCAs = clientCAs
-		c.ClientAuth = tls.RequireAndVerifyClientCert
-	}
-	return c
-}
-
-func (ca *testCA) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(ca.cert)
-	return p
-}
-
 const (
 	secAdminUser     = "admin"
 	secAdminPassword = "admin-Pa55-4-tests"
@@ -337,20 +316,20 @@ func TestSASLWrongPasswordRetried(t *testing.T) {
 // TestTLSAgainstKafka generates a CA and broker certificates, and connects
 // the receiver with each way of trusting them.
 func TestTLSAgainstKafka(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testca.New(t)
 	loopback := []net.IP{net.ParseIP("127.0.0.1")}
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(caFile, ca.certPEM, 0o600))
+	require.NoError(t, os.WriteFile(caFile, ca.CertPEM, 0o600))
 	clientTLS := func(serverName string) *tls.Config {
-		return &tls.Config{RootCAs: ca.pool(), ServerName: serverName, MinVersion: tls.VersionTLS12}
+		return &tls.Config{RootCAs: ca.Pool(), ServerName: serverName, MinVersion: tls.VersionTLS12}
 	}
 
 	t.Run("server certificate for the broker address", func(t *testing.T) {
 		k := newSecureTestKafka(t, 2, []kgo.Opt{kgo.DialTLSConfig(clientTLS(""))},
-			kfake.TLS(ca.serverTLS(t, nil, loopback, nil)))
+			kfake.TLS(ca.ServerTLS(t, nil, loopback, nil)))
 		secFixture(k)
 		for name, tc := range map[string]configtls.ClientConfig{
-			"ca_pem":               {Config: configtls.Config{CAPem: configopaque.String(ca.certPEM)}},
+			"ca_pem":               {Config: configtls.Config{CAPem: configopaque.String(ca.CertPEM)}},
 			"ca_file":              {Config: configtls.Config{CAFile: caFile}},
 			"insecure_skip_verify": {InsecureSkipVerify: true},
 		} {
@@ -365,7 +344,7 @@ func TestTLSAgainstKafka(t *testing.T) {
 		t.Run("untrusted", func(t *testing.T) {
 			cfg := k.testConfig()
 			cfg.Timeout = 3 * time.Second
-			cfg.TLS = &configtls.ClientConfig{Config: configtls.Config{CAPem: configopaque.String(newTestCA(t).certPEM)}}
+			cfg.TLS = &configtls.ClientConfig{Config: configtls.Config{CAPem: configopaque.String(testca.New(t).CertPEM)}}
 			s := startScraper(t, cfg)
 			_, err := s.scrape(context.Background())
 			require.Error(t, err)
@@ -382,29 +361,29 @@ func TestTLSAgainstKafka(t *testing.T) {
 
 	t.Run("server name override", func(t *testing.T) {
 		k := newSecureTestKafka(t, 1, []kgo.Opt{kgo.DialTLSConfig(clientTLS("kafka.test"))},
-			kfake.TLS(ca.serverTLS(t, []string{"kafka.test"}, nil, nil)))
+			kfake.TLS(ca.ServerTLS(t, []string{"kafka.test"}, nil, nil)))
 		secFixture(k)
 
 		cfg := k.testConfig()
-		cfg.TLS = &configtls.ClientConfig{ServerName: "kafka.test", Config: configtls.Config{CAPem: configopaque.String(ca.certPEM)}}
+		cfg.TLS = &configtls.ClientConfig{ServerName: "kafka.test", Config: configtls.Config{CAPem: configopaque.String(ca.CertPEM)}}
 		requireBillingLag(t, startScraper(t, cfg))
 
 		mismatch := k.testConfig()
 		mismatch.Timeout = 3 * time.Second
-		mismatch.TLS = &configtls.ClientConfig{Config: configtls.Config{CAPem: configopaque.String(ca.certPEM)}}
+		mismatch.TLS = &configtls.ClientConfig{Config: configtls.Config{CAPem: configopaque.String(ca.CertPEM)}}
 		_, err := startScraper(t, mismatch).scrape(context.Background())
 		require.Error(t, err)
 		require.Contains(t, err.Error(), "certificate", "a certificate for another name is refused: %v", err)
 	})
 
 	t.Run("client certificate", func(t *testing.T) {
-		clientCert, clientKey := ca.issue(t, secMonitorUser, nil, nil)
+		clientCert, clientKey := ca.Issue(t, secMonitorUser, nil, nil)
 		pair, err := tls.X509KeyPair(clientCert, clientKey)
 		require.NoError(t, err)
 		adminTLS := clientTLS("")
 		adminTLS.Certificates = []tls.Certificate{pair}
 		k := newSecureTestKafka(t, 2, []kgo.Opt{kgo.DialTLSConfig(adminTLS)},
-			kfake.TLS(ca.serverTLS(t, nil, loopback, ca.pool())))
+			kfake.TLS(ca.ServerTLS(t, nil, loopback, ca.Pool())))
 		secFixture(k)
 
 		dir := t.TempDir()
@@ -427,22 +406,22 @@ func TestTLSAgainstKafka(t *testing.T) {
 // TestSASLOverTLS is SASL_SSL: SCRAM inside a verified TLS connection, and
 // then no warning about credentials in the clear.
 func TestSASLOverTLS(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testca.New(t)
 	const password = "over-Tls-Pa55-5"
 	k := newSecureTestKafka(t, 2,
 		[]kgo.Opt{
 			kgo.SASL(saslMechanismFor(t, kafka.SASLSCRAMSHA512, secAdminUser, secAdminPassword)),
-			kgo.DialTLSConfig(&tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS12}),
+			kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}),
 		},
 		kfake.EnableSASL(),
 		kfake.Superuser(kafka.SASLSCRAMSHA512, secAdminUser, secAdminPassword),
 		kfake.User(kafka.SASLSCRAMSHA512, secMonitorUser, password),
-		kfake.TLS(ca.serverTLS(t, nil, []net.IP{net.ParseIP("127.0.0.1")}, nil)),
+		kfake.TLS(ca.ServerTLS(t, nil, []net.IP{net.ParseIP("127.0.0.1")}, nil)),
 	)
 	secFixture(k)
 	cfg := k.testConfig()
 	cfg.Auth.SASL = &SASLConfig{Mechanism: "SCRAM-SHA-512", Username: secMonitorUser, Password: password, Version: 1}
-	cfg.TLS = &configtls.ClientConfig{Config: configtls.Config{CAPem: configopaque.String(ca.certPEM)}}
+	cfg.TLS = &configtls.ClientConfig{Config: configtls.Config{CAPem: configopaque.String(ca.CertPEM)}}
 	s, logs := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.DebugLevel))
 	requireBillingLag(t, s)
 	require.Zero(t, logs.FilterLevelExact(zap.WarnLevel).Len(), "nothing insecure to warn about: %v", logs.All())

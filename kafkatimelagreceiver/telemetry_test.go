@@ -116,17 +116,19 @@ func TestScrapeStatus(t *testing.T) {
 		name       string
 		err        error
 		readBefore bool
+		refusedFor time.Duration
 		want       componentstatus.Status
 	}{
-		{"clean scrape", nil, false, componentstatus.StatusOK},
-		{"partial scrape", scrapererror.NewPartialScrapeError(errors.New("one coordinator failed"), 3), true, componentstatus.StatusOK},
-		{"nothing read", errors.New("list consumer groups: connection refused"), true, componentstatus.StatusRecoverableError},
-		{"credentials refused before anything was read", refused, false, componentstatus.StatusPermanentError},
-		{"credentials refused after they worked", refused, true, componentstatus.StatusRecoverableError},
-		{"coordination join refused the credentials", fmt.Errorf("coordination: not a member: %w", refused), false, componentstatus.StatusPermanentError},
+		{"clean scrape", nil, false, 0, componentstatus.StatusOK},
+		{"partial scrape", scrapererror.NewPartialScrapeError(errors.New("one coordinator failed"), 3), true, 0, componentstatus.StatusOK},
+		{"nothing read", errors.New("list consumer groups: connection refused"), true, 0, componentstatus.StatusRecoverableError},
+		{"credentials refused before anything was read, within the grace", refused, false, refusalGrace - time.Second, componentstatus.StatusRecoverableError},
+		{"credentials refused before anything was read, past the grace", refused, false, refusalGrace, componentstatus.StatusPermanentError},
+		{"credentials refused after they worked", refused, true, time.Hour, componentstatus.StatusRecoverableError},
+		{"coordination join refused the credentials", fmt.Errorf("coordination: not a member: %w", refused), false, refusalGrace, componentstatus.StatusPermanentError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, scrapeStatus(tc.err, tc.readBefore))
+			require.Equal(t, tc.want, scrapeStatus(tc.err, tc.readBefore, tc.refusedFor))
 		})
 	}
 }
@@ -136,7 +138,7 @@ func TestScrapeStatus(t *testing.T) {
 // is final.
 func TestStatusReportsChangesOnly(t *testing.T) {
 	host := newStatusHost()
-	r := newStatusReporter(host)
+	r := newStatusReporter(host, time.Now)
 	down := errors.New("connection refused")
 	r.scraped(nil)
 	r.scraped(down)
@@ -146,12 +148,47 @@ func TestStatusReportsChangesOnly(t *testing.T) {
 	require.ErrorIs(t, host.events[0].Err(), down)
 
 	host = newStatusHost()
-	r = newStatusReporter(host)
+	now := time.Now()
+	r = newStatusReporter(host, func() time.Time { return now })
+	r.scraped(&kafka.AuthenticationError{Err: errors.New("refused")})
+	now = now.Add(refusalGrace)
 	r.scraped(&kafka.AuthenticationError{Err: errors.New("refused")})
 	r.scraped(nil)
 	r.scraped(down)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusPermanentError}, host.statuses(),
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusPermanentError}, host.statuses(),
 		"the collector allows no way out of a permanent error but stopping")
+}
+
+// TestStatusRecoversFromRefusalsAtRollout: credentials refused from the
+// start are a recoverable error while the refusals last less than the
+// grace (a new SCRAM credential or a token issuer's new key reaching every
+// broker), so the pod is ready again without a restart once they are
+// accepted; refusals that outlast it are a permanent error.
+func TestStatusRecoversFromRefusalsAtRollout(t *testing.T) {
+	refused := &kafka.AuthenticationError{Err: errors.New("SASL authentication failed")}
+	host := newStatusHost()
+	now := time.Now()
+	r := newStatusReporter(host, func() time.Time { return now })
+	for range 4 {
+		r.scraped(refused)
+		now = now.Add(refusalGrace / 5)
+	}
+	r.scraped(nil)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.statuses())
+
+	// Any other outcome in between starts the grace again.
+	host = newStatusHost()
+	r = newStatusReporter(host, func() time.Time { return now })
+	r.scraped(refused)
+	now = now.Add(refusalGrace - time.Second)
+	r.scraped(errors.New("connection refused"))
+	now = now.Add(2 * time.Second)
+	r.scraped(refused)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.statuses(),
+		"a refusal after a connection error is a new run of refusals")
+	now = now.Add(refusalGrace)
+	r.scraped(refused)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusPermanentError}, host.statuses())
 }
 
 // TestStatusFollowsKafkaOutage: with the whole cluster down the receiver
@@ -201,7 +238,8 @@ func TestStatusFollowsKafkaOutage(t *testing.T) {
 
 // TestStatusPermanentForRefusedCredentials: brokers that refuse the
 // credentials from the start (as Kafka does, with SASL_AUTHENTICATION_FAILED)
-// make a permanent error: the configuration needs fixing.
+// for longer than the grace make a permanent error: the configuration needs
+// fixing.
 func TestStatusPermanentForRefusedCredentials(t *testing.T) {
 	const password = "wrong-Pa55-9"
 	k := newSecureTestKafka(t, 1,
@@ -234,7 +272,15 @@ func TestStatusPermanentForRefusedCredentials(t *testing.T) {
 		_, err = s.scrape(context.Background())
 		require.Error(t, err)
 	}
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusPermanentError}, host.statuses())
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.statuses(),
+		"refused from the start, within the grace")
+	require.ErrorContains(t, host.last().Err(), "SASL")
+
+	past := time.Now().Add(refusalGrace)
+	s.status.now = func() time.Time { return past }
+	_, err = s.scrape(context.Background())
+	require.Error(t, err)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusPermanentError}, host.statuses())
 	require.ErrorContains(t, host.last().Err(), "SASL")
 	require.NotContains(t, host.last().Err().Error(), password)
 }

@@ -200,6 +200,8 @@ func checkObjects(t *testing.T, objects []runtime.Object) {
 	}
 	selects("the Deployment", deployment.Spec.Selector.MatchLabels)
 	selects("the PodDisruptionBudget", budget.Spec.Selector.MatchLabels)
+	require.NotNil(t, budget.Spec.UnhealthyPodEvictionPolicy, "unready pods never block a drain")
+	require.Equal(t, policyv1.AlwaysAllow, *budget.Spec.UnhealthyPodEvictionPolicy, "unready pods never block a drain")
 	require.Greater(t, *deployment.Spec.Replicas, int32(1), "replicas share the groups")
 
 	pod := deployment.Spec.Template.Spec

@@ -114,6 +114,8 @@ func TestManifests(t *testing.T) {
 	selects("the PodDisruptionBudget", budget.Spec.Selector.MatchLabels)
 	selects("the PodMonitor", monitor.Spec.Selector.MatchLabels)
 	require.Equal(t, intstr.FromInt32(1), *budget.Spec.MaxUnavailable, "one replica down at a time")
+	require.NotNil(t, budget.Spec.UnhealthyPodEvictionPolicy, "unready pods never block a drain")
+	require.Equal(t, policyv1.AlwaysAllow, *budget.Spec.UnhealthyPodEvictionPolicy, "unready pods never block a drain")
 
 	pod := spec.Template.Spec
 	require.Equal(t, account.Name, pod.ServiceAccountName)

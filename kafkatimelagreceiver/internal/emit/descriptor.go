@@ -153,7 +153,7 @@ func (m *metrics) describeAll(settings receiver.Settings) error {
 		d.probe(probe)
 	}
 	byName := map[string]pmetric.Metric{}
-	eachMetric(probe.Emit(), func(x pmetric.Metric) { byName[x.Name()] = x })
+	EachMetric(probe.Emit(), func(x pmetric.Metric) { byName[x.Name()] = x })
 	for _, d := range m.all {
 		x := byName[d.name]
 		d.description, d.unit = x.Description(), x.Unit()
@@ -164,8 +164,8 @@ func (m *metrics) describeAll(settings receiver.Settings) error {
 	return nil
 }
 
-// eachMetric calls fn with every metric of md, in order.
-func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
+// EachMetric calls fn with every metric of md, in order.
+func EachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		sms := rms.At(i).ScopeMetrics()

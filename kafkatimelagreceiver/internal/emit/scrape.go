@@ -196,7 +196,7 @@ func (s *Scrape) Finish() (pmetric.Metrics, error) {
 	md := s.w.mb.Emit()
 	if s.rebalancesRestarted > 0 {
 		// The one point summing every group starts at the latest restart.
-		eachMetric(md, func(x pmetric.Metric) {
+		EachMetric(md, func(x pmetric.Metric) {
 			if x.Name() != s.w.m.rebalances.name {
 				return
 			}

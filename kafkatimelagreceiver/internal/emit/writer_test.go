@@ -92,7 +92,7 @@ func emitScrape(t *testing.T, w *emit.Writer, snap *lag.Snapshot, lags []lag.Par
 
 func metricsByName(md pmetric.Metrics) map[string]pmetric.Metric {
 	out := map[string]pmetric.Metric{}
-	eachMetric(md, func(m pmetric.Metric) { out[m.Name()] = m })
+	emit.EachMetric(md, func(m pmetric.Metric) { out[m.Name()] = m })
 	return out
 }
 
@@ -126,7 +126,7 @@ func TestDirectGaugesMatchBuilder(t *testing.T) {
 	})
 	snap, lags := directTestSnapshot()
 	direct := pmetric.NewMetricSlice()
-	eachMetric(emitScrape(t, w, snap, lags, false), func(m pmetric.Metric) { m.CopyTo(direct.AppendEmpty()) })
+	emit.EachMetric(emitScrape(t, w, snap, lags, false), func(m pmetric.Metric) { m.CopyTo(direct.AppendEmpty()) })
 	require.Equal(t, len(want), direct.Len())
 	for i := range direct.Len() {
 		got := direct.At(i)
@@ -432,20 +432,6 @@ func TestDroppedPartitionKeepsTheWorstTimeLag(t *testing.T) {
 		cfg.Metrics.KafkaConsumerGroupTimeLag.AggregationStrategy = metadata.AggregationStrategyAvg
 	}), snap, lags, false))
 	require.InDelta(t, 4.5, averaged["kafka.consumer_group.time_lag"].Gauge().DataPoints().At(0).DoubleValue(), 0.01, "the user's avg")
-}
-
-// eachMetric calls fn with every metric of md, in order.
-func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				fn(ms.At(k))
-			}
-		}
-	}
 }
 
 func oneIf(b bool) int64 {

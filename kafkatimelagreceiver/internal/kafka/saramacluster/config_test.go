@@ -1,18 +1,12 @@
 package saramacluster
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/testca"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configtls"
@@ -86,7 +80,7 @@ func TestConfigureSecurity(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, sc.Net.TLS.Enable)
 
-	s.TLS = &configtls.ClientConfig{ServerName: "kafka.internal", Config: configtls.Config{CAPem: configopaque.String(testCAPEM(t))}}
+	s.TLS = &configtls.ClientConfig{ServerName: "kafka.internal", Config: configtls.Config{CAPem: configopaque.String(testca.New(t).CertPEM)}}
 	sc, err = newConfig(s)
 	require.NoError(t, err)
 	require.True(t, sc.Net.TLS.Enable)
@@ -186,24 +180,4 @@ func TestWarnInsecureSecurity(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 	require.Equal(t, before+1, logs.Len(), "insecure_skip_verify, once")
-}
-
-// testCAPEM is the PEM certificate of a certificate authority made for one
-// test.
-func testCAPEM(t testing.TB) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "kafka_time_lag test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
