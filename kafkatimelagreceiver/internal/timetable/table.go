@@ -66,6 +66,10 @@ type Table struct {
 	// meanwhile the table dates nothing, since it may be the old log's.
 	suspect   Sample
 	suspected bool
+	// wanted is when a Store's Track last named the partition: the store's
+	// bookkeeping, kept here rather than in a map of its own beside the
+	// tables, which cost a busy partition more than its points do.
+	wanted time.Time
 }
 
 // NewTable returns an empty table of at most maxPoints points (at least 2:
