@@ -107,15 +107,16 @@ func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, 
 	}
 }
 
-// busyMark is what a busy run knows at an export.
+// busyMark is what the collector's own metrics say at an export.
 type busyMark struct {
 	points, partitions float64 // the receiver's table points and tracked partitions
-	liveMB             float64 // live heap after the last collection (gctrace)
 	err                error
 }
 
-// readBusyMark reads the collector's own metrics and its log's last gctrace.
-func readBusyMark(b busyOptions, logPath string) busyMark {
+func (m busyMark) perTable() float64 { return m.points / max(m.partitions, 1) }
+
+// readBusyMark reads the collector's own metrics.
+func readBusyMark(b busyOptions) busyMark {
 	var m busyMark
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", b.telemetryPort))
 	if err != nil {
@@ -145,60 +146,129 @@ func readBusyMark(b busyOptions, logPath string) busyMark {
 			m.partitions = v
 		}
 	}
-	m.liveMB, m.err = lastLiveHeap(logPath)
 	return m
+}
+
+// busyWindow is how many exports a busy run's memory is taken over at each
+// end: a scrape's transient allocations come and go, and one reading of
+// VmRSS or of the live heap catches it anywhere in a scrape.
+const busyWindow = 3
+
+// busyResult is what a busy run measured.
+type busyResult struct {
+	started time.Time // the collector's start, the origin of gctrace's times
+	log     string    // the collector's log, with gctrace
+	// first, settled and end are at the first export, at the first scrape
+	// that read no record (the record-timestamp cache is full, so what
+	// grows after it is the tables) and at the end of the run.
+	first, settled, end busyMark
+	elapsed             time.Duration // from settled to the end
+	// The largest VmRSS at the first busyWindow exports, at the busyWindow
+	// from settled on, and at the last busyWindow; the smallest live heap
+	// of a collection over the same windows (the floor under the scrapes'
+	// transients, where the tables are), in MiB.
+	firstRSS, settledRSS, endRSS    int64
+	firstLive, settledLive, endLive float64
+}
+
+// finish takes the end mark and the windows' memory.
+func (b *busyResult) finish(o busyOptions, marks []mark, settled int) error {
+	b.end = readBusyMark(o)
+	if settled < 0 {
+		return fmt.Errorf("record reads never settled")
+	}
+	for _, m := range []busyMark{b.first, b.settled, b.end} {
+		if m.err != nil {
+			return m.err
+		}
+	}
+	if len(marks)-settled < 2*busyWindow {
+		return fmt.Errorf("%d exports after the record reads settled, want %d", len(marks)-settled, 2*busyWindow)
+	}
+	lives, err := gctraceLives(b.log)
+	if err != nil {
+		return err
+	}
+	window := func(from int) (rss int64, live float64) {
+		ms := marks[from : from+busyWindow]
+		for _, m := range ms {
+			rss = max(rss, m.rss)
+		}
+		lo, hi := ms[0].at.Sub(b.started), ms[len(ms)-1].at.Sub(b.started)
+		live = -1
+		for _, l := range lives {
+			if l.at >= lo && l.at <= hi && (live < 0 || l.mb < live) {
+				live = l.mb
+			}
+		}
+		return rss, live
+	}
+	b.firstRSS, b.firstLive = window(0)
+	b.settledRSS, b.settledLive = window(settled)
+	b.endRSS, b.endLive = window(len(marks) - busyWindow)
+	b.elapsed = marks[len(marks)-1].at.Sub(marks[settled].at)
+	logf("busy: %.1f -> %.1f -> %.1f points per table; RSS %s -> %s -> %s; live heap floor %.0f -> %.0f -> %.0f MiB (first exports -> settled -> end)",
+		b.first.perTable(), b.settled.perTable(), b.end.perTable(), mib(b.firstRSS), mib(b.settledRSS), mib(b.endRSS), b.firstLive, b.settledLive, b.endLive)
+	return nil
 }
 
 // gctraceLive matches the heap sizes of a gctrace line: at the start of the
 // collection, at its end, and marked live.
 var gctraceLive = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB`)
 
-// lastLiveHeap is the live heap of the last collection in the log, in MB.
-func lastLiveHeap(logPath string) (float64, error) {
+// gcLive is the live heap one collection marked, at its time since start.
+type gcLive struct {
+	at time.Duration
+	mb float64
+}
+
+// gctraceStart matches the time of a gctrace line since the start.
+var gctraceStart = regexp.MustCompile(`^gc \d+ @([0-9.]+)s`)
+
+// gctraceLives reads every collection's live heap from the log.
+func gctraceLives(logPath string) ([]gcLive, error) {
 	f, err := os.Open(logPath)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer f.Close()
-	live := -1.0
+	var out []gcLive
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "gc ") {
+		at, heap := gctraceStart.FindStringSubmatch(line), gctraceLive.FindStringSubmatch(line)
+		if at == nil || heap == nil {
 			continue
 		}
-		if m := gctraceLive.FindStringSubmatch(line); m != nil {
-			live, _ = strconv.ParseFloat(m[3], 64)
-		}
+		secs, _ := strconv.ParseFloat(at[1], 64)
+		mb, _ := strconv.ParseFloat(heap[3], 64)
+		out = append(out, gcLive{at: time.Duration(secs * float64(time.Second)), mb: mb})
 	}
-	if live < 0 {
-		return 0, fmt.Errorf("%s: no gctrace line", logPath)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no gctrace line", logPath)
 	}
-	return live, sc.Err()
+	return out, sc.Err()
 }
 
-// printBusyReport prints the tables' memory of busy runs: growth from the
-// first scrape that read no record (the record-timestamp cache is full, so
-// what grows after it is the tables) to the end of the run.
+// printBusyReport prints the tables' memory of busy runs.
 func printBusyReport(out io.Writer, o options, results []*result) {
-	fmt.Fprintf(out, "Busy mode: every partition written every %s, %.0f records/s each on average (+-%.0f%% per write); the run went on %s past the first scrape that read no record (settled). Live heap is gctrace's marked heap of the last collection (MB resolution); RSS is VmRSS at the export.\n\n",
-		o.busy.every, o.busy.rate, 100*o.busy.noise, o.busy.fill)
-	fmt.Fprintln(out, "| workload | busy partitions | pairs | samples per table, settled to end | points per table, first / settled / end | live heap, first / settled / end | RSS, first / settled / end | live heap growth per busy partition | RSS growth per busy partition | RSS per pair, end |")
+	fmt.Fprintf(out, "Busy mode: every partition written every %s, %.0f records/s each on average (+-%.0f%% per write); the run went on %s past the first scrape that read no record (settled). RSS is the largest VmRSS at %d exports (the first ones, from settled on, the last ones); live heap the smallest a collection marked over the same exports (gctrace, in whole MiB), the floor under the scrapes' transients.\n\n",
+		o.busy.every, o.busy.rate, 100*o.busy.noise, o.busy.fill, busyWindow)
+	fmt.Fprintln(out, "| workload | busy partitions | pairs | samples per table, settled to end | points per table, first / settled / end | RSS, first / settled / end | live heap, first / settled / end | RSS growth per busy partition, from the first exports / from settled | live heap growth per busy partition, from settled | RSS per pair, end |")
 	fmt.Fprintln(out, "|---|---:|---:|---:|---|---|---|---:|---:|---:|")
 	for _, r := range results {
-		f, s, e := r.busyFirst, r.busySettled, r.busyEnd
-		if f == nil || s == nil || e == nil {
+		b := r.busy
+		if b == nil {
 			continue
 		}
 		busy := float64(r.w.Partitions())
-		perTable := func(m *busyMark) float64 { return m.points / max(m.partitions, 1) }
-		fmt.Fprintf(out, "| %s | %d | %d | %.0f | %.1f / %.1f / %.1f | %.0f / %.0f / %.0f MiB | %s / %s / %s | %.2f KiB | %.2f KiB | %.2f KiB |\n",
-			r.w, r.w.Partitions(), r.w.Pairs(), r.busyElapsed.Seconds()/o.sampling.Seconds(),
-			perTable(f), perTable(s), perTable(e), f.liveMB, s.liveMB, e.liveMB,
-			mib(r.busyFirstRSS), mib(r.busySettledRSS), mib(r.busyEndRSS),
-			(e.liveMB-s.liveMB)*1024/busy, float64(r.busyEndRSS-r.busySettledRSS)/1024/busy,
-			float64(r.busyEndRSS)/1024/float64(r.w.Pairs()))
+		fmt.Fprintf(out, "| %s | %d | %d | %.0f | %.1f / %.1f / %.1f | %s / %s / %s | %.0f / %.0f / %.0f MiB | %.2f / %.2f KiB | %.2f KiB | %.2f KiB |\n",
+			r.w, r.w.Partitions(), r.w.Pairs(), b.elapsed.Seconds()/o.sampling.Seconds(),
+			b.first.perTable(), b.settled.perTable(), b.end.perTable(),
+			mib(b.firstRSS), mib(b.settledRSS), mib(b.endRSS), b.firstLive, b.settledLive, b.endLive,
+			float64(b.endRSS-b.firstRSS)/1024/busy, float64(b.endRSS-b.settledRSS)/1024/busy,
+			(b.endLive-b.settledLive)*1024/busy, float64(b.endRSS)/1024/float64(r.w.Pairs()))
 	}
 	fmt.Fprintln(out)
 }

@@ -203,11 +203,7 @@ type result struct {
 	naive    *naiveMeasurement
 	naiveErr error
 
-	// Busy mode: at the first export, at the first scrape that read no
-	// record (the record-timestamp cache is full) and at the end.
-	busyFirst, busySettled, busyEnd          *busyMark
-	busyFirstRSS, busySettledRSS, busyEndRSS int64
-	busyElapsed                              time.Duration
+	busy *busyResult // busy mode's tables
 }
 
 func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result, error) {
@@ -280,6 +276,9 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, err
 	}
 	pid.Store(int64(col.PID()))
+	if o.busy.on {
+		r.busy = &busyResult{started: time.Now(), log: filepath.Join(o.workDir, name+".log")}
+	}
 	logf("collector pid %d started (config %s)", col.PID(), cfgPath)
 	defer func() {
 		if err := col.Stop(time.Minute); err != nil {
@@ -325,17 +324,15 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		}
 		mu.Lock()
 		n = len(marks)
-		if o.busy.on && r.busyFirst == nil {
-			first := readBusyMark(o.busy, filepath.Join(o.workDir, name+".log"))
-			r.busyFirst, r.busyFirstRSS = &first, marks[0].rss
+		if r.busy != nil && n == 1 {
+			r.busy.first = readBusyMark(o.busy)
 		}
 		if steadyFrom < 0 && n >= 2 {
 			last := between(marks[n-2], marks[n-1])
 			if last.requests[kmsg.Fetch] == 0 {
 				steadyFrom = n - 1 // marks[n-2] -> marks[n-1] is the first steady interval
-				if o.busy.on {
-					settled := readBusyMark(o.busy, filepath.Join(o.workDir, name+".log"))
-					r.busySettled, r.busySettledRSS = &settled, marks[n-1].rss
+				if r.busy != nil {
+					r.busy.settled = readBusyMark(o.busy)
 				}
 			}
 		}
@@ -347,24 +344,13 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, err
 	}
 	r.peakRSS, r.endRSS = hwm, rss
-	if o.busy.on {
-		end := readBusyMark(o.busy, filepath.Join(o.workDir, name+".log"))
+	if r.busy != nil {
 		mu.Lock()
-		if steadyFrom >= 0 {
-			r.busyElapsed = time.Since(marks[steadyFrom].at)
-		}
-		r.busyEnd, r.busyEndRSS = &end, rss
+		err := r.busy.finish(o.busy, marks, steadyFrom)
 		mu.Unlock()
-		if r.busySettled == nil {
-			return nil, fmt.Errorf("busy mode: record reads never settled")
+		if err != nil {
+			return nil, fmt.Errorf("busy mode: %w", err)
 		}
-		for _, m := range []*busyMark{r.busyFirst, r.busySettled, r.busyEnd} {
-			if m.err != nil {
-				return nil, fmt.Errorf("busy mode: %w", m.err)
-			}
-		}
-		logf("busy: from the settled scrape %.1f -> %.1f points per table, live heap %.0f -> %.0f MB, RSS %s -> %s",
-			r.busySettled.points/max(r.busySettled.partitions, 1), end.points/max(end.partitions, 1), r.busySettled.liveMB, end.liveMB, mib(r.busySettledRSS), mib(rss))
 	}
 
 	mu.Lock()
