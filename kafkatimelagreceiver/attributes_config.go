@@ -32,3 +32,35 @@ func validateAttributeLists(metrics metadata.MetricsConfig) []error {
 	}
 	return errs
 }
+
+// validateCoordinatedAttributes refuses, under coordination, a metric whose
+// attributes no longer include `group` while the replicas' series carry no
+// kafka.time_lag.replica: each replica would write the same series (a sum
+// or maximum over its own groups only), so the series would have several
+// writers with different values.
+func validateCoordinatedAttributes(cfg *Config) []error {
+	if !cfg.Coordination.enabled() || cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled {
+		return nil
+	}
+	var errs []error
+	v, defaults := reflect.ValueOf(cfg.Metrics), reflect.ValueOf(metadata.DefaultMetricsConfig())
+	for i := range v.NumField() {
+		list := v.Field(i).FieldByName("EnabledAttributes")
+		if !list.IsValid() || !v.Field(i).FieldByName("Enabled").Bool() ||
+			!hasAttribute(defaults.Field(i).FieldByName("EnabledAttributes"), "group") || hasAttribute(list, "group") {
+			continue
+		}
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("mapstructure"), ",")
+		errs = append(errs, fmt.Errorf(`metrics::%s::attributes: without "group", every coordinated replica (coordination::group_id is set) would write the same series from its own groups only; keep "group", or turn on resource_attributes::kafka.time_lag.replica so that each replica's series stay apart`, name))
+	}
+	return errs
+}
+
+func hasAttribute(list reflect.Value, attr string) bool {
+	for j := range list.Len() {
+		if list.Index(j).String() == attr {
+			return true
+		}
+	}
+	return false
+}

@@ -132,6 +132,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, validateAttributeLists(cfg.Metrics)...)
+	errs = append(errs, validateCoordinatedAttributes(cfg)...)
 	if cfg.CollectionInterval <= 0 {
 		errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
 	}

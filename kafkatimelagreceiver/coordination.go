@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"slices"
 
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 )
 
 // owner returns this replica's share of the monitored groups for one
@@ -39,4 +44,77 @@ func (s *timeLagScraper) owner(ctx context.Context) (owner *ownership.Owner, joi
 	}
 	s.held = a
 	return ownership.New(a.Partitions, a.PartitionCount), true, nil
+}
+
+// served judges, with coordination, whether a scrape read this replica's
+// share: it did unless nothing could be read, none of its groups' commits
+// were read, or none of their partitions' end offsets. Part of a share is
+// worth keeping (no other replica is likely to do better); none of it for
+// StandDownAfter scrapes in a row, and the replica gives its groups up.
+func (s *timeLagScraper) served(owner *ownership.Owner, in *read.Input, err error) {
+	if owner == nil {
+		return
+	}
+	s.share.Store(owner)
+	if reason := s.standing.Read(owner, readShare(in, err)); reason != nil {
+		s.standDown(reason)
+	}
+}
+
+// readShare tells whether a read got any of the replica's share.
+func readShare(in *read.Input, err error) bool {
+	if err != nil || in == nil {
+		return false
+	}
+	groupsRead := 0
+	for _, g := range in.Groups {
+		if g.Reported && !g.Unread {
+			groupsRead++
+		}
+	}
+	if in.Owned > 0 && groupsRead == 0 {
+		return false
+	}
+	return in.Pairs == 0 || len(in.Snap.End) > 0
+}
+
+// exported judges, with coordination, whether the pipeline took a
+// scrape's points (the controller's send of them, err its answer).
+func (s *timeLagScraper) exported(err error) {
+	if s.membership == nil || !s.held.Joined {
+		return
+	}
+	if reason := s.standing.Exported(s.share.Load(), err == nil); reason != nil {
+		s.standDown(reason)
+	}
+}
+
+func (s *timeLagScraper) standDown(reason error) {
+	s.logger.Warn("coordination: this replica cannot serve its groups; leaving the replicas' group so that the others take them over",
+		zap.String("group", s.cfg.Coordination.GroupID), zap.Error(reason))
+	s.membership.Leave(reason)
+}
+
+// probe, while this replica stands down, reads the share it gave up and
+// reports nothing; once that read succeeds (and, after refused exports,
+// the hold is over), it rejoins. awayErr is the scrape's error meanwhile.
+func (s *timeLagScraper) probe(ctx context.Context, given *ownership.Owner, denials *kafka.Denials, awayErr error) (pmetric.Metrics, error) {
+	var errs scrapererror.ScrapeErrors
+	in, err := s.reader.Read(ctx, given, denials, &errs)
+	if s.standing.Probe(readShare(in, err)) {
+		s.logger.Info("coordination: this replica reads its groups again; rejoining the replicas' group",
+			zap.String("group", s.cfg.Coordination.GroupID))
+		s.membership.Rejoin()
+	}
+	return pmetric.NewMetrics(), awayErr
+}
+
+// watchExports passes the controller's sends to next and tells exported
+// how they went.
+func (s *timeLagScraper) watchExports(next consumer.Metrics) (consumer.Metrics, error) {
+	return consumer.NewMetrics(func(ctx context.Context, md pmetric.Metrics) error {
+		err := next.ConsumeMetrics(ctx, md)
+		s.exported(err)
+		return err
+	}, consumer.WithCapabilities(next.Capabilities()))
 }

@@ -2,22 +2,29 @@ package kafkatimelagreceiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 )
@@ -89,9 +96,18 @@ type replica struct {
 	scraper   *timeLagScraper
 	telemetry *componenttest.Telemetry
 	killed    bool
+	// mayFail: its scrapes may fail (a replica the test breaks).
+	mayFail bool
 }
 
 func (f *replicaFixture) startReplica(t *testing.T, name string) *replica {
+	t.Helper()
+	return f.startReplicaWith(t, name, nil)
+}
+
+// startReplicaWith starts a replica whose configuration adjust changes
+// first (nil: the fixture's).
+func (f *replicaFixture) startReplicaWith(t *testing.T, name string, adjust func(*Config)) *replica {
 	t.Helper()
 	cfg := f.k.testConfig()
 	cfg.ClientID = "replica-" + name
@@ -100,6 +116,9 @@ func (f *replicaFixture) startReplica(t *testing.T, name string) *replica {
 	cfg.Coordination.TopicPartitions = 12
 	cfg.Coordination.SessionTimeout = replicaSession
 	cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+	if adjust != nil {
+		adjust(cfg)
+	}
 	require.NoError(t, cfg.Validate())
 	tt := componenttest.NewTelemetry()
 	s, err := newTimeLagScraper(cfg, metadatatest.NewSettings(tt), nil)
@@ -209,8 +228,8 @@ func groupNames() []string {
 }
 
 // scrapeRound scrapes every replica at once and checks each point against
-// the fixture: only the replica's own partitions are gauged, and every time
-// lag is exact.
+// the fixture: a replica samples only its groups' partitions and those it
+// gauges, and every time lag is exact.
 func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, replicas []*replica) round {
 	t.Helper()
 	r := round{n: n, at: time.Since(started), groups: map[string][]string{}, gauges: map[kafka.TopicPartition][]string{}}
@@ -228,7 +247,9 @@ func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, rep
 	}
 	wg.Wait()
 	for i, rep := range replicas {
-		require.NoError(t, errs[i], "replica %s, round %d", rep.name, n)
+		if !rep.mayFail {
+			require.NoError(t, errs[i], "replica %s, round %d", rep.name, n)
+		}
 		groups := map[string]bool{}
 		for key := range pointsOf(outputs[i], "kafka.consumer_group.lag") {
 			groups[key.group] = true
@@ -250,13 +271,14 @@ func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, rep
 		}
 		for key := range pointsOf(outputs[i], "kafka.partition.current_offset") {
 			tp := kafka.TopicPartition{Topic: key.topic, Partition: int32(key.partition)}
-			require.True(t, mine[tp], "replica %s gauges %v, which none of its groups commits on", rep.name, tp)
+			mine[tp] = true
 			r.gauges[tp] = append(r.gauges[tp], rep.name)
 		}
 		if len(groups) == 0 {
 			continue // not joined yet: nothing was read
 		}
-		// What it samples: the partitions its groups commit on, no more.
+		// What it samples: the partitions its groups commit on and those
+		// it gauges, no more.
 		tracked := lastGauge(t, rep.telemetry, "otelcol_kafka_time_lag_tracked_partitions")
 		require.Equal(t, int64(len(mine)), tracked, "replica %s tracks only its groups' partitions", rep.name)
 		// Its share counts every group it reports, the coordination group
@@ -548,4 +570,375 @@ func TestCoordinationLeastPrivilege(t *testing.T) {
 		require.ErrorContains(t, err, `create coordination topic "lag-coordination" (needs CREATE on the topic or the cluster, or create it yourself with 4 partitions)`)
 		require.Equal(t, 1, logs.FilterMessageSnippet("cannot join the replicas' group").Len(), "one warning for the failure streak")
 	})
+}
+
+// settle scrapes rounds until every group and partition gauge has come from
+// exactly one replica in three rounds in a row, and fails after max rounds.
+func (f *replicaFixture) settle(t *testing.T, started time.Time, replicas []*replica, max int, note string) []round {
+	t.Helper()
+	partitions := f.partitionsWithCommits()
+	var rounds []round
+	exact := 0
+	for n := 0; exact < 3; n++ {
+		if n == max {
+			require.FailNow(t, "coverage never exact for three rounds in a row", "%s; last: %v", note, rounds[len(rounds)-1])
+		}
+		time.Sleep(time.Until(started.Add(time.Duration(n) * replicaInterval)))
+		r := f.scrapeRound(t, n, started, replicas)
+		r.note = note
+		t.Log(r)
+		rounds = append(rounds, r)
+		if once(r, partitions) {
+			exact++
+		} else {
+			exact = 0
+		}
+	}
+	return rounds
+}
+
+// once tells whether every group and every partition with a commit was
+// reported by exactly one replica.
+func once(r round, partitions map[kafka.TopicPartition]bool) bool {
+	if len(r.missing(groupNames())) > 0 || len(r.twice()) > 0 || len(r.gauges) != len(partitions) {
+		return false
+	}
+	for _, by := range r.gauges {
+		if len(by) != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReplicasAgreeOnTheCoordinationPartitionCount: after the coordination
+// topic grows from 4 to 8 partitions, or is deleted and created again with
+// 8, and one replica restarts (a rolling restart after the change), both
+// replicas hash the groups over the same count, the one the group leader
+// assigned from, so every group is reported by exactly one of them.
+func TestReplicasAgreeOnTheCoordinationPartitionCount(t *testing.T) {
+	for _, change := range []string{"grown", "recreated"} {
+		t.Run(change, func(t *testing.T) {
+			f := newReplicaFixture(t)
+			topic := change + "-coordination"
+			four := func(cfg *Config) {
+				cfg.Coordination.Topic = topic
+				cfg.Coordination.TopicPartitions = 4
+			}
+			a, b := f.startReplicaWith(t, "a", four), f.startReplicaWith(t, "b", four)
+			f.settle(t, time.Now(), []*replica{a, b}, 30, "4 partitions")
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if change == "grown" {
+				grown, err := f.k.Admin.UpdatePartitions(ctx, 8, topic)
+				require.NoError(t, err)
+				require.NoError(t, grown.Error())
+			} else {
+				deleted, err := f.k.Admin.DeleteTopic(ctx, topic)
+				require.NoError(t, err)
+				require.NoError(t, deleted.Err)
+				f.k.CreateTopic(topic, 8)
+			}
+			require.NoError(t, b.scraper.shutdown(context.Background()))
+			b.killed = true // shut down: its cleanup must not shut it down again
+			b2 := f.startReplicaWith(t, "b2", four)
+			rounds := f.settle(t, time.Now(), []*replica{a, b2}, 20, change+" with 8, b restarted")
+			last := rounds[len(rounds)-1]
+			require.Equal(t, 2, countReplicas(last), "%s: both replicas hold a share", last)
+			require.Equal(t, int32(8), a.scraper.held.PartitionCount, "a hashes over the new count")
+			require.Equal(t, int32(8), b2.scraper.held.PartitionCount, "b2 hashes over the new count")
+		})
+	}
+}
+
+// TestCoordinatedAggregatesHaveOneWriter: under coordination a series that
+// sums or maxes across groups would be written by every replica from its
+// own groups only. A metric without `group` is refused unless each
+// replica's series carry kafka.time_lag.replica; a topic's production rate
+// (and its partitions' gauges) comes from one replica, which reads every
+// partition of the topic that some group commits on, so the rate is the
+// whole topic's.
+func TestCoordinatedAggregatesHaveOneWriter(t *testing.T) {
+	f := newReplicaFixture(t)
+	byTopic := func(cfg *Config) {
+		cfg.Metrics.KafkaConsumerGroupTimeLagMax.EnabledAttributes = []metadata.KafkaConsumerGroupTimeLagMaxMetricAttributeKey{metadata.KafkaConsumerGroupTimeLagMaxMetricAttributeKeyTopic}
+	}
+	cfg := f.k.testConfig()
+	byTopic(cfg)
+	require.NoError(t, cfg.Validate(), "one collector writes every group's maximum")
+	cfg.Coordination.GroupID = coordGroup
+	err := cfg.Validate()
+	require.ErrorContains(t, err, `metrics::kafka.consumer_group.time_lag_max::attributes: without "group"`)
+	require.ErrorContains(t, err, "resource_attributes::kafka.time_lag.replica")
+	cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled = true
+	require.NoError(t, cfg.Validate(), "with the replica on its resource, each replica's series is its own")
+
+	rates := func(cfg *Config) {
+		cfg.Metrics.KafkaTopicProduceRate.Enabled = true
+		cfg.RateWindow = 4 * replicaInterval // a rate once the scrapes span a second
+	}
+	replicas := []*replica{f.startReplicaWith(t, "a", rates), f.startReplicaWith(t, "b", rates), f.startReplicaWith(t, "c", rates)}
+	f.settle(t, time.Now(), replicas, 30, "starting")
+	topics := map[string]bool{}
+	for tp := range f.partitionsWithCommits() {
+		topics[tp.Topic] = true
+	}
+	started := time.Now()
+	for n := range 3 {
+		time.Sleep(time.Until(started.Add(time.Duration(n) * replicaInterval)))
+		writers := map[string][]string{}
+		gaugers := map[kafka.TopicPartition][]string{}
+		for _, rep := range replicas {
+			ctx, cancel := context.WithTimeout(context.Background(), rep.scraper.cfg.Timeout)
+			md, err := rep.scraper.scrape(ctx)
+			cancel()
+			require.NoError(t, err)
+			for key := range pointsOf(md, "kafka.topic.produce_rate") {
+				writers[key.topic] = append(writers[key.topic], rep.name)
+			}
+			for key := range pointsOf(md, "kafka.partition.current_offset") {
+				tp := kafka.TopicPartition{Topic: key.topic, Partition: int32(key.partition)}
+				gaugers[tp] = append(gaugers[tp], rep.name)
+			}
+		}
+		t.Logf("round %d: produce_rate of shared written by %v, its partitions gauged by %v %v %v", n, writers["shared"],
+			gaugers[kafka.TopicPartition{Topic: "shared", Partition: 0}], gaugers[kafka.TopicPartition{Topic: "shared", Partition: 1}], gaugers[kafka.TopicPartition{Topic: "shared", Partition: 2}])
+		for topic := range topics {
+			require.Len(t, writers[topic], 1, "round %d: produce_rate of %s written by %v", n, topic, writers[topic])
+		}
+		for tp := range f.partitionsWithCommits() {
+			require.Equal(t, writers[tp.Topic], gaugers[tp], "round %d: %v is gauged by the replica that writes its topic's rate", n, tp)
+		}
+	}
+}
+
+// TestReplicaThatCannotReadGivesItsGroupsUp: a replica that keeps
+// heartbeating but whose reads fail (b: every OffsetFetch of its scrapes
+// fails) leaves the replicas' group after StandDownAfter scrapes in a row
+// read none of its share, and the others report its groups from the next
+// round; once it reads again it rejoins and takes a share back. kfake's
+// controls do not see a request's client id, so b's requests are told by
+// its protocol_version: 2.4.0 makes its OffsetFetch v6, the others' (the
+// newest version) v8; the membership's own OffsetFetch, of the
+// coordination group, is left alone.
+func TestReplicaThatCannotReadGivesItsGroupsUp(t *testing.T) {
+	f := newReplicaFixture(t)
+	var broken atomic.Bool
+	f.k.Cluster.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		f.k.Cluster.KeepControl()
+		fetch := req.(*kmsg.OffsetFetchRequest)
+		if !broken.Load() || fetch.Version >= 8 || fetch.Group == coordGroup {
+			return nil, nil, false
+		}
+		resp := fetch.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		return resp, nil, true
+	})
+	a := f.startReplica(t, "a")
+	b := f.startReplicaWith(t, "b", func(cfg *Config) { cfg.ProtocolVersion = "2.4.0" })
+	b.mayFail = true
+	c := f.startReplica(t, "c")
+	live := []*replica{a, b, c}
+	settled := f.settle(t, time.Now(), live, 30, "starting")
+	bGroups := groupsOf(owners(settled[len(settled)-1]), "b")
+	require.NotEmpty(t, bGroups)
+
+	broken.Store(true)
+	brokenAt := time.Now()
+	var rounds []round
+	for n := 0; ; n++ {
+		require.LessOrEqual(t, n, ownership.StandDownAfter+3, "b's groups were never taken over")
+		time.Sleep(time.Until(brokenAt.Add(time.Duration(n) * replicaInterval)))
+		r := f.scrapeRound(t, n, brokenAt, live)
+		r.note = "b cannot read"
+		t.Log(r)
+		rounds = append(rounds, r)
+		require.Empty(t, r.twice(), "%s: nothing is reported twice", r)
+		require.Empty(t, groupsOf(owners(r), "b"), "%s: b reports nothing it cannot read", r)
+		if len(r.missing(groupNames())) == 0 {
+			break
+		}
+	}
+	// Round 0 is the first b could not read; it stands down at the end of
+	// round StandDownAfter-1, and the others have its groups one round on.
+	takenOver := len(rounds) - 1
+	t.Logf("b's %d groups reported by the others in round %d after its reads began failing, %.1fs (bound: round %d, %d x collection_interval %s)",
+		len(bGroups), takenOver, rounds[takenOver].at.Seconds(), ownership.StandDownAfter, ownership.StandDownAfter+1, replicaInterval)
+	require.LessOrEqual(t, takenOver, ownership.StandDownAfter)
+	require.Equal(t, 2, countReplicas(rounds[takenOver]), "a and c report everything")
+	_, err := b.scraper.scrape(context.Background())
+	require.ErrorContains(t, err, "stood down: 3 scrapes in a row read none of this replica's groups")
+
+	broken.Store(false)
+	rejoined := f.settle(t, time.Now(), live, 15, "b reads again")
+	require.Equal(t, 3, countReplicas(rejoined[len(rejoined)-1]), "b takes a share again")
+}
+
+// exportLog is a pipeline that records which groups each export carried
+// and refuses them while refusing is set.
+type exportLog struct {
+	refusing atomic.Bool
+	mu       sync.Mutex
+	exports  [][]string // the groups with a lag point in each export
+}
+
+func (l *exportLog) consumer(t *testing.T) consumer.Metrics {
+	c, err := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
+		groups := map[string]bool{}
+		for key := range pointsOf(md, "kafka.consumer_group.lag") {
+			groups[key.group] = true
+		}
+		l.mu.Lock()
+		l.exports = append(l.exports, slices.Sorted(maps.Keys(groups)))
+		l.mu.Unlock()
+		if l.refusing.Load() {
+			return errors.New("refused: memory limit reached")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return c
+}
+
+func (l *exportLog) last() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.exports) == 0 {
+		return nil
+	}
+	return l.exports[len(l.exports)-1]
+}
+
+// TestReplicaWhosePipelineRefusesGivesItsGroupsUp: two receivers built by
+// the factory (the scraper controller exports each scrape); a's pipeline
+// refuses every export. After StandDownAfter refused exports a leaves the
+// replicas' group and b exports every group; a reports nothing while it
+// stands down.
+func TestReplicaWhosePipelineRefusesGivesItsGroupsUp(t *testing.T) {
+	f := newReplicaFixture(t)
+	start := func(name string, log *exportLog) {
+		cfg := f.k.testConfig()
+		cfg.ClientID = "replica-" + name
+		cfg.CollectionInterval = replicaInterval
+		cfg.Coordination.GroupID = coordGroup
+		cfg.Coordination.TopicPartitions = 12
+		cfg.Coordination.SessionTimeout = replicaSession
+		cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+		require.NoError(t, cfg.Validate())
+		rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, log.consumer(t))
+		require.NoError(t, err)
+		require.NoError(t, rcvr.Start(context.Background(), componenttest.NewNopHost()))
+		t.Cleanup(func() { require.NoError(t, rcvr.Shutdown(context.Background())) })
+	}
+	var a, b exportLog
+	a.refusing.Store(true)
+	start("a", &a)
+	start("b", &b)
+	// b may hold every group before a joins: first a takes a share.
+	require.Eventually(t, func() bool { return len(a.last()) > 0 }, 30*time.Second, 50*time.Millisecond, "a takes a share")
+	shared := time.Now()
+	require.Eventually(t, func() bool { return len(a.last()) == 0 && len(b.last()) == replicaGroups }, 30*time.Second, 50*time.Millisecond,
+		"b exports every group once a gives its share up")
+	tookOver := time.Since(shared)
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	withPoints, run := 0, 0
+	for _, groups := range a.exports {
+		if len(groups) > 0 {
+			run++
+			withPoints = max(withPoints, run)
+		} else {
+			run = 0
+		}
+	}
+	t.Logf("b exported all %d groups %.1fs after a's first refused export of a share; a's exports: %v", replicaGroups, tookOver.Seconds(), a.exports)
+	require.Positive(t, withPoints, "a held a share first")
+	require.LessOrEqual(t, withPoints, ownership.StandDownAfter, "a stood down after %d refused exports in a row", ownership.StandDownAfter)
+}
+
+// TestReplicaCutOffFromItsCoordinatorStopsReporting: every group request
+// of replica b (its member ids start with its client id) is black-holed
+// at the coordinator: kfake holds them unanswered, as a partitioned
+// network would. b's heartbeats then fail one after another, each after
+// its read deadline (timeout + session_timeout/2), and b stops reporting
+// when sarama gives the session up after metadata.retry.max + 1 of them
+// (4 here): within heartbeat_interval + 4 x (timeout + session_timeout/2)
+// of the cut, the bound docs/high-availability.md states. The others take
+// its groups over after session_timeout, so they are reported twice
+// meanwhile.
+func TestReplicaCutOffFromItsCoordinatorStopsReporting(t *testing.T) {
+	f := newReplicaFixture(t)
+	var cut atomic.Bool
+	release := make(chan struct{})
+	for _, key := range []kmsg.Key{kmsg.Heartbeat, kmsg.JoinGroup, kmsg.SyncGroup, kmsg.LeaveGroup} {
+		f.k.Cluster.ControlKey(int16(key), func(req kmsg.Request) (kmsg.Response, error, bool) {
+			f.k.Cluster.KeepControl()
+			var member string
+			switch r := req.(type) {
+			case *kmsg.HeartbeatRequest:
+				member = r.MemberID
+			case *kmsg.JoinGroupRequest:
+				member = r.MemberID
+			case *kmsg.SyncGroupRequest:
+				member = r.MemberID
+			case *kmsg.LeaveGroupRequest:
+				member = r.MemberID
+				if len(r.Members) > 0 {
+					member = r.Members[0].MemberID
+				}
+			}
+			if !cut.Load() || !strings.HasPrefix(member, "replica-b-") {
+				return nil, nil, false
+			}
+			f.k.Cluster.SleepControl(func() { <-release })
+			return nil, errors.New("cut off"), true // the connection is closed
+		})
+	}
+	const timeout = time.Second
+	a := f.startReplica(t, "a")
+	b := f.startReplicaWith(t, "b", func(cfg *Config) { cfg.Timeout = timeout })
+	b.mayFail = true
+	c := f.startReplica(t, "c")
+	t.Cleanup(func() { // before the replicas shut down (cleanups run last first)
+		cut.Store(false)
+		close(release)
+	})
+	live := []*replica{a, b, c}
+	f.settle(t, time.Now(), live, 30, "starting")
+
+	bound := b.scraper.cfg.Coordination.HeartbeatInterval + 4*(timeout+replicaSession/2)
+	cut.Store(true)
+	cutAt := time.Now()
+	// Rounds half an interval off the cut, so that none starts just as
+	// the bound ends.
+	var lastReported, firstSilent time.Duration
+	silent := 0
+	for n := 0; silent < 2; n++ {
+		at := time.Duration(n)*replicaInterval + replicaInterval/2
+		require.Less(t, at, bound+5*replicaInterval, "b kept reporting long past the bound")
+		time.Sleep(time.Until(cutAt.Add(at)))
+		r := f.scrapeRound(t, n, cutAt, live)
+		r.note = "b cut off from its coordinator"
+		t.Log(r)
+		reported := false
+		for _, by := range r.groups {
+			reported = reported || slices.Contains(by, "b")
+		}
+		switch {
+		case reported:
+			lastReported, silent = r.at, 0
+		case silent == 0:
+			firstSilent, silent = r.at, 1
+		default:
+			silent++
+		}
+	}
+	t.Logf("b's last report began %.1fs after the cut, its first silent one %.1fs (bound: heartbeat_interval + 4 x (timeout + session_timeout/2) = %s)",
+		lastReported.Seconds(), firstSilent.Seconds(), bound)
+	require.LessOrEqual(t, lastReported, bound)
+	require.LessOrEqual(t, firstSilent, bound+replicaInterval, "b is silent from the first round after the bound")
+	final := f.scrapeRound(t, 99, cutAt, []*replica{a, c})
+	require.Empty(t, final.missing(groupNames()), "%s: a and c report every group", final)
 }

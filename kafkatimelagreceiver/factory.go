@@ -70,7 +70,11 @@ func createMetricsReceiver(
 	if err != nil {
 		return nil, err
 	}
-	controller, err := scraperhelper.NewMetricsController(&c.ControllerConfig, settings, next, scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	watched, err := s.watchExports(next)
+	if err != nil {
+		return nil, err
+	}
+	controller, err := scraperhelper.NewMetricsController(&c.ControllerConfig, settings, watched, scraperhelper.AddMetricsScraper(metadata.Type, sc))
 	if err != nil {
 		return nil, err
 	}

@@ -773,6 +773,55 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	require.Equal(t, 2, restored.Tables, "both partitions' tables")
 }
 
+// TestShutdownWithHungStorageReturnsByDeadline: a storage extension whose
+// writes hang (an NFS mount gone away) and ignore their context holds
+// neither Shutdown past its deadline nor the Kafka connections: Shutdown
+// returns by the deadline with an error that says the state was not saved,
+// and once the storage answers again nothing is left running.
+func TestShutdownWithHungStorageReturnsByDeadline(t *testing.T) {
+	requireNoLeakedGoroutines(t)
+	k := newTestKafka(t, 1)
+	k.CreateTopic("orders", 1)
+	k.Produce("orders", 0, time.Now())
+	k.Commit("group", "orders", map[int32]int64{0: 0})
+
+	store := memorystorage.New()
+	storageID := component.MustNewID("file_storage")
+	cfg := k.testConfig()
+	cfg.CollectionInterval = 100 * time.Millisecond
+	cfg.Storage = &storageID
+	cfg.StorageInterval = 200 * time.Millisecond // a periodic save hangs too
+	require.NoError(t, cfg.Validate())
+	sink := new(consumertest.MetricsSink)
+	rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, rcvr.Start(context.Background(), memorystorage.Host{storageID: store}))
+	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, faultDeadline, 10*time.Millisecond)
+
+	release := store.Hang()
+	defer release() // before the leak check: the hung calls return then
+	time.Sleep(2 * cfg.StorageInterval)
+
+	const grace = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- rcvr.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		t.Logf("Shutdown: %v", err)
+		require.ErrorContains(t, err, "saving the state to storage")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(grace + faultDeadline):
+		release()
+		<-done
+		t.Fatalf("Shutdown still running %s after its %s deadline: it waited for the storage", faultDeadline, grace)
+	}
+	release()
+	require.Eventually(t, func() bool { return store.Closed() == 1 }, faultDeadline, 10*time.Millisecond,
+		"the client is closed once the storage answers")
+}
+
 // TestSilentBrokerDoesNotStallScrapeOrSampler: a broker that accepts
 // ListOffsets and never answers costs a scrape one request deadline (from
 // `timeout`), not the pipeline: the scrape returns a partial error with the

@@ -144,7 +144,7 @@ func (cfg *Config) tokenSource(ctx context.Context, host component.Host, logger 
 
 // newCluster builds the Kafka access layer, which connects lazily: a
 // cluster that is down does not stop the collector.
-func newCluster(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, observer kafka.RequestObserver) (kafka.Cluster, error) {
+func newCluster(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, observer kafka.RequestObserver) (*saramacluster.Cluster, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
@@ -158,14 +158,20 @@ func newCluster(ctx context.Context, cfg *Config, host component.Host, logger *z
 // newMembership joins the replicas sharing the monitored groups, in the
 // background: a cluster that is down does not stop the collector. It
 // connects with the same client settings as the cluster, without a request
-// observer: coordination traffic is not the scrape's.
-func newMembership(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger) (kafka.Membership, error) {
+// observer: coordination traffic is not the scrape's. tokens, when not nil,
+// are the cluster's OAUTHBEARER tokens: shared, so that one grant serves
+// both clients and a token the brokers refused to either is dropped for
+// both.
+func newMembership(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, tokens saramacluster.TokenSource) (kafka.Membership, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
 	s, err := cfg.clusterSettings(ctx, host, logger, nil)
 	if err != nil {
 		return nil, err
+	}
+	if s.SASL != nil && s.SASL.Tokens != nil && tokens != nil {
+		s.SASL.Tokens = tokens
 	}
 	c := cfg.Coordination
 	return saramacluster.NewMembership(s, saramacluster.MembershipSettings{

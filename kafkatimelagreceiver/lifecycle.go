@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -42,7 +43,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		s.reader.Retention = s.retention
 	}
 	if s.cfg.Coordination.enabled() {
-		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger); err != nil {
+		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger, s.tokens); err != nil {
 			return err
 		}
 	}
@@ -59,11 +60,12 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 // interrupt is the part of shutdown that waits for nothing: it ends the
 // scrape in flight and the sampler's sample, starts leaving the
 // coordination group (at once, so that the other replicas take over this
-// one's groups without waiting for its session to expire), saves the tables
-// (before anything can hold the shutdown up, so that a SIGKILL after the
-// grace period does not lose them), then closes the Kafka connections,
-// which cuts the requests still in flight. It runs once; later calls return
-// its error.
+// one's groups without waiting for its session to expire), starts saving
+// the tables (before anything can hold the shutdown up, so that a SIGKILL
+// after the grace period does not lose them; in the background, so that a
+// storage that hangs holds nothing else up), then closes the Kafka
+// connections, which cuts the requests still in flight. It runs once;
+// later calls return its error.
 func (s *timeLagScraper) interrupt(ctx context.Context) error {
 	s.interruptOnce.Do(func() {
 		s.endLifetime()
@@ -80,23 +82,35 @@ func (s *timeLagScraper) interrupt(ctx context.Context) error {
 				s.sampler.Stop() // cancels at once, then waits
 			}()
 		}
-		var errs []error
 		if s.state != nil {
-			errs = append(errs, s.state.Stop(ctx))
+			// A storage call may ignore its context (a hung NFS mount):
+			// shutdown waits for this only until its own deadline.
+			s.stateSaved = make(chan struct{})
+			go func() {
+				defer close(s.stateSaved)
+				s.stateErr = s.state.Stop(ctx)
+			}()
 		}
 		if s.cluster != nil {
-			errs = append(errs, s.cluster.Close())
+			s.interruptErr = s.cluster.Close()
 		}
-		s.interruptErr = errors.Join(errs...)
 	})
 	return s.interruptErr
 }
 
-// shutdown interrupts, then waits for the sampler to stop and the
-// coordination group to be left, at most until ctx ends.
+// shutdown interrupts, then waits for the state to be saved, the sampler
+// to stop and the coordination group to be left, at most until ctx ends.
 func (s *timeLagScraper) shutdown(ctx context.Context) error {
 	defer s.telemetry.shutdown()
 	errs := []error{s.interrupt(ctx)}
+	if s.stateSaved != nil {
+		select {
+		case <-s.stateSaved:
+			errs = append(errs, s.stateErr)
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("shutdown: %s had not finished by the deadline: %w", savingState, ctx.Err()))
+		}
+	}
 	if s.samplerStopped != nil {
 		select {
 		case <-s.samplerStopped:
@@ -134,6 +148,35 @@ func (r *timeLagReceiver) Shutdown(ctx context.Context) error {
 	case err := <-done:
 		return err // the scraper's shutdown returned interruptErr already
 	case <-ctx.Done():
-		return errors.Join(interruptErr, fmt.Errorf("shutdown: a scrape or the sampler was still running at the deadline: %w", ctx.Err()))
+		return errors.Join(interruptErr, fmt.Errorf("shutdown: %s still running at the deadline: %w", r.scraper.unfinished(), ctx.Err()))
+	}
+}
+
+const savingState = "saving the state to storage"
+
+// unfinished names what an interrupted scraper may still be waiting for.
+func (s *timeLagScraper) unfinished() string {
+	var running []string
+	if s.stateSaved != nil && !closed(s.stateSaved) {
+		running = append(running, savingState)
+	}
+	if s.samplerStopped != nil && !closed(s.samplerStopped) {
+		running = append(running, "the sampler")
+	}
+	switch len(running) {
+	case 0:
+		return "a scrape was"
+	case 1:
+		return running[0] + " was"
+	}
+	return strings.Join(running, " and ") + " were"
+}
+
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -17,8 +18,10 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
@@ -63,14 +66,22 @@ type timeLagScraper struct {
 
 	// newCluster builds the Kafka access layer; tests swap it.
 	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
-	cluster    kafka.Cluster
-	sampler    *sampler.Sampler
-	state      *statestore.State
+	// tokens are the cluster's OAUTHBEARER tokens, which the membership
+	// shares; nil without them.
+	tokens  saramacluster.TokenSource
+	cluster kafka.Cluster
+	sampler *sampler.Sampler
+	state   *statestore.State
 	// membership, when coordination is on, says which groups are ours;
 	// held is what it said at the last scrape.
 	membership kafka.Membership
 	held       kafka.Assignment
-	status     statusReporter
+	// standing gives the groups up while this replica cannot serve them;
+	// share is what it held at the last scrape, which the export of that
+	// scrape is judged for.
+	standing ownership.Standing
+	share    atomic.Pointer[ownership.Owner]
+	status   statusReporter
 
 	// lifetime ends when shutdown begins (interrupt), ending the scrape in
 	// flight. See lifecycle.go.
@@ -80,6 +91,8 @@ type timeLagScraper struct {
 	interruptErr      error
 	samplerStopped    chan struct{} // closed once the sampler stopped
 	membershipStopped chan error    // the membership's Close, once it returned
+	stateSaved        chan struct{} // closed once the state's last save and close returned
+	stateErr          error         // their error, set before stateSaved is closed
 }
 
 // newTimeLagScraper builds the scraper. push, when not nil, sends chunks of
@@ -88,6 +101,11 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 	groups, err := cfg.Groups.filter()
 	if err != nil {
 		return nil, fmt.Errorf("groups: %w", err)
+	}
+	if cfg.Coordination.enabled() {
+		// The replicas' own group commits nothing: a group of this
+		// receiver's making, not one an operator watches.
+		groups = groups.Skipping(cfg.Coordination.GroupID)
 	}
 	topics, err := cfg.Topics.filter()
 	if err != nil {
@@ -137,7 +155,12 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 		s.progress = progress.NewTracker(cfg.RateWindow)
 	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
-		return newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
+		c, err := newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
+		if err != nil {
+			return nil, err
+		}
+		s.tokens = c.Tokens()
+		return c, nil
 	}
 	s.lifetime, s.endLifetime = context.WithCancel(context.Background())
 	return s, nil
@@ -167,11 +190,16 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 
 	owner, joined, err := s.owner(ctx)
 	if err != nil {
+		if given := s.standing.Away(); given != nil {
+			return s.probe(ctx, given, denials, err)
+		}
 		return pmetric.NewMetrics(), err
 	}
 	var in *read.Input
 	if joined {
-		if in, err = s.reader.Read(ctx, owner, denials, &errs); err != nil {
+		in, err = s.reader.Read(ctx, owner, denials, &errs)
+		s.served(owner, in, err)
+		if err != nil {
 			return pmetric.NewMetrics(), err
 		}
 		if owner != nil {
@@ -233,7 +261,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 		s.health.BeginScrape(in.Snap.At)
 	}
 	if s.progress != nil {
-		s.progress.BeginScrape()
+		// time.Now's monotonic reading tells the tracker of wall clock
+		// steps since the last scrape.
+		s.progress.BeginScrape(time.Now())
 	}
 	var (
 		lags       []lag.PartitionLag

@@ -11,6 +11,7 @@ import (
 type Filter struct {
 	include []*regexp.Regexp
 	exclude []*regexp.Regexp
+	skip    string // a name never kept, whatever the regexes say; "" none
 }
 
 // New compiles the regexes; an error names the invalid one by its key
@@ -39,8 +40,18 @@ func compile(key string, exprs []string) ([]*regexp.Regexp, error) {
 	return out, nil
 }
 
+// Skipping returns a filter like f that never keeps name.
+func (f *Filter) Skipping(name string) *Filter {
+	g := *f
+	g.skip = name
+	return &g
+}
+
 // Matches tells whether name is kept.
 func (f *Filter) Matches(name string) bool {
+	if f.skip != "" && name == f.skip {
+		return false
+	}
 	for _, re := range f.exclude {
 		if re.MatchString(name) {
 			return false

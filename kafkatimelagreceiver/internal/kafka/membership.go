@@ -18,6 +18,13 @@ package kafka
 type Membership interface {
 	// Assignment returns what this replica holds now.
 	Assignment() Assignment
+	// Leave gives this replica's share up without stopping: it leaves the
+	// group, so that the others take its groups over at once, and stays
+	// out (Assignment not joined, with reason as its Err) until Rejoin.
+	// It does not wait on the network.
+	Leave(reason error)
+	// Rejoin takes part again after Leave.
+	Rejoin()
 	// Close leaves the group and stops.
 	Close() error
 }

@@ -103,11 +103,16 @@ func (c *Cache) fetch(ctx context.Context) (Token, error) {
 	return token, nil
 }
 
-// Invalidate drops the current token, for when a broker refused it before
-// its expiry (revoked, or signed with keys the provider has rotated).
-func (c *Cache) Invalidate() {
+// Invalidate drops the token refused, for when a broker refused it before
+// its expiry (revoked, or signed with keys the provider has rotated), if it
+// is still the current one: refusals of the same token on several
+// connections, which reach their clients one after the other, replace it
+// once, not the new token too.
+func (c *Cache) Invalidate(refused string) {
 	c.mu.Lock()
-	c.current = Token{}
+	if c.current.Value == refused {
+		c.current = Token{}
+	}
 	c.mu.Unlock()
 }
 

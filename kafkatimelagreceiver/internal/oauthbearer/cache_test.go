@@ -69,10 +69,14 @@ func TestCacheInvalidate(t *testing.T) {
 	tok, err := c.Token(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, "token-1", tok)
-	c.Invalidate()
+	c.Invalidate("token-1")
 	tok, err = c.Token(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, "token-2", tok, "a refused token is not handed out again")
+	c.Invalidate("token-1")
+	tok, err = c.Token(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "token-2", tok, "a later refusal of the replaced token keeps its replacement")
 }
 
 func TestCacheErrorsAreNotRemembered(t *testing.T) {

@@ -59,27 +59,32 @@ func (o *Owner) Groups(groups []string) []string {
 // Split separates what one replica reports out of the commits of every
 // monitored group. owned keeps the commits of the groups it owns (committed
 // itself is not changed). gauged are the partitions whose per-partition
-// gauges it reports: those whose first committing group, by group id, it
-// owns. Every partition with a commit has exactly one such replica, and it
-// is one that reads the partition anyway for that group's lag, so a
-// replica never samples a partition only for its gauge.
+// gauges, and whose topics' production rates, it reports: every partition
+// with a commit of the topics whose first committing group (by group id,
+// over all the topic's partitions) it owns. Every topic with a commit has
+// exactly one such replica, so a per-topic series has one writer holding
+// all of the topic's partitions. It reads the partitions that group commits
+// on anyway; the topic's other partitions with commits (groups that commit
+// on only some partitions) it reads for the gauges alone.
 func (o *Owner) Split(committed map[string]map[kafka.TopicPartition]int64) (owned map[string]map[kafka.TopicPartition]int64, gauged map[kafka.TopicPartition]struct{}) {
 	owned = make(map[string]map[kafka.TopicPartition]int64)
-	first := make(map[kafka.TopicPartition]string)
+	first := make(map[string]string) // by topic
 	for group, offsets := range committed {
 		if o.OwnsGroup(group) {
 			owned[group] = offsets
 		}
 		for tp := range offsets {
-			if cur, ok := first[tp]; !ok || strings.Compare(group, cur) < 0 {
-				first[tp] = group
+			if cur, ok := first[tp.Topic]; !ok || strings.Compare(group, cur) < 0 {
+				first[tp.Topic] = group
 			}
 		}
 	}
 	gauged = make(map[kafka.TopicPartition]struct{})
-	for tp, group := range first {
-		if _, ok := owned[group]; ok {
-			gauged[tp] = struct{}{}
+	for _, offsets := range committed {
+		for tp := range offsets {
+			if _, ok := owned[first[tp.Topic]]; ok {
+				gauged[tp] = struct{}{}
+			}
 		}
 	}
 	return owned, gauged

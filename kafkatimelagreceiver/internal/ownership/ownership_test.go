@@ -101,3 +101,34 @@ func TestSplitGaugesEachPartitionOnce(t *testing.T) {
 	}
 	require.Len(t, committed, len(groups), "Split leaves its input alone")
 }
+
+// TestSplitGaugesEachTopicOnOneReplica: groups that commit on only some of
+// a topic's partitions (manual assignment) and belong to different
+// replicas: the topic's partitions are all gauged by the owner of its first
+// group, so its production rate is summed by one replica over all of them.
+func TestSplitGaugesEachTopicOnOneReplica(t *testing.T) {
+	const count = 8
+	a, b := New([]int32{0, 1, 2, 3}, count), New([]int32{4, 5, 6, 7}, count)
+	var onA, onB string
+	for i := 0; onA == "" || onB == ""; i++ {
+		g := fmt.Sprintf("group-%d", i)
+		switch {
+		case a.OwnsGroup(g) && onA == "":
+			onA = g
+		case b.OwnsGroup(g) && onB == "":
+			onB = g
+		}
+	}
+	p0, p1 := kafka.TopicPartition{Topic: "orders", Partition: 0}, kafka.TopicPartition{Topic: "orders", Partition: 1}
+	committed := map[string]map[kafka.TopicPartition]int64{onA: {p0: 1}, onB: {p1: 1}}
+	_, gaugedA := a.Split(committed)
+	_, gaugedB := b.Split(committed)
+	both := map[kafka.TopicPartition]struct{}{p0: {}, p1: {}}
+	if onA < onB {
+		require.Equal(t, both, gaugedA)
+		require.Empty(t, gaugedB)
+	} else {
+		require.Equal(t, both, gaugedB)
+		require.Empty(t, gaugedA)
+	}
+}

@@ -31,7 +31,7 @@ func BenchmarkObserve100k(b *testing.B) {
 	scrape := func(tr *Tracker) {
 		scrapeNo++
 		at := t0 + int64(scrapeNo)*int64(30*time.Second)
-		tr.BeginScrape()
+		tr.BeginScrape(time.Unix(0, at))
 		for g := range lags {
 			for p := range lags[g] {
 				pl := &lags[g][p]

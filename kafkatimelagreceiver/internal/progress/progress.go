@@ -3,7 +3,9 @@
 // committed offsets' movement over a window), how long each partition with
 // lag has kept the same committed offset, and, with the partitions'
 // production rates, how long until its lag is drained. It does no I/O and
-// never reads a clock: every time comes from the caller.
+// never reads a clock: every time comes from the caller, and each scrape's
+// instant as time.Now gave it, whose monotonic reading tells a step of the
+// wall clock.
 package progress
 
 import (
@@ -100,6 +102,17 @@ func (p *pairProgress) updateStuck(lagged bool, at int64) {
 	}
 }
 
+// shift moves the pair's times by by nanoseconds, for a wall clock that was
+// stepped by -by.
+func (p *pairProgress) shift(by int64) {
+	for i := range p.len() {
+		p.marks[i].At += by
+	}
+	if p.stuckSince != 0 {
+		p.stuckSince += by
+	}
+}
+
 // stuck is how long the clock has run at at, in seconds.
 func (p *pairProgress) stuck(at int64) float64 {
 	if p.stuckSince == 0 {
@@ -139,6 +152,14 @@ type Tracker struct {
 	restored       map[pairKey]stuckClock
 	restoredScrape uint32
 
+	// lastBegin is the instant the last scrape began, with its monotonic
+	// reading, against which the next one tells a step of the wall clock.
+	lastBegin time.Time
+	// monotonic measures the monotonic time between two instants; nil is
+	// their Sub. Tests set it: Go cannot make a time whose wall reading
+	// stepped while its monotonic one did not.
+	monotonic func(from, to time.Time) time.Duration
+
 	// partitions backs ObserveGroup's result, reused from group to group.
 	partitions []Partition
 }
@@ -155,12 +176,44 @@ func NewTracker(window time.Duration) *Tracker {
 	return &Tracker{window: window, checkpointEvery: int64(window) / 2, groups: map[string]*groupProgress{}}
 }
 
-// BeginScrape starts a scrape: groups and partitions not observed from now
-// to EndScrape count as missing from it.
-func (t *Tracker) BeginScrape() {
+// clockStepTolerance is the largest difference between how far the wall
+// clock and the monotonic clock moved between two scrapes that is not taken
+// for a step, as in timetable.
+const clockStepTolerance = time.Second
+
+// BeginScrape starts a scrape at now, as time.Now gave it: groups and
+// partitions not observed from now to EndScrape count as missing from it.
+// When the wall clock moved further or less than the monotonic clock since
+// the last scrape began, it was stepped (NTP at boot, a VM resumed, an
+// operator), and every time kept is moved by the step: stuck clocks and
+// consumption windows count the time that passed, not the step. Times
+// without a monotonic reading (made up, or restored) cannot show a step.
+func (t *Tracker) BeginScrape(now time.Time) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.scrapes++
-	t.mu.Unlock()
+	prev := t.lastBegin
+	t.lastBegin = now
+	if prev.IsZero() || now.IsZero() {
+		return
+	}
+	monotonic := now.Sub(prev)
+	if t.monotonic != nil {
+		monotonic = t.monotonic(prev, now)
+	}
+	step := time.Duration(now.UnixNano()-prev.UnixNano()) - monotonic
+	if step >= -clockStepTolerance && step <= clockStepTolerance {
+		return
+	}
+	for _, g := range t.groups {
+		for i := range g.pairs {
+			g.pairs[i].State.shift(int64(step))
+		}
+	}
+	for key, c := range t.restored {
+		c.since += int64(step)
+		t.restored[key] = c
+	}
 }
 
 // ObserveGroup folds one group's lags of a scrape read at at (unix

@@ -38,7 +38,7 @@ func lagsOf(group, topic string, pairs ...pair) []lag.PartitionLag {
 // scrape observes one group in a scrape of its own at sec and returns a
 // copy of its progress.
 func scrape(tr *Tracker, sec float64, lags []lag.PartitionLag) []Partition {
-	tr.BeginScrape()
+	tr.BeginScrape(time.Unix(0, at(sec)))
 	out := append([]Partition(nil), tr.ObserveGroup(lags[0].Group, lags, at(sec))...)
 	tr.EndScrape()
 	return out
@@ -244,7 +244,7 @@ func TestObserveGroupDoesNotAllocate(t *testing.T) {
 	sec := 0.0
 	observe := func() {
 		sec += 10
-		tr.BeginScrape()
+		tr.BeginScrape(time.Unix(0, at(sec)))
 		tr.ObserveGroup("g", lags, at(sec))
 		tr.EndScrape()
 	}

@@ -17,7 +17,7 @@ import (
 func TestUnreadGroupKeepsItsStuckClock(t *testing.T) {
 	tr := NewTracker(time.Minute)
 	stuckAt := func(at time.Duration) Partition {
-		tr.BeginScrape()
+		tr.BeginScrape(time.Unix(0, int64(time.Hour+at)))
 		lags := []lag.PartitionLag{{Group: "g", TopicPartition: kafka.TopicPartition{Topic: "t"}, Committed: 5, HasEnd: true, End: 9, Lag: 4}}
 		parts := tr.ObserveGroup("g", lags, int64(time.Hour+at))
 		out := parts[0]
@@ -27,7 +27,7 @@ func TestUnreadGroupKeepsItsStuckClock(t *testing.T) {
 	stuckAt(0)
 	require.InDelta(t, 10.0, stuckAt(10*time.Second).Stuck, 1e-9)
 	for range 3 { // three scrapes that cannot read the group
-		tr.BeginScrape()
+		tr.BeginScrape(time.Time{})
 		tr.ObserveUnread("g")
 		tr.EndScrape()
 	}

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -166,7 +167,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		committed, gauged = owner.Split(committed)
 		owned = len(groups)
 	}
-	partitions := r.track(committed, complete)
+	partitions := r.track(committed, gauged, complete)
 
 	// With nothing to read, the snapshot is of now; otherwise it is
 	// stamped with the end-offset read.
@@ -278,10 +279,13 @@ func (r *Reader) dropExcludedTopics(committed map[string]map[kafka.TopicPartitio
 	}
 }
 
-// track makes the committed partitions the tables' tracked set and returns
-// them, sorted.
-func (r *Reader) track(committed map[string]map[kafka.TopicPartition]int64, complete bool) []kafka.TopicPartition {
-	tracked := map[kafka.TopicPartition]struct{}{}
+// track makes the committed and gauged partitions the tables' tracked set
+// and returns them, sorted.
+func (r *Reader) track(committed map[string]map[kafka.TopicPartition]int64, gauged map[kafka.TopicPartition]struct{}, complete bool) []kafka.TopicPartition {
+	tracked := maps.Clone(gauged)
+	if tracked == nil {
+		tracked = map[kafka.TopicPartition]struct{}{}
+	}
 	for _, offsets := range committed {
 		for tp := range offsets {
 			tracked[tp] = struct{}{}

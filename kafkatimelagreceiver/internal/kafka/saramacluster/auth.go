@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -15,9 +16,9 @@ import (
 type TokenSource interface {
 	// Token returns a token valid for a while yet.
 	Token(ctx context.Context) (string, error)
-	// Invalidate drops a token the brokers refused, so that the next
-	// connection gets a new one.
-	Invalidate()
+	// Invalidate drops a token the brokers refused, if it is still the
+	// current one, so that the next connection gets a new one.
+	Invalidate(refused string)
 }
 
 // tokenProvider adapts a TokenSource to sarama, which asks for a token on
@@ -28,6 +29,10 @@ type tokenProvider struct {
 	tokens     TokenSource
 	extensions map[string]string
 	timeout    time.Duration
+	// presented is the token last handed to this client's connections:
+	// the one a refusal that reaches the client refers to, unless the
+	// client already asked for another.
+	presented atomic.Pointer[string]
 }
 
 func (p *tokenProvider) Token() (*sarama.AccessToken, error) {
@@ -37,6 +42,7 @@ func (p *tokenProvider) Token() (*sarama.AccessToken, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.mechanism, err)
 	}
+	p.presented.Store(&token)
 	return &sarama.AccessToken{Token: token, Extensions: p.extensions}, nil
 }
 
@@ -54,12 +60,16 @@ func (s *SASL) validateTokens() error {
 	return nil
 }
 
-// tokenRefused drops the current token after a failed connection: a broker
-// that refuses a token before its expiry (revoked, or signed with keys the
-// identity provider has rotated) would refuse it again.
+// tokenRefused drops the token this client presented last after a broker
+// refused it: a broker that refuses a token before its expiry (revoked, or
+// signed with keys the identity provider has rotated) would refuse it
+// again. A token another client sharing the source replaced already stays
+// replaced.
 func tokenRefused(sc *sarama.Config) {
 	if tp, ok := sc.Net.SASL.TokenProvider.(*tokenProvider); ok {
-		tp.tokens.Invalidate()
+		if presented := tp.presented.Load(); presented != nil {
+			tp.tokens.Invalidate(*presented)
+		}
 	}
 }
 

@@ -28,7 +28,7 @@ func (s *staticTokens) Token(ctx context.Context) (string, error) {
 	return s.token, s.err
 }
 
-func (s *staticTokens) Invalidate() { s.invalidated++ }
+func (s *staticTokens) Invalidate(string) { s.invalidated++ }
 
 func TestClientSettingsReachSarama(t *testing.T) {
 	sc, err := newConfig(defaultSettings())

@@ -86,6 +86,16 @@ func New(s Settings) (*Cluster, error) {
 	return c, nil
 }
 
+// Tokens is the source of the OAUTHBEARER tokens the connections present,
+// nil without one: another client of the same principal (the membership's)
+// shares it, so that a token refused to either is dropped for both.
+func (c *Cluster) Tokens() TokenSource {
+	if tp, ok := c.config.Net.SASL.TokenProvider.(*tokenProvider); ok {
+		return tp.tokens
+	}
+	return nil
+}
+
 // connected returns a live client, connecting first if needed. The dial
 // happens outside the lock; a racing second connection is closed.
 func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {

@@ -52,6 +52,7 @@ type Membership struct {
 	settings MembershipSettings
 	brokers  []string
 	config   *sarama.Config
+	counts   *countedAssignments // the leader's partition count, by generation
 	logger   *zap.Logger
 
 	cancel context.CancelFunc
@@ -59,17 +60,24 @@ type Membership struct {
 
 	mu      sync.Mutex
 	session sarama.ConsumerGroupSession // nil when not joined
-	count   int32                       // the coordination topic's partitions
+	count   int32                       // the coordination topic's partitions, as this member read them
 	lastErr error
 	closing bool
 	client  sarama.Client
 	group   sarama.ConsumerGroup
+	// away is why the replica stood down (Leave), nil while it takes part;
+	// rejoin wakes the loop once it may take part again (Rejoin), and
+	// endSession ends the consume in flight.
+	away       error
+	rejoin     chan struct{}
+	endSession context.CancelFunc
 }
 
 // NewMembership checks the settings and starts joining in the background.
 // Close must be called to leave and stop.
 func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
-	sc, err := membershipConfig(s, m)
+	counts := newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic)
+	sc, err := membershipConfig(s, m, counts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +90,11 @@ func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
 		settings: m,
 		brokers:  slices.Clone(s.Brokers),
 		config:   sc,
+		counts:   counts,
 		logger:   logger,
 		cancel:   cancel,
 		done:     make(chan struct{}),
+		rejoin:   make(chan struct{}, 1),
 	}
 	go ms.run(ctx)
 	return ms, nil
@@ -95,9 +105,9 @@ func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
 const membershipLookupRetries = 3
 
 // membershipConfig is the Kafka client configuration with the group's
-// settings. A member holds no offsets and reads nothing: the topic stays
-// empty, only its partitions are dealt out.
-func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) {
+// settings and strategy. A member holds no offsets and reads nothing: the
+// topic stays empty, only its partitions are dealt out.
+func membershipConfig(s Settings, m MembershipSettings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
 	sc, err := newConfig(s)
 	if err != nil {
 		return nil, err
@@ -108,7 +118,7 @@ func membershipConfig(s Settings, m MembershipSettings) (*sarama.Config, error) 
 	g := &sc.Consumer.Group
 	g.Session.Timeout = m.SessionTimeout
 	g.Heartbeat.Interval = m.HeartbeatInterval
-	g.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyCooperativeSticky()}
+	g.Rebalance.GroupStrategies = []sarama.BalanceStrategy{strategy}
 	// How long the coordinator waits for members to rejoin once a
 	// rebalance starts. A live member rejoins within a heartbeat interval
 	// (at most a third of the session timeout); Kafka drops a dead one when
@@ -147,13 +157,25 @@ func CheckMembershipVersion(v string) error {
 	return nil
 }
 
-// Assignment returns what the replica holds now, without network I/O.
+// Assignment returns what the replica holds now, without network I/O. The
+// partition count is the one the group's leader assigned the generation
+// from, which every member of the generation received with its assignment:
+// the members' own metadata may disagree (the topic grew or was recreated
+// between their joins). An assignment from a leader that sent no count (an
+// older release) falls back to the count this member read when it joined.
 func (m *Membership) Assignment() kafka.Assignment {
 	m.mu.Lock()
-	sess, count, lastErr := m.session, m.count, m.lastErr
+	sess, count, lastErr, away := m.session, m.count, m.lastErr, m.away
 	m.mu.Unlock()
+	if away != nil {
+		return kafka.Assignment{Err: away}
+	}
 	if sess == nil || sess.Context().Err() != nil {
 		return kafka.Assignment{Err: lastErr}
+	}
+	generation := sess.GenerationID()
+	if leaders, ok := m.counts.countFor(generation); ok {
+		count = leaders
 	}
 	held := slices.Clone(sess.Claims()[m.settings.Topic])
 	slices.Sort(held)
@@ -162,7 +184,7 @@ func (m *Membership) Assignment() kafka.Assignment {
 		Partitions:     held,
 		PartitionCount: count,
 		MemberID:       sess.MemberID(),
-		Generation:     sess.GenerationID(),
+		Generation:     generation,
 	}
 }
 
@@ -202,11 +224,18 @@ func (m *Membership) run(ctx context.Context) {
 	defer close(m.done)
 	wait := minJoinRetry
 	for {
+		if m.stayAway(ctx) != nil {
+			return
+		}
 		err := m.consume(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		m.mu.Lock()
+		if m.away != nil {
+			m.mu.Unlock()
+			continue // the session was ended by Leave, not by a failure
+		}
 		// A join clears lastErr, so each failure after a join warns again.
 		wasFailing := m.lastErr != nil
 		m.lastErr = err
@@ -242,16 +271,39 @@ func (m *Membership) consume(ctx context.Context) error {
 	}
 	count, err := m.ensureTopic(client)
 	if err != nil {
+		m.refused(err)
 		return err
 	}
+	session, end := context.WithCancel(ctx)
+	defer end()
 	m.mu.Lock()
 	m.count = count
+	if m.away != nil {
+		m.mu.Unlock()
+		return nil
+	}
+	m.endSession = end
 	m.mu.Unlock()
-	err = group.Consume(ctx, []string{m.settings.Topic}, &claimHandler{m: m, group: group})
+	err = group.Consume(session, []string{m.settings.Topic}, &claimHandler{m: m, group: group})
+	m.mu.Lock()
+	m.endSession = nil
+	m.mu.Unlock()
 	if err != nil {
+		m.refused(err)
 		return fmt.Errorf("join coordination group %q: %w", m.settings.GroupID, authentication(err))
 	}
 	return nil
+}
+
+// refused drops the token when the brokers refused it to this client
+// (sarama's connections of the group reconnect and re-authenticate on
+// their own, and tell only through the errors that reach here), so that the
+// next connection, this client's or the cluster's with which it shares the
+// token, presents a new one rather than the refused one until it expires.
+func (m *Membership) refused(err error) {
+	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		tokenRefused(m.config)
+	}
 }
 
 // connect returns the client and consumer group, making them first if
@@ -272,12 +324,10 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 	// sarama takes no context: the dial and metadata deadlines bound this.
 	fresh, err := sarama.NewClient(m.brokers, m.config)
 	if err != nil {
-		if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
-			tokenRefused(m.config)
-		}
+		m.refused(err)
 		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, securitySummary(m.config), authentication(err))
 	}
-	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, fresh)
+	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, holdOnly{Client: fresh, topic: m.settings.Topic})
 	if err != nil {
 		_ = fresh.Close()
 		return nil, nil, fmt.Errorf("coordination group %q: %w", m.settings.GroupID, err)
@@ -291,101 +341,4 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 	}
 	m.client, m.group = fresh, freshGroup
 	return fresh, freshGroup, nil
-}
-
-// ensureTopic returns the coordination topic's partition count, creating
-// the topic first when it is missing and that is allowed.
-func (m *Membership) ensureTopic(client sarama.Client) (int32, error) {
-	topic := m.settings.Topic
-	partitions, err := client.Partitions(topic)
-	if err == nil {
-		if n := int32(len(partitions)); n != m.settings.Partitions {
-			m.logger.Debug("coordination topic has another partition count than configured; using the topic's",
-				zap.String("topic", topic), zap.Int32("partitions", n), zap.Int32("configured", m.settings.Partitions))
-		}
-		return int32(len(partitions)), nil
-	}
-	if !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-		return 0, fmt.Errorf("coordination topic %q: %w", topic, clusterAuthorization(err))
-	}
-	if !m.settings.CreateTopic {
-		return 0, fmt.Errorf("coordination topic %q does not exist and coordination::create_topic is false: create it with %d partitions", topic, m.settings.Partitions)
-	}
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
-		return 0, fmt.Errorf("create coordination topic %q: find the controller: %w", topic, err)
-	}
-	// The admin shares the client, which Close closes: the admin is not
-	// closed on its own.
-	err = admin.CreateTopic(topic, &sarama.TopicDetail{
-		NumPartitions:     m.settings.Partitions,
-		ReplicationFactor: m.settings.ReplicationFactor,
-	}, false)
-	switch {
-	case err == nil:
-		m.logger.Info("coordination: created the coordination topic",
-			zap.String("topic", topic), zap.Int32("partitions", m.settings.Partitions))
-	case errors.Is(err, sarama.ErrTopicAlreadyExists):
-		// A peer created it first.
-	default:
-		return 0, fmt.Errorf("create coordination topic %q (needs CREATE on the topic or the cluster, or create it yourself with %d partitions): %w",
-			topic, m.settings.Partitions, clusterAuthorization(err))
-	}
-	if err := client.RefreshMetadata(topic); err != nil {
-		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)
-	}
-	partitions, err = client.Partitions(topic)
-	if err != nil {
-		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)
-	}
-	return int32(len(partitions)), nil
-}
-
-func (m *Membership) setSession(sess sarama.ConsumerGroupSession) {
-	m.mu.Lock()
-	m.session, m.lastErr = sess, nil
-	m.mu.Unlock()
-	m.logger.Info("coordination: joined the replicas' group",
-		zap.String("group", m.settings.GroupID), zap.String("member", sess.MemberID()), zap.Int32("generation", sess.GenerationID()))
-}
-
-func (m *Membership) clearSession(sess sarama.ConsumerGroupSession) {
-	m.mu.Lock()
-	if m.session == sess {
-		m.session = nil
-	}
-	m.mu.Unlock()
-}
-
-// claimHandler tracks the session; the claims themselves need no work.
-type claimHandler struct {
-	m     *Membership
-	group sarama.ConsumerGroup
-}
-
-func (h *claimHandler) Setup(sess sarama.ConsumerGroupSession) error {
-	h.m.setSession(sess)
-	return nil
-}
-
-func (h *claimHandler) Cleanup(sess sarama.ConsumerGroupSession) error {
-	h.m.clearSession(sess)
-	return nil
-}
-
-// ConsumeClaim holds a partition until it is revoked or the session ends.
-// Nothing is produced to the coordination topic: pausing the partition
-// stops the empty fetches it would otherwise send all along.
-func (h *claimHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
-	h.group.Pause(map[string][]int32{claim.Topic(): {claim.Partition()}})
-	for {
-		select {
-		case _, ok := <-claim.Messages():
-			if !ok {
-				return nil
-			}
-		case <-sess.Context().Done():
-			return nil
-		}
-	}
 }

@@ -19,6 +19,8 @@ type Extension struct {
 	values map[string][]byte
 	opened int
 	closed int
+	// hung, while not nil, holds every Set and Close until it is closed.
+	hung chan struct{}
 }
 
 // New is an extension holding no values.
@@ -63,6 +65,34 @@ func (e *Extension) Closed() int {
 	return e.closed
 }
 
+// Hang makes Set and Close block, whatever their context says, until
+// release is called: a storage whose disk hangs (an NFS mount gone away).
+func (e *Extension) Hang() (release func()) {
+	hung := make(chan struct{})
+	e.mu.Lock()
+	e.hung = hung
+	e.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			e.hung = nil
+			e.mu.Unlock()
+			close(hung)
+		})
+	}
+}
+
+// waitIfHung blocks while the extension hangs.
+func (e *Extension) waitIfHung() {
+	e.mu.Lock()
+	hung := e.hung
+	e.mu.Unlock()
+	if hung != nil {
+		<-hung
+	}
+}
+
 type client struct{ e *Extension }
 
 func (c *client) Get(_ context.Context, key string) ([]byte, error) {
@@ -75,6 +105,7 @@ func (c *client) Get(_ context.Context, key string) ([]byte, error) {
 }
 
 func (c *client) Set(_ context.Context, key string, value []byte) error {
+	c.e.waitIfHung()
 	c.e.Put(key, value)
 	return nil
 }
@@ -101,6 +132,7 @@ func (c *client) Batch(ctx context.Context, ops ...*storage.Operation) error {
 }
 
 func (c *client) Close(context.Context) error {
+	c.e.waitIfHung()
 	c.e.mu.Lock()
 	defer c.e.mu.Unlock()
 	c.e.closed++
