@@ -40,30 +40,38 @@ type OffsetRead struct {
 	Unknown  []TopicPartition
 	Sent     time.Time
 	Received time.Time
-	// Retried are the partitions of Offsets read a second time, from a new
-	// leader, after the first request found their leader moved; their
-	// offsets were true between RetrySent and RetryReceived instead.
-	Retried       []TopicPartition
-	RetrySent     time.Time
-	RetryReceived time.Time
+	// Retries are the partitions of Offsets read again, from a new leader,
+	// after an earlier request of the same call found their leader moved:
+	// their offsets were true between the retry's Sent and Received.
+	Retries []Retry
 }
 
-// Split returns the read as two reads of their own times: the partitions
-// read at once, and those Retried.
-func (r OffsetRead) Split() (first, retried OffsetRead) {
-	if len(r.Retried) == 0 {
-		return r, OffsetRead{}
+// Retry is one round of an OffsetRead asked again of new leaders.
+type Retry struct {
+	Partitions []TopicPartition
+	Sent       time.Time
+	Received   time.Time
+}
+
+// Split returns the read as reads of their own times: the partitions read
+// at once, then those of each retry.
+func (r OffsetRead) Split() (first OffsetRead, retries []OffsetRead) {
+	if len(r.Retries) == 0 {
+		return r, nil
 	}
-	first = OffsetRead{Offsets: make(map[TopicPartition]int64, len(r.Offsets)-len(r.Retried)), Unknown: r.Unknown, Sent: r.Sent, Received: r.Received}
-	retried = OffsetRead{Offsets: make(map[TopicPartition]int64, len(r.Retried)), Sent: r.RetrySent, Received: r.RetryReceived}
+	first = OffsetRead{Offsets: make(map[TopicPartition]int64, len(r.Offsets)), Unknown: r.Unknown, Sent: r.Sent, Received: r.Received}
 	for tp, offset := range r.Offsets {
 		first.Offsets[tp] = offset
 	}
-	for _, tp := range r.Retried {
-		retried.Offsets[tp] = r.Offsets[tp]
-		delete(first.Offsets, tp)
+	for _, retry := range r.Retries {
+		read := OffsetRead{Offsets: make(map[TopicPartition]int64, len(retry.Partitions)), Sent: retry.Sent, Received: retry.Received}
+		for _, tp := range retry.Partitions {
+			read.Offsets[tp] = r.Offsets[tp]
+			delete(first.Offsets, tp)
+		}
+		retries = append(retries, read)
 	}
-	return first, retried
+	return first, retries
 }
 
 // RecordAt names the record at an offset of a partition.

@@ -47,12 +47,14 @@ func Read(ctx context.Context, reader kafka.OffsetReader, tables *timetable.Stor
 	end, err = reader.EndOffsets(ctx, partitions)
 	// Partitions read again from a new leader were read later: each part
 	// is a table point of its own time.
-	first, retried := end.Split()
+	first, retries := end.Split()
 	if len(first.Offsets) > 0 || len(first.Unknown) > 0 {
 		logClockStep(logger, tables.Record(first))
 	}
-	if len(retried.Offsets) > 0 {
-		logClockStep(logger, tables.Record(retried))
+	for _, retried := range retries {
+		if len(retried.Offsets) > 0 {
+			logClockStep(logger, tables.Record(retried))
+		}
 	}
 	err = kafka.Join(idErr, err)
 	if opts.WithStart && ctx.Err() == nil {

@@ -35,8 +35,9 @@ func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPart
 // listOffsets sends one ListOffsets per leader carrying all its partitions.
 // Partitions whose leader moved (the broker says it is not the leader, or
 // does not answer) are looked up again and read once more from their new
-// leader in the same call, so that a leader election costs no read: they
-// come back in read.Retried, with times of their own.
+// leader in the same call, up to leaderRetries times, so that a leader
+// election costs no read: they come back in read.Retries, with times of
+// their own.
 func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
 	defer c.watch(ctx)()
 	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
@@ -47,33 +48,53 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, client, partitions)
 	read.Unknown = unknown
 	read.Sent = time.Now()
-	first := c.listOffsetsFrom(ctx, byLeader, which, isolation, read.Offsets)
+	last := c.listOffsetsFrom(ctx, byLeader, which, isolation, read.Offsets)
 	read.Received = time.Now()
-	moved := first.moved()
-	if len(moved) == 0 || ctx.Err() != nil {
-		read.Unknown = append(read.Unknown, first.unknown...)
-		return read, kafka.Join(leaderErr, first.err())
+	errs := []error{leaderErr}
+	for range leaderRetries {
+		moved := last.moved()
+		if len(moved) == 0 || ctx.Err() != nil {
+			break
+		}
+		c.refreshMetadata(client, topicsOf(moved), last.transport)
+		// Asked again: this round's answer for them stands instead, and
+		// the partitions the last round did not know are known or not by
+		// this one.
+		for _, tp := range moved {
+			last.forget(tp)
+		}
+		errs = append(errs, last.err())
+		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, client, moved)
+		read.Unknown = append(read.Unknown, retryUnknown...)
+		errs = append(errs, retryLeaderErr)
+		retried := make(map[kafka.TopicPartition]int64, len(moved))
+		retry := kafka.Retry{Sent: time.Now()}
+		last = c.listOffsetsFrom(ctx, retryLeaders, which, isolation, retried)
+		retry.Received = time.Now()
+		for tp, offset := range retried {
+			read.Offsets[tp] = offset
+			retry.Partitions = append(retry.Partitions, tp)
+		}
+		if len(retry.Partitions) > 0 {
+			kafka.SortPartitions(retry.Partitions)
+			read.Retries = append(read.Retries, retry)
+		}
 	}
-	c.refreshMetadata(client, topicsOf(moved), first.transport)
-	retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, client, moved)
-	read.Unknown = append(read.Unknown, retryUnknown...)
-	retried := make(map[kafka.TopicPartition]int64, len(moved))
-	read.RetrySent = time.Now()
-	again := c.listOffsetsFrom(ctx, retryLeaders, which, isolation, retried)
-	read.RetryReceived = time.Now()
-	for tp, offset := range retried {
-		read.Offsets[tp] = offset
-		read.Retried = append(read.Retried, tp)
-		first.forget(tp)
-	}
-	kafka.SortPartitions(read.Retried)
-	read.Unknown = append(read.Unknown, again.unknown...)
-	if len(again.moved()) > 0 && ctx.Err() == nil {
+	read.Unknown = append(read.Unknown, last.unknown...)
+	if len(last.moved()) > 0 && ctx.Err() == nil {
 		// Still not at the leader: the next call finds the metadata fresh.
-		c.refreshMetadata(client, topicsOf(again.moved()), again.transport)
+		c.refreshMetadata(client, topicsOf(last.moved()), last.transport)
 	}
-	return read, kafka.Join(leaderErr, first.err(), retryLeaderErr, again.err())
+	return read, kafka.Join(append(errs, last.err())...)
 }
+
+// leaderRetries is how many times one call asks the partitions whose
+// leader moved again, each time after a metadata refresh. During a rolling
+// leader move a refresh can name a leader that moves on before it is
+// asked; a second retry still keeps that partition's point, and a partition
+// that moved three times within one call is rare enough to wait for the
+// next.
+const leaderRetries = 2
 
 // offsetsAnswer is what one round of ListOffsets requests left unread.
 type offsetsAnswer struct {
