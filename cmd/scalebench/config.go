@@ -25,10 +25,9 @@ exporters:
 service:
   telemetry:
     metrics:
-      level: none
-  pipelines:
+%s  pipelines:
     metrics:
       receivers: [kafka_time_lag]
       exporters: [%s]
-`, strings.Join(quoted, ", "), receiverExtra, o.interval, o.sampling, name, exporterBody, name)
+`, strings.Join(quoted, ", "), receiverExtra, o.interval, o.sampling, name, exporterBody, o.busy.telemetryConfig(), name)
 }

@@ -64,6 +64,7 @@ type options struct {
 	extraConfig []string
 	extraArgs   []string
 	prom        promOptions
+	busy        busyOptions
 }
 
 func main() {
@@ -91,6 +92,7 @@ func run() error {
 	extra := fs.String("extra-config", "", "comma-separated collector config files merged over the generated one (e.g. to add the pprof extension)")
 	extraArgs := fs.String("collector-args", "", "comma-separated extra command-line arguments of the collector, e.g. --feature-gates=pdata.useProtoPooling")
 	promArgs := o.prom.register(fs)
+	o.busy.register(fs)
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
 	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
@@ -119,6 +121,9 @@ func run() error {
 	}
 	if *promArgs != "" {
 		o.prom.args = strings.Split(*promArgs, ",")
+	}
+	if err := o.busy.prepare(&o); err != nil {
+		return err
 	}
 	if _, err := os.Stat(o.collector); err != nil {
 		return fmt.Errorf("collector binary: %w (run `make build`)", err)
@@ -197,6 +202,8 @@ type result struct {
 
 	naive    *naiveMeasurement
 	naiveErr error
+
+	busy *busyResult // busy mode's tables
 }
 
 func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result, error) {
@@ -218,6 +225,17 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	}
 	r.loadTime = time.Since(loadStart)
 	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), w.Partitions()*scaleload.RecordsPerPartition, w.Groups, r.coordinators)
+	if o.busy.on {
+		writeCtx, stopWriting := context.WithCancel(ctx)
+		writeErr := make(chan error, 1)
+		go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
+		defer func() {
+			stopWriting()
+			if err := <-writeErr; err != nil {
+				logf("%v", err)
+			}
+		}()
+	}
 
 	var (
 		pid   atomic.Int64
@@ -258,6 +276,9 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, err
 	}
 	pid.Store(int64(col.PID()))
+	if o.busy.on {
+		r.busy = &busyResult{started: time.Now(), log: filepath.Join(o.workDir, name+".log")}
+	}
 	logf("collector pid %d started (config %s)", col.PID(), cfgPath)
 	defer func() {
 		if err := col.Stop(time.Minute); err != nil {
@@ -266,7 +287,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	}()
 
 	// first, then warm-up until a scrape reads no record, then o.scrapes more.
-	deadline := time.After(time.Duration(o.warmupMax+o.scrapes+6)*o.interval + 5*time.Minute)
+	deadline := time.After(time.Duration(o.warmupMax+o.scrapes+6)*o.interval + 5*time.Minute + o.busy.fill)
 	firstDeadline := time.After(3*o.interval + 2*time.Minute)
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
@@ -274,11 +295,12 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	for {
 		mu.Lock()
 		n := len(marks)
+		filled := !o.busy.on || steadyFrom >= 0 && time.Since(marks[steadyFrom].at) >= o.busy.fill
 		mu.Unlock()
-		if steadyFrom >= 0 && n >= steadyFrom+o.scrapes {
+		if filled && steadyFrom >= 0 && n >= steadyFrom+o.scrapes {
 			break
 		}
-		if steadyFrom < 0 && n >= 1+o.warmupMax+o.scrapes {
+		if filled && steadyFrom < 0 && n >= 1+o.warmupMax+o.scrapes {
 			break // never settled; report what there is
 		}
 		select {
@@ -302,10 +324,16 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		}
 		mu.Lock()
 		n = len(marks)
+		if r.busy != nil && n == 1 {
+			r.busy.first = readBusyMark(o.busy)
+		}
 		if steadyFrom < 0 && n >= 2 {
 			last := between(marks[n-2], marks[n-1])
 			if last.requests[kmsg.Fetch] == 0 {
 				steadyFrom = n - 1 // marks[n-2] -> marks[n-1] is the first steady interval
+				if r.busy != nil {
+					r.busy.settled = readBusyMark(o.busy)
+				}
 			}
 		}
 		mu.Unlock()
@@ -316,6 +344,14 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, err
 	}
 	r.peakRSS, r.endRSS = hwm, rss
+	if r.busy != nil {
+		mu.Lock()
+		err := r.busy.finish(o.busy, marks, steadyFrom)
+		mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("busy mode: %w", err)
+		}
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -363,19 +399,4 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		}
 	}
 	return r, nil
-}
-
-func between(a, b mark) interval {
-	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.Since(a.requests)}
-}
-
-func progress(marks []mark, mu *sync.Mutex) string {
-	mu.Lock()
-	defer mu.Unlock()
-	n := len(marks)
-	if n < 2 {
-		return fmt.Sprintf("process CPU %s since start", marks[n-1].cpu)
-	}
-	iv := between(marks[n-2], marks[n-1])
-	return fmt.Sprintf("interval CPU %s, RSS %s, requests %s", iv.cpu, mib(marks[n-1].rss), iv.requests.PerOp(1))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -48,6 +49,11 @@ func printReport(out io.Writer, o options, results []*result) {
 		}
 		fmt.Fprintf(out, "| %s | %d | %d | %.0f KiB in %d request(s) | %s | %s | %s | %s | %s |\n",
 			r.w, r.w.Pairs(), r.points, r.exportKB, r.requests, secs(r.first.cpu), warm, steady, mib(r.peakRSS), mib(r.maxRSS))
+	}
+
+	if o.busy.on {
+		fmt.Fprintln(out)
+		printBusyReport(out, o, results)
 	}
 
 	fmt.Fprintf(out, "\nKafka requests per collection interval (one scrape + %d samples), by API key:\n\n", samples)
@@ -117,3 +123,18 @@ func sumRequests(ivs []interval) requestCounts {
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
+
+func between(a, b mark) interval {
+	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.Since(a.requests)}
+}
+
+func progress(marks []mark, mu *sync.Mutex) string {
+	mu.Lock()
+	defer mu.Unlock()
+	n := len(marks)
+	if n < 2 {
+		return fmt.Sprintf("process CPU %s since start", marks[n-1].cpu)
+	}
+	iv := between(marks[n-2], marks[n-1])
+	return fmt.Sprintf("interval CPU %s, RSS %s, requests %s", iv.cpu, mib(marks[n-1].rss), iv.requests.PerOp(1))
+}

@@ -17,17 +17,23 @@ func ExpectedAppend(lo, hi timetable.Sample, c int64) int64 {
 	return min(hi.At, lo.At+int64((k+1)/(n+1)*float64(hi.At-lo.At)))
 }
 
-// coarseBracketRatio: a table estimate is trusted when its bracket is
-// narrower than this fraction of the time lag it yields. The table cannot
-// tell where inside a bracket its records landed (a burst lands at one
-// instant anywhere in it), so its error is bounded only by the bracket's
-// width: a group near the head of a partition, seconds behind, is dated
-// by the record's own timestamp instead, within the record-read budget.
+// coarseBracketRatio: a table estimate is trusted when what its bracket
+// leaves uncertain is less than this fraction of the time lag it yields.
+// The table cannot tell where inside a segment as sampled its records
+// landed (a burst lands at one instant anywhere in it), so its error there
+// is bounded only by the segment's width: a group near the head of a
+// partition, seconds behind, is dated by the record's own timestamp
+// instead, within the record-read budget. A segment simplification merged
+// is wider but no less certain (timetable.Bracket.Spread).
 const coarseBracketRatio = 0.1
 
-// Coarse tells whether the bracket [lo, hi] is too wide to date a time lag
-// measured at at from estimate: its width exceeds coarseBracketRatio of
-// that time lag.
-func Coarse(lo, hi timetable.Sample, estimate, at int64) bool {
-	return float64(hi.At-lo.At) > coarseBracketRatio*float64(at-estimate)
+// Coarse tells whether bracket b dates the record at offset c too loosely
+// for the time lag measured at at from estimate: the estimate may be off by
+// b's Spread plus its own distance from the bracket's straight line, and
+// never by more than the bracket's width; coarse is more than
+// coarseBracketRatio of that time lag.
+func Coarse(b timetable.Bracket, c, estimate, at int64) bool {
+	off := estimate - timetable.Interpolate(b.Lo, b.Hi, c)
+	uncertainty := min(b.Hi.At-b.Lo.At, b.Spread+max(off, -off))
+	return float64(uncertainty) > coarseBracketRatio*float64(at-estimate)
 }

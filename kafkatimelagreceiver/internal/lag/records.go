@@ -145,10 +145,11 @@ func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) Append
 			from = max(c, rec.Offset)
 		}
 		timed := read && rec.Found == kafka.RecordTimed
-		lo, hi, inTable, gap := tables.Bracket(p.Table, from, upper)
+		b, inTable := tables.Bracket(p.Table, from, upper)
+		lo, hi, gap := b.Lo, b.Hi, b.Gap
 		if inTable && !gap {
 			expected := ExpectedAppend(lo, hi, from)
-			if timed && Coarse(lo, hi, expected, at) {
+			if timed && Coarse(b, from, expected, at) {
 				return clampToTable(tables, p.Table, from, rec.Timestamp, at, lo, hi, inTable), MethodRecord, true
 			}
 			return expected, MethodTable, true
@@ -224,9 +225,9 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 				continue
 			}
 			seen[key] = struct{}{}
-			lo, hi, ok, gap := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
-			dated := ok && !gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
-			coarse := dated && Coarse(lo, hi, ExpectedAppend(lo, hi, from), at)
+			b, ok := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
+			dated := ok && !b.Gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
+			coarse := dated && Coarse(b, from, ExpectedAppend(b.Lo, b.Hi, from), at)
 			if dated && !coarse {
 				continue
 			}

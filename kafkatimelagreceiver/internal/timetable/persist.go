@@ -99,7 +99,7 @@ func (s *Store) RestoreState(data []byte) (Restored, error) {
 	defer s.sortTracked()
 	for _, st := range decoded.tables {
 		s.tables[st.tp] = st.table
-		s.wanted[st.tp] = now
+		st.table.wanted = now
 		if st.hasStart {
 			s.starts[st.tp] = st.start
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
-// Stored state layout (version 4), every integer a varint:
+// Stored state layout (version 5), every integer a varint:
 //
 //	magic "KTLT" | version | cluster id length, cluster id | table count
 //	per table: body length | body
@@ -19,8 +19,13 @@ import (
 //	      lastRead | has start (0/1) [start] | point count |
 //	      points: the first's offset and time (in timeUnits), then each
 //	      one's offset and time deltas from the one before, unsigned |
-//	      gap count | gaps: index of each gap end point, as deltas
+//	      gap count | gaps: index of each gap end point, as deltas |
+//	      widest sampled segment (timeUnits) | width bound: 0 for none, or
+//	      1 + how long before the newest point it ends (timeUnits)
 //
+// Version 5 adds what a table knows of how closely its segments date their
+// records (see Bracket.Spread); a table of an earlier version dates them
+// to within each segment's width, as it did when it was saved.
 // Version 4 stores times in the tables' resolution (timeUnit) and gap ends
 // as a list, not a flag in every point: a table of 512 busy points takes
 // about 3 KiB where version 3 took 4, and a simplified one a few hundred
@@ -40,11 +45,12 @@ import (
 // wrong is worse than none), or whose times lie in the future, is skipped;
 // state whose framing does not decode is rejected whole.
 const (
-	stateMagic          = "KTLT"
-	stateVersion        = 4
-	stateVersionFramed  = 3
-	stateVersionNoIDs   = 2
-	stateVersionWithGap = 1
+	stateMagic           = "KTLT"
+	stateVersion         = 5
+	stateVersionNoSpread = 4
+	stateVersionFramed   = 3
+	stateVersionNoIDs    = 2
+	stateVersionWithGap  = 1
 	// maxClusterIDLen bounds a stored cluster id; Kafka's are 22 bytes.
 	maxClusterIDLen = 256
 	// maxTopicLen is the longest topic name Kafka allows.
@@ -151,7 +157,11 @@ func encodeTable(b []byte, st storedTable) []byte {
 		b = binary.AppendUvarint(b, uint64(i-prev))
 		prev = i
 	}
-	return b
+	b = binary.AppendUvarint(b, uint64(t.widest))
+	if t.widthBoundUntil == 0 {
+		return binary.AppendUvarint(b, 0)
+	}
+	return binary.AppendUvarint(b, 1+uint64((t.last.At-t.widthBoundUntil)/timeUnit))
 }
 
 // decodeState parses stored state into tables of the given bounds (thinned
@@ -292,7 +302,7 @@ func decodeTable(d *statecodec.Reader, version uint64, maxPoints int, maxGap tim
 	}
 	var points []Sample
 	var gapEnds map[int64]struct{}
-	if version >= stateVersion {
+	if version >= stateVersionNoSpread {
 		points, gapEnds = decodePoints(d, bad)
 	} else {
 		points, gapEnds = decodePointsV3(d, bad)
@@ -301,8 +311,32 @@ func decodeTable(d *statecodec.Reader, version uint64, maxPoints int, maxGap tim
 	if !d.OK() || problem != nil {
 		return st, problem
 	}
+	widest, widthBoundUntil := uint64(0), int64(0)
+	if len(points) > 0 {
+		// As saved by an earlier version: every segment dates its records
+		// to within its width.
+		widthBoundUntil = points[len(points)-1].At
+	}
+	if version >= stateVersion && d.OK() {
+		widest = d.Uvarint()
+		before := d.Uvarint()
+		switch {
+		case widest > math.MaxInt32:
+			bad("widest segment %d out of range", widest)
+		case before == 0:
+			widthBoundUntil = 0
+		case len(points) == 0 || before-1 > uint64(points[len(points)-1].At-points[0].At)/uint64(timeUnit):
+			bad("width bound outside the table")
+		default:
+			widthBoundUntil = points[len(points)-1].At - int64(before-1)*timeUnit
+		}
+	}
+	if !d.OK() || problem != nil {
+		return st, problem
+	}
 	st.table.setPoints(points)
 	st.table.gaps = gapEnds
+	st.table.widest, st.table.widthBoundUntil = int32(widest), widthBoundUntil
 	if len(points) > 0 && st.table.lastRead < points[len(points)-1].At {
 		bad("read before its newest point")
 	}

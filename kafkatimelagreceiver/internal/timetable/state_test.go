@@ -69,6 +69,8 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 		require.Equal(t, want.hasStart, got.hasStart)
 		require.Equal(t, want.start, got.start)
+		require.Equal(t, want.table.widest, got.table.widest)
+		require.Equal(t, want.table.widthBoundUntil, got.table.widthBoundUntil)
 	}
 	// Encoding is deterministic.
 	require.Equal(t, data, encodeState("", out))
@@ -155,6 +157,10 @@ func encodeStateVersion(t *testing.T, version uint64, tables []storedTable) []by
 // hold.
 func encodeStateVersionOf(t *testing.T, version uint64, tables []storedTable, raw map[kafka.TopicPartition][]Sample) []byte {
 	t.Helper()
+	if version == stateVersionNoSpread {
+		require.Nil(t, raw, "version 4 holds what a table holds")
+		return encodeStateVersion4(tables)
+	}
 	b := []byte(stateMagic)
 	b = binary.AppendUvarint(b, version)
 	if version == stateVersionFramed {
@@ -203,9 +209,34 @@ func encodeStateVersionOf(t *testing.T, version uint64, tables []storedTable, ra
 	return b
 }
 
+// encodeStateVersion4 is what version 4 wrote: version 5 without each
+// table's widest segment and width bound, which close its body.
+func encodeStateVersion4(tables []storedTable) []byte {
+	var frames []byte
+	for _, st := range tables {
+		body := encodeTable(nil, st)
+		body = body[:len(body)-spreadFieldsLen(st.table)]
+		frames = binary.AppendUvarint(frames, uint64(len(body)))
+		frames = append(frames, body...)
+	}
+	out := binary.AppendUvarint([]byte(stateMagic), stateVersionNoSpread)
+	out = binary.AppendUvarint(out, 0) // no cluster id
+	out = binary.AppendUvarint(out, uint64(len(tables)))
+	return append(out, frames...)
+}
+
+// spreadFieldsLen is how many bytes version 5 adds to a table's body.
+func spreadFieldsLen(t *Table) int {
+	n := uvarintLen(uint64(t.widest))
+	if t.widthBoundUntil == 0 {
+		return n + 1
+	}
+	return n + uvarintLen(1+uint64((t.last.At-t.widthBoundUntil)/timeUnit))
+}
+
 func TestStateEarlierVersionsRestore(t *testing.T) {
-	in := sampleTables(t)
-	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs, stateVersionFramed} {
+	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs, stateVersionFramed, stateVersionNoSpread} {
+		in := sampleTables(t)
 		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
 			// The hand-built blob is exactly what the earlier release wrote:
 			// its first table, of "orders", as the bytes spell them.
@@ -251,11 +282,21 @@ func TestStateEarlierVersionsRestore(t *testing.T) {
 			}
 			_, _, gap := store.Estimate(refs[0], 550, upper)
 			require.True(t, gap, "the outage between offsets 500 and 600 stays a gap")
+			// Nothing said how closely the saved segments date their
+			// records: each to within its width, as when it was saved.
+			for c := int64(0); c < newest.Offset; c += 25 {
+				b, ok := store.Bracket(refs[0], c, upper)
+				require.True(t, ok)
+				require.Equal(t, b.Hi.At-b.Lo.At, b.Spread, "offset %d", c)
+			}
 
 			// Saving again writes this version, which decodes to the same
-			// tables.
+			// tables, bound by their width up to the newest saved point.
 			saved := store.EncodeState()
 			require.Equal(t, byte(stateVersion), saved[len(stateMagic)])
+			for _, st := range in {
+				st.table.widest, st.table.widthBoundUntil = 0, st.table.last.At
+			}
 			require.Equal(t, encodeState("", in), saved)
 		})
 	}

@@ -48,8 +48,6 @@ type Store struct {
 	// TakeResets, so that what the caller learned about their old log can
 	// be forgotten too, whichever goroutine's read saw the reset.
 	resets map[kafka.TopicPartition]struct{}
-	// wanted is when a Track last named each tracked partition.
-	wanted map[kafka.TopicPartition]time.Time
 	// unknown counts the reads in a row that found each partition missing
 	// from the cluster.
 	unknown map[kafka.TopicPartition]int
@@ -73,7 +71,6 @@ func NewStore(maxPoints int, maxGap time.Duration, clock Clock) *Store {
 		tables:    map[kafka.TopicPartition]*Table{},
 		starts:    map[kafka.TopicPartition]int64{},
 		resets:    map[kafka.TopicPartition]struct{}{},
-		wanted:    map[kafka.TopicPartition]time.Time{},
 		unknown:   map[kafka.TopicPartition]int{},
 		topicIDs:  map[string]kafka.TopicID{},
 	}
@@ -89,21 +86,23 @@ func NewStore(maxPoints int, maxGap time.Duration, clock Clock) *Store {
 func (s *Store) Track(wanted map[kafka.TopicPartition]struct{}, now time.Time, keepUnwanted time.Duration) (tracked []kafka.TopicPartition, dropped int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for tp := range s.tables {
+	for tp, table := range s.tables {
 		if _, ok := wanted[tp]; ok {
 			continue
 		}
-		if last, ok := s.wanted[tp]; ok && now.Sub(last) < keepUnwanted {
+		if now.Sub(table.wanted) < keepUnwanted {
 			continue
 		}
 		s.drop(tp)
 		dropped++
 	}
 	for tp := range wanted {
-		if _, ok := s.tables[tp]; !ok {
-			s.tables[tp] = NewTable(s.maxPoints, s.maxGap)
+		table, ok := s.tables[tp]
+		if !ok {
+			table = NewTable(s.maxPoints, s.maxGap)
+			s.tables[tp] = table
 		}
-		s.wanted[tp] = now
+		table.wanted = now
 	}
 	if dropped > 0 {
 		s.forgetUntrackedTopicIDs()
@@ -134,7 +133,6 @@ func (s *Store) drop(tp kafka.TopicPartition) {
 	delete(s.tables, tp)
 	delete(s.starts, tp)
 	delete(s.resets, tp)
-	delete(s.wanted, tp)
 	delete(s.unknown, tp)
 }
 
@@ -275,9 +273,9 @@ func (s *Store) Estimate(ref Ref, c int64, upper Sample) (at int64, ok, gap bool
 }
 
 // Bracket is Table.Bracket on the table ref names, under the store's lock.
-func (s *Store) Bracket(ref Ref, c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
+func (s *Store) Bracket(ref Ref, c int64, upper Sample) (Bracket, bool) {
 	if ref.table == nil {
-		return Sample{}, Sample{}, false, false
+		return Bracket{}, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -36,6 +36,16 @@ type Table struct {
 	// simplified (see simplifyEvery).
 	sinceSimplified    int16
 	sinceSimplifiedAll int16
+	// widest is the widest watched segment between two consecutive
+	// samples across which the offset rose, in timeUnits (saturating): a
+	// record inside it was appended anywhere in it. A simplified segment
+	// dates its records to within that plus the tolerance (see Spread).
+	widest int32
+	// widthBoundUntil: a segment whose newer end is at or before this time
+	// may hold points thinning dropped, whose error no tolerance bounds, or
+	// was restored from state that did not say (versions before 5); such a
+	// segment dates its records only to within its width.
+	widthBoundUntil int64
 	// lastRead is when the request behind the newest point was received; an
 	// older read that completes later must not be mistaken for a truncation.
 	lastRead int64
@@ -56,6 +66,10 @@ type Table struct {
 	// meanwhile the table dates nothing, since it may be the old log's.
 	suspect   Sample
 	suspected bool
+	// wanted is when a Store's Track last named the partition: the store's
+	// bookkeeping, kept here rather than in a map of its own beside the
+	// tables, which cost a busy partition more than its points do.
+	wanted time.Time
 }
 
 // NewTable returns an empty table of at most maxPoints points (at least 2:
@@ -97,6 +111,8 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 			last.Offset = offset
 			if t.n == 1 {
 				t.first, t.tail = *last, *last
+			} else if !t.isGapEnd(*last) {
+				t.noteSampled(t.tail, *last)
 			}
 			t.suspected = false
 			return Merged
@@ -118,6 +134,8 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 	}
 	if t.maxGap > 0 && at-last.At > t.maxGap && offset > last.Offset {
 		t.markGapEnd(at)
+	} else if offset > last.Offset {
+		t.noteSampled(*last, Sample{Offset: offset, At: at})
 	}
 	t.push(Sample{Offset: offset, At: at})
 	t.sinceSimplified++
@@ -152,6 +170,10 @@ func (t *Table) addBackwards(offset, sent, at int64) AddResult {
 	t.gaps = nil
 	t.suspected = false
 	t.sinceSimplified, t.sinceSimplifiedAll = 0, 0
+	t.widest, t.widthBoundUntil = 0, 0
+	if first.Offset <= offset {
+		t.noteSampled(first, Sample{Offset: offset, At: at})
+	}
 	return Reset
 }
 
@@ -164,31 +186,65 @@ func (t *Table) addBackwards(offset, sent, at int64) AddResult {
 // bracketing segment is one whose production was not watched (see maxGap).
 // While a reset is suspected (see Add) nothing is estimated.
 func (t *Table) Estimate(c int64, upper Sample) (at int64, ok, gap bool) {
-	lo, hi, ok, gap := t.Bracket(c, upper)
+	b, ok := t.Bracket(c, upper)
 	if !ok {
 		return 0, false, false
 	}
-	return Interpolate(lo, hi, c), true, gap
+	return Interpolate(b.Lo, b.Hi, c), true, b.Gap
 }
 
-// Bracket returns the two points Estimate interpolates between: the record
-// at c was appended after lo.At and by hi.At, and hi.Offset-lo.Offset
-// records were appended between the two. ok and gap are as for Estimate.
-// Thinning keeps every bracket within its tolerance (see simplify), so an
-// estimator may place c inside its bracket as it likes.
-func (t *Table) Bracket(c int64, upper Sample) (lo, hi Sample, ok, gap bool) {
+// Bracket is the segment of a table that holds an offset: the record at it
+// was appended after Lo.At and by Hi.At, and Hi.Offset-Lo.Offset records
+// were appended between the two.
+type Bracket struct {
+	Lo, Hi Sample
+	// Spread bounds how far from the straight line between Lo and Hi
+	// (Interpolate) a record inside was appended. For a segment as sampled
+	// it is the segment's width: its records may have landed anywhere in
+	// it, all at once. Simplification merges sampled segments into one
+	// whose line stays within the tolerance of theirs, so a merged segment,
+	// however wide, dates its records to within the widest sampled segment
+	// plus the tolerance at Lo's age; thinned and restored segments of
+	// earlier versions, and gaps, only to within their width.
+	Spread int64
+	// Gap tells whether the segment's production was not watched (see
+	// maxGap).
+	Gap bool
+}
+
+// Bracket returns the two points Estimate interpolates between; ok is false
+// when Estimate would not estimate.
+func (t *Table) Bracket(c int64, upper Sample) (b Bracket, ok bool) {
 	if t.suspected || t.n == 0 || c < t.first.Offset {
 		// The table is empty or c predates every point.
-		return Sample{}, Sample{}, false, false
+		return Bracket{}, false
 	}
 	lo, hi, found := t.find(func(p Sample) bool { return p.Offset > c })
 	if found {
-		return lo, hi, true, t.isGapEnd(hi)
+		gap := t.isGapEnd(hi)
+		return Bracket{Lo: lo, Hi: hi, Spread: t.spread(lo, hi, gap), Gap: gap}, true
 	}
 	if upper.Offset <= c || upper.At <= lo.At {
-		return Sample{}, Sample{}, false, false
+		return Bracket{}, false
 	}
-	return lo, upper, true, t.maxGap > 0 && upper.At-lo.At > t.maxGap
+	// Past the newest point: a segment as sampled, by the caller.
+	return Bracket{Lo: lo, Hi: upper, Spread: upper.At - lo.At, Gap: t.maxGap > 0 && upper.At-lo.At > t.maxGap}, true
+}
+
+// spread is Bracket.Spread of the segment [lo, hi] of the table.
+func (t *Table) spread(lo, hi Sample, gap bool) int64 {
+	width := hi.At - lo.At
+	if gap || hi.At <= t.widthBoundUntil {
+		return width
+	}
+	return min(width, int64(t.widest)*timeUnit+simplifyTolerance(t.last.At-lo.At))
+}
+
+// noteSampled widens widest to the segment between two consecutive samples.
+func (t *Table) noteSampled(lo, hi Sample) {
+	if hi.Offset > lo.Offset {
+		t.widest = int32(min(max(int64(t.widest), (hi.At-lo.At+timeUnit-1)/timeUnit), math.MaxInt32))
+	}
 }
 
 // Idle tells whether the table's newest two points both say end and are at
@@ -217,6 +273,7 @@ func (t *Table) clear() {
 	t.gaps = nil
 	t.suspected = false
 	t.sinceSimplified, t.sinceSimplifiedAll = 0, 0
+	t.widest, t.widthBoundUntil = 0, 0
 }
 
 // shift moves every time in the table by d nanoseconds, into the frame of
@@ -242,6 +299,9 @@ func (t *Table) shift(d int64) bool {
 	t.setPoints(points)
 	t.lastRead += d
 	t.suspect.At += d
+	if t.widthBoundUntil != 0 {
+		t.widthBoundUntil, _ = addTime(t.widthBoundUntil, d)
+	}
 	if len(t.gaps) > 0 {
 		shifted := make(map[int64]struct{}, len(t.gaps))
 		for at := range t.gaps {

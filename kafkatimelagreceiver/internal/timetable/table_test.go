@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
 // unixSec turns unix seconds into the table's unix nanoseconds.
@@ -625,4 +627,55 @@ func TestLeaderChangeBackwardReadKeepsHistory(t *testing.T) {
 	require.NotEqual(t, Reset, tableAddAt(table, 5, unixSec(150)))
 	require.Equal(t, Reset, tableAddAt(table, 25, unixSec(160)))
 	require.Equal(t, []Sample{{5, unixSec(150)}, {25, unixSec(160)}}, table.samples())
+}
+
+// A thinned table's segments may hold points whose removal no tolerance
+// bounds: up to its last thinning a bracket's Spread is its width, also
+// once restored; after it, a segment merged by simplification alone is
+// dated to within the widest sample and the tolerance.
+func TestThinnedSegmentsAreBoundByTheirWidth(t *testing.T) {
+	table := NewTable(32, 0)
+	rng := rand.New(rand.NewSource(3))
+	base := unixSec(1_700_000_000)
+	offset := int64(0)
+	s := int64(0)
+	add := func(n int, burst func() int64) {
+		for range n {
+			offset += burst()
+			tableAddAt(table, offset, base+unixSec(s))
+			s += 10
+		}
+	}
+	// Bursts no line follows, then an hour of steady production.
+	add(200, func() int64 { return rng.Int63n(5000) })
+	thinnedUntil := table.widthBoundUntil
+	require.Positive(t, thinnedUntil, "the bursts overflowed the table: it thinned")
+	add(360, func() int64 { return 2000 })
+	require.Equal(t, thinnedUntil, table.widthBoundUntil, "the steady hour only simplified")
+
+	out, err := decodeAll(encodeState("", []storedTable{{tp: kafka.TopicPartition{Topic: "t"}, table: table}}), 32, 0)
+	require.NoError(t, err)
+	restored := out[0].table
+	upper := Sample{Offset: offset + 1, At: base + unixSec(s)}
+	var merged int
+	var widest int64
+	for _, tbl := range []*Table{table, restored} {
+		for _, p := range tbl.samples() {
+			b, ok := tbl.Bracket(p.Offset, upper)
+			require.True(t, ok)
+			width := b.Hi.At - b.Lo.At
+			if b.Hi.At <= thinnedUntil {
+				require.Equal(t, width, b.Spread, "thinned: bound by its width")
+				continue
+			}
+			require.Equal(t, min(width, unixSec(10)+simplifyTolerance(upper.At-unixSec(10)-b.Lo.At)), b.Spread,
+				"simplified: a sample and the tolerance, not the segment's width")
+			if b.Spread < width {
+				merged++
+				widest = max(widest, width)
+			}
+		}
+	}
+	require.Positive(t, merged)
+	require.GreaterOrEqual(t, widest, unixSec(600), "the steady hour merged into segments many samples wide")
 }

@@ -37,13 +37,18 @@ const (
 	simplifyRatio = 1.0 / 500
 )
 
-// maxSimplifiedSpan bounds the segment a simplification leaves, as a
-// fraction of the age of its newer end: a bracket's width is also how
-// uncertain an estimate inside it is for a record that may have landed
-// anywhere in it (lag.Coarse reads the record when the bracket is wider
-// than a tenth of the time lag), and a merged segment must not look
-// coarser than the samples it replaces.
-const maxSimplifiedSpan = 0.1
+// simplifyTolerance is the simplification tolerance at an age.
+func simplifyTolerance(age int64) int64 {
+	return max(simplifyFloor, int64(simplifyRatio*float64(age)))
+}
+
+// maxWidthBoundSpan bounds the segment a simplification leaves where the
+// table dates records only to within a segment's width (see
+// widthBoundUntil), as a fraction of the age of its newer end: lag.Coarse
+// reads the record when that is more than a tenth of the time lag, and a
+// merged segment there must not look coarser than the samples it replaces.
+// Elsewhere a merged segment's Spread is the tolerance, however wide it is.
+const maxWidthBoundSpan = 0.1
 
 // thinningResolutionWeight trades exactness against spread when thinning: a
 // point whose removal costs no interpolation error is still worth keeping if
@@ -86,10 +91,13 @@ func removalError(prev, cur, next Sample) float64 {
 }
 
 // simplify drops, in passes, every interior point whose removal error is
-// within the tolerance of its age and whose neighbours are close enough
-// (maxSimplifiedSpan), never two neighbours in one pass (each error is
-// measured against the neighbours that stay). Gap ends and the
+// within the tolerance of its age, never two neighbours in one pass (each
+// error is measured against the neighbours that stay). Gap ends and the
 // points before them stay: dropping them would make watched time a gap.
+// Where segments are bound by their width (widthBoundUntil), a point goes
+// only if the segment left is narrow (maxWidthBoundSpan) and bound by its
+// width too: a merged segment must not mix thinned pieces into one that
+// Spread dates to within the tolerance.
 func (t *Table) simplify(points []Sample) []Sample {
 	if len(points) < 3 {
 		return points
@@ -100,13 +108,10 @@ func (t *Table) simplify(points []Sample) []Sample {
 		removed, justRemoved := false, false
 		for i := 1; i < len(points)-1; i++ {
 			prev, cur, next := kept[len(kept)-1], points[i], points[i+1]
-			if !justRemoved && !t.isGapEnd(cur) && !t.isGapEnd(next) {
-				tolerance := max(float64(simplifyFloor), simplifyRatio*float64(newest-cur.At))
-				narrow := float64(next.At-prev.At) <= maxSimplifiedSpan*float64(newest-next.At)
-				if narrow && removalError(prev, cur, next) <= tolerance/2 {
-					removed, justRemoved = true, true
-					continue
-				}
+			if !justRemoved && !t.isGapEnd(cur) && !t.isGapEnd(next) && t.mayMerge(prev, cur, next, newest) &&
+				removalError(prev, cur, next) <= max(float64(simplifyFloor), simplifyRatio*float64(newest-cur.At))/2 {
+				removed, justRemoved = true, true
+				continue
 			}
 			justRemoved = false
 			kept = append(kept, cur)
@@ -116,6 +121,15 @@ func (t *Table) simplify(points []Sample) []Sample {
 			return points
 		}
 	}
+}
+
+// mayMerge tells whether dropping cur keeps what Spread says of [prev, next]
+// true (see simplify).
+func (t *Table) mayMerge(prev, cur, next Sample, newest int64) bool {
+	if cur.At > t.widthBoundUntil {
+		return true
+	}
+	return next.At <= t.widthBoundUntil && float64(next.At-prev.At) <= maxWidthBoundSpan*float64(newest-next.At)
 }
 
 // thin removes interior points until the table holds three quarters of its
@@ -159,7 +173,9 @@ func (t *Table) thin(points []Sample) []Sample {
 				kept = append(kept, p)
 				continue
 			}
-			// The merged segment contains the removed one's gap.
+			// The merged segment is bound by its width only, and contains
+			// the removed one's gap.
+			t.widthBoundUntil = max(t.widthBoundUntil, points[i+1].At)
 			if t.isGapEnd(p) {
 				delete(t.gaps, p.At)
 				t.markGapEnd(points[i+1].At)

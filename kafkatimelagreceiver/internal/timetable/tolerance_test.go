@@ -46,14 +46,20 @@ func TestSimplifiedTableDatesEverySampleWithinTheTolerance(t *testing.T) {
 			require.Less(t, len(reference), 20000)
 			newest := reference[len(reference)-1]
 			upper := Sample{Offset: newest.Offset + 1, At: newest.At + int64(time.Second)}
-			referenceAt := func(c int64) int64 {
+			// referenceBracket is the samples between which record c was
+			// appended.
+			referenceBracket := func(c int64) (lo, hi Sample) {
 				i := sort.Search(len(reference), func(i int) bool { return reference[i].Offset > c })
 				if i == len(reference) {
-					return Interpolate(reference[i-1], upper, c)
+					return reference[i-1], upper
 				}
-				return Interpolate(reference[i-1], reference[i], c)
+				return reference[i-1], reference[i]
 			}
-			worst := 0.0
+			referenceAt := func(c int64) int64 {
+				lo, hi := referenceBracket(c)
+				return Interpolate(lo, hi, c)
+			}
+			worst, worstSpread, worstMerged, merged := 0.0, 0.0, 0.0, 0
 			for _, s := range reference {
 				for _, c := range []int64{s.Offset, s.Offset + 1} {
 					if c >= upper.Offset {
@@ -64,10 +70,26 @@ func TestSimplifiedTableDatesEverySampleWithinTheTolerance(t *testing.T) {
 					require.True(t, ok)
 					tolerance := max(float64(simplifyFloor), simplifyRatio*float64(newest.At-want))
 					worst = max(worst, abs(float64(at-want))/tolerance)
+
+					// Every time the samples allow for record c is within
+					// the bracket's Spread of the table's line.
+					b, ok := table.Bracket(c, upper)
+					require.True(t, ok)
+					lo, hi := referenceBracket(c)
+					line := Interpolate(b.Lo, b.Hi, c)
+					farthest := float64(max(line-lo.At, hi.At-line)) / float64(b.Spread)
+					worstSpread = max(worstSpread, farthest)
+					if b.Lo != lo || b.Hi != hi {
+						merged++
+						worstMerged = max(worstMerged, farthest)
+					}
 				}
 			}
-			t.Logf("%d points of %d; worst error %.2f of the tolerance", table.len(), len(reference), worst)
+			t.Logf("%d points of %d; worst error %.2f of the tolerance; the samples' times at most %.2f of the spread from the line (%d offsets in merged segments: %.2f)",
+				table.len(), len(reference), worst, worstSpread, merged, worstMerged)
 			require.LessOrEqual(t, worst, 1.0)
+			require.Positive(t, merged)
+			require.LessOrEqual(t, worstSpread, 1.0, "a bracket's spread bounds where its records were appended")
 		})
 	}
 }
