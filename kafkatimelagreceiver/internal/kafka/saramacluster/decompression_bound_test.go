@@ -73,17 +73,7 @@ func TestNestedLegacyWrappersCountAgainstOneBound(t *testing.T) {
 	records := legacyEntry(inner-1, 1, ms, gzipped(t, outerSet))
 	t.Logf("%d bytes of records inflating to %d MiB", len(records), inner*innerSize>>20)
 
-	r := newScriptedRead(t)
-	var answers map[kafka.RecordAt]kafka.RecordTimestamp
-	var err error
-	allocated := allocatedBy(func() {
-		answers, err = r.read(t, 0, fetchResponseV11(records, inner, inner, -1, 0))
-	})
-	t.Logf("record read allocated %d MiB", allocated>>20)
-	require.Less(t, allocated, uint64(responseBound), "one bound for the whole response")
-	require.Equal(t, kafka.RecordTimestamp{Offset: 0, Found: kafka.RecordUntimed}, answers[kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}])
-	require.ErrorContains(t, err, "t/0")
-	require.ErrorContains(t, err, "nested")
+	requireRefusedWithinTheBound(t, records, inner, "nested")
 }
 
 // TestManyBatchesCountAgainstOneBound: a partition whose fetched bytes hold
@@ -103,17 +93,7 @@ func TestManyBatchesCountAgainstOneBound(t *testing.T) {
 	}
 	t.Logf("%d bytes of records inflating to %d MiB", len(records), batches*batchSize>>20)
 
-	r := newScriptedRead(t)
-	var answers map[kafka.RecordAt]kafka.RecordTimestamp
-	var err error
-	allocated := allocatedBy(func() {
-		answers, err = r.read(t, 0, fetchResponseV11(records, batches, batches, -1, 0))
-	})
-	t.Logf("record read allocated %d MiB", allocated>>20)
-	require.Less(t, allocated, uint64(responseBound), "one bound for the whole response")
-	require.Equal(t, kafka.RecordTimestamp{Offset: 0, Found: kafka.RecordUntimed}, answers[kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}])
-	require.ErrorContains(t, err, "t/0")
-	require.ErrorContains(t, err, "decompress")
+	requireRefusedWithinTheBound(t, records, batches, "decompress")
 }
 
 // TestCompressedBatchesUnderTheBoundAreRead: what Kafka writes, compressed,
@@ -142,4 +122,23 @@ func TestCompressedBatchesUnderTheBoundAreRead(t *testing.T) {
 		require.NoError(t, err, name)
 		require.Equal(t, kafka.RecordTimestamp{Offset: 0, Timestamp: now.UnixNano()}, answers[kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}], name)
 	}
+}
+
+// requireRefusedWithinTheBound reads records (count of them, partition t/0)
+// from a scripted Fetch and asserts that the read allocated less than the
+// response's bound and gave t/0 no timestamp, with an error naming it and
+// saying why.
+func requireRefusedWithinTheBound(t *testing.T, records []byte, count int64, why string) {
+	t.Helper()
+	r := newScriptedRead(t)
+	var answers map[kafka.RecordAt]kafka.RecordTimestamp
+	var err error
+	allocated := allocatedBy(func() {
+		answers, err = r.read(t, 0, fetchResponseV11(records, count, count, -1, 0))
+	})
+	t.Logf("record read allocated %d MiB", allocated>>20)
+	require.Less(t, allocated, uint64(responseBound), "one bound for the whole response")
+	require.Equal(t, kafka.RecordTimestamp{Offset: 0, Found: kafka.RecordUntimed}, answers[kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}])
+	require.ErrorContains(t, err, "t/0")
+	require.ErrorContains(t, err, why)
 }
