@@ -105,10 +105,9 @@ func (f *replicaFixture) startReplica(t *testing.T, name string) *replica {
 	return f.startReplicaWith(t, name, nil)
 }
 
-// startReplicaWith starts a replica whose configuration adjust changes
-// first (nil: the fixture's).
-func (f *replicaFixture) startReplicaWith(t *testing.T, name string, adjust func(*Config)) *replica {
-	t.Helper()
+// replicaConfig is the configuration of the replica named name: the
+// fixture's cluster, coordination group and short intervals.
+func (f *replicaFixture) replicaConfig(name string) *Config {
 	cfg := f.k.testConfig()
 	cfg.ClientID = "replica-" + name
 	cfg.CollectionInterval = replicaInterval
@@ -116,6 +115,14 @@ func (f *replicaFixture) startReplicaWith(t *testing.T, name string, adjust func
 	cfg.Coordination.TopicPartitions = 12
 	cfg.Coordination.SessionTimeout = replicaSession
 	cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+	return cfg
+}
+
+// startReplicaWith starts a replica whose configuration adjust changes
+// first (nil: the fixture's).
+func (f *replicaFixture) startReplicaWith(t *testing.T, name string, adjust func(*Config)) *replica {
+	t.Helper()
+	cfg := f.replicaConfig(name)
 	if adjust != nil {
 		adjust(cfg)
 	}
@@ -818,13 +825,7 @@ func (l *exportLog) last() []string {
 func TestReplicaWhosePipelineRefusesGivesItsGroupsUp(t *testing.T) {
 	f := newReplicaFixture(t)
 	start := func(name string, log *exportLog) {
-		cfg := f.k.testConfig()
-		cfg.ClientID = "replica-" + name
-		cfg.CollectionInterval = replicaInterval
-		cfg.Coordination.GroupID = coordGroup
-		cfg.Coordination.TopicPartitions = 12
-		cfg.Coordination.SessionTimeout = replicaSession
-		cfg.Coordination.HeartbeatInterval = 100 * time.Millisecond
+		cfg := f.replicaConfig(name)
 		require.NoError(t, cfg.Validate())
 		rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, log.consumer(t))
 		require.NoError(t, err)
