@@ -82,3 +82,37 @@ func BenchmarkEstimates1M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIndex1M is what a scrape does with 1,000,000 commits before any
+// estimate: index them (each group's commits arrive in map order) and walk
+// every group's lags in (topic, partition) order.
+func BenchmarkIndex1M(b *testing.B) {
+	const groups, partitions = 100, 10000
+	end := map[kafka.TopicPartition]int64{}
+	for p := range int32(partitions) {
+		end[kafka.TopicPartition{Topic: "scale", Partition: p}] = 4
+	}
+	committed := map[string]map[kafka.TopicPartition]int64{}
+	for g := range groups {
+		offsets := make(map[kafka.TopicPartition]int64, partitions)
+		for p := range int32(partitions) {
+			offsets[kafka.TopicPartition{Topic: "scale", Partition: p}] = int64((g + int(p)) % 5)
+		}
+		committed[fmt.Sprintf("group-%03d", g)] = offsets
+	}
+	snap := &Snapshot{At: 1, Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
+	noTime := func(*Partition, int64) (int64, Method, bool) { return 0, MethodNone, false }
+	var lags []PartitionLag
+	b.ReportAllocs()
+	for b.Loop() {
+		idx := NewIndex(snap)
+		pairs := 0
+		for g := range committed {
+			lags = idx.GroupLags(lags[:0], g, snap.At, noTime)
+			pairs += len(lags)
+		}
+		if pairs != groups*partitions {
+			b.Fatalf("%d pairs, want %d", pairs, groups*partitions)
+		}
+	}
+}

@@ -4,9 +4,7 @@
 package lag
 
 import (
-	"cmp"
 	"math"
-	"slices"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
@@ -91,9 +89,7 @@ func ConsumeFrom(committed, start int64, hasStart bool) int64 {
 // appendTime. A scrape goes group by group so that only one group's lags are
 // held at a time, not every pair of the cluster.
 func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTime AppendTimeFunc) []PartitionLag {
-	commits := idx.commits[group]
-	slices.SortFunc(commits, func(a, b rankedCommit) int { return cmp.Compare(a.rank, b.rank) })
-	for _, rc := range commits {
+	for _, rc := range idx.commits[group] {
 		p := &idx.Parts[rc.rank]
 		committed := rc.committed
 		pl := PartitionLag{Group: group, TopicPartition: p.TopicPartition, Committed: committed}

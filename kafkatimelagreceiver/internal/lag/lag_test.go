@@ -214,10 +214,13 @@ func TestComputeLagsSorted(t *testing.T) {
 			}
 		}
 	}
+	// A group on a few of the scrape's partitions is ordered apart from
+	// the groups on most of them.
+	snap.Committed["sparse"] = map[kafka.TopicPartition]int64{{Topic: "t2", Partition: 0}: 5, {Topic: "t10", Partition: 7}: 5}
 	fake := &fakeLagAppendTimes{}
 	for range 5 {
 		lags := computeLags(snap, fake.appendTime)
-		require.Len(t, lags, len(groups)*len(topics)*12)
+		require.Len(t, lags, len(groups)*len(topics)*12+2)
 		for i := 1; i < len(lags); i++ {
 			a, b := lags[i-1], lags[i]
 			less := a.Group < b.Group ||
