@@ -16,7 +16,8 @@ import (
 // ConsumerGroups sends one ListGroups to every broker, and remembers which
 // broker listed each group as that group's coordinator.
 func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	client, err := c.connected(ctx)
 	if err != nil {
 		return nil, err
@@ -96,7 +97,8 @@ type offsetsRecorder func(group string, blocks map[string]map[int32]*sarama.Offs
 // groups when the protocol allows it (v8, Kafka 3.0+), and one per group
 // otherwise or when the batched request is refused.
 func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	client, err := c.connected(ctx)
 	if err != nil {
 		return nil, err

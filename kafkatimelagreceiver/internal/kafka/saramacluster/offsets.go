@@ -39,7 +39,8 @@ func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPart
 // election costs no read: they come back in read.Retries, with times of
 // their own.
 func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
 	client, err := c.connected(ctx)
 	if err != nil {

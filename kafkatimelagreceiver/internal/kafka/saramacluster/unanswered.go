@@ -16,10 +16,32 @@ import (
 // deadline but its read timeout (`timeout`, 10 s by default, which can be
 // longer than the scrape), and its metadata and coordinator lookups take no
 // context and pick a broker of their own. So the connections themselves
-// are watched: while a call runs, a connection that has been waiting for an
-// answer for longer than the call's request budget is cut, and its broker
-// is skipped (dialing it fails at once, so sarama's lookups move on to the
-// next broker) for a backoff that doubles while it keeps not answering.
+// are watched: while calls run, a connection that has been waiting for an
+// answer for longer than a call waiting on it will wait is cut, and its
+// broker is skipped (dialing it fails at once, so sarama's lookups move on
+// to the next broker) for a backoff that doubles while it keeps not
+// answering.
+//
+// Connections are shared by the calls running at once (a scrape's reads,
+// the background sampler, a metadata refresh), and a call's budget depends
+// on how much time it has left: one call's budget must not judge the
+// request of another. Yet sarama sends without a context, so a request on
+// the wire cannot be tied to the call that sent it. What is known is which
+// calls were running when it was written (its sender is one of them), and
+// which calls wait on a broker because they sent to it themselves
+// (perBroker, metadata). So a connection is cut when either
+//
+//   - a call waiting on its broker has waited for longer than its own
+//     budget: sarama holds a broker's connection for one request at a
+//     time, so the call's request cannot be answered before the one on
+//     the wire is, whoever sent that; or
+//   - no call that may have sent the request is still within its budget,
+//     and a call has been running for longer than its own: a call with
+//     little time left (a scrape near its deadline) does not cut the slow
+//     answer that another call with time to spare is still waiting for.
+//
+// The first rule is what keeps a wedged broker from taking a whole scrape
+// when the sampler, with its longer budget, asked it first.
 
 const (
 	// requestShare is the part of a call's time left that one request may
@@ -122,15 +144,71 @@ func (c *Cluster) requestBudget(ctx context.Context) time.Duration {
 	return max(budget, minRequestBudget)
 }
 
-// watch cuts, until the returned stop, the connections that have been
-// waiting for an answer for longer than the call's request budget, and
-// skips their brokers. Every call that sends requests runs under one.
-func (c *Cluster) watch(ctx context.Context) (stop func()) {
-	return c.conns.watch(c.requestBudget(ctx))
+// watch registers the call running under ctx until the returned stop, so
+// that its budget judges the requests it may have sent or waits on (see
+// cutUnanswered), and checks the connections meanwhile. Every call that
+// sends requests runs under one, with the returned context.
+func (c *Cluster) watch(ctx context.Context) (context.Context, func()) {
+	w, stop := c.conns.watch(c.requestBudget(ctx))
+	return context.WithValue(ctx, callWatchKey{}, w), stop
 }
 
-// watch checks the connections watchTicks times per budget.
-func (cs *connections) watch(budget time.Duration) (stop func()) {
+// callWatchKey is the context key of the call's callWatch.
+type callWatchKey struct{}
+
+// callWatch is one running call, as the cut rule sees it. Its fields are
+// guarded by the connections' mu.
+type callWatch struct {
+	budget time.Duration
+	// started is when the call began, in unix nanoseconds: a request
+	// written before cannot be the call's.
+	started int64
+	// waits are the brokers, by address, that the call has sent to itself
+	// and waits on.
+	waits map[string]brokerWait
+}
+
+// brokerWait is how long a call has been waiting on one broker.
+type brokerWait struct {
+	since int64 // unix nanoseconds, of the first of the waits in progress
+	count int   // waits in progress
+}
+
+// waitingOn records, until the returned done, that the call running under
+// ctx waits on the answer of the broker at addr. A context without a watch
+// records nothing.
+func (cs *connections) waitingOn(ctx context.Context, addr string) (done func()) {
+	w, ok := ctx.Value(callWatchKey{}).(*callWatch)
+	if !ok {
+		return func() {}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	bw := w.waits[addr]
+	if bw.count == 0 {
+		bw.since = time.Now().UnixNano()
+	}
+	bw.count++
+	w.waits[addr] = bw
+	return func() {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		bw := w.waits[addr]
+		if bw.count--; bw.count == 0 {
+			delete(w.waits, addr)
+		} else {
+			w.waits[addr] = bw
+		}
+	}
+}
+
+// watch registers a call with the budget, and checks the connections
+// watchTicks times per budget while it runs.
+func (cs *connections) watch(budget time.Duration) (*callWatch, func()) {
+	w := &callWatch{budget: budget, started: time.Now().UnixNano(), waits: map[string]brokerWait{}}
+	cs.mu.Lock()
+	cs.watches[w] = struct{}{}
+	cs.mu.Unlock()
 	var (
 		mu      sync.Mutex
 		stopped bool
@@ -143,39 +221,75 @@ func (cs *connections) watch(budget time.Duration) (stop func()) {
 		if stopped {
 			return
 		}
-		cs.cutUnanswered(budget)
+		cs.cutUnanswered(time.Now())
 		timer.Reset(every)
 	}
 	mu.Lock()
 	timer = time.AfterFunc(every, check)
 	mu.Unlock()
-	return func() {
+	return w, func() {
 		mu.Lock()
-		defer mu.Unlock()
 		stopped = true
 		timer.Stop()
+		mu.Unlock()
+		cs.mu.Lock()
+		delete(cs.watches, w)
+		cs.mu.Unlock()
 	}
 }
 
-// cutUnanswered closes the connections waiting for an answer for longer
-// than budget, and skips their brokers.
-func (cs *connections) cutUnanswered(budget time.Duration) {
-	now := time.Now()
-	before := now.Add(-budget).UnixNano()
+// cutUnanswered closes the connections that the running calls have given
+// up on (see the rules at the top of this file), and skips their brokers.
+func (cs *connections) cutUnanswered(now time.Time) {
+	type victim struct {
+		tc     *trackedConn
+		budget time.Duration
+	}
+	var victims []victim
 	cs.mu.Lock()
-	var victims []*trackedConn
 	for tc := range cs.open {
-		if since := tc.awaiting.Load(); since != 0 && since <= before {
-			victims = append(victims, tc)
+		if since := tc.awaiting.Load(); since != 0 {
+			if budget, cut := cs.givenUp(tc.addr, since, now.UnixNano()); cut {
+				victims = append(victims, victim{tc, budget})
+			}
 		}
 	}
 	cs.mu.Unlock()
-	for _, tc := range victims {
-		cs.health.unanswered(tc.addr, budget, now)
-		err := fmt.Errorf("broker %s did not answer within %s: %w", tc.addr, budget, context.DeadlineExceeded)
-		tc.cause.Store(&err)
-		_ = tc.Close()
+	for _, v := range victims {
+		cs.health.unanswered(v.tc.addr, v.budget, now)
+		err := fmt.Errorf("broker %s did not answer within %s: %w", v.tc.addr, v.budget, context.DeadlineExceeded)
+		v.tc.cause.Store(&err)
+		_ = v.tc.Close()
 	}
+}
+
+// givenUp tells whether the running calls have given up on the answer a
+// connection to addr has been awaiting since the unix nanosecond since, and
+// the budget of the call that gave up last (for how long the broker is then
+// skipped). cs.mu must be held.
+func (cs *connections) givenUp(addr string, since, now int64) (time.Duration, bool) {
+	var (
+		senderWaiting bool          // a call that may have sent it is within its budget
+		overdue       time.Duration // the longest budget of the calls past theirs
+	)
+	for w := range cs.watches {
+		budget := int64(w.budget)
+		if bw, ok := w.waits[addr]; ok && now-max(since, bw.since) > budget {
+			return w.budget, true
+		}
+		switch {
+		case w.started <= since && now-since <= budget:
+			senderWaiting = true
+		case w.started <= since:
+			overdue = max(overdue, w.budget)
+		case now-w.started > budget:
+			// Not its request (a background refresh's, say), but maybe
+			// one it waits on all the same (sarama joins a metadata
+			// refresh in progress).
+			overdue = max(overdue, w.budget)
+		}
+	}
+	return overdue, overdue > 0 && !senderWaiting
 }
 
 // answeringBroker is the least loaded broker not skipped for silence, of

@@ -47,102 +47,194 @@ func TestUnansweredBrokerBackoff(t *testing.T) {
 	require.NoError(t, h.skipping(addr, now.Add(maxSkip+requestShare*budget)), "but the doubling starts over")
 }
 
-// TestShortCallLeavesAnotherCallsSlowAnswerAlone: one call (a sample, with
-// the long budget of a long deadline) waits on a broker that answers late;
-// meanwhile a call with the shortest budget (a scrape near its deadline)
-// gives up on a broker of its own that answers nothing. The short call cuts
-// its own connection and skips its broker, but the slow answer it never
-// asked for is left to the call waiting for it: that call gets its offset,
-// and its broker is not skipped.
-func TestShortCallLeavesAnotherCallsSlowAnswerAlone(t *testing.T) {
-	const slowNode, silentNode = int32(0), int32(1)
-	k := kfaketest.New(t, 3, nil)
-	k.CreateTopic("orders", 2)
-	for p, node := range map[int32]int32{0: slowNode, 1: silentNode} {
-		if k.Cluster.LeaderFor("orders", p) != node {
-			require.NoError(t, k.Cluster.MoveTopicPartition("orders", p, node))
-		}
-	}
-	slowTP := kafka.TopicPartition{Topic: "orders", Partition: 0}
-	silentTP := kafka.TopicPartition{Topic: "orders", Partition: 1}
-	c, err := New(patientSettings(k))
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.EndOffsets(context.Background(), []kafka.TopicPartition{slowTP, silentTP})
-	require.NoError(t, err, "warm-up: both leaders connected")
+// listOffsetsStall holds the ListOffsets requests that reach some brokers
+// of a kfake cluster: each held request is answered once released, or
+// dropped unanswered when its broker is silent, at the latest when the test
+// ends.
+type listOffsetsStall struct {
+	arrived map[int32]chan struct{} // closed at the first request held by each broker
+	release func()
+}
 
-	var (
-		armed                      sync.Mutex
-		on                         bool
-		slowArrived, silentArrived = make(chan struct{}), make(chan struct{})
-		slowOnce, silentOnce       sync.Once
-		releaseSlow, testEnd       = make(chan struct{}), make(chan struct{})
-		releaseOnce                sync.Once
-		release                    = func() { releaseOnce.Do(func() { close(releaseSlow) }) }
-	)
+// stallListOffsets installs a stall, on from now, on the brokers of nodes;
+// silent ones never answer.
+func stallListOffsets(t *testing.T, k *kfaketest.Kafka, nodes map[int32]bool) *listOffsetsStall {
+	testEnd := make(chan struct{})
 	t.Cleanup(func() { close(testEnd) }) // before the cluster closes
-	t.Cleanup(release)
+	released := make(chan struct{})
+	var releaseOnce sync.Once
+	s := &listOffsetsStall{arrived: map[int32]chan struct{}{}, release: func() { releaseOnce.Do(func() { close(released) }) }}
+	arrivals := map[int32]*sync.Once{}
+	for node := range nodes {
+		s.arrived[node] = make(chan struct{})
+		arrivals[node] = new(sync.Once)
+	}
 	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
 		k.Cluster.KeepControl()
-		armed.Lock()
-		active := on
-		armed.Unlock()
-		if !active {
+		node := k.Cluster.CurrentNode()
+		silent, held := nodes[node]
+		if !held {
 			return nil, nil, false
 		}
-		switch k.Cluster.CurrentNode() {
-		case slowNode: // answered once released
-			slowOnce.Do(func() { close(slowArrived) })
-			k.Cluster.SleepControl(func() {
-				select {
-				case <-releaseSlow:
-				case <-testEnd:
-				}
-			})
-			return nil, nil, false
-		case silentNode: // never answered
-			silentOnce.Do(func() { close(silentArrived) })
+		arrivals[node].Do(func() { close(s.arrived[node]) })
+		if silent {
 			k.Cluster.SleepControl(func() { <-testEnd })
 			return nil, nil, true
 		}
+		k.Cluster.SleepControl(func() {
+			select {
+			case <-released:
+			case <-testEnd:
+			}
+		})
 		return nil, nil, false
 	})
-	armed.Lock()
-	on = true
-	armed.Unlock()
+	return s
+}
 
-	type result struct {
-		read kafka.OffsetRead
-		err  error
+// offsetsResult is what a call to EndOffsets returned.
+type offsetsResult struct {
+	read kafka.OffsetRead
+	err  error
+}
+
+// endOffsetsInBackground calls EndOffsets in a goroutine; the channel has its
+// result.
+func endOffsetsInBackground(ctx context.Context, c *Cluster, tps ...kafka.TopicPartition) <-chan offsetsResult {
+	done := make(chan offsetsResult, 1)
+	go func() {
+		read, err := c.EndOffsets(ctx, tps)
+		done <- offsetsResult{read, err}
+	}()
+	return done
+}
+
+// twoLeaders is a cluster of three brokers whose topic "orders" has its
+// partition 0 led by broker 0 and its partition 1 by broker 1, and a
+// Cluster connected to both, whose requests wait ten minutes for an answer.
+func twoLeaders(t *testing.T) (*kfaketest.Kafka, *Cluster, [2]kafka.TopicPartition) {
+	k := kfaketest.New(t, 3, nil)
+	k.CreateTopic("orders", 2)
+	tps := [2]kafka.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}}
+	for _, tp := range tps {
+		if k.Cluster.LeaderFor(tp.Topic, tp.Partition) != tp.Partition {
+			require.NoError(t, k.Cluster.MoveTopicPartition(tp.Topic, tp.Partition, tp.Partition))
+		}
 	}
+	c, err := New(patientSettings(k))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	_, err = c.EndOffsets(context.Background(), tps[:])
+	require.NoError(t, err, "warm-up: both leaders connected")
+	return k, c, tps
+}
+
+// TestShortCallLeavesAnotherCallsSlowAnswerAlone: one call (a sample, with
+// the long budget of a long deadline) waits on a broker that answers late;
+// meanwhile a call with the least budget (a scrape near its deadline) gives
+// up on a broker of its own that answers nothing. The short call cuts its
+// own connection and skips its broker, but the slow answer it never asked
+// for is left to the call waiting for it: that call gets its offset, and
+// its broker is not skipped.
+func TestShortCallLeavesAnotherCallsSlowAnswerAlone(t *testing.T) {
+	const slowNode, silentNode = 0, 1
+	k, c, tps := twoLeaders(t)
+	stall := stallListOffsets(t, k, map[int32]bool{slowNode: false, silentNode: true})
+	defer stall.release()
+
 	slowCtx, cancelSlow := context.WithTimeout(context.Background(), 3*time.Minute) // a budget of a minute
 	defer cancelSlow()
-	slowDone := make(chan result, 1)
-	go func() {
-		read, err := c.EndOffsets(slowCtx, []kafka.TopicPartition{slowTP})
-		slowDone <- result{read, err}
-	}()
-	<-slowArrived
-
+	slowDone := endOffsetsInBackground(slowCtx, c, tps[slowNode])
+	<-stall.arrived[slowNode]
 	shortCtx, cancelShort := context.WithTimeout(context.Background(), 3*time.Second) // the least budget
 	defer cancelShort()
-	shortDone := make(chan error, 1)
-	go func() {
-		_, err := c.EndOffsets(shortCtx, []kafka.TopicPartition{silentTP})
-		shortDone <- err
-	}()
-	<-silentArrived
+	shortDone := endOffsetsInBackground(shortCtx, c, tps[silentNode])
+	<-stall.arrived[silentNode]
 	// The short call gives up on its silent broker once its budget is
-	// spent: by then the slow answer has been awaited for longer still.
-	silentAddr := k.Addrs[silentNode]
+	// spent, when the slow answer has been awaited for longer still.
 	require.Eventually(t, func() bool {
-		return c.conns.health.skipping(silentAddr, time.Now()) != nil
+		return c.conns.health.skipping(k.Addrs[silentNode], time.Now()) != nil
 	}, time.Minute, 10*time.Millisecond, "the short call skips the broker that does not answer it")
-	release()
+	stall.release()
 
-	slow := returnsWithin(t, time.Minute, func() result { return <-slowDone })
+	slow := returnsWithin(t, time.Minute, func() offsetsResult { return <-slowDone })
 	require.NoError(t, slow.err, "the slow answer is not cut by a call that did not ask for it")
-	require.Contains(t, slow.read.Offsets, slowTP)
+	require.Contains(t, slow.read.Offsets, tps[slowNode])
 	require.NoError(t, c.conns.health.skipping(k.Addrs[slowNode], time.Now()), "the slow broker is not skipped")
-	require.Error(t, returnsWithin(t, time.Minute, func() error { return <-shortDone }))
+	short := returnsWithin(t, time.Minute, func() offsetsResult { return <-shortDone })
+	require.ErrorIs(t, short.err, errNotAnswering)
+}
+
+// TestCallQueuedBehindAnotherCallsUnansweredRequestGivesUp: a broker
+// answers nothing; a call with a long budget (a sample) sent to it first,
+// and a call with a short budget (a scrape) asks it next, which sarama
+// holds until the first request is answered. The short call does not wait
+// for the long budget: once it has waited its own, it cuts the connection
+// and skips the broker, so that the scrape goes on with the other brokers.
+// (Its context leaves it three budgets, so that a cut at its deadline,
+// which skips no broker, is told apart.)
+func TestCallQueuedBehindAnotherCallsUnansweredRequestGivesUp(t *testing.T) {
+	const wedgedNode = 0
+	k, c, tps := twoLeaders(t)
+	stall := stallListOffsets(t, k, map[int32]bool{wedgedNode: true})
+
+	longCtx, cancelLong := context.WithTimeout(context.Background(), 30*time.Minute) // a budget of ten minutes
+	defer cancelLong()
+	longDone := endOffsetsInBackground(longCtx, c, tps[wedgedNode])
+	<-stall.arrived[wedgedNode]
+
+	shortCtx, cancelShort := context.WithTimeout(context.Background(), 9*time.Second) // a budget of three seconds
+	defer cancelShort()
+	short := returnsWithin(t, time.Minute, func() offsetsResult {
+		return <-endOffsetsInBackground(shortCtx, c, tps[wedgedNode], tps[1])
+	})
+	require.ErrorIs(t, short.err, errNotAnswering, "the short call gave up on the broker on its own budget")
+	require.Contains(t, short.read.Offsets, tps[1], "and read the other broker")
+	require.Error(t, c.conns.health.skipping(k.Addrs[wedgedNode], time.Now()), "the broker is skipped")
+	require.Error(t, returnsWithin(t, time.Minute, func() offsetsResult { return <-longDone }).err)
+}
+
+// TestGivenUp is the cut rule on its own, with the calls' times made up:
+// which calls running decide that a connection's answer is given up on.
+func TestGivenUp(t *testing.T) {
+	const addr = "b:9092"
+	at := func(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
+	call := func(budgetSeconds, startedAt float64, waitsSince ...float64) *callWatch {
+		w := &callWatch{budget: time.Duration(at(budgetSeconds)), started: at(startedAt), waits: map[string]brokerWait{}}
+		for _, since := range waitsSince {
+			w.waits[addr] = brokerWait{since: at(since), count: 1}
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		name  string
+		calls []*callWatch
+		// the request was written at 10 s; judged at now
+		now        float64
+		wantCut    bool
+		wantBudget float64
+	}{
+		{"one call, within its budget", []*callWatch{call(1, 9)}, 10.9, false, 0},
+		{"one call, past its budget", []*callWatch{call(1, 9)}, 11.1, true, 1},
+		{"a call that may have sent it is within its budget", []*callWatch{call(1, 9), call(3, 9.5)}, 11.5, false, 0},
+		{"every call that may have sent it is past its budget", []*callWatch{call(1, 9), call(3, 9.5)}, 13.1, true, 3},
+		{"a call begun since, past its budget, with a possible sender within its own", []*callWatch{call(3, 9), call(1, 10.5)}, 12, false, 0},
+		{"a call begun since is past its budget and no call may have sent it", []*callWatch{call(1, 10.5)}, 11.6, true, 1},
+		{"a call begun since, within its budget, and no call may have sent it", []*callWatch{call(1, 10.5)}, 11.4, false, 0},
+		{"a call waiting on the broker gives up on its own budget", []*callWatch{call(60, 9), call(1, 10.5, 10.5)}, 11.6, true, 1},
+		{"a call waiting on the broker within its budget", []*callWatch{call(60, 9), call(1, 10.5, 10.5)}, 11.4, false, 0},
+		{"a call waiting on the broker from before the request counts from the request", []*callWatch{call(60, 9), call(1, 5, 5)}, 10.9, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := newConnections(time.Second, time.Second)
+			for _, w := range tc.calls {
+				cs.watches[w] = struct{}{}
+			}
+			budget, cut := cs.givenUp(addr, at(10), at(tc.now))
+			require.Equal(t, tc.wantCut, cut)
+			if cut {
+				require.Equal(t, time.Duration(at(tc.wantBudget)), budget)
+			}
+		})
+	}
 }
