@@ -260,6 +260,8 @@ func perBroker[T any](ctx context.Context, c *Cluster, work map[*sarama.Broker]T
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), ctxErr)
 			} else if skipped := c.conns.health.skipping(broker.Addr(), time.Now()); skipped != nil {
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), skipped)
+			} else if gaveUp := c.conns.gaveUpOn(ctx, broker.Addr()); gaveUp != nil {
+				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), gaveUp)
 			} else {
 				err = awaitBroker(ctx, c, broker, item, fn)
 				if ctxErr := ctx.Err(); err != nil && ctxErr != nil && !errors.Is(err, ctxErr) {

@@ -27,7 +27,10 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		// sarama forgets the brokers a metadata refresh could not reach
 		// (the whole cluster was down); only a refresh from the bootstrap
 		// brokers brings them back.
-		if err := client.RefreshMetadata(); err != nil {
+		done := c.lookingUp(ctx)
+		err := client.RefreshMetadata()
+		done()
+		if err != nil {
 			return nil, fmt.Errorf("list groups: no brokers known: %w", err)
 		}
 		if brokers = client.Brokers(); len(brokers) == 0 {
@@ -267,7 +270,10 @@ func (c *Cluster) refreshCoordinatorOn(ctx context.Context, client sarama.Client
 		if ctx.Err() != nil {
 			return // the next call finds it out
 		}
-		if err := client.RefreshCoordinator(group); err != nil {
+		done := c.lookingUp(ctx)
+		err := client.RefreshCoordinator(group)
+		done()
+		if err != nil {
 			c.logger.Debug("refresh coordinator", zap.String("group", group), zap.Error(err))
 		}
 	}
@@ -304,7 +310,9 @@ func (c *Cluster) groupsByCoordinator(ctx context.Context, client sarama.Client,
 			break
 		}
 		// A FindCoordinator on a cache miss: no lock held.
+		done := c.lookingUp(ctx)
 		coordinator, err := client.Coordinator(g)
+		done()
 		if err != nil {
 			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, authorization(err))))
 			continue

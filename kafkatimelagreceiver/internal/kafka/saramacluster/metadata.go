@@ -43,12 +43,19 @@ func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identit
 // another, up to identifyAttempts. sarama's cache is left as it is.
 func (c *Cluster) metadata(ctx context.Context, client sarama.Client, topics []string) (*sarama.MetadataResponse, error) {
 	var errs []error
-	for _, b := range identifyCandidates(client) {
+	done := c.lookingUp(ctx)
+	candidates := identifyCandidates(client)
+	done()
+	for _, b := range candidates {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
 		if err := c.conns.health.skipping(b.Addr(), time.Now()); err != nil {
+			errs = append(errs, fmt.Errorf("metadata from broker %d: %w", b.ID(), err))
+			continue
+		}
+		if err := c.conns.gaveUpOn(ctx, b.Addr()); err != nil {
 			errs = append(errs, fmt.Errorf("metadata from broker %d: %w", b.ID(), err))
 			continue
 		}
@@ -153,7 +160,10 @@ func (c *Cluster) unknownPartitions(ctx context.Context, client sarama.Client, p
 		}
 	}
 	if len(existing) > 0 {
-		if err := client.RefreshMetadata(existing...); err != nil {
+		done := c.lookingUp(ctx)
+		err := client.RefreshMetadata(existing...)
+		done()
+		if err != nil {
 			c.logger.Debug("refresh metadata", zap.Strings("topics", existing), zap.Error(err))
 		}
 	}

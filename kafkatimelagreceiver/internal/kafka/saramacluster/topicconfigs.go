@@ -37,7 +37,7 @@ func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[stri
 	if err != nil {
 		return out, err
 	}
-	b := c.answeringBroker(client)
+	b := c.answeringBroker(ctx, client)
 	if b == nil {
 		return out, errors.New("describe topic configs: no broker that answers")
 	}

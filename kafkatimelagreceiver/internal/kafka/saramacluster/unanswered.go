@@ -28,20 +28,24 @@ import (
 // request of another. Yet sarama sends without a context, so a request on
 // the wire cannot be tied to the call that sent it. What is known is which
 // calls were running when it was written (its sender is one of them), and
-// which calls wait on a broker because they sent to it themselves
-// (perBroker, metadata). So a connection is cut when either
+// which calls wait on a broker, because they sent to it themselves
+// (perBroker, metadata) or are in one of sarama's lookups, which waits on
+// every broker (lookingUp). Hence two verdicts:
 //
-//   - a call waiting on its broker has waited for longer than its own
-//     budget: sarama holds a broker's connection for one request at a
-//     time, so the call's request cannot be answered before the one on
-//     the wire is, whoever sent that; or
-//   - no call that may have sent the request is still within its budget,
-//     and a call has been running for longer than its own: a call with
-//     little time left (a scrape near its deadline) does not cut the slow
-//     answer that another call with time to spare is still waiting for.
-//
-// The first rule is what keeps a wedged broker from taking a whole scrape
-// when the sampler, with its longer budget, asked it first.
+//   - The broker did not answer in time, when no call that may have sent
+//     the request is still within its budget, and a call has run for longer
+//     than its own: the connection is cut and the broker skipped. A call
+//     with little time left (a scrape near its deadline) thus never judges
+//     the slow answer that another call with time to spare still awaits.
+//   - A call waiting on the broker cannot wait any longer, when it has
+//     waited for longer than its own budget: the connection is cut all the
+//     same, since sarama holds a connection for one request at a time and
+//     gives no other way to stop waiting for it, and the call asks that
+//     broker nothing more, but the broker is not skipped for the others.
+//     This keeps a scrape going on with the other brokers when the
+//     sampler, with its longer budget, asked a wedged broker first, without
+//     skipping for everyone a broker that is merely slower than the
+//     scrape's budget.
 
 const (
 	// requestShare is the part of a call's time left that one request may
@@ -166,6 +170,38 @@ type callWatch struct {
 	// waits are the brokers, by address, that the call has sent to itself
 	// and waits on.
 	waits map[string]brokerWait
+	// gaveUp are the brokers, by address, that the call stopped waiting on:
+	// it asks them nothing more.
+	gaveUp map[string]bool
+}
+
+// gaveUpOn returns an error when the call running under ctx stopped waiting
+// on the broker at addr, which it is then not to ask again.
+func (cs *connections) gaveUpOn(ctx context.Context, addr string) error {
+	w, ok := ctx.Value(callWatchKey{}).(*callWatch)
+	if !ok {
+		return nil
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if w.gaveUp[addr] {
+		return fmt.Errorf("%w within this call's budget", errNotAnswering)
+	}
+	return nil
+}
+
+// waitOn is how long the call has been waiting on the broker at addr, by
+// itself or in a lookup; false when it is not.
+func (w *callWatch) waitOn(addr string) (brokerWait, bool) {
+	direct, waits := w.waits[addr]
+	lookup, looking := w.waits[anyBroker]
+	switch {
+	case waits && looking:
+		return brokerWait{since: min(direct.since, lookup.since)}, true
+	case looking:
+		return lookup, true
+	}
+	return direct, waits
 }
 
 // brokerWait is how long a call has been waiting on one broker.
@@ -202,10 +238,22 @@ func (cs *connections) waitingOn(ctx context.Context, addr string) (done func())
 	}
 }
 
+// anyBroker, as the address of a wait, is every broker.
+const anyBroker = ""
+
+// lookingUp records, until the returned done, that the call running under
+// ctx waits on every broker: sarama's lookups (metadata, coordinators,
+// leaders, the least loaded broker) pick a broker of their own, join a
+// metadata refresh already in flight, and lock every broker in turn to
+// weigh its load, which waits for the request each one has on the wire.
+func (c *Cluster) lookingUp(ctx context.Context) (done func()) {
+	return c.conns.waitingOn(ctx, anyBroker)
+}
+
 // watch registers a call with the budget, and checks the connections
 // watchTicks times per budget while it runs.
 func (cs *connections) watch(budget time.Duration) (*callWatch, func()) {
-	w := &callWatch{budget: budget, started: time.Now().UnixNano(), waits: map[string]brokerWait{}}
+	w := &callWatch{budget: budget, started: time.Now().UnixNano(), waits: map[string]brokerWait{}, gaveUp: map[string]bool{}}
 	cs.mu.Lock()
 	cs.watches[w] = struct{}{}
 	cs.mu.Unlock()
@@ -239,43 +287,61 @@ func (cs *connections) watch(budget time.Duration) (*callWatch, func()) {
 }
 
 // cutUnanswered closes the connections that the running calls have given
-// up on (see the rules at the top of this file), and skips their brokers.
+// up on (see the verdicts at the top of this file), and skips the brokers
+// found not to answer.
 func (cs *connections) cutUnanswered(now time.Time) {
 	type victim struct {
-		tc     *trackedConn
-		budget time.Duration
+		tc *trackedConn
+		v  verdict
 	}
 	var victims []victim
 	cs.mu.Lock()
 	for tc := range cs.open {
 		if since := tc.awaiting.Load(); since != 0 {
-			if budget, cut := cs.givenUp(tc.addr, since, now.UnixNano()); cut {
-				victims = append(victims, victim{tc, budget})
+			if v := cs.judge(tc.addr, since, now.UnixNano()); v.cut {
+				victims = append(victims, victim{tc, v})
+				for _, w := range v.waitersDone {
+					w.gaveUp[tc.addr] = true
+				}
 			}
 		}
 	}
 	cs.mu.Unlock()
-	for _, v := range victims {
-		cs.health.unanswered(v.tc.addr, v.budget, now)
-		err := fmt.Errorf("broker %s did not answer within %s: %w", v.tc.addr, v.budget, context.DeadlineExceeded)
-		v.tc.cause.Store(&err)
-		_ = v.tc.Close()
+	for _, victim := range victims {
+		if victim.v.silent {
+			cs.health.unanswered(victim.tc.addr, victim.v.budget, now)
+		}
+		err := fmt.Errorf("broker %s did not answer within %s: %w", victim.tc.addr, victim.v.budget, context.DeadlineExceeded)
+		victim.tc.cause.Store(&err)
+		_ = victim.tc.Close()
 	}
 }
 
-// givenUp tells whether the running calls have given up on the answer a
-// connection to addr has been awaiting since the unix nanosecond since, and
-// the budget of the call that gave up last (for how long the broker is then
-// skipped). cs.mu must be held.
-func (cs *connections) givenUp(addr string, since, now int64) (time.Duration, bool) {
+// verdict is what the running calls make of a connection awaiting an
+// answer.
+type verdict struct {
+	cut    bool
+	silent bool          // the broker did not answer in time: skip it
+	budget time.Duration // that the answer was awaited for; sets the skip
+	// waitersDone are the calls that waited on the broker past their
+	// budget.
+	waitersDone []*callWatch
+}
+
+// judge gives the verdict on a connection to addr that has been awaiting
+// an answer since the unix nanosecond since. cs.mu must be held.
+func (cs *connections) judge(addr string, since, now int64) verdict {
 	var (
 		senderWaiting bool          // a call that may have sent it is within its budget
 		overdue       time.Duration // the longest budget of the calls past theirs
+		waiterDone    time.Duration // the longest budget of the calls that waited on addr past it
+		waitersDone   []*callWatch
 	)
 	for w := range cs.watches {
 		budget := int64(w.budget)
-		if bw, ok := w.waits[addr]; ok && now-max(since, bw.since) > budget {
-			return w.budget, true
+		if bw, ok := w.waitOn(addr); ok && now-max(since, bw.since) > budget {
+			waiterDone = max(waiterDone, w.budget)
+			waitersDone = append(waitersDone, w)
 		}
 		switch {
 		case w.started <= since && now-since <= budget:
@@ -289,12 +355,19 @@ func (cs *connections) givenUp(addr string, since, now int64) (time.Duration, bo
 			overdue = max(overdue, w.budget)
 		}
 	}
-	return overdue, overdue > 0 && !senderWaiting
+	switch {
+	case overdue > 0 && !senderWaiting:
+		return verdict{cut: true, silent: true, budget: overdue, waitersDone: waitersDone}
+	case waiterDone > 0:
+		return verdict{cut: true, budget: waiterDone, waitersDone: waitersDone}
+	}
+	return verdict{}
 }
 
 // answeringBroker is the least loaded broker not skipped for silence, of
 // those Identify would ask, for a request any broker answers; nil: none.
-func (c *Cluster) answeringBroker(client sarama.Client) *sarama.Broker {
+func (c *Cluster) answeringBroker(ctx context.Context, client sarama.Client) *sarama.Broker {
+	defer c.lookingUp(ctx)()
 	now := time.Now()
 	for _, b := range identifyCandidates(client) {
 		if c.conns.health.skipping(b.Addr(), now) == nil {
