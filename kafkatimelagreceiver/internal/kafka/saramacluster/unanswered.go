@@ -17,7 +17,7 @@ import (
 // longer than the scrape), and its metadata and coordinator lookups take no
 // context and pick a broker of their own. So the connections themselves
 // are watched: while calls run, a connection that has been waiting for an
-// answer for longer than a call waiting on it will wait is cut, and its
+// answer for longer than the calls waiting on it will wait is cut, and its
 // broker is skipped (dialing it fails at once, so sarama's lookups move on
 // to the next broker) for a backoff that doubles while it keeps not
 // answering.
@@ -167,8 +167,8 @@ type callWatch struct {
 	// started is when the call began, in unix nanoseconds: a request
 	// written before cannot be the call's.
 	started int64
-	// waits are the brokers, by address, that the call has sent to itself
-	// and waits on.
+	// waits are the brokers, by address (anyBroker while in a lookup), that
+	// the call waits on.
 	waits map[string]brokerWait
 	// gaveUp are the brokers, by address, that the call stopped waiting on:
 	// it asks them nothing more.
@@ -190,9 +190,9 @@ func (cs *connections) gaveUpOn(ctx context.Context, addr string) error {
 	return nil
 }
 
-// waitOn is how long the call has been waiting on the broker at addr, by
-// itself or in a lookup; false when it is not.
-func (w *callWatch) waitOn(addr string) (brokerWait, bool) {
+// waitingSince is how long the call has been waiting on the broker at addr,
+// by itself or in a lookup; false when it is not.
+func (w *callWatch) waitingSince(addr string) (brokerWait, bool) {
 	direct, waits := w.waits[addr]
 	lookup, looking := w.waits[anyBroker]
 	switch {
@@ -339,7 +339,7 @@ func (cs *connections) judge(addr string, since, now int64) verdict {
 	)
 	for w := range cs.watches {
 		budget := int64(w.budget)
-		if bw, ok := w.waitOn(addr); ok && now-max(since, bw.since) > budget {
+		if bw, ok := w.waitingSince(addr); ok && now-max(since, bw.since) > budget {
 			waiterDone = max(waiterDone, w.budget)
 			waitersDone = append(waitersDone, w)
 		}
