@@ -260,9 +260,10 @@ func perBroker[T any](ctx context.Context, c *Cluster, work map[*sarama.Broker]T
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), ctxErr)
 			} else if skipped := c.conns.health.skipping(broker.Addr(), time.Now()); skipped != nil {
 				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), skipped)
-			} else if err = c.idle.begin(ctx, broker); err == nil {
-				err = fn(broker, item)
-				c.idle.end(broker)
+			} else if gaveUp := c.conns.gaveUpOn(ctx, broker.Addr()); gaveUp != nil {
+				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), gaveUp)
+			} else {
+				err = awaitBroker(ctx, c, broker, item, fn)
 				if ctxErr := ctx.Err(); err != nil && ctxErr != nil && !errors.Is(err, ctxErr) {
 					err = fmt.Errorf("broker %d (%s): %w: %w", broker.ID(), broker.Addr(), ctxErr, err)
 				}
@@ -277,6 +278,19 @@ func perBroker[T any](ctx context.Context, c *Cluster, work map[*sarama.Broker]T
 	}
 	wg.Wait()
 	return kafka.Join(errs...)
+}
+
+// awaitBroker runs fn on broker, recorded as a wait of the call on it: its
+// budget then judges the broker's connection whoever's request is on it
+// (see cutUnanswered). A connection idle past conn_idle_timeout is reopened
+// first.
+func awaitBroker[T any](ctx context.Context, c *Cluster, broker *sarama.Broker, item T, fn func(*sarama.Broker, T) error) error {
+	defer c.conns.waitingOn(ctx, broker.Addr())()
+	if err := c.idle.begin(ctx, broker); err != nil {
+		return err
+	}
+	defer c.idle.end(broker)
+	return fn(broker, item)
 }
 
 // authorization types a broker's refusal to let the principal see a group or

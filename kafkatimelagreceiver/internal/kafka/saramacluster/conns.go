@@ -35,9 +35,11 @@ type connections struct {
 	refusalsMu sync.Mutex
 	refusals   map[kafka.TopicPartition]error // why a partition's batch was refused (fetchScan)
 
-	mu     sync.Mutex
-	open   map[*trackedConn]struct{}
-	closed bool
+	mu   sync.Mutex
+	open map[*trackedConn]struct{}
+	// watches are the calls running (unanswered.go).
+	watches map[*callWatch]struct{}
+	closed  bool
 }
 
 var errConnectionsClosed = errors.New("kafka cluster access is closed: no new connection")
@@ -49,6 +51,7 @@ func newConnections(dialTimeout, keepAlive time.Duration) *connections {
 		life:    life,
 		endLife: endLife,
 		open:    map[*trackedConn]struct{}{},
+		watches: map[*callWatch]struct{}{},
 	}
 }
 

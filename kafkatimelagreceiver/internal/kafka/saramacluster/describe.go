@@ -21,7 +21,8 @@ import (
 // protocol_version 3.7.0 or later. Without it they are reported in state
 // Unknown rather than as Dead groups with no members.
 func (c *Cluster) DescribeGroups(ctx context.Context, groups []string) (map[string]kafka.GroupDescription, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	out := make(map[string]kafka.GroupDescription, len(groups))
 	if len(groups) == 0 {
 		return out, nil

@@ -16,7 +16,8 @@ import (
 // ConsumerGroups sends one ListGroups to every broker, and remembers which
 // broker listed each group as that group's coordinator.
 func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	client, err := c.connected(ctx)
 	if err != nil {
 		return nil, err
@@ -26,7 +27,10 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		// sarama forgets the brokers a metadata refresh could not reach
 		// (the whole cluster was down); only a refresh from the bootstrap
 		// brokers brings them back.
-		if err := client.RefreshMetadata(); err != nil {
+		done := c.lookingUp(ctx)
+		err := client.RefreshMetadata()
+		done()
+		if err != nil {
 			return nil, fmt.Errorf("list groups: no brokers known: %w", err)
 		}
 		if brokers = client.Brokers(); len(brokers) == 0 {
@@ -96,7 +100,8 @@ type offsetsRecorder func(group string, blocks map[string]map[int32]*sarama.Offs
 // groups when the protocol allows it (v8, Kafka 3.0+), and one per group
 // otherwise or when the batched request is refused.
 func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	client, err := c.connected(ctx)
 	if err != nil {
 		return nil, err
@@ -265,7 +270,10 @@ func (c *Cluster) refreshCoordinatorOn(ctx context.Context, client sarama.Client
 		if ctx.Err() != nil {
 			return // the next call finds it out
 		}
-		if err := client.RefreshCoordinator(group); err != nil {
+		done := c.lookingUp(ctx)
+		err := client.RefreshCoordinator(group)
+		done()
+		if err != nil {
 			c.logger.Debug("refresh coordinator", zap.String("group", group), zap.Error(err))
 		}
 	}
@@ -302,7 +310,9 @@ func (c *Cluster) groupsByCoordinator(ctx context.Context, client sarama.Client,
 			break
 		}
 		// A FindCoordinator on a cache miss: no lock held.
+		done := c.lookingUp(ctx)
 		coordinator, err := client.Coordinator(g)
+		done()
 		if err != nil {
 			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, authorization(err))))
 			continue

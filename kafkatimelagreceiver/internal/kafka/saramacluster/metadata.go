@@ -21,7 +21,8 @@ const identifyAttempts = 3
 // version 10, Kafka 2.8; the cluster id with version 2). Topics the cluster
 // does not know are absent without an error: the offset reads report them.
 func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identity, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	if len(topics) == 0 {
 		// A Metadata request without topic names asks for every topic.
 		return nil, errors.New("identify: no topics to ask about")
@@ -42,7 +43,10 @@ func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identit
 // another, up to identifyAttempts. sarama's cache is left as it is.
 func (c *Cluster) metadata(ctx context.Context, client sarama.Client, topics []string) (*sarama.MetadataResponse, error) {
 	var errs []error
-	for _, b := range identifyCandidates(client) {
+	done := c.lookingUp(ctx)
+	candidates := identifyCandidates(client)
+	done()
+	for _, b := range candidates {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
@@ -51,10 +55,11 @@ func (c *Cluster) metadata(ctx context.Context, client sarama.Client, topics []s
 			errs = append(errs, fmt.Errorf("metadata from broker %d: %w", b.ID(), err))
 			continue
 		}
-		_ = b.Open(c.config) // already open: ErrAlreadyConnected
-		req := sarama.NewMetadataRequest(c.config.Version, topics)
-		req.AllowAutoTopicCreation = false
-		resp, err := b.GetMetadata(req)
+		if err := c.conns.gaveUpOn(ctx, b.Addr()); err != nil {
+			errs = append(errs, fmt.Errorf("metadata from broker %d: %w", b.ID(), err))
+			continue
+		}
+		resp, err := c.metadataFrom(ctx, b, topics)
 		c.observe(ctx, b, "Metadata", err)
 		if err == nil {
 			return resp, nil
@@ -65,6 +70,16 @@ func (c *Cluster) metadata(ctx context.Context, client sarama.Client, topics []s
 		return nil, errors.New("no broker to ask for metadata")
 	}
 	return nil, kafka.Join(errs...)
+}
+
+// metadataFrom sends one Metadata request for the topics to b, recorded as
+// a wait of the call on it (see cutUnanswered).
+func (c *Cluster) metadataFrom(ctx context.Context, b *sarama.Broker, topics []string) (*sarama.MetadataResponse, error) {
+	defer c.conns.waitingOn(ctx, b.Addr())()
+	_ = b.Open(c.config) // already open: ErrAlreadyConnected
+	req := sarama.NewMetadataRequest(c.config.Version, topics)
+	req.AllowAutoTopicCreation = false
+	return b.GetMetadata(req)
 }
 
 // identifyCandidates are the brokers to ask, the least loaded first.
@@ -145,7 +160,10 @@ func (c *Cluster) unknownPartitions(ctx context.Context, client sarama.Client, p
 		}
 	}
 	if len(existing) > 0 {
-		if err := client.RefreshMetadata(existing...); err != nil {
+		done := c.lookingUp(ctx)
+		err := client.RefreshMetadata(existing...)
+		done()
+		if err != nil {
 			c.logger.Debug("refresh metadata", zap.Strings("topics", existing), zap.Error(err))
 		}
 	}

@@ -39,7 +39,8 @@ func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPart
 // election costs no read: they come back in read.Retries, with times of
 // their own.
 func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
 	client, err := c.connected(ctx)
 	if err != nil {
@@ -56,7 +57,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		if len(moved) == 0 || ctx.Err() != nil {
 			break
 		}
-		c.refreshMetadata(client, topicsOf(moved), last.transport)
+		c.refreshMetadata(ctx, client, topicsOf(moved), last.transport)
 		// Asked again: this round's answer for them stands instead, and
 		// the partitions the last round did not know are known or not by
 		// this one.
@@ -83,7 +84,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 	read.Unknown = append(read.Unknown, last.unknown...)
 	if len(last.moved()) > 0 && ctx.Err() == nil {
 		// Still not at the leader: the next call finds the metadata fresh.
-		c.refreshMetadata(client, topicsOf(last.moved()), last.transport)
+		c.refreshMetadata(ctx, client, topicsOf(last.moved()), last.transport)
 	}
 	return read, kafka.Join(append(errs, last.err())...)
 }
@@ -256,6 +257,8 @@ func (c *Cluster) leadersOrUnknown(ctx context.Context, client sarama.Client, pa
 	var errs []error
 	out := map[*sarama.Broker][]kafka.TopicPartition{}
 	missing := c.unknownPartitions(ctx, client, partitions)
+	// A leader missing from the cache is looked up.
+	defer c.lookingUp(ctx)()
 	var unknown []kafka.TopicPartition
 	unknownPerTopic := map[string]int{}
 	failedTopics := map[string]bool{}
@@ -307,7 +310,7 @@ const transportRefreshInterval = 5 * time.Second
 // when a leader could not be reached. sarama runs it without a context;
 // the call's watch cuts a broker that does not answer, and skipped brokers
 // are not dialed, so that it moves on to another.
-func (c *Cluster) refreshMetadata(client sarama.Client, topics []string, transport bool) {
+func (c *Cluster) refreshMetadata(ctx context.Context, client sarama.Client, topics []string, transport bool) {
 	if transport {
 		now := time.Now().UnixNano()
 		last := c.transportRefresh.Load()
@@ -315,6 +318,7 @@ func (c *Cluster) refreshMetadata(client sarama.Client, topics []string, transpo
 			return
 		}
 	}
+	defer c.lookingUp(ctx)()
 	if err := client.RefreshMetadata(topics...); err != nil {
 		c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
 	}

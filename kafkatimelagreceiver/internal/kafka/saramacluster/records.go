@@ -20,7 +20,8 @@ import (
 // read, so the groups of a partition sitting close together cost one read
 // between them; an offset beyond what came back is asked in the next round.
 func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	out := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(records))
 	if len(records) == 0 {
 		return out, nil

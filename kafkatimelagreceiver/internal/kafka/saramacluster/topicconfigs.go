@@ -27,7 +27,8 @@ const maxTopicsPerDescribeConfigs = 1000
 // answering), in requests of at most
 // maxTopicsPerDescribeConfigs, one after the other.
 func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
-	defer c.watch(ctx)()
+	ctx, stop := c.watch(ctx)
+	defer stop()
 	out := make(map[string]kafka.TopicRetention, len(topics))
 	if len(topics) == 0 {
 		return out, nil
@@ -36,7 +37,7 @@ func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[stri
 	if err != nil {
 		return out, err
 	}
-	b := c.answeringBroker(client)
+	b := c.answeringBroker(ctx, client)
 	if b == nil {
 		return out, errors.New("describe topic configs: no broker that answers")
 	}

@@ -1,11 +1,17 @@
 package saramacluster
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
 // A broker that does not answer is skipped for requestShare budgets (the
@@ -39,4 +45,201 @@ func TestUnansweredBrokerBackoff(t *testing.T) {
 	require.Error(t, h.skipping(addr, now), "answering elsewhere does not end the skip in force")
 	h.unanswered(addr, budget, now.Add(maxSkip))
 	require.NoError(t, h.skipping(addr, now.Add(maxSkip+requestShare*budget)), "but the doubling starts over")
+}
+
+// listOffsetsStall holds the ListOffsets requests that reach some brokers
+// of a kfake cluster: each held request is answered once released, or
+// dropped unanswered when its broker is silent, at the latest when the test
+// ends.
+type listOffsetsStall struct {
+	arrived map[int32]chan struct{} // closed at the first request held by each broker
+	release func()
+}
+
+// stallListOffsets installs a stall, on from now, on the brokers of nodes;
+// silent ones never answer.
+func stallListOffsets(t *testing.T, k *kfaketest.Kafka, nodes map[int32]bool) *listOffsetsStall {
+	testEnd := make(chan struct{})
+	t.Cleanup(func() { close(testEnd) }) // before the cluster closes
+	released := make(chan struct{})
+	var releaseOnce sync.Once
+	s := &listOffsetsStall{arrived: map[int32]chan struct{}{}, release: func() { releaseOnce.Do(func() { close(released) }) }}
+	arrivals := map[int32]*sync.Once{}
+	for node := range nodes {
+		s.arrived[node] = make(chan struct{})
+		arrivals[node] = new(sync.Once)
+	}
+	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		node := k.Cluster.CurrentNode()
+		silent, held := nodes[node]
+		if !held {
+			return nil, nil, false
+		}
+		arrivals[node].Do(func() { close(s.arrived[node]) })
+		if silent {
+			k.Cluster.SleepControl(func() { <-testEnd })
+			return nil, nil, true
+		}
+		k.Cluster.SleepControl(func() {
+			select {
+			case <-released:
+			case <-testEnd:
+			}
+		})
+		return nil, nil, false
+	})
+	return s
+}
+
+// offsetsResult is what a call to EndOffsets returned.
+type offsetsResult struct {
+	read kafka.OffsetRead
+	err  error
+}
+
+// endOffsetsInBackground calls EndOffsets in a goroutine; the channel has its
+// result.
+func endOffsetsInBackground(ctx context.Context, c *Cluster, tps ...kafka.TopicPartition) <-chan offsetsResult {
+	done := make(chan offsetsResult, 1)
+	go func() {
+		read, err := c.EndOffsets(ctx, tps)
+		done <- offsetsResult{read, err}
+	}()
+	return done
+}
+
+// twoLeaders is a cluster of three brokers whose topic "orders" has its
+// partition 0 led by broker 0 and its partition 1 by broker 1, and a
+// Cluster connected to both, whose requests wait ten minutes for an answer.
+func twoLeaders(t *testing.T) (*kfaketest.Kafka, *Cluster, [2]kafka.TopicPartition) {
+	k := kfaketest.New(t, 3, nil)
+	k.CreateTopic("orders", 2)
+	tps := [2]kafka.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}}
+	for _, tp := range tps {
+		if k.Cluster.LeaderFor(tp.Topic, tp.Partition) != tp.Partition {
+			require.NoError(t, k.Cluster.MoveTopicPartition(tp.Topic, tp.Partition, tp.Partition))
+		}
+	}
+	c, err := New(patientSettings(k))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	_, err = c.EndOffsets(context.Background(), tps[:])
+	require.NoError(t, err, "warm-up: both leaders connected")
+	return k, c, tps
+}
+
+// TestShortCallLeavesAnotherCallsSlowAnswerAlone: one call (a sample, with
+// the long budget of a long deadline) waits on a broker that answers late;
+// meanwhile a call with the least budget (a scrape near its deadline) gives
+// up on a broker of its own that answers nothing. The short call cuts its
+// own connection, but the slow answer it never asked for is left to the
+// call waiting for it: that call gets its offset, and its broker is not
+// skipped.
+func TestShortCallLeavesAnotherCallsSlowAnswerAlone(t *testing.T) {
+	const slowNode, silentNode = 0, 1
+	k, c, tps := twoLeaders(t)
+	stall := stallListOffsets(t, k, map[int32]bool{slowNode: false, silentNode: true})
+	defer stall.release()
+
+	slowCtx, cancelSlow := context.WithTimeout(context.Background(), 3*time.Minute) // a budget of a minute
+	defer cancelSlow()
+	slowDone := endOffsetsInBackground(slowCtx, c, tps[slowNode])
+	<-stall.arrived[slowNode]
+	// Once the short call gives up on its silent broker, it must not look
+	// the leaders up again: sarama's lookups wait on every broker's request
+	// in flight, the slow one too, which the short call would then give up
+	// on. A transport refresh is taken for just made.
+	c.transportRefresh.Store(time.Now().Add(time.Hour).UnixNano())
+	shortCtx, cancelShort := context.WithTimeout(context.Background(), 3*time.Second) // the least budget
+	defer cancelShort()
+	// The short call gives up on its silent broker once its budget is
+	// spent, when the slow answer has been awaited for longer still.
+	short := returnsWithin(t, time.Minute, func() offsetsResult {
+		return <-endOffsetsInBackground(shortCtx, c, tps[silentNode])
+	})
+	require.ErrorIs(t, short.err, errNotAnswering)
+	stall.release()
+
+	slow := returnsWithin(t, time.Minute, func() offsetsResult { return <-slowDone })
+	require.NoError(t, slow.err, "the slow answer is not cut by a call that did not ask for it")
+	require.Contains(t, slow.read.Offsets, tps[slowNode])
+	require.NoError(t, c.conns.health.skipping(k.Addrs[slowNode], time.Now()), "the slow broker is not skipped")
+}
+
+// TestCallQueuedBehindAnotherCallsUnansweredRequestGivesUp: a broker
+// answers nothing; a call with a long budget (a sample) sent to it first,
+// and a call with a short budget (a scrape) asks it next, which sarama
+// holds until the first request is answered. The short call does not wait
+// for the long budget: once it has waited its own, it cuts the connection
+// and goes on with the other broker. (Its context
+// leaves it three budgets, so that a cut at its deadline is told apart: a
+// call that gave up on a broker says so in its error.)
+func TestCallQueuedBehindAnotherCallsUnansweredRequestGivesUp(t *testing.T) {
+	const wedgedNode = 0
+	k, c, tps := twoLeaders(t)
+	stall := stallListOffsets(t, k, map[int32]bool{wedgedNode: true})
+
+	longCtx, cancelLong := context.WithTimeout(context.Background(), 30*time.Minute) // a budget of ten minutes
+	defer cancelLong()
+	longDone := endOffsetsInBackground(longCtx, c, tps[wedgedNode])
+	<-stall.arrived[wedgedNode]
+
+	shortCtx, cancelShort := context.WithTimeout(context.Background(), 9*time.Second) // a budget of three seconds
+	defer cancelShort()
+	short := returnsWithin(t, time.Minute, func() offsetsResult {
+		return <-endOffsetsInBackground(shortCtx, c, tps[wedgedNode], tps[1])
+	})
+	require.ErrorIs(t, short.err, errNotAnswering, "the short call gave up on the broker on its own budget")
+	require.Contains(t, short.read.Offsets, tps[1], "and read the other broker")
+	// Close, not the long call's context: its retry may be on its way to the
+	// broker, past the check of its context.
+	require.NoError(t, c.Close())
+	require.Error(t, returnsWithin(t, time.Minute, func() offsetsResult { return <-longDone }).err)
+}
+
+// TestJudge is the cut rule on its own, with the calls' times made up:
+// which calls running decide that a connection's answer is given up on,
+// and whether its broker is then taken for silent.
+func TestJudge(t *testing.T) {
+	const addr = "b:9092"
+	at := func(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
+	call := func(budgetSeconds, startedAt float64, waitsSince ...float64) *callWatch {
+		w := &callWatch{budget: time.Duration(at(budgetSeconds)), started: at(startedAt), waits: map[string]brokerWait{}}
+		for _, since := range waitsSince {
+			w.waits[addr] = brokerWait{since: at(since), count: 1}
+		}
+		return w
+	}
+	cut := func(silent bool, budgetSeconds float64) verdict {
+		return verdict{cut: true, silent: silent, budget: time.Duration(at(budgetSeconds))}
+	}
+	for _, tc := range []struct {
+		name  string
+		calls []*callWatch
+		now   float64 // the request was written at 10 s
+		want  verdict
+	}{
+		{"one call, within its budget", []*callWatch{call(1, 9)}, 10.9, verdict{}},
+		{"one call, past its budget", []*callWatch{call(1, 9)}, 11.1, cut(true, 1)},
+		{"a call that may have sent it is within its budget", []*callWatch{call(1, 9), call(3, 9.5)}, 11.5, verdict{}},
+		{"every call that may have sent it is past its budget", []*callWatch{call(1, 9), call(3, 9.5)}, 13.1, cut(true, 3)},
+		{"a call begun since, past its budget, with a possible sender within its own", []*callWatch{call(3, 9), call(1, 10.5)}, 12, verdict{}},
+		{"a call begun since is past its budget and no call may have sent it", []*callWatch{call(1, 10.5)}, 11.6, cut(true, 1)},
+		{"a call begun since, within its budget, and no call may have sent it", []*callWatch{call(1, 10.5)}, 11.4, verdict{}},
+		{"a call waiting on the broker past its budget, a possible sender within its own", []*callWatch{call(60, 9), call(1, 10.5, 10.5)}, 11.6, cut(false, 1)},
+		{"a call waiting on the broker within its budget", []*callWatch{call(60, 9), call(1, 10.5, 10.5)}, 11.4, verdict{}},
+		{"a call waiting on the broker since before the request counts from the request", []*callWatch{call(60, 9), call(1, 5, 5)}, 10.9, verdict{}},
+		{"a call waiting on the broker past its budget, no possible sender within its own", []*callWatch{call(1, 9, 9)}, 11.1, cut(true, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := newConnections(time.Second, time.Second)
+			for _, w := range tc.calls {
+				cs.watches[w] = struct{}{}
+			}
+			got := cs.judge(addr, at(10), at(tc.now))
+			got.waitersDone = nil
+			require.Equal(t, tc.want, got)
+		})
+	}
 }
