@@ -17,28 +17,17 @@ import (
 // 4 of 5 pairs are dated by their record's timestamp, read once and
 // cached, and the fifth is caught up.
 func BenchmarkEstimates1M(b *testing.B) {
-	const groups, partitions = 100, 10000
 	t0 := time.Unix(1_700_000_000, 0)
 	tables := timetable.NewStore(512, 30*time.Second, nil)
+	end, committed := millionCommits()
 	wanted := map[kafka.TopicPartition]struct{}{}
-	end := map[kafka.TopicPartition]int64{}
-	for p := range int32(partitions) {
-		tp := kafka.TopicPartition{Topic: "scale", Partition: p}
+	for tp := range end {
 		wanted[tp] = struct{}{}
-		end[tp] = 4
 	}
 	tables.Track(wanted, t0, 0)
 	for i := range 3 {
 		at := t0.Add(time.Duration(i) * 10 * time.Second)
 		tables.Record(kafka.OffsetRead{Offsets: end, Sent: at, Received: at})
-	}
-	committed := map[string]map[kafka.TopicPartition]int64{}
-	for g := range groups {
-		offsets := make(map[kafka.TopicPartition]int64, partitions)
-		for p := range int32(partitions) {
-			offsets[kafka.TopicPartition{Topic: "scale", Partition: p}] = int64((g + int(p)) % 5)
-		}
-		committed[fmt.Sprintf("group-%03d", g)] = offsets
 	}
 	at := t0.Add(30 * time.Second).UnixNano()
 	snap := &Snapshot{At: at, Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
@@ -51,10 +40,10 @@ func BenchmarkEstimates1M(b *testing.B) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: t0.Add(-time.Hour).UnixNano()}
 	}
 	records.PutAll(found)
-	if len(missing) != 4*partitions {
-		b.Fatalf("%d records out of table, want %d", len(missing), 4*partitions)
+	if len(missing) != 4*scalePartitions {
+		b.Fatalf("%d records out of table, want %d", len(missing), 4*scalePartitions)
 	}
-	names := make([]string, 0, groups)
+	names := make([]string, 0, scaleGroups)
 	for g := range committed {
 		names = append(names, g)
 	}
@@ -77,8 +66,8 @@ func BenchmarkEstimates1M(b *testing.B) {
 				}
 			}
 		}
-		if timed != groups*partitions {
-			b.Fatalf("%d time lags, want %d", timed, groups*partitions)
+		if timed != scaleGroups*scalePartitions {
+			b.Fatalf("%d time lags, want %d", timed, scaleGroups*scalePartitions)
 		}
 	}
 }
@@ -87,19 +76,7 @@ func BenchmarkEstimates1M(b *testing.B) {
 // estimate: index them (each group's commits arrive in map order) and walk
 // every group's lags in (topic, partition) order.
 func BenchmarkIndex1M(b *testing.B) {
-	const groups, partitions = 100, 10000
-	end := map[kafka.TopicPartition]int64{}
-	for p := range int32(partitions) {
-		end[kafka.TopicPartition{Topic: "scale", Partition: p}] = 4
-	}
-	committed := map[string]map[kafka.TopicPartition]int64{}
-	for g := range groups {
-		offsets := make(map[kafka.TopicPartition]int64, partitions)
-		for p := range int32(partitions) {
-			offsets[kafka.TopicPartition{Topic: "scale", Partition: p}] = int64((g + int(p)) % 5)
-		}
-		committed[fmt.Sprintf("group-%03d", g)] = offsets
-	}
+	end, committed := millionCommits()
 	snap := &Snapshot{At: 1, Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
 	noTime := func(*Partition, int64) (int64, Method, bool) { return 0, MethodNone, false }
 	var lags []PartitionLag
@@ -111,8 +88,30 @@ func BenchmarkIndex1M(b *testing.B) {
 			lags = idx.GroupLags(lags[:0], g, snap.At, noTime)
 			pairs += len(lags)
 		}
-		if pairs != groups*partitions {
-			b.Fatalf("%d pairs, want %d", pairs, groups*partitions)
+		if pairs != scaleGroups*scalePartitions {
+			b.Fatalf("%d pairs, want %d", pairs, scaleGroups*scalePartitions)
 		}
 	}
+}
+
+// scaleGroups groups each commit on all scalePartitions partitions of one
+// topic: the shape of scalebench's 1,000,000-pair workload.
+const scaleGroups, scalePartitions = 100, 10000
+
+// millionCommits is that workload's end offsets (4 records a partition)
+// and commits: group g at (g+p) mod 5 on partition p.
+func millionCommits() (end map[kafka.TopicPartition]int64, committed map[string]map[kafka.TopicPartition]int64) {
+	end = make(map[kafka.TopicPartition]int64, scalePartitions)
+	for p := range int32(scalePartitions) {
+		end[kafka.TopicPartition{Topic: "scale", Partition: p}] = 4
+	}
+	committed = make(map[string]map[kafka.TopicPartition]int64, scaleGroups)
+	for g := range scaleGroups {
+		offsets := make(map[kafka.TopicPartition]int64, scalePartitions)
+		for p := range int32(scalePartitions) {
+			offsets[kafka.TopicPartition{Topic: "scale", Partition: p}] = int64((g + int(p)) % 5)
+		}
+		committed[fmt.Sprintf("group-%03d", g)] = offsets
+	}
+	return end, committed
 }
