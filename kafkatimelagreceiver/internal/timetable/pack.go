@@ -3,6 +3,7 @@ package timetable
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -21,10 +22,22 @@ const timeUnit = int64(1_000_000) // 1 ms in nanoseconds
 // bytes, under a byte per point, and a search decodes at most this many.
 const markEvery = 32
 
-// packGrowth is how many bytes a packed run grows by when an appended point
-// does not fit: appends copy it every few points instead of doubling it,
-// so that what a table holds is what it uses.
+// packGrowth is how many bytes a packed run grows by at least when an
+// appended point does not fit. It grows to the whole of the allocator's
+// size class for that (see sizedStorage) rather than doubling, so that what
+// a table holds is about what it uses, and is copied once a size class
+// (every ~40 points of a busy partition at a kilobyte) rather than every
+// few points.
 const packGrowth = 48
+
+// packSlack is how much larger than its points a table's packed storage
+// may stay when the table is packed again after dropping points, as a
+// fraction of the storage: about the allocator's spacing of size classes
+// above a few hundred bytes, so that storage is reallocated when a smaller
+// size class would hold the points and kept otherwise. A busy table that
+// thins refills the storage it keeps within a minute; reallocating it to
+// the exact size each time only left garbage and another copy behind.
+const packSlack = 8
 
 // maxPackedPoint is the longest encoding of one point: two uvarints.
 const maxPackedPoint = 2 * binary.MaxVarintLen64
@@ -65,9 +78,20 @@ func readPacked(b []byte, pos int, prev Sample) (Sample, int) {
 // len returns how many points the table holds.
 func (t *Table) len() int { return int(t.n) }
 
+// sizedStorage returns an empty slice with room for at least n elements:
+// all of the allocator's size class for them, which the allocation takes
+// whatever capacity it is asked for.
+func sizedStorage[E any](n int) []E {
+	return slices.Grow([]E(nil), n)
+}
+
 // samples returns every point, oldest first, in a new slice.
 func (t *Table) samples() []Sample {
-	out := make([]Sample, 0, t.n)
+	return t.appendSamples(make([]Sample, 0, t.n))
+}
+
+// appendSamples appends every point, oldest first, to out.
+func (t *Table) appendSamples(out []Sample) []Sample {
 	if t.n == 0 {
 		return out
 	}
@@ -83,29 +107,28 @@ func (t *Table) samples() []Sample {
 	return out
 }
 
-// setPoints replaces the points with pts (times in timeUnits), packed into
-// storage of exactly their size.
+// setPoints replaces the points with pts (times in timeUnits). They are
+// packed into the storage the table has when they fill it to within
+// packSlack, and into new storage of their size otherwise.
 func (t *Table) setPoints(pts []Sample) {
 	t.n = int32(len(pts))
-	t.packed, t.marks = nil, nil
 	t.first, t.tail, t.last = Sample{}, Sample{}, Sample{}
-	if len(pts) == 0 {
-		return
-	}
-	t.first, t.tail, t.last = pts[0], pts[0], pts[len(pts)-1]
 	if len(pts) < 3 {
+		t.packed, t.marks = nil, nil
+		if len(pts) > 0 {
+			t.first, t.tail, t.last = pts[0], pts[0], pts[len(pts)-1]
+		}
 		return
 	}
+	t.first, t.last = pts[0], pts[len(pts)-1]
 	inner := pts[1 : len(pts)-1]
 	size, prev := 0, pts[0]
 	for _, p := range inner {
 		size += uvarintLen(uint64(p.Offset-prev.Offset)) + uvarintLen(uint64((p.At-prev.At)/timeUnit))
 		prev = p
 	}
-	t.packed = make([]byte, 0, size)
-	if len(inner) >= markEvery {
-		t.marks = make([]mark, 0, len(inner)/markEvery)
-	}
+	t.packed = reuseOrSize(t.packed, size)
+	t.marks = reuseOrSize(t.marks, len(inner)/markEvery)
 	prev = pts[0]
 	for i, p := range inner {
 		start := len(t.packed)
@@ -118,6 +141,19 @@ func (t *Table) setPoints(pts []Sample) {
 	t.tail = prev
 }
 
+// reuseOrSize empties s for n elements: in place when they fill its
+// storage to within packSlack, else in new storage sized for them (nil for
+// none).
+func reuseOrSize[E any](s []E, n int) []E {
+	if n <= cap(s) && n >= cap(s)-cap(s)/packSlack {
+		return s[:0]
+	}
+	if n == 0 {
+		return nil
+	}
+	return sizedStorage[E](n)
+}
+
 // push makes p the newest point, packing the one it follows.
 func (t *Table) push(p Sample) {
 	switch t.n {
@@ -126,13 +162,15 @@ func (t *Table) push(p Sample) {
 	case 1:
 	default:
 		if cap(t.packed)-len(t.packed) < maxPackedPoint {
-			grown := make([]byte, len(t.packed), len(t.packed)+packGrowth)
-			copy(grown, t.packed)
-			t.packed = grown
+			t.packed = append(sizedStorage[byte](len(t.packed)+packGrowth), t.packed...)
 		}
 		start := len(t.packed)
 		t.packed = appendPacked(t.packed, t.tail, t.last)
 		if packedCount := int(t.n) - 1; packedCount%markEvery == 0 {
+			if len(t.marks) == cap(t.marks) {
+				// One more, in its size class: append would double them.
+				t.marks = append(sizedStorage[mark](len(t.marks)+1), t.marks...)
+			}
 			t.marks = append(t.marks, mark{t.last, int32(start), int32(len(t.packed))})
 		}
 		t.tail = t.last
@@ -144,15 +182,14 @@ func (t *Table) push(p Sample) {
 	t.n++
 }
 
-// newestRun returns the points from the newest mark on (the first point
-// when there is no mark), oldest first: the part of the table that
-// replaceNewestRun rewrites.
-func (t *Table) newestRun() []Sample {
+// appendNewestRun appends to out the points from the newest mark on (the
+// first point when there is no mark), oldest first: the part of the table
+// that replaceNewestRun rewrites.
+func (t *Table) appendNewestRun(out []Sample) []Sample {
 	if len(t.marks) == 0 {
-		return t.samples()
+		return t.appendSamples(out)
 	}
 	m := t.marks[len(t.marks)-1]
-	out := make([]Sample, 0, int(t.n)-len(t.marks)*markEvery)
 	out = append(out, m.Sample)
 	prev := m.Sample
 	for pos := int(m.next); pos < len(t.packed); {
@@ -162,8 +199,10 @@ func (t *Table) newestRun() []Sample {
 	return append(out, t.last)
 }
 
-// replaceNewestRun replaces what newestRun returned with run, which keeps
-// its first point (the newest mark's) and its last.
+// replaceNewestRun replaces what appendNewestRun returned with run, which
+// keeps its first point (the newest mark's) and its last. Run is that run
+// with points dropped, and a delta over a dropped point packs into no more
+// bytes than the two it replaces, so that it is packed again in place.
 func (t *Table) replaceNewestRun(run []Sample) {
 	if len(t.marks) == 0 {
 		t.setPoints(run)
@@ -171,9 +210,6 @@ func (t *Table) replaceNewestRun(run []Sample) {
 	}
 	m := t.marks[len(t.marks)-1]
 	t.packed = t.packed[:m.next]
-	if cap(t.packed)-len(t.packed) > packGrowth {
-		t.packed = append(make([]byte, 0, len(t.packed)+maxPackedPoint), t.packed...)
-	}
 	// The mark's point is now the newest packed one, the tail; run holds
 	// it and the newest point at least.
 	t.n = int32(len(t.marks)*markEvery + 2)

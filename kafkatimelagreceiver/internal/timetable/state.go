@@ -230,7 +230,7 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 		}
 		seen[st.tp] = true
 		if st.table.n > st.table.maxPoints {
-			st.table.setPoints(st.table.thin(st.table.samples()))
+			st.table.setPoints(st.table.thin(st.table.samples(), nil))
 		}
 		out.tables = append(out.tables, st)
 	}

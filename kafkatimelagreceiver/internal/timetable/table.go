@@ -96,6 +96,11 @@ const (
 // up to the table's resolution: the broker answered before then, so every
 // record below offset existed by then.
 func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
+	return t.add(offset, sent, received, nil)
+}
+
+// add is Add with compact's working storage, which may be nil.
+func (t *Table) add(offset int64, sent, received time.Time, buf *compactBuffers) AddResult {
 	at := quantize(received.UnixNano())
 	if t.n == 0 {
 		t.push(Sample{Offset: offset, At: at})
@@ -140,7 +145,7 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 	t.push(Sample{Offset: offset, At: at})
 	t.sinceSimplified++
 	if t.n > t.maxPoints || t.sinceSimplified >= simplifyEvery {
-		t.compact()
+		t.compact(buf)
 	}
 	return Appended
 }
