@@ -8,10 +8,10 @@ import (
 )
 
 // A table keeps its points packed: the oldest and the two newest as they
-// are, the ones between as varint deltas from the point before (offset,
-// then time in timeUnits), with a mark every markEvery packed points so that
-// a search decodes at most one run of them. A busy partition's point then
-// takes 4 to 7 bytes instead of 16.
+// are, the ones between as varint deltas from the point before (see
+// appendPacked), with a mark every markEvery packed points so that a search
+// decodes at most one run of them. A busy partition's point then takes 2 to
+// 7 bytes instead of 16.
 
 // timeUnit is the resolution of a table's times: a read's received time is
 // only known to within its round trip, and a millisecond keeps a sampled
@@ -59,20 +59,46 @@ func quantize(at int64) int64 {
 	return q
 }
 
-// appendPacked encodes p as deltas from prev. Deltas are taken modulo 2^64
-// so that any sequence round-trips; the table's own are never negative.
+// appendPacked encodes p as deltas from prev, the time in timeUnits. The
+// end of a flat run (no offset delta), every other point of a partition
+// written less often than it is sampled, takes one varint: its time delta,
+// doubled, plus one. Any other point takes its offset delta doubled, then
+// its time delta. Offsets are never negative (see Add and the state
+// decoder), so that an offset delta doubled fits in 64 bits; a time delta
+// is taken modulo 2^64, which every sequence of increasing times
+// round-trips.
 func appendPacked(b []byte, prev, p Sample) []byte {
-	b = binary.AppendUvarint(b, uint64(p.Offset-prev.Offset))
-	return binary.AppendUvarint(b, uint64((p.At-prev.At)/timeUnit))
+	dOffset, dAt := packedDeltas(prev, p)
+	if dOffset == 0 {
+		return binary.AppendUvarint(b, dAt<<1|1)
+	}
+	b = binary.AppendUvarint(b, dOffset<<1)
+	return binary.AppendUvarint(b, dAt)
+}
+
+// packedLen is how many bytes appendPacked takes for p after prev.
+func packedLen(prev, p Sample) int {
+	dOffset, dAt := packedDeltas(prev, p)
+	if dOffset == 0 {
+		return uvarintLen(dAt<<1 | 1)
+	}
+	return uvarintLen(dOffset<<1) + uvarintLen(dAt)
+}
+
+func packedDeltas(prev, p Sample) (dOffset, dAt uint64) {
+	return uint64(p.Offset - prev.Offset), uint64(p.At-prev.At) / uint64(timeUnit)
 }
 
 // readPacked decodes the point at pos of b that follows prev.
 func readPacked(b []byte, pos int, prev Sample) (Sample, int) {
-	dOffset, n := binary.Uvarint(b[pos:])
+	head, n := binary.Uvarint(b[pos:])
 	pos += n
+	if head&1 == 1 {
+		return Sample{Offset: prev.Offset, At: prev.At + int64(head>>1*uint64(timeUnit))}, pos
+	}
 	dAt, n := binary.Uvarint(b[pos:])
 	pos += n
-	return Sample{Offset: prev.Offset + int64(dOffset), At: prev.At + int64(dAt)*timeUnit}, pos
+	return Sample{Offset: prev.Offset + int64(head>>1), At: prev.At + int64(dAt*uint64(timeUnit))}, pos
 }
 
 // len returns how many points the table holds.
@@ -124,7 +150,7 @@ func (t *Table) setPoints(pts []Sample) {
 	inner := pts[1 : len(pts)-1]
 	size, prev := 0, pts[0]
 	for _, p := range inner {
-		size += uvarintLen(uint64(p.Offset-prev.Offset)) + uvarintLen(uint64((p.At-prev.At)/timeUnit))
+		size += packedLen(prev, p)
 		prev = p
 	}
 	t.packed = reuseOrSize(t.packed, size)

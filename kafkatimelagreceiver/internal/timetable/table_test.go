@@ -679,3 +679,46 @@ func TestThinnedSegmentsAreBoundByTheirWidth(t *testing.T) {
 	require.Positive(t, merged)
 	require.GreaterOrEqual(t, widest, unixSec(600), "the steady hour merged into segments many samples wide")
 }
+
+// A partition written once a second and sampled four times a second is a
+// staircase: each write a point, each flat run's end another. The end of a
+// flat run packs into one varint, so that the pair takes five bytes where
+// two varints each took six, and both round-trip, through the table and
+// through saved state of this version and of version 5.
+func TestFlatRunEndsPackIntoOneVarint(t *testing.T) {
+	table := NewTable(1000, 0)
+	base := unixSec(1_700_000_000)
+	var want []Sample
+	offset := int64(0)
+	for second := range int64(20) {
+		offset += 20
+		for quarter := range int64(4) {
+			tableAddAt(table, offset, base+unixSec(second)+quarter*int64(250*time.Millisecond))
+		}
+		at := base + unixSec(second)
+		want = append(want, Sample{offset, at}, Sample{offset, at + int64(750*time.Millisecond)})
+	}
+	require.Equal(t, want, table.samples())
+	// 40 points: the first and the newest as they are, 38 packed, 19
+	// steps of 3 bytes (offset 20, time 250 ms) and 19 flat ends of 2
+	// (time 750 ms).
+	require.Len(t, table.packed, 19*3+19*2)
+
+	tables := []storedTable{{tp: kafka.TopicPartition{Topic: "stairs", Partition: 0}, table: table}}
+	for _, data := range [][]byte{encodeState("", tables), encodeStateVersion5(stateVersionTwoVarintPoints, tables)} {
+		out, err := decodeAll(data, 1000, 0)
+		require.NoError(t, err)
+		require.Equal(t, want, out[0].table.samples())
+		require.Equal(t, table.packed, out[0].table.packed)
+	}
+}
+
+// An end offset is never negative; a read that says one is not a point.
+func TestNegativeEndOffsetIsIgnored(t *testing.T) {
+	table := NewTable(16, 0)
+	require.Equal(t, Ignored, tableAddAt(table, -1, unixSec(100)))
+	require.Equal(t, 0, tableLen(table))
+	require.Equal(t, Appended, tableAddAt(table, 5, unixSec(101)))
+	require.Equal(t, Ignored, tableAddAt(table, -1, unixSec(102)))
+	require.Equal(t, []Sample{{5, unixSec(101)}}, table.samples())
+}
