@@ -18,8 +18,8 @@ import (
 // time delta in two or three bytes where nanoseconds take five or six.
 const timeUnit = int64(1_000_000) // 1 ms in nanoseconds
 
-// markEvery is how many packed points one mark covers: a mark costs 24
-// bytes, under a byte per point, and a search decodes at most this many.
+// markEvery is how many packed points one mark covers: a mark costs 16
+// bytes, half a byte per point, and a search decodes at most this many.
 const markEvery = 32
 
 // packGrowth is how many bytes a packed run grows by at least when an
@@ -42,11 +42,34 @@ const packSlack = 8
 // maxPackedPoint is the longest encoding of one point: two uvarints.
 const maxPackedPoint = 2 * binary.MaxVarintLen64
 
-// mark is a packed point, where its encoding begins and where the one
-// after it begins.
+// mark is every markEvery-th packed point, and how many bytes the run of
+// markEvery packed points it closes takes: where a run begins is the sum
+// of the runs before it, a few additions where storing it took a quarter
+// of a mark more. Its time is kept in timeUnits in the high 48 bits of
+// atAndRun (any time of a table fits: |At| / timeUnit < 2^44), the run's
+// length in the low 16 (at most markEvery x maxPackedPoint = 640).
 type mark struct {
-	Sample
-	start, next int32
+	offset   int64
+	atAndRun uint64
+}
+
+func newMark(p Sample, run int) mark {
+	return mark{offset: p.Offset, atAndRun: uint64(p.At/timeUnit)<<16 | uint64(run)}
+}
+
+func (m mark) sample() Sample {
+	return Sample{Offset: m.offset, At: int64(m.atAndRun) >> 16 * timeUnit}
+}
+
+func (m mark) run() int { return int(m.atAndRun & 0xffff) }
+
+// markEnd is where the packed point after marks[i] begins.
+func (t *Table) markEnd(i int) int {
+	end := 0
+	for _, m := range t.marks[:i+1] {
+		end += m.run()
+	}
+	return end
 }
 
 // quantize rounds a time up to the table's resolution: a point says every
@@ -155,12 +178,12 @@ func (t *Table) setPoints(pts []Sample) {
 	}
 	t.packed = reuseOrSize(t.packed, size)
 	t.marks = reuseOrSize(t.marks, len(inner)/markEvery)
-	prev = pts[0]
+	prev, runStart := pts[0], 0
 	for i, p := range inner {
-		start := len(t.packed)
 		t.packed = appendPacked(t.packed, prev, p)
 		if (i+1)%markEvery == 0 {
-			t.marks = append(t.marks, mark{p, int32(start), int32(len(t.packed))})
+			t.marks = append(t.marks, newMark(p, len(t.packed)-runStart))
+			runStart = len(t.packed)
 		}
 		prev = p
 	}
@@ -190,14 +213,14 @@ func (t *Table) push(p Sample) {
 		if cap(t.packed)-len(t.packed) < maxPackedPoint {
 			t.packed = append(sizedStorage[byte](len(t.packed)+packGrowth), t.packed...)
 		}
-		start := len(t.packed)
 		t.packed = appendPacked(t.packed, t.tail, t.last)
 		if packedCount := int(t.n) - 1; packedCount%markEvery == 0 {
+			runStart := t.markEnd(len(t.marks) - 1)
 			if len(t.marks) == cap(t.marks) {
 				// One more, in its size class: append would double them.
 				t.marks = append(sizedStorage[mark](len(t.marks)+1), t.marks...)
 			}
-			t.marks = append(t.marks, mark{t.last, int32(start), int32(len(t.packed))})
+			t.marks = append(t.marks, newMark(t.last, len(t.packed)-runStart))
 		}
 		t.tail = t.last
 	}
@@ -215,10 +238,9 @@ func (t *Table) appendNewestRun(out []Sample) []Sample {
 	if len(t.marks) == 0 {
 		return t.appendSamples(out)
 	}
-	m := t.marks[len(t.marks)-1]
-	out = append(out, m.Sample)
-	prev := m.Sample
-	for pos := int(m.next); pos < len(t.packed); {
+	prev := t.marks[len(t.marks)-1].sample()
+	out = append(out, prev)
+	for pos := t.markEnd(len(t.marks) - 1); pos < len(t.packed); {
 		prev, pos = readPacked(t.packed, pos, prev)
 		out = append(out, prev)
 	}
@@ -234,12 +256,12 @@ func (t *Table) replaceNewestRun(run []Sample) {
 		t.setPoints(run)
 		return
 	}
-	m := t.marks[len(t.marks)-1]
-	t.packed = t.packed[:m.next]
+	newest := len(t.marks) - 1
+	t.packed = t.packed[:t.markEnd(newest)]
 	// The mark's point is now the newest packed one, the tail; run holds
 	// it and the newest point at least.
 	t.n = int32(len(t.marks)*markEvery + 2)
-	t.tail, t.last = m.Sample, run[1]
+	t.tail, t.last = t.marks[newest].sample(), run[1]
 	for _, p := range run[2:] {
 		t.push(p)
 	}
@@ -257,10 +279,10 @@ func (t *Table) find(above func(Sample) bool) (lo, hi Sample, found bool) {
 		return t.tail, t.last, true
 	}
 	// The answer is among the packed points, and the tail is above.
-	j := sort.Search(len(t.marks), func(i int) bool { return above(t.marks[i].Sample) })
+	j := sort.Search(len(t.marks), func(i int) bool { return above(t.marks[i].sample()) })
 	prev, pos := t.first, 0
 	if j > 0 {
-		prev, pos = t.marks[j-1].Sample, int(t.marks[j-1].next)
+		prev, pos = t.marks[j-1].sample(), t.markEnd(j-1)
 	}
 	for pos < len(t.packed) {
 		var p Sample

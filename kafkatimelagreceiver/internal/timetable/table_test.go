@@ -722,3 +722,25 @@ func TestNegativeEndOffsetIsIgnored(t *testing.T) {
 	require.Equal(t, Ignored, tableAddAt(table, -1, unixSec(102)))
 	require.Equal(t, []Sample{{5, unixSec(101)}}, table.samples())
 }
+
+// A search starts at the mark before its answer, which keeps the mark's
+// time in fewer bits than a Sample: every time a table can hold, from
+// before 1970 to the end of int64, still finds every bracket.
+func TestMarksFindBracketsAtAnyTime(t *testing.T) {
+	for _, start := range []int64{-unixSec(1_000_000_000), 0, unixSec(1_700_000_000), math.MaxInt64 - unixSec(10_000)} {
+		table := NewTable(1000, 0)
+		for i := range int64(300) {
+			// Alternate strides, so that simplification keeps every point.
+			tableAddAt(table, i*10+i%2*7, start+unixSec(i*10+i%3))
+		}
+		points := table.samples()
+		require.Greater(t, len(points), 3*markEvery, "start %d", start)
+		for i := 1; i < len(points); i++ {
+			lo, hi := points[i-1], points[i]
+			b, ok := table.Bracket(lo.Offset, Sample{})
+			require.True(t, ok, "start %d, offset %d", start, lo.Offset)
+			require.Equal(t, lo, b.Lo, "start %d, offset %d", start, lo.Offset)
+			require.Equal(t, hi, b.Hi, "start %d, offset %d", start, lo.Offset)
+		}
+	}
+}
