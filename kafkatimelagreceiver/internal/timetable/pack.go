@@ -26,15 +26,14 @@ const markEvery = 32
 // appended point does not fit. It grows to the whole of the allocator's
 // size class for that (see sizedStorage) rather than doubling, so that what
 // a table holds is about what it uses, and is copied once a size class
-// (every ~40 points of a busy partition at a kilobyte) rather than every
-// few points.
+// (every few dozen points of a busy partition at a kilobyte) rather than
+// every few points.
 const packGrowth = 48
 
-// packSlack is how much larger than its points a table's packed storage
-// may stay when the table is packed again after dropping points, as a
-// fraction of the storage: about the allocator's spacing of size classes
-// above a few hundred bytes, so that storage is reallocated when a smaller
-// size class would hold the points and kept otherwise. A busy table that
+// packSlack: a table packed again after dropping points keeps its storage
+// when they fill all but 1/packSlack of it, about the allocator's spacing
+// of size classes above a few hundred bytes, so that storage is reallocated
+// when a smaller size class would hold the points and kept otherwise. A busy table that
 // thins refills the storage it keeps within a minute; reallocating it to
 // the exact size each time only left garbage and another copy behind.
 const packSlack = 8
@@ -44,8 +43,8 @@ const maxPackedPoint = 2 * binary.MaxVarintLen64
 
 // mark is every markEvery-th packed point, and how many bytes the run of
 // markEvery packed points it closes takes: where a run begins is the sum
-// of the runs before it, a few additions where storing it took a quarter
-// of a mark more. Its time is kept in timeUnits in the high 48 bits of
+// of the runs before it, a few additions where storing it made a mark half
+// as large again. Its time is kept in timeUnits in the high 48 bits of
 // atAndRun (any time of a table fits: |At| / timeUnit < 2^44), the run's
 // length in the low 16 (at most markEvery x maxPackedPoint = 640).
 type mark struct {
