@@ -81,46 +81,122 @@ func quantize(at int64) int64 {
 	return q
 }
 
-// appendPacked encodes p as deltas from prev, the time in timeUnits. The
-// end of a flat run (no offset delta), every other point of a partition
-// written less often than it is sampled, takes one varint: its time delta,
-// doubled, plus one. Any other point takes its offset delta doubled, then
-// its time delta. Offsets are never negative (see Add and the state
-// decoder), so that an offset delta doubled fits in 64 bits; a time delta
-// is taken modulo 2^64, which every sequence of increasing times
-// round-trips.
-func appendPacked(b []byte, prev, p Sample) []byte {
-	dOffset, dAt := packedDeltas(prev, p)
-	if dOffset == 0 {
-		return binary.AppendUvarint(b, dAt<<1|1)
+// A packed point is its offset and time deltas from the point before, the
+// time in timeUnits and told as its difference from the time delta two
+// points before in the same run of markEvery (zigzag: small either way),
+// since a partition sampled at a steady interval repeats its time deltas,
+// or alternates two of them when it is written less often than it is
+// sampled; the first two points of a run tell theirs whole, so that a run
+// decodes from its mark alone. The end of a flat run (no offset delta),
+// every other point of such a partition, takes one varint: its time
+// difference doubled, plus one. Any other point takes its offset delta
+// doubled, then its time difference. Offsets are never negative (see Add
+// and the state decoder), so that an offset delta doubled fits in 64 bits;
+// time deltas are taken modulo 2^64, which every sequence of increasing
+// times round-trips, and are below 2^45 in timeUnits.
+
+// packCursor is where packing or decoding a table's points stands: the
+// point before the next and what the next one's time delta is told against.
+type packCursor struct {
+	prev Sample
+	// older and newer are the time deltas of the two points before the
+	// next one; inRun is how many points of the next one's run precede it.
+	older, newer uint64
+	inRun        int
+}
+
+// startCursor returns the cursor for the first point of a run after prev.
+func startCursor(prev Sample) packCursor { return packCursor{prev: prev} }
+
+// predicted is the time delta the next point's is told against.
+func (c *packCursor) predicted() uint64 {
+	if c.inRun < 2 {
+		return 0
 	}
-	b = binary.AppendUvarint(b, dOffset<<1)
-	return binary.AppendUvarint(b, dAt)
+	return c.older
 }
 
-// packedLen is how many bytes appendPacked takes for p after prev.
-func packedLen(prev, p Sample) int {
-	dOffset, dAt := packedDeltas(prev, p)
-	if dOffset == 0 {
-		return uvarintLen(dAt<<1 | 1)
+// advance moves the cursor past p, whose time delta was dAt.
+func (c *packCursor) advance(p Sample, dAt uint64) {
+	c.prev = p
+	c.older, c.newer = c.newer, dAt
+	c.inRun++
+	if c.inRun == markEvery {
+		c.inRun = 0
 	}
-	return uvarintLen(dOffset<<1) + uvarintLen(dAt)
 }
 
-func packedDeltas(prev, p Sample) (dOffset, dAt uint64) {
-	return uint64(p.Offset - prev.Offset), uint64(p.At-prev.At) / uint64(timeUnit)
+// next returns the varints that pack p after the cursor, the second absent
+// (flat) for the end of a flat run, and moves the cursor past p.
+func (c *packCursor) next(p Sample) (head, timeDiff uint64, flat bool) {
+	dOffset := uint64(p.Offset - c.prev.Offset)
+	dAt := uint64(p.At-c.prev.At) / uint64(timeUnit)
+	timeDiff = zigzag(dAt - c.predicted())
+	c.advance(p, dAt)
+	if dOffset == 0 {
+		return timeDiff<<1 | 1, 0, true
+	}
+	return dOffset << 1, timeDiff, false
 }
 
-// readPacked decodes the point at pos of b that follows prev.
-func readPacked(b []byte, pos int, prev Sample) (Sample, int) {
+// appendPacked packs p after the cursor.
+func (c *packCursor) appendPacked(b []byte, p Sample) []byte {
+	head, timeDiff, flat := c.next(p)
+	b = binary.AppendUvarint(b, head)
+	if flat {
+		return b
+	}
+	return binary.AppendUvarint(b, timeDiff)
+}
+
+// packedLen is how many bytes appendPacked takes for p.
+func (c *packCursor) packedLen(p Sample) int {
+	head, timeDiff, flat := c.next(p)
+	if flat {
+		return uvarintLen(head)
+	}
+	return uvarintLen(head) + uvarintLen(timeDiff)
+}
+
+// readPacked decodes the point at pos of b after the cursor.
+func (c *packCursor) readPacked(b []byte, pos int) (Sample, int) {
 	head, n := binary.Uvarint(b[pos:])
 	pos += n
-	if head&1 == 1 {
-		return Sample{Offset: prev.Offset, At: prev.At + int64(head>>1*uint64(timeUnit))}, pos
+	dOffset, timeDiff := uint64(0), head>>1
+	if head&1 == 0 {
+		dOffset = head >> 1
+		timeDiff, n = binary.Uvarint(b[pos:])
+		pos += n
 	}
-	dAt, n := binary.Uvarint(b[pos:])
-	pos += n
-	return Sample{Offset: prev.Offset + int64(head>>1), At: prev.At + int64(dAt*uint64(timeUnit))}, pos
+	dAt := unzigzag(timeDiff) + c.predicted()
+	p := Sample{Offset: c.prev.Offset + int64(dOffset), At: c.prev.At + int64(dAt*uint64(timeUnit))}
+	c.advance(p, dAt)
+	return p, pos
+}
+
+// zigzag maps a difference taken modulo 2^64 to a small number when it is
+// small in either direction.
+func zigzag(d uint64) uint64 { return d<<1 ^ uint64(int64(d)>>63) }
+
+func unzigzag(z uint64) uint64 { return z>>1 ^ -(z & 1) }
+
+// packedEnd returns the cursor after the newest packed point, which packs
+// the newest point next.
+func (t *Table) packedEnd() packCursor {
+	c := t.newestRunStart()
+	for pos := t.markEnd(len(t.marks) - 1); pos < len(t.packed); {
+		_, pos = c.readPacked(t.packed, pos)
+	}
+	return c
+}
+
+// newestRunStart returns the cursor at the start of the newest run: after
+// the newest mark, or the first point.
+func (t *Table) newestRunStart() packCursor {
+	if len(t.marks) == 0 {
+		return startCursor(t.first)
+	}
+	return startCursor(t.marks[len(t.marks)-1].sample())
 }
 
 // len returns how many points the table holds.
@@ -144,10 +220,11 @@ func (t *Table) appendSamples(out []Sample) []Sample {
 		return out
 	}
 	out = append(out, t.first)
-	prev := t.first
+	c := startCursor(t.first)
 	for pos := 0; pos < len(t.packed); {
-		prev, pos = readPacked(t.packed, pos, prev)
-		out = append(out, prev)
+		var p Sample
+		p, pos = c.readPacked(t.packed, pos)
+		out = append(out, p)
 	}
 	if t.n >= 2 {
 		out = append(out, t.last)
@@ -170,23 +247,21 @@ func (t *Table) setPoints(pts []Sample) {
 	}
 	t.first, t.last = pts[0], pts[len(pts)-1]
 	inner := pts[1 : len(pts)-1]
-	size, prev := 0, pts[0]
+	size, sizing := 0, startCursor(pts[0])
 	for _, p := range inner {
-		size += packedLen(prev, p)
-		prev = p
+		size += sizing.packedLen(p)
 	}
 	t.packed = reuseOrSize(t.packed, size)
 	t.marks = reuseOrSize(t.marks, len(inner)/markEvery)
-	prev, runStart := pts[0], 0
+	c, runStart := startCursor(pts[0]), 0
 	for i, p := range inner {
-		t.packed = appendPacked(t.packed, prev, p)
+		t.packed = c.appendPacked(t.packed, p)
 		if (i+1)%markEvery == 0 {
 			t.marks = append(t.marks, newMark(p, len(t.packed)-runStart))
 			runStart = len(t.packed)
 		}
-		prev = p
 	}
-	t.tail = prev
+	t.tail = inner[len(inner)-1]
 }
 
 // reuseOrSize empties s for n elements: in place when they fill its
@@ -204,6 +279,16 @@ func reuseOrSize[E any](s []E, n int) []E {
 
 // push makes p the newest point, packing the one it follows.
 func (t *Table) push(p Sample) {
+	var c packCursor
+	if t.n >= 2 {
+		c = t.packedEnd()
+	}
+	t.pushAfter(p, &c)
+}
+
+// pushAfter is push with the cursor after the newest packed point (any
+// while the table has fewer than two points), which it moves on.
+func (t *Table) pushAfter(p Sample, c *packCursor) {
 	switch t.n {
 	case 0:
 		t.first, t.tail = p, p
@@ -212,7 +297,7 @@ func (t *Table) push(p Sample) {
 		if cap(t.packed)-len(t.packed) < maxPackedPoint {
 			t.packed = append(sizedStorage[byte](len(t.packed)+packGrowth), t.packed...)
 		}
-		t.packed = appendPacked(t.packed, t.tail, t.last)
+		t.packed = c.appendPacked(t.packed, t.last)
 		if packedCount := int(t.n) - 1; packedCount%markEvery == 0 {
 			runStart := t.markEnd(len(t.marks) - 1)
 			if len(t.marks) == cap(t.marks) {
@@ -237,19 +322,19 @@ func (t *Table) appendNewestRun(out []Sample) []Sample {
 	if len(t.marks) == 0 {
 		return t.appendSamples(out)
 	}
-	prev := t.marks[len(t.marks)-1].sample()
-	out = append(out, prev)
+	c := t.newestRunStart()
+	out = append(out, c.prev)
 	for pos := t.markEnd(len(t.marks) - 1); pos < len(t.packed); {
-		prev, pos = readPacked(t.packed, pos, prev)
-		out = append(out, prev)
+		var p Sample
+		p, pos = c.readPacked(t.packed, pos)
+		out = append(out, p)
 	}
 	return append(out, t.last)
 }
 
 // replaceNewestRun replaces what appendNewestRun returned with run, which
 // keeps its first point (the newest mark's) and its last. Run is that run
-// with points dropped, and a delta over a dropped point packs into no more
-// bytes than the two it replaces, so that it is packed again in place.
+// with points dropped, so that it is packed again in place, or nearly.
 func (t *Table) replaceNewestRun(run []Sample) {
 	if len(t.marks) == 0 {
 		t.setPoints(run)
@@ -261,8 +346,9 @@ func (t *Table) replaceNewestRun(run []Sample) {
 	// it and the newest point at least.
 	t.n = int32(len(t.marks)*markEvery + 2)
 	t.tail, t.last = t.marks[newest].sample(), run[1]
+	c := startCursor(t.tail)
 	for _, p := range run[2:] {
-		t.push(p)
+		t.pushAfter(p, &c)
 	}
 }
 
@@ -279,19 +365,19 @@ func (t *Table) find(above func(Sample) bool) (lo, hi Sample, found bool) {
 	}
 	// The answer is among the packed points, and the tail is above.
 	j := sort.Search(len(t.marks), func(i int) bool { return above(t.marks[i].sample()) })
-	prev, pos := t.first, 0
+	c, pos := startCursor(t.first), 0
 	if j > 0 {
-		prev, pos = t.marks[j-1].sample(), t.markEnd(j-1)
+		c, pos = startCursor(t.marks[j-1].sample()), t.markEnd(j-1)
 	}
 	for pos < len(t.packed) {
+		prev := c.prev
 		var p Sample
-		p, pos = readPacked(t.packed, pos, prev)
+		p, pos = c.readPacked(t.packed, pos)
 		if above(p) {
 			return prev, p, true
 		}
-		prev = p
 	}
-	return prev, t.last, true
+	return c.prev, t.last, true
 }
 
 func uvarintLen(v uint64) int {

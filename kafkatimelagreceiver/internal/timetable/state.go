@@ -146,7 +146,8 @@ func encodeTable(b []byte, st storedTable) []byte {
 	b = binary.AppendVarint(b, t.first.At/timeUnit)
 	b = append(b, t.packed...)
 	if t.n >= 2 {
-		b = appendPacked(b, t.tail, t.last)
+		c := t.packedEnd()
+		b = c.appendPacked(b, t.last)
 	}
 	var gapEnds []int
 	if len(t.gaps) > 0 {

@@ -7,15 +7,15 @@ import (
 )
 
 // decodePoints reads the points and gap ends of a table of version 4 or
-// later, packed as the tables pack them when flatPacked (version 6), as two
-// varints each otherwise. bad names the first invariant they break; a
+// later, packed as the tables pack them when packedPoints (version 6), as
+// two varints each otherwise. bad names the first invariant they break; a
 // failure to read is left in d.Err().
-func decodePoints(d *statecodec.Reader, flatPacked bool, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
+func decodePoints(d *statecodec.Reader, packedPoints bool, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
 	count := d.Uvarint()
 	// Every point after the first takes at least one byte, two before
 	// version 6.
 	minPointLen := 2
-	if flatPacked {
+	if packedPoints {
 		minPointLen = 1
 	}
 	if d.OK() && count > uint64(d.Len()/minPointLen+1) {
@@ -40,16 +40,20 @@ func decodePoints(d *statecodec.Reader, flatPacked bool, bad func(string, ...any
 	}
 	points = append(points, first)
 	prev := first
+	packed := startCursor(first)
 	for p := uint64(1); p < count && d.OK(); p++ {
 		var offsetDelta, atDelta uint64
 		switch head := d.Uvarint(); {
-		case !flatPacked:
+		case !packedPoints:
 			offsetDelta, atDelta = head, d.Uvarint()
 		case head&1 == 1:
-			atDelta = head >> 1
+			atDelta = unzigzag(head>>1) + packed.predicted()
 		default:
-			offsetDelta, atDelta = head>>1, d.Uvarint()
+			offsetDelta, atDelta = head>>1, unzigzag(d.Uvarint())+packed.predicted()
 		}
+		// The deltas the next point's time is told against are these as
+		// read, whatever they say: the table packs them the same way.
+		packed.advance(Sample{}, atDelta)
 		atNanos, atOK := mulExact(int64(atDelta), timeUnit)
 		offset, offsetOK := addExact(prev.Offset, int64(offsetDelta))
 		at, sumOK := addExact(prev.At, atNanos)

@@ -247,7 +247,8 @@ func packedPointsLen(t *Table) int {
 	if t.n < 2 {
 		return 0
 	}
-	return len(t.packed) + packedLen(t.tail, t.last)
+	c := t.packedEnd()
+	return len(t.packed) + c.packedLen(t.last)
 }
 
 // gapFieldsLen is how many bytes the gap ends take in a table's body.

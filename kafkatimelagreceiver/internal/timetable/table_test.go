@@ -681,11 +681,12 @@ func TestThinnedSegmentsAreBoundByTheirWidth(t *testing.T) {
 }
 
 // A partition written once a second and sampled four times a second is a
-// staircase: each write a point, each flat run's end another. The end of a
-// flat run packs into one varint, so that the pair takes five bytes where
-// two varints each took six, and both round-trip, through the table and
-// through saved state of this version and of version 5.
-func TestFlatRunEndsPackIntoOneVarint(t *testing.T) {
+// staircase: each write a point, each flat run's end another, their time
+// deltas alternating 250 and 750 ms. Told against the delta two points
+// before, a step packs into two bytes and a flat run's end into one, where
+// two varints each took six bytes a pair; and both round-trip, through the
+// table and through saved state of this version and of version 5.
+func TestStaircasePacksIntoThreeBytesAPair(t *testing.T) {
 	table := NewTable(1000, 0)
 	base := unixSec(1_700_000_000)
 	var want []Sample
@@ -699,10 +700,13 @@ func TestFlatRunEndsPackIntoOneVarint(t *testing.T) {
 		want = append(want, Sample{offset, at}, Sample{offset, at + int64(750*time.Millisecond)})
 	}
 	require.Equal(t, want, table.samples())
-	// 40 points: the first and the newest as they are, 38 packed, 19
-	// steps of 3 bytes (offset 20, time 250 ms) and 19 flat ends of 2
-	// (time 750 ms).
-	require.Len(t, table.packed, 19*3+19*2)
+	// 40 points: the first and the newest as they are, 38 packed in two
+	// runs (32 and 6), flat ends and steps in turn. The first two of a run
+	// tell their time deltas whole: a flat end of 750 ms in 2 bytes, a step
+	// of 20 records and 250 ms in 3. The others: a flat end in 1 byte, a
+	// step in 2.
+	runStart := 2 + 3
+	require.Len(t, table.packed, runStart+15*(1+2)+runStart+2*(1+2))
 
 	tables := []storedTable{{tp: kafka.TopicPartition{Topic: "stairs", Partition: 0}, table: table}}
 	for _, data := range [][]byte{encodeState("", tables), encodeStateVersion5(stateVersionTwoVarintPoints, tables)} {
