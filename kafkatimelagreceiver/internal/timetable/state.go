@@ -139,12 +139,11 @@ func encodeTable(b []byte, st storedTable) []byte {
 	}
 	t := st.table
 	b = binary.AppendUvarint(b, uint64(t.n))
-	if t.n == 0 {
-		return binary.AppendUvarint(b, 0)
+	if t.n > 0 {
+		b = binary.AppendVarint(b, t.first.Offset)
+		b = binary.AppendVarint(b, t.first.At/timeUnit)
+		b = append(b, t.packed...)
 	}
-	b = binary.AppendVarint(b, t.first.Offset)
-	b = binary.AppendVarint(b, t.first.At/timeUnit)
-	b = append(b, t.packed...)
 	if t.n >= 2 {
 		c := t.packedEnd()
 		b = c.appendPacked(b, t.last)

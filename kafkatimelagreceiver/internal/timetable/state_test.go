@@ -218,20 +218,18 @@ func encodeStateVersion5(version uint64, tables []storedTable) []byte {
 	for _, st := range tables {
 		body := encodeTable(nil, st)
 		t := st.table
-		if t.n > 0 {
-			closing := body[len(body)-gapFieldsLen(t)-spreadFieldsLen(t):]
-			opening := body[:len(body)-len(closing)-packedPointsLen(t)]
-			old := append([]byte(nil), opening...)
-			points := t.samples()
-			for i := 1; i < len(points); i++ {
-				old = binary.AppendUvarint(old, uint64(points[i].Offset-points[i-1].Offset))
-				old = binary.AppendUvarint(old, uint64(points[i].At-points[i-1].At)/uint64(timeUnit))
-			}
-			if version == stateVersionNoSpread {
-				closing = closing[:gapFieldsLen(t)]
-			}
-			body = append(old, closing...)
+		closing := body[len(body)-gapFieldsLen(t)-spreadFieldsLen(t):]
+		opening := body[:len(body)-len(closing)-packedPointsLen(t)]
+		old := append([]byte(nil), opening...)
+		points := t.samples()
+		for i := 1; i < len(points); i++ {
+			old = binary.AppendUvarint(old, uint64(points[i].Offset-points[i-1].Offset))
+			old = binary.AppendUvarint(old, uint64(points[i].At-points[i-1].At)/uint64(timeUnit))
 		}
+		if version == stateVersionNoSpread {
+			closing = closing[:gapFieldsLen(t)]
+		}
+		body = append(old, closing...)
 		frames = binary.AppendUvarint(frames, uint64(len(body)))
 		frames = append(frames, body...)
 	}
