@@ -10,7 +10,7 @@ import (
 // A table keeps its points packed: the oldest and the two newest as they
 // are, the ones between as varint deltas from the point before (see
 // appendPacked), with a mark every markEvery packed points so that a search
-// decodes at most one run of them. A busy partition's point then takes 2 to
+// decodes at most one run of them. A busy partition's point then takes 1 to
 // 7 bytes instead of 16.
 
 // timeUnit is the resolution of a table's times: a read's received time is
@@ -33,9 +33,10 @@ const packGrowth = 48
 // packSlack: a table packed again after dropping points keeps its storage
 // when they fill all but 1/packSlack of it, about the allocator's spacing
 // of size classes above a few hundred bytes, so that storage is reallocated
-// when a smaller size class would hold the points and kept otherwise. A busy table that
-// thins refills the storage it keeps within a minute; reallocating it to
-// the exact size each time only left garbage and another copy behind.
+// when a smaller size class would hold the points and kept otherwise. A
+// busy table that thins refills the storage it keeps within a minute;
+// reallocating it to the exact size each time only left garbage and
+// another copy behind.
 const packSlack = 8
 
 // maxPackedPoint is the longest encoding of one point: two uvarints.
