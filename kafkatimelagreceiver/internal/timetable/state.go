@@ -19,7 +19,7 @@ import (
 //	      lastRead | has start (0/1) [start] | point count |
 //	      points: the first's offset and time (in timeUnits), then each
 //	      one's deltas from the one before as a table packs them
-//	      (appendPacked) |
+//	      (packCursor), the newest's time delta told whole |
 //	      gap count | gaps: index of each gap end point, as deltas |
 //	      widest sampled segment (timeUnits) | width bound: 0 for none, or
 //	      1 + how long before the newest point it ends (timeUnits)
@@ -145,8 +145,10 @@ func encodeTable(b []byte, st storedTable) []byte {
 		b = append(b, t.packed...)
 	}
 	if t.n >= 2 {
-		c := t.packedEnd()
-		b = c.appendPacked(b, t.last)
+		// The newest point, which the table keeps unpacked, is told
+		// whole, so that saving a table decodes none of it.
+		newest := startCursor(t.tail)
+		b = newest.appendPacked(b, t.last)
 	}
 	var gapEnds []int
 	if len(t.gaps) > 0 {

@@ -42,6 +42,9 @@ func decodePoints(d *statecodec.Reader, packedPoints bool, bad func(string, ...a
 	prev := first
 	packed := startCursor(first)
 	for p := uint64(1); p < count && d.OK(); p++ {
+		if packedPoints && p == count-1 {
+			packed = startCursor(Sample{}) // the newest is told whole
+		}
 		var offsetDelta, atDelta uint64
 		switch head := d.Uvarint(); {
 		case !packedPoints:

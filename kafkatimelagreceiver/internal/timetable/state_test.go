@@ -245,8 +245,8 @@ func packedPointsLen(t *Table) int {
 	if t.n < 2 {
 		return 0
 	}
-	c := t.packedEnd()
-	return len(t.packed) + c.packedLen(t.last)
+	newest := startCursor(t.tail)
+	return len(t.packed) + newest.packedLen(t.last)
 }
 
 // gapFieldsLen is how many bytes the gap ends take in a table's body.
