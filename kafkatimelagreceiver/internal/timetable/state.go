@@ -11,18 +11,22 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
-// Stored state layout (version 5), every integer a varint:
+// Stored state layout (version 6), every integer a varint:
 //
 //	magic "KTLT" | version | cluster id length, cluster id | table count
 //	per table: body length | body
 //	body: topic length, topic bytes | partition | topic id: 0, or 1 and 16 bytes |
 //	      lastRead | has start (0/1) [start] | point count |
 //	      points: the first's offset and time (in timeUnits), then each
-//	      one's offset and time deltas from the one before, unsigned |
+//	      one's deltas from the one before as a table packs them
+//	      (packCursor), the newest's time delta told whole |
 //	      gap count | gaps: index of each gap end point, as deltas |
 //	      widest sampled segment (timeUnits) | width bound: 0 for none, or
 //	      1 + how long before the newest point it ends (timeUnits)
 //
+// Version 6 packs a point whose offset did not move (the end of a flat
+// run) into one varint, as the tables do: versions 4 and 5 stored each
+// point as two, its offset and time deltas, unsigned.
 // Version 5 adds what a table knows of how closely its segments date their
 // records (see Bracket.Spread); a table of an earlier version dates them
 // to within each segment's width, as it did when it was saved.
@@ -45,12 +49,13 @@ import (
 // wrong is worse than none), or whose times lie in the future, is skipped;
 // state whose framing does not decode is rejected whole.
 const (
-	stateMagic           = "KTLT"
-	stateVersion         = 5
-	stateVersionNoSpread = 4
-	stateVersionFramed   = 3
-	stateVersionNoIDs    = 2
-	stateVersionWithGap  = 1
+	stateMagic                  = "KTLT"
+	stateVersion                = 6
+	stateVersionTwoVarintPoints = 5
+	stateVersionNoSpread        = 4
+	stateVersionFramed          = 3
+	stateVersionNoIDs           = 2
+	stateVersionWithGap         = 1
 	// maxClusterIDLen bounds a stored cluster id; Kafka's are 22 bytes.
 	maxClusterIDLen = 256
 	// maxTopicLen is the longest topic name Kafka allows.
@@ -134,14 +139,16 @@ func encodeTable(b []byte, st storedTable) []byte {
 	}
 	t := st.table
 	b = binary.AppendUvarint(b, uint64(t.n))
-	if t.n == 0 {
-		return binary.AppendUvarint(b, 0)
+	if t.n > 0 {
+		b = binary.AppendVarint(b, t.first.Offset)
+		b = binary.AppendVarint(b, t.first.At/timeUnit)
+		b = append(b, t.packed...)
 	}
-	b = binary.AppendVarint(b, t.first.Offset)
-	b = binary.AppendVarint(b, t.first.At/timeUnit)
-	b = append(b, t.packed...)
 	if t.n >= 2 {
-		b = appendPacked(b, t.tail, t.last)
+		// The newest point, which the table keeps unpacked, is told
+		// whole, so that saving a table decodes none of it.
+		newest := startCursor(t.tail)
+		b = newest.appendPacked(b, t.last)
 	}
 	var gapEnds []int
 	if len(t.gaps) > 0 {
@@ -230,7 +237,7 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 		}
 		seen[st.tp] = true
 		if st.table.n > st.table.maxPoints {
-			st.table.setPoints(st.table.thin(st.table.samples()))
+			st.table.setPoints(st.table.thin(st.table.samples(), nil))
 		}
 		out.tables = append(out.tables, st)
 	}
@@ -303,7 +310,7 @@ func decodeTable(d *statecodec.Reader, version uint64, maxPoints int, maxGap tim
 	var points []Sample
 	var gapEnds map[int64]struct{}
 	if version >= stateVersionNoSpread {
-		points, gapEnds = decodePoints(d, bad)
+		points, gapEnds = decodePoints(d, version > stateVersionTwoVarintPoints, bad)
 	} else {
 		points, gapEnds = decodePointsV3(d, bad)
 		st.table.lastRead = quantize(st.table.lastRead)
@@ -317,7 +324,7 @@ func decodeTable(d *statecodec.Reader, version uint64, maxPoints int, maxGap tim
 		// to within its width.
 		widthBoundUntil = points[len(points)-1].At
 	}
-	if version >= stateVersion && d.OK() {
+	if version >= stateVersionTwoVarintPoints && d.OK() {
 		widest = d.Uvarint()
 		before := d.Uvarint()
 		switch {

@@ -6,12 +6,19 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
-// decodePoints reads the points and gap ends of a version 4 table. bad
-// names the first invariant they break; a failure to read is left in d.Err().
-func decodePoints(d *statecodec.Reader, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
+// decodePoints reads the points and gap ends of a table of version 4 or
+// later, packed as the tables pack them when packedPoints (version 6), as
+// two varints each otherwise. bad names the first invariant they break; a
+// failure to read is left in d.Err().
+func decodePoints(d *statecodec.Reader, packedPoints bool, bad func(string, ...any)) ([]Sample, map[int64]struct{}) {
 	count := d.Uvarint()
-	// Every point after the first takes at least two bytes.
-	if d.OK() && count > uint64(d.Len()/2+1) {
+	// Every point after the first takes at least one byte, two before
+	// version 6.
+	minPointLen := 2
+	if packedPoints {
+		minPointLen = 1
+	}
+	if d.OK() && count > uint64(d.Len()/minPointLen+1) {
 		d.Fail("%d points cannot fit in %d bytes", count, d.Len())
 	}
 	if !d.OK() || count == 0 {
@@ -33,8 +40,23 @@ func decodePoints(d *statecodec.Reader, bad func(string, ...any)) ([]Sample, map
 	}
 	points = append(points, first)
 	prev := first
+	packed := startCursor(first)
 	for p := uint64(1); p < count && d.OK(); p++ {
-		offsetDelta, atDelta := d.Uvarint(), d.Uvarint()
+		if packedPoints && p == count-1 {
+			packed = startCursor(Sample{}) // the newest is told whole
+		}
+		var offsetDelta, atDelta uint64
+		switch head := d.Uvarint(); {
+		case !packedPoints:
+			offsetDelta, atDelta = head, d.Uvarint()
+		case head&1 == 1:
+			atDelta = unzigzag(head>>1) + packed.predicted()
+		default:
+			offsetDelta, atDelta = head>>1, unzigzag(d.Uvarint())+packed.predicted()
+		}
+		// The deltas the next point's time is told against are these as
+		// read, whatever they say: the table packs them the same way.
+		packed.advance(Sample{}, atDelta)
 		atNanos, atOK := mulExact(int64(atDelta), timeUnit)
 		offset, offsetOK := addExact(prev.Offset, int64(offsetDelta))
 		at, sumOK := addExact(prev.At, atNanos)

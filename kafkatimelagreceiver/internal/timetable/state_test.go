@@ -157,9 +157,9 @@ func encodeStateVersion(t *testing.T, version uint64, tables []storedTable) []by
 // hold.
 func encodeStateVersionOf(t *testing.T, version uint64, tables []storedTable, raw map[kafka.TopicPartition][]Sample) []byte {
 	t.Helper()
-	if version == stateVersionNoSpread {
-		require.Nil(t, raw, "version 4 holds what a table holds")
-		return encodeStateVersion4(tables)
+	if version == stateVersionNoSpread || version == stateVersionTwoVarintPoints {
+		require.Nil(t, raw, "versions 4 and 5 hold what a table holds")
+		return encodeStateVersion5(version, tables)
 	}
 	b := []byte(stateMagic)
 	b = binary.AppendUvarint(b, version)
@@ -209,20 +209,56 @@ func encodeStateVersionOf(t *testing.T, version uint64, tables []storedTable, ra
 	return b
 }
 
-// encodeStateVersion4 is what version 4 wrote: version 5 without each
-// table's widest segment and width bound, which close its body.
-func encodeStateVersion4(tables []storedTable) []byte {
+// encodeStateVersion5 is what versions 4 and 5 wrote: this version's
+// layout with each point after the first as two varints, its offset and
+// time deltas, unsigned; version 4 without each table's widest segment and
+// width bound, which close its body.
+func encodeStateVersion5(version uint64, tables []storedTable) []byte {
 	var frames []byte
 	for _, st := range tables {
 		body := encodeTable(nil, st)
-		body = body[:len(body)-spreadFieldsLen(st.table)]
+		t := st.table
+		closing := body[len(body)-gapFieldsLen(t)-spreadFieldsLen(t):]
+		opening := body[:len(body)-len(closing)-packedPointsLen(t)]
+		old := append([]byte(nil), opening...)
+		points := t.samples()
+		for i := 1; i < len(points); i++ {
+			old = binary.AppendUvarint(old, uint64(points[i].Offset-points[i-1].Offset))
+			old = binary.AppendUvarint(old, uint64(points[i].At-points[i-1].At)/uint64(timeUnit))
+		}
+		if version == stateVersionNoSpread {
+			closing = closing[:gapFieldsLen(t)]
+		}
+		body = append(old, closing...)
 		frames = binary.AppendUvarint(frames, uint64(len(body)))
 		frames = append(frames, body...)
 	}
-	out := binary.AppendUvarint([]byte(stateMagic), stateVersionNoSpread)
+	out := binary.AppendUvarint([]byte(stateMagic), version)
 	out = binary.AppendUvarint(out, 0) // no cluster id
 	out = binary.AppendUvarint(out, uint64(len(tables)))
 	return append(out, frames...)
+}
+
+// packedPointsLen is how many bytes the points after the first take in a
+// table's body.
+func packedPointsLen(t *Table) int {
+	if t.n < 2 {
+		return 0
+	}
+	newest := startCursor(t.tail)
+	return len(t.packed) + newest.packedLen(t.last)
+}
+
+// gapFieldsLen is how many bytes the gap ends take in a table's body.
+func gapFieldsLen(t *Table) int {
+	n, prev := 0, 0
+	for i, p := range t.samples() {
+		if t.isGapEnd(p) {
+			n += uvarintLen(uint64(i - prev))
+			prev = i
+		}
+	}
+	return n + uvarintLen(uint64(len(t.gaps)))
 }
 
 // spreadFieldsLen is how many bytes version 5 adds to a table's body.
@@ -235,7 +271,7 @@ func spreadFieldsLen(t *Table) int {
 }
 
 func TestStateEarlierVersionsRestore(t *testing.T) {
-	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs, stateVersionFramed, stateVersionNoSpread} {
+	for _, version := range []uint64{stateVersionWithGap, stateVersionNoIDs, stateVersionFramed, stateVersionNoSpread, stateVersionTwoVarintPoints} {
 		in := sampleTables(t)
 		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
 			// The hand-built blob is exactly what the earlier release wrote:
@@ -282,20 +318,29 @@ func TestStateEarlierVersionsRestore(t *testing.T) {
 			}
 			_, _, gap := store.Estimate(refs[0], 550, upper)
 			require.True(t, gap, "the outage between offsets 500 and 600 stays a gap")
-			// Nothing said how closely the saved segments date their
-			// records: each to within its width, as when it was saved.
+			// Before version 5 nothing said how closely the saved segments
+			// date their records: each to within its width, as when it was
+			// saved. Version 5 says what the saved table knew.
 			for c := int64(0); c < newest.Offset; c += 25 {
 				b, ok := store.Bracket(refs[0], c, upper)
 				require.True(t, ok)
-				require.Equal(t, b.Hi.At-b.Lo.At, b.Spread, "offset %d", c)
+				want := b.Hi.At - b.Lo.At
+				if version >= stateVersionTwoVarintPoints {
+					saved, _ := in[0].table.Bracket(c, upper)
+					want = saved.Spread
+				}
+				require.Equal(t, want, b.Spread, "offset %d", c)
 			}
 
 			// Saving again writes this version, which decodes to the same
-			// tables, bound by their width up to the newest saved point.
+			// tables, bound by their width up to the newest saved point
+			// before version 5.
 			saved := store.EncodeState()
 			require.Equal(t, byte(stateVersion), saved[len(stateMagic)])
-			for _, st := range in {
-				st.table.widest, st.table.widthBoundUntil = 0, st.table.last.At
+			if version < stateVersionTwoVarintPoints {
+				for _, st := range in {
+					st.table.widest, st.table.widthBoundUntil = 0, st.table.last.At
+				}
 			}
 			require.Equal(t, encodeState("", in), saved)
 		})

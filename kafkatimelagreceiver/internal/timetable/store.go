@@ -57,6 +57,9 @@ type Store struct {
 	clusterID  string
 	topicIDs   map[string]kafka.TopicID
 	identified bool
+	// compaction is the tables' working storage for dropping points,
+	// reused under the lock from one table to the next.
+	compaction compactBuffers
 }
 
 // NewStore returns an empty store whose tables hold at most maxPoints points
@@ -180,7 +183,7 @@ func (s *Store) Record(read kafka.OffsetRead) ClockStep {
 			continue
 		}
 		delete(s.unknown, tp)
-		switch table.Add(offset, read.Sent, read.Received) {
+		switch table.add(offset, read.Sent, read.Received, &s.compaction) {
 		case Reset:
 			delete(s.starts, tp)
 			s.resets[tp] = struct{}{}

@@ -86,7 +86,7 @@ type AddResult int
 const (
 	Appended  AddResult = iota // a new newest point
 	Merged                     // extended a flat run or refined the newest point
-	Ignored                    // older than the newest point: a concurrent read finished late
+	Ignored                    // older than the newest point (a concurrent read finished late), or negative: no end offset
 	Suspected                  // the end offset went backwards once: a reset, unless the next read says otherwise
 	Reset                      // the end offset went backwards twice: the log was recreated or truncated
 )
@@ -96,6 +96,15 @@ const (
 // up to the table's resolution: the broker answered before then, so every
 // record below offset existed by then.
 func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
+	return t.add(offset, sent, received, nil)
+}
+
+// add is Add with compact's working storage, which may be nil.
+func (t *Table) add(offset int64, sent, received time.Time, buf *compactBuffers) AddResult {
+	if offset < 0 {
+		// Kafka's end offsets start at 0; the packing relies on it.
+		return Ignored
+	}
 	at := quantize(received.UnixNano())
 	if t.n == 0 {
 		t.push(Sample{Offset: offset, At: at})
@@ -140,7 +149,7 @@ func (t *Table) Add(offset int64, sent, received time.Time) AddResult {
 	t.push(Sample{Offset: offset, At: at})
 	t.sinceSimplified++
 	if t.n > t.maxPoints || t.sinceSimplified >= simplifyEvery {
-		t.compact()
+		t.compact(buf)
 	}
 	return Appended
 }

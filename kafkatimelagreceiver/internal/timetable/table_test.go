@@ -679,3 +679,72 @@ func TestThinnedSegmentsAreBoundByTheirWidth(t *testing.T) {
 	require.Positive(t, merged)
 	require.GreaterOrEqual(t, widest, unixSec(600), "the steady hour merged into segments many samples wide")
 }
+
+// A partition written once a second and sampled four times a second is a
+// staircase: each write a point, each flat run's end another, their time
+// deltas alternating 250 and 750 ms. Told against the delta two points
+// before, a step packs into two bytes and a flat run's end into one, where
+// two varints each took six bytes a pair; and both round-trip, through the
+// table and through saved state of this version and of version 5.
+func TestStaircasePacksIntoThreeBytesAPair(t *testing.T) {
+	table := NewTable(1000, 0)
+	base := unixSec(1_700_000_000)
+	var want []Sample
+	offset := int64(0)
+	for second := range int64(20) {
+		offset += 20
+		for quarter := range int64(4) {
+			tableAddAt(table, offset, base+unixSec(second)+quarter*int64(250*time.Millisecond))
+		}
+		at := base + unixSec(second)
+		want = append(want, Sample{offset, at}, Sample{offset, at + int64(750*time.Millisecond)})
+	}
+	require.Equal(t, want, table.samples())
+	// 40 points: the first and the newest as they are, 38 packed in two
+	// runs (32 and 6), flat ends and steps in turn. The first two of a run
+	// tell their time deltas whole: a flat end of 750 ms in 2 bytes, a step
+	// of 20 records and 250 ms in 3. The others: a flat end in 1 byte, a
+	// step in 2.
+	runStart := 2 + 3
+	require.Len(t, table.packed, runStart+15*(1+2)+runStart+2*(1+2))
+
+	tables := []storedTable{{tp: kafka.TopicPartition{Topic: "stairs", Partition: 0}, table: table}}
+	for _, data := range [][]byte{encodeState("", tables), encodeStateVersion5(stateVersionTwoVarintPoints, tables)} {
+		out, err := decodeAll(data, 1000, 0)
+		require.NoError(t, err)
+		require.Equal(t, want, out[0].table.samples())
+		require.Equal(t, table.packed, out[0].table.packed)
+	}
+}
+
+// An end offset is never negative; a read that says one is not a point.
+func TestNegativeEndOffsetIsIgnored(t *testing.T) {
+	table := NewTable(16, 0)
+	require.Equal(t, Ignored, tableAddAt(table, -1, unixSec(100)))
+	require.Equal(t, 0, tableLen(table))
+	require.Equal(t, Appended, tableAddAt(table, 5, unixSec(101)))
+	require.Equal(t, Ignored, tableAddAt(table, -1, unixSec(102)))
+	require.Equal(t, []Sample{{5, unixSec(101)}}, table.samples())
+}
+
+// A search starts at the mark before its answer, which keeps the mark's
+// time in fewer bits than a Sample: every time a table can hold, from
+// before 1970 to the end of int64, still finds every bracket.
+func TestMarksFindBracketsAtAnyTime(t *testing.T) {
+	for _, start := range []int64{-unixSec(1_000_000_000), 0, unixSec(1_700_000_000), math.MaxInt64 - unixSec(10_000)} {
+		table := NewTable(1000, 0)
+		for i := range int64(300) {
+			// Alternate strides, so that simplification keeps every point.
+			tableAddAt(table, i*10+i%2*7, start+unixSec(i*10+i%3))
+		}
+		points := table.samples()
+		require.Greater(t, len(points), 3*markEvery, "start %d", start)
+		for i := 1; i < len(points); i++ {
+			lo, hi := points[i-1], points[i]
+			b, ok := table.Bracket(lo.Offset, Sample{})
+			require.True(t, ok, "start %d, offset %d", start, lo.Offset)
+			require.Equal(t, lo, b.Lo, "start %d, offset %d", start, lo.Offset)
+			require.Equal(t, hi, b.Hi, "start %d, offset %d", start, lo.Offset)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 package timetable
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 )
 
@@ -58,24 +59,41 @@ const maxWidthBoundSpan = 0.1
 // minute apart and a group a day behind from points under an hour apart.
 const thinningResolutionWeight = 0.02
 
+// compactBuffers is compact's working storage. A store passes one to all
+// its tables in turn, so that a table simplified or thinned leaves no
+// garbage the size of its points behind: a busy partition's table is
+// simplified every few seconds, and across thousands of them that garbage
+// set how far the heap ran past what the tables hold.
+type compactBuffers struct {
+	points     []Sample
+	candidates []thinCandidate
+	removed    []bool
+}
+
 // compact simplifies the newest points; every simplifyAllEvery appends,
 // or when the table is over its bound, it simplifies all of them (older
 // points have a larger tolerance than when they were last looked at), thins
-// the table if it is still over its bound, and packs it again into storage
-// of exactly its size.
-func (t *Table) compact() {
+// the table if it is still over its bound, and packs it again. buf may be
+// nil.
+func (t *Table) compact(buf *compactBuffers) {
+	if buf == nil {
+		buf = &compactBuffers{}
+	}
 	t.sinceSimplified = 0
 	t.sinceSimplifiedAll += simplifyEvery
 	if t.n <= t.maxPoints && t.sinceSimplifiedAll < simplifyAllEvery {
-		t.replaceNewestRun(t.simplify(t.newestRun()))
+		run := t.simplify(t.appendNewestRun(buf.points[:0]))
+		t.replaceNewestRun(run)
+		buf.points = run[:0]
 		return
 	}
 	t.sinceSimplifiedAll = 0
-	points := t.simplify(t.samples())
+	points := t.simplify(t.appendSamples(buf.points[:0]))
 	if len(points) > int(t.maxPoints) {
-		points = t.thin(points)
+		points = t.thin(points, buf)
 	}
 	t.setPoints(points)
+	buf.points = points[:0]
 }
 
 // removalError is how far dropping cur moves the estimate of the offsets
@@ -138,27 +156,30 @@ func (t *Table) mayMerge(prev, cur, next Sample, newest int64) bool {
 // interpolation error its removal would introduce at its own offset plus a
 // resolution term, both relative to its age: error matters in proportion to
 // the lag being measured, so recent points are dear and old ones cheap.
-func (t *Table) thin(points []Sample) []Sample {
-	target := max(int(t.maxPoints)-int(t.maxPoints)/4, 2)
-	type candidate struct {
-		index int
-		cost  float64
+// The points are thinned in place; buf may be nil.
+func (t *Table) thin(points []Sample, buf *compactBuffers) []Sample {
+	if buf == nil {
+		buf = &compactBuffers{}
 	}
-	candidates := make([]candidate, 0, len(points))
+	target := max(int(t.maxPoints)-int(t.maxPoints)/4, 2)
 	for len(points) > target {
 		newest := points[len(points)-1].At
-		candidates = candidates[:0]
+		candidates := buf.candidates[:0]
 		for i := 1; i < len(points)-1; i++ {
 			prev, cur, next := points[i-1], points[i], points[i+1]
 			span := float64(next.At - prev.At)
 			age := float64(newest-cur.At) + 1
-			candidates = append(candidates, candidate{i, (removalError(prev, cur, next) + thinningResolutionWeight*span) / age})
+			candidates = append(candidates, thinCandidate{i, (removalError(prev, cur, next) + thinningResolutionWeight*span) / age})
 		}
-		sort.Slice(candidates, func(a, b int) bool { return candidates[a].cost < candidates[b].cost })
+		buf.candidates = candidates
+		slices.SortFunc(candidates, func(a, b thinCandidate) int { return cmp.Compare(a.cost, b.cost) })
 		excess := len(points) - target
-		remove := make(map[int]bool, excess)
+		remove := slices.Grow(buf.removed[:0], len(points))[:len(points)]
+		clear(remove)
+		buf.removed = remove
+		removing := 0
 		for _, c := range candidates {
-			if len(remove) == excess {
+			if removing == excess {
 				break
 			}
 			// Removing two neighbours at once would make both costs wrong.
@@ -166,6 +187,7 @@ func (t *Table) thin(points []Sample) []Sample {
 				continue
 			}
 			remove[c.index] = true
+			removing++
 		}
 		kept := points[:0]
 		for i, p := range points {
@@ -184,6 +206,12 @@ func (t *Table) thin(points []Sample) []Sample {
 		points = kept
 	}
 	return points
+}
+
+// thinCandidate is a point thin may remove, and what removing it costs.
+type thinCandidate struct {
+	index int
+	cost  float64
 }
 
 func abs(x float64) float64 {
