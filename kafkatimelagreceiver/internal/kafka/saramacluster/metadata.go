@@ -160,12 +160,7 @@ func (c *Cluster) unknownPartitions(ctx context.Context, client sarama.Client, p
 		}
 	}
 	if len(existing) > 0 {
-		done := c.lookingUp(ctx)
-		err := client.RefreshMetadata(existing...)
-		done()
-		if err != nil {
-			c.logger.Debug("refresh metadata", zap.Strings("topics", existing), zap.Error(err))
-		}
+		c.refreshMetadata(ctx, client, existing, false)
 	}
 	out := map[kafka.TopicPartition]bool{}
 	for _, tp := range missing {

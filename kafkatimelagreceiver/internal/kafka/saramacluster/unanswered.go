@@ -190,18 +190,18 @@ func (cs *connections) gaveUpOn(ctx context.Context, addr string) error {
 	return nil
 }
 
-// waitingSince is how long the call has been waiting on the broker at addr,
-// by itself or in a lookup; false when it is not.
-func (w *callWatch) waitingSince(addr string) (brokerWait, bool) {
+// waitingSince is since when (unix nanoseconds) the call has been waiting
+// on the broker at addr, by itself or in a lookup; false when it is not.
+func (w *callWatch) waitingSince(addr string) (int64, bool) {
 	direct, waits := w.waits[addr]
 	lookup, looking := w.waits[anyBroker]
 	switch {
 	case waits && looking:
-		return brokerWait{since: min(direct.since, lookup.since)}, true
+		return min(direct.since, lookup.since), true
 	case looking:
-		return lookup, true
+		return lookup.since, true
 	}
-	return direct, waits
+	return direct.since, waits
 }
 
 // brokerWait is how long a call has been waiting on one broker.
@@ -339,7 +339,7 @@ func (cs *connections) judge(addr string, since, now int64) verdict {
 	)
 	for w := range cs.watches {
 		budget := int64(w.budget)
-		if bw, ok := w.waitingSince(addr); ok && now-max(since, bw.since) > budget {
+		if waiting, ok := w.waitingSince(addr); ok && now-max(since, waiting) > budget {
 			waiterDone = max(waiterDone, w.budget)
 			waitersDone = append(waitersDone, w)
 		}
