@@ -379,7 +379,7 @@ func (h *hookedCluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 	return groups, err
 }
 
-func (h *hookedCluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+func (h *hookedCluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]kafka.Commits, error) {
 	out, err := h.Cluster.CommittedOffsets(ctx, groups)
 	if h.afterCommitted != nil {
 		h.afterCommitted()

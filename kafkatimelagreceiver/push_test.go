@@ -28,7 +28,7 @@ import (
 func chunkTestSnapshot(groups, partitions int) (*lag.Snapshot, []string) {
 	snap := &lag.Snapshot{
 		At:        time.Now().UnixNano(),
-		Committed: map[string]map[kafka.TopicPartition]int64{},
+		Committed: map[string]kafka.Commits{},
 		End:       map[kafka.TopicPartition]int64{},
 		Start:     map[kafka.TopicPartition]int64{},
 	}
@@ -43,7 +43,7 @@ func chunkTestSnapshot(groups, partitions int) (*lag.Snapshot, []string) {
 		for p := range partitions {
 			offsets[kafka.TopicPartition{Topic: "t", Partition: int32(p)}] = int64((g + p) % 11)
 		}
-		snap.Committed[name] = offsets
+		snap.Committed[name] = kafka.CommitsOf(offsets)
 	}
 	return snap, names
 }

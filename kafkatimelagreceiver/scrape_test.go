@@ -778,7 +778,7 @@ func (u *unreadableGroups) ConsumerGroups(ctx context.Context) ([]string, error)
 	return groups, err
 }
 
-func (u *unreadableGroups) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+func (u *unreadableGroups) CommittedOffsets(ctx context.Context, groups []string) (map[string]kafka.Commits, error) {
 	readable := groups[:0:0]
 	var errs []error
 	for _, g := range groups {

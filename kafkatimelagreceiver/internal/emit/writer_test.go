@@ -48,7 +48,7 @@ func directTestSnapshot() (*lag.Snapshot, []lag.PartitionLag) {
 	tp0, tp1 := kafka.TopicPartition{Topic: "orders", Partition: 0}, kafka.TopicPartition{Topic: "orders", Partition: 1}
 	snap := &lag.Snapshot{
 		At:        now,
-		Committed: map[string]map[kafka.TopicPartition]int64{"billing": {tp0: 2, tp1: 5}},
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"billing": {tp0: 2, tp1: 5}}),
 		End:       map[kafka.TopicPartition]int64{tp0: 10, tp1: 9},
 		Start:     map[kafka.TopicPartition]int64{tp0: 4, tp1: 0},
 		Stable:    map[kafka.TopicPartition]int64{tp0: 8, tp1: 9},

@@ -92,7 +92,9 @@ func TestRules(t *testing.T) {
 				tr.EndScrape()
 			}
 
-			w := tr.groups["g"].pairs[0].State
+			pairs := tr.groups["g"].pairs
+			_, tracked := pairs.At(0)
+			w := *tracked
 			noMembers := tt.members == membersNone
 			var holds []string
 			for _, r := range []struct {

@@ -73,7 +73,7 @@ type groupTrack struct {
 	// in with one pass and no per-partition map or allocation: the tracker
 	// holds every (group, partition) pair of the cluster, so a pair must
 	// cost no more than its track of its recent positions.
-	pairs []lag.Track[lagWindow]
+	pairs lag.Tracks[lagWindow]
 }
 
 // GroupHealth is one group's health after a scrape.
@@ -121,11 +121,11 @@ func (t *Tracker) BeginScrape(at int64) {
 // a point to its partitions' windows.
 func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described bool, lags []lag.PartitionLag) GroupHealth {
 	g, gh := t.fold(name, d, described)
-	g.pairs = lag.MergeTracks(g.pairs, lags, t.scrapes, forgetAfter)
+	g.pairs.Merge(lags, t.scrapes, forgetAfter)
 	noMembers := g.membersKnown && g.members == 0
 	worst := StatusUnknown
 	t.statuses = t.statuses[:0]
-	for i, w := range lag.Matched(g.pairs, lags) {
+	for i, w := range g.pairs.Matched(lags) {
 		pl := &lags[i]
 		if pl.HasEnd { // an unknown lag leaves the window waiting for the next one
 			w.add(lagPoint{committed: pl.Committed, lag: consumable(pl)}, t.window)
@@ -153,7 +153,7 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 func (t *Tracker) ObserveUnread(name string, d kafka.GroupDescription, described bool) GroupHealth {
 	g, gh := t.fold(name, d, described)
 	// Not missing from the scrape, only unread: the pairs stay.
-	lag.KeepTracks(g.pairs, t.scrapes)
+	g.pairs.Keep(t.scrapes)
 	return gh
 }
 

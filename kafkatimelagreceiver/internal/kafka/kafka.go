@@ -147,7 +147,7 @@ type Cluster interface {
 	// CommittedOffsets reads the committed offsets of the groups, keyed by
 	// group. Partitions without a committed offset are absent; so are groups
 	// whose read failed.
-	CommittedOffsets(ctx context.Context, groups []string) (map[string]map[TopicPartition]int64, error)
+	CommittedOffsets(ctx context.Context, groups []string) (map[string]Commits, error)
 	// DescribeGroups reads the state, protocol and members of the groups,
 	// keyed by group; groups that could not be described are absent.
 	DescribeGroups(ctx context.Context, groups []string) (map[string]GroupDescription, error)

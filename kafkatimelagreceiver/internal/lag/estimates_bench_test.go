@@ -100,18 +100,18 @@ const scaleGroups, scalePartitions = 100, 10000
 
 // millionCommits is that workload's end offsets (4 records a partition)
 // and commits: group g at (g+p) mod 5 on partition p.
-func millionCommits() (end map[kafka.TopicPartition]int64, committed map[string]map[kafka.TopicPartition]int64) {
+func millionCommits() (end map[kafka.TopicPartition]int64, committed map[string]kafka.Commits) {
 	end = make(map[kafka.TopicPartition]int64, scalePartitions)
 	for p := range int32(scalePartitions) {
 		end[kafka.TopicPartition{Topic: "scale", Partition: p}] = 4
 	}
-	committed = make(map[string]map[kafka.TopicPartition]int64, scaleGroups)
+	committed = make(map[string]kafka.Commits, scaleGroups)
 	for g := range scaleGroups {
 		offsets := make(map[kafka.TopicPartition]int64, scalePartitions)
 		for p := range int32(scalePartitions) {
 			offsets[kafka.TopicPartition{Topic: "scale", Partition: p}] = int64((g + int(p)) % 5)
 		}
-		committed[fmt.Sprintf("group-%03d", g)] = offsets
+		committed[fmt.Sprintf("group-%03d", g)] = kafka.CommitsOf(offsets)
 	}
 	return end, committed
 }

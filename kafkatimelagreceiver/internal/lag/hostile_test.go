@@ -2,6 +2,7 @@ package lag
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,7 +38,7 @@ func TestHostileOffsetsGiveNoLag(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := &Snapshot{
-				Committed: map[string]map[kafka.TopicPartition]int64{"g": {tp: tt.committed}},
+				Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: tt.committed}}),
 				End:       map[kafka.TopicPartition]int64{tp: tt.end},
 				Start:     map[kafka.TopicPartition]int64{},
 				Stable:    map[kafka.TopicPartition]int64{},
@@ -91,7 +92,7 @@ func FuzzGroupLags(f *testing.F) {
 	f.Fuzz(func(t *testing.T, end0, committed0, start0, stable0, end1, committed1 int64) {
 		tp0, tp1 := kafka.TopicPartition{Topic: "t", Partition: 0}, kafka.TopicPartition{Topic: "t", Partition: 1}
 		snap := &Snapshot{
-			Committed: map[string]map[kafka.TopicPartition]int64{"g": {tp0: committed0, tp1: committed1}},
+			Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp0: committed0, tp1: committed1}}),
 			End:       map[kafka.TopicPartition]int64{tp0: end0, tp1: end1},
 			Start:     map[kafka.TopicPartition]int64{tp0: start0},
 			Stable:    map[kafka.TopicPartition]int64{tp0: stable0},
@@ -111,4 +112,46 @@ func FuzzGroupLags(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHostilePartitionNumbers: partition numbers no topic has (negative,
+// near the int32 limit, far past the topic's others, announced out of
+// order by end offsets) index like any other: every commit gets its lag on
+// its own partition, in (topic, partition) order, and each partition is
+// listed once.
+func TestHostilePartitionNumbers(t *testing.T) {
+	partitions := []int32{math.MinInt32, -1, 0, 1, 2, 5000, 1 << 20, math.MaxInt32 - 1, math.MaxInt32}
+	committed := map[string]map[kafka.TopicPartition]int64{}
+	end := map[kafka.TopicPartition]int64{}
+	for _, g := range []string{"a", "b"} {
+		committed[g] = map[kafka.TopicPartition]int64{}
+		for _, topic := range []string{"t", "u"} {
+			for _, p := range partitions {
+				committed[g][kafka.TopicPartition{Topic: topic, Partition: p}] = 1
+				end[kafka.TopicPartition{Topic: topic, Partition: p}] = 3
+			}
+		}
+	}
+	// Partitions only an end offset names, past every commit.
+	end[kafka.TopicPartition{Topic: "t", Partition: 1 << 24}] = 3
+	end[kafka.TopicPartition{Topic: "v", Partition: 7}] = 3
+	snap := &Snapshot{Committed: kafka.CommitsByGroup(committed), End: end}
+
+	listed := Partitions(snap.Committed)
+	require.Len(t, listed, 2*len(partitions))
+	kafka.SortPartitions(listed)
+	require.Equal(t, len(listed), len(slices.Compact(slices.Clone(listed))), "each partition once")
+
+	idx := NewIndex(snap)
+	require.Len(t, idx.Parts, len(end))
+	require.True(t, slices.IsSortedFunc(idx.Parts, func(a, b Partition) int { return a.Compare(b.TopicPartition) }))
+	for _, g := range []string{"a", "b"} {
+		lags := idx.GroupLags(nil, g, 0, func(*Partition, int64) (int64, Method, bool) { return 0, MethodNone, false })
+		var got []kafka.TopicPartition
+		for _, pl := range lags {
+			require.Equal(t, int64(2), pl.Lag, "%v", pl.TopicPartition)
+			got = append(got, pl.TopicPartition)
+		}
+		require.Equal(t, listed, got, "group %s", g)
+	}
 }

@@ -2,6 +2,7 @@ package lag
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"time"
 
@@ -42,33 +43,26 @@ type rankedCommit struct {
 }
 
 // NewIndex indexes every partition the snapshot has an end offset or a
-// commit for, hashing each (group, partition) pair once.
+// commit for. A pair's partition is found without hashing the pair
+// (partitionIDs).
 func NewIndex(snap *Snapshot) *Index {
-	ids := make(map[kafka.TopicPartition]int32, len(snap.End))
-	var tps []kafka.TopicPartition
-	id := func(tp kafka.TopicPartition) int32 {
-		if n, ok := ids[tp]; ok {
-			return n
-		}
-		n := int32(len(tps))
-		ids[tp] = n
-		tps = append(tps, tp)
-		return n
-	}
-	for tp := range snap.End {
-		id(tp)
-	}
+	ids := newPartitionIDs(len(snap.End))
 	idx := &Index{commits: make(map[string][]rankedCommit, len(snap.Committed))}
 	for group, offsets := range snap.Committed {
 		commits := make([]rankedCommit, 0, len(offsets))
-		for tp, committed := range offsets {
-			if committed < 0 {
+		for _, c := range offsets {
+			if c.Offset < 0 {
 				continue // not an offset: no commit
 			}
-			commits = append(commits, rankedCommit{rank: id(tp), committed: committed})
+			commits = append(commits, rankedCommit{rank: ids.id(c.TopicPartition), committed: c.Offset})
 		}
 		idx.commits[group] = commits
 	}
+	// After the commits, whose sorted runs grow each topic's array in order.
+	for tp := range snap.End {
+		ids.id(tp)
+	}
+	tps := ids.tps
 	// Ids were handed out in map order; ranks follow (topic, partition).
 	order := make([]int32, len(tps))
 	for i := range order {
@@ -94,6 +88,52 @@ func NewIndex(snap *Snapshot) *Index {
 		byRank.sort(commits)
 	}
 	return idx
+}
+
+// lagging yields, for each partition with an end offset that some group
+// lags on, the offsets the lagging groups consume from (ConsumeFrom), in
+// no particular order and with repeats. The slices are one array, filled
+// partition by partition in two passes over the commits.
+func (idx *Index) lagging() iter.Seq2[int, []int64] {
+	return func(yield func(int, []int64) bool) {
+		behind := func(rc rankedCommit) (int64, bool) {
+			p := &idx.Parts[rc.rank]
+			if !p.HasEnd {
+				return 0, false
+			}
+			from := ConsumeFrom(rc.committed, p.Start, p.HasStart)
+			return from, from < p.End
+		}
+		ends := make([]int, len(idx.Parts)+1) // rank's offsets are [ends[rank], ends[rank+1])
+		for _, commits := range idx.commits {
+			for _, rc := range commits {
+				if _, ok := behind(rc); ok {
+					ends[rc.rank+1]++
+				}
+			}
+		}
+		for rank := range idx.Parts {
+			ends[rank+1] += ends[rank]
+		}
+		offsets := make([]int64, ends[len(idx.Parts)])
+		next := slices.Clone(ends[:len(idx.Parts)])
+		for _, commits := range idx.commits {
+			for _, rc := range commits {
+				if from, ok := behind(rc); ok {
+					offsets[next[rc.rank]] = from
+					next[rc.rank]++
+				}
+			}
+		}
+		for rank := range idx.Parts {
+			if ends[rank] == ends[rank+1] {
+				continue
+			}
+			if !yield(rank, offsets[ends[rank]:ends[rank+1]]) {
+				return
+			}
+		}
+	}
 }
 
 // rankSorter orders a group's commits by rank. A group that commits on a

@@ -12,11 +12,11 @@ import (
 // Snapshot is what one scrape read from Kafka: committed offsets first, then
 // end offsets, all stamped with the instant the end offsets were read.
 type Snapshot struct {
-	At        int64                                     // unix nanoseconds
-	Committed map[string]map[kafka.TopicPartition]int64 // group -> partition -> committed offset
-	End       map[kafka.TopicPartition]int64            // high watermarks
-	Start     map[kafka.TopicPartition]int64            // log start offsets, where read
-	Stable    map[kafka.TopicPartition]int64            // last stable offsets, where read
+	At        int64                          // unix nanoseconds
+	Committed map[string]kafka.Commits       // by group
+	End       map[kafka.TopicPartition]int64 // high watermarks
+	Start     map[kafka.TopicPartition]int64 // log start offsets, where read
+	Stable    map[kafka.TopicPartition]int64 // last stable offsets, where read
 }
 
 // Method says how a time lag was obtained.

@@ -162,7 +162,7 @@ func TestComputeLags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := &Snapshot{
 				At:        snapAt,
-				Committed: map[string]map[kafka.TopicPartition]int64{"g": {tp: tt.committed}},
+				Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: tt.committed}}),
 				End:       map[kafka.TopicPartition]int64{},
 				Start:     map[kafka.TopicPartition]int64{},
 			}
@@ -194,29 +194,31 @@ func TestComputeLags(t *testing.T) {
 func TestComputeLagsEmpty(t *testing.T) {
 	fake := &fakeLagAppendTimes{}
 	require.Empty(t, computeLags(&Snapshot{}, fake.appendTime))
-	require.Empty(t, computeLags(&Snapshot{Committed: map[string]map[kafka.TopicPartition]int64{"g": {}}}, fake.appendTime))
+	require.Empty(t, computeLags(&Snapshot{Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {}})}, fake.appendTime))
 	require.Empty(t, fake.calls)
 }
 
 func TestComputeLagsSorted(t *testing.T) {
 	// Many groups and partitions, so that map order would show if the output
 	// were not sorted.
-	snap := &Snapshot{At: unixSec(1000), Committed: map[string]map[kafka.TopicPartition]int64{}, End: map[kafka.TopicPartition]int64{}}
+	committed := map[string]map[kafka.TopicPartition]int64{}
+	snap := &Snapshot{At: unixSec(1000), End: map[kafka.TopicPartition]int64{}}
 	groups := []string{"b", "a", "c", "a-1", "B"}
 	topics := []string{"t2", "t1", "t10", "__x"}
 	for _, g := range groups {
-		snap.Committed[g] = map[kafka.TopicPartition]int64{}
+		committed[g] = map[kafka.TopicPartition]int64{}
 		for _, topic := range topics {
 			for p := int32(11); p >= 0; p-- {
 				tp := kafka.TopicPartition{Topic: topic, Partition: p}
-				snap.Committed[g][tp] = 5
+				committed[g][tp] = 5
 				snap.End[tp] = 10
 			}
 		}
 	}
 	// A group on a few of the scrape's partitions is ordered apart from
 	// the groups on most of them.
-	snap.Committed["sparse"] = map[kafka.TopicPartition]int64{{Topic: "t2", Partition: 0}: 5, {Topic: "t10", Partition: 7}: 5}
+	committed["sparse"] = map[kafka.TopicPartition]int64{{Topic: "t2", Partition: 0}: 5, {Topic: "t10", Partition: 7}: 5}
+	snap.Committed = kafka.CommitsByGroup(committed)
 	fake := &fakeLagAppendTimes{}
 	for range 5 {
 		lags := computeLags(snap, fake.appendTime)
@@ -238,7 +240,7 @@ func TestAggregateLags(t *testing.T) {
 	}
 	snap := &Snapshot{
 		At: snapAt,
-		Committed: map[string]map[kafka.TopicPartition]int64{
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
 			"billing": {
 				tp("orders", 0): 90,  // lag 10, 5 s
 				tp("orders", 1): 100, // caught up
@@ -258,7 +260,7 @@ func TestAggregateLags(t *testing.T) {
 			"gone": {
 				tp("orders", 3): 10, // no end offset
 			},
-		},
+		}),
 		End: map[kafka.TopicPartition]int64{
 			tp("orders", 0): 100,
 			tp("orders", 1): 100,

@@ -150,12 +150,12 @@ func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) Append
 		if inTable && !gap {
 			expected := ExpectedAppend(lo, hi, from)
 			if timed && Coarse(b, from, expected, at) {
-				return clampToTable(tables, p.Table, from, rec.Timestamp, at, lo, hi, inTable), MethodRecord, true
+				return clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord, true
 			}
 			return expected, MethodTable, true
 		}
 		if timed {
-			return clampToTable(tables, p.Table, from, rec.Timestamp, at, lo, hi, inTable), MethodRecord, true
+			return clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord, true
 		}
 		if inTable {
 			// An unwatched stretch, and no record read this time (capped),
@@ -168,15 +168,15 @@ func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) Append
 }
 
 // clampToTable bounds a record's own timestamp by what the table proves of
-// when the record at offset was appended: inside the bracket [lo, hi] of an
-// unwatched stretch; no later than the table's oldest point for an offset
-// older than the table; never after the scrape.
-func clampToTable(tables *timetable.Store, table timetable.Ref, offset, ts, scrape int64, lo, hi timetable.Sample, inTable bool) int64 {
+// when the record at offset was appended, from its bracket b: inside the
+// bracket of an unwatched stretch; no later than the table's oldest point
+// for an offset older than the table (b.Hi then); never after the scrape.
+func clampToTable(b timetable.Bracket, inTable bool, offset, ts, scrape int64) int64 {
 	if inTable {
-		return min(max(ts, lo.At), hi.At, scrape)
+		return min(max(ts, b.Lo.At), b.Hi.At, scrape)
 	}
-	if oldest, ok := tables.Oldest(table); ok && offset < oldest.Offset {
-		ts = min(ts, oldest.At)
+	if offset < b.Hi.Offset {
+		ts = min(ts, b.Hi.At)
 	}
 	return min(ts, scrape)
 }
@@ -206,25 +206,17 @@ const IdleBeforeRecordRead = time.Second
 // record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
-	// Groups of a partition often share an offset: each record is judged
-	// once, keyed by the partition's rank rather than by its topic name.
-	seen := map[rankedCommit]struct{}{}
 	var wanted []wantedRecord
-	for _, commits := range idx.commits {
-		for _, rc := range commits {
-			p := &idx.Parts[rc.rank]
-			if !p.HasEnd {
+	// Groups of a partition often share an offset: each record is judged
+	// once. The offsets are gathered by partition to find the distinct
+	// ones, rather than looked up pair by pair in a set.
+	for rank, offsets := range idx.lagging() {
+		p := &idx.Parts[rank]
+		slices.Sort(offsets)
+		for i, from := range offsets {
+			if i > 0 && offsets[i-1] == from {
 				continue
 			}
-			from := ConsumeFrom(rc.committed, p.Start, p.HasStart)
-			if from >= p.End {
-				continue
-			}
-			key := rankedCommit{rank: rc.rank, committed: from}
-			if _, ok := seen[key]; ok {
-				continue
-			}
-			seen[key] = struct{}{}
 			b, ok := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
 			dated := ok && !b.Gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
 			coarse := dated && Coarse(b, from, ExpectedAppend(b.Lo, b.Hi, from), at)
@@ -237,7 +229,7 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 				// Not read yet, or read when it was followed by a
 				// transaction still open, or before the end moved on: what
 				// lies beyond needs a new read.
-				wanted = append(wanted, wantedRecord{rank: rc.rank, offset: from, behind: p.End - from, refine: coarse})
+				wanted = append(wanted, wantedRecord{rank: int32(rank), offset: from, behind: p.End - from, refine: coarse})
 			}
 		}
 	}

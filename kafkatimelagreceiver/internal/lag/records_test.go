@@ -28,12 +28,12 @@ func recordsFixture(t *testing.T, maxGap time.Duration) (*Index, *timetable.Stor
 	at := t0.Add(150 * time.Second).UnixNano()
 	snap := &Snapshot{
 		At: at,
-		Committed: map[string]map[kafka.TopicPartition]int64{
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
 			"old":       {tp: 50},
 			"older":     {tp: 20},
 			"in-table":  {tp: 150},
 			"caught-up": {tp: 250},
-		},
+		}),
 		End:   map[kafka.TopicPartition]int64{tp: 250},
 		Start: map[kafka.TopicPartition]int64{},
 	}
@@ -203,7 +203,7 @@ func coarseFixture(t *testing.T, scrape time.Duration) (*Index, *timetable.Store
 	at := t0.Add(scrape).UnixNano()
 	snap := &Snapshot{
 		At:        at,
-		Committed: map[string]map[kafka.TopicPartition]int64{"reader": {tp: 150}},
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"reader": {tp: 150}}),
 		End:       map[kafka.TopicPartition]int64{tp: 250},
 		Start:     map[kafka.TopicPartition]int64{},
 	}
@@ -256,7 +256,7 @@ func TestWorkedExample(t *testing.T) {
 		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: p.offset}, Sent: at, Received: at})
 	}
 	scrape := time.Unix(1597305000, 0).UnixNano()
-	snap := &Snapshot{At: scrape, Committed: map[string]map[kafka.TopicPartition]int64{"g": {tp: 250}}, End: map[kafka.TopicPartition]int64{tp: 275}}
+	snap := &Snapshot{At: scrape, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 250}}), End: map[kafka.TopicPartition]int64{tp: 275}}
 	idx := NewIndex(snap)
 	idx.ResolveTables(tables)
 	lags := idx.GroupLags(nil, "g", scrape, AppendTimes(tables, NewRecordTimes(), scrape))
@@ -273,9 +273,9 @@ func TestCoarseBracketsReadOnePerPartition(t *testing.T) {
 	idx, tables, at, tp := coarseFixture(t, 2*time.Second)
 	snap := &Snapshot{
 		At: at,
-		Committed: map[string]map[kafka.TopicPartition]int64{
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
 			"a": {tp: 150}, "b": {tp: 120}, "c": {tp: 180}, "old": {tp: 50},
-		},
+		}),
 		End:   map[kafka.TopicPartition]int64{tp: 250},
 		Start: map[kafka.TopicPartition]int64{},
 	}

@@ -56,7 +56,7 @@ func TestSteadyPartitionsFarBehindNeedNoRecordReads(t *testing.T) {
 	now := day
 	at := base.Add(time.Duration(now)*time.Second + 5*time.Second).UnixNano()
 	lags := []int{120, 600, 3600, 6 * 3600, 23 * 3600}
-	snap := &Snapshot{At: at, Committed: map[string]map[kafka.TopicPartition]int64{}, End: map[kafka.TopicPartition]int64{}, Start: map[kafka.TopicPartition]int64{}}
+	snap := &Snapshot{At: at, Committed: map[string]kafka.Commits{}, End: map[kafka.TopicPartition]int64{}, Start: map[kafka.TopicPartition]int64{}}
 	for tp := range tps {
 		snap.End[tp] = cum[tp.Partition][now]
 	}
@@ -65,7 +65,7 @@ func TestSteadyPartitionsFarBehindNeedNoRecordReads(t *testing.T) {
 		for tp := range tps {
 			group[tp] = cum[tp.Partition][now-lag] + 1
 		}
-		snap.Committed[time.Duration(lag*int(time.Second)).String()] = group
+		snap.Committed[time.Duration(lag*int(time.Second)).String()] = kafka.CommitsOf(group)
 	}
 	idx := NewIndex(snap)
 	idx.ResolveTables(tables)

@@ -2,17 +2,24 @@ package lag
 
 import (
 	"iter"
-	"strings"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// Track is what a tracker remembers of one group's partition from scrape to
-// scrape. A tracker holds one per (group, partition) pair of the cluster,
-// so the partition is kept unwrapped: a kafka.TopicPartition field would
-// pad to 24 bytes before the scrape number could follow it.
+// Tracks are what a tracker remembers of one group's partitions from scrape
+// to scrape, a Track per partition, sorted by (topic, partition). A
+// tracker holds one per (group, partition) pair of the cluster, so a track
+// names its topic by number (in topics) rather than by name: tracks then
+// hold no pointer, and the garbage collector does not scan the tracker's
+// million tracks at every cycle.
+type Tracks[T any] struct {
+	topics []string // sorted
+	tracks []Track[T]
+}
+
+// Track is what a tracker remembers of one group's partition.
 type Track[T any] struct {
-	Topic     string
+	topic     uint32 // index in Tracks.topics
 	Partition int32
 	// lastSeen is the scrape that last saw the pair. Scrape numbers are
 	// only ever subtracted, so they may wrap.
@@ -20,92 +27,97 @@ type Track[T any] struct {
 	State    T
 }
 
-// TopicPartition is the track's partition.
-func (t *Track[T]) TopicPartition() kafka.TopicPartition {
-	return kafka.TopicPartition{Topic: t.Topic, Partition: t.Partition}
+// Len is the number of tracks.
+func (t *Tracks[T]) Len() int { return len(t.tracks) }
+
+// At returns the i-th track's partition and state.
+func (t *Tracks[T]) At(i int) (kafka.TopicPartition, *T) {
+	tr := &t.tracks[i]
+	return kafka.TopicPartition{Topic: t.topics[tr.topic], Partition: tr.Partition}, &tr.State
 }
 
-func (t *Track[T]) compare(tp kafka.TopicPartition) int {
-	if c := strings.Compare(t.Topic, tp.Topic); c != 0 {
-		return c
-	}
-	return int(t.Partition) - int(tp.Partition)
-}
-
-// KeepTracks marks every track seen in scrape, for a group that was listed
-// but whose lags could not be read: its history is kept as it is.
-func KeepTracks[T any](tracks []Track[T], scrape uint32) {
-	for i := range tracks {
-		tracks[i].lastSeen = scrape
+// Keep marks every track seen in scrape, for a group that was listed but
+// whose lags could not be read: its history is kept as it is.
+func (t *Tracks[T]) Keep(scrape uint32) {
+	for i := range t.tracks {
+		t.tracks[i].lastSeen = scrape
 	}
 }
 
-// MergeTracks marks the tracks of lags seen in scrape, adds a track with a
-// zero State for each new one and drops those missing from the last
-// forgetAfter scrapes, so that a tracker's memory follows the live pairs
-// and not their history. tracks and lags are sorted by (topic, partition),
-// as Index.GroupLags sorts them; so is the result, which has a track for
-// every lag. A scrape that sees the same partitions as the last one, the
-// usual case, updates in place and allocates nothing.
-func MergeTracks[T any](tracks []Track[T], lags []PartitionLag, scrape, forgetAfter uint32) []Track[T] {
-	if len(tracks) == len(lags) {
-		same := true
-		for i := range lags {
-			if tracks[i].compare(lags[i].TopicPartition) != 0 {
-				same = false
-				break
-			}
-		}
-		if same {
-			for i := range tracks {
-				tracks[i].lastSeen = scrape
-			}
-			return tracks
+func (t *Tracks[T]) same(lags []PartitionLag) bool {
+	if len(t.tracks) != len(lags) {
+		return false
+	}
+	for i := range lags {
+		if t.tracks[i].Partition != lags[i].Partition || t.topics[t.tracks[i].topic] != lags[i].Topic {
+			return false
 		}
 	}
-	out := make([]Track[T], 0, len(lags)+len(tracks))
+	return true
+}
+
+// Merge marks the tracks of lags seen in scrape, adds a track with a zero
+// State for each new one and drops those missing from the last forgetAfter
+// scrapes, so that a tracker's memory follows the live pairs and not their
+// history. lags are sorted by (topic, partition), as Index.GroupLags sorts
+// them; afterwards there is a track for every lag. A scrape that sees the
+// same partitions as the last one, the usual case, updates in place and
+// allocates nothing.
+func (t *Tracks[T]) Merge(lags []PartitionLag, scrape, forgetAfter uint32) {
+	if t.same(lags) {
+		t.Keep(scrape)
+		return
+	}
+	out := Tracks[T]{tracks: make([]Track[T], 0, len(lags)+len(t.tracks))}
+	add := func(topic string, tr Track[T]) {
+		if n := len(out.topics); n == 0 || out.topics[n-1] != topic {
+			out.topics = append(out.topics, topic)
+		}
+		tr.topic = uint32(len(out.topics) - 1)
+		out.tracks = append(out.tracks, tr)
+	}
 	i, j := 0, 0
-	for i < len(tracks) || j < len(lags) {
+	for i < len(t.tracks) || j < len(lags) {
 		var c int
 		switch {
-		case i == len(tracks):
+		case i == len(t.tracks):
 			c = 1
 		case j == len(lags):
 			c = -1
 		default:
-			c = tracks[i].compare(lags[j].TopicPartition)
+			tp, _ := t.At(i)
+			c = tp.Compare(lags[j].TopicPartition)
 		}
 		switch {
 		case c < 0: // not seen in this scrape
-			if scrape-tracks[i].lastSeen < forgetAfter {
-				out = append(out, tracks[i])
+			if scrape-t.tracks[i].lastSeen < forgetAfter {
+				add(t.topics[t.tracks[i].topic], t.tracks[i])
 			}
 			i++
 		case c > 0: // first seen
-			out = append(out, Track[T]{Topic: lags[j].Topic, Partition: lags[j].Partition, lastSeen: scrape})
+			add(lags[j].Topic, Track[T]{Partition: lags[j].Partition, lastSeen: scrape})
 			j++
 		default:
-			t := tracks[i]
-			t.lastSeen = scrape
-			out = append(out, t)
+			tr := t.tracks[i]
+			tr.lastSeen = scrape
+			add(t.topics[tr.topic], tr)
 			i++
 			j++
 		}
 	}
-	return out
+	*t = out
 }
 
 // Matched yields each lag's index with its track's State, in the order of
-// lags. tracks hold a track for every lag, sorted as lags are: what
-// MergeTracks returns.
-func Matched[T any](tracks []Track[T], lags []PartitionLag) iter.Seq2[int, *T] {
+// lags. There must be a track for every lag, as Merge leaves them.
+func (t *Tracks[T]) Matched(lags []PartitionLag) iter.Seq2[int, *T] {
 	return func(yield func(int, *T) bool) {
 		j := 0
 		for i := range lags {
-			for tracks[j].Topic != lags[i].Topic || tracks[j].Partition != lags[i].Partition {
+			for t.tracks[j].Partition != lags[i].Partition || t.topics[t.tracks[j].topic] != lags[i].Topic {
 				j++
 			}
-			if !yield(i, &tracks[j].State) {
+			if !yield(i, &t.tracks[j].State) {
 				return
 			}
 		}

@@ -2,6 +2,7 @@ package lag
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,10 +20,20 @@ func lagsOn(tps ...kafka.TopicPartition) []PartitionLag {
 	return out
 }
 
-func trackedPartitions(tracks []Track[int]) []kafka.TopicPartition {
+func trackedPartitions(tracks *Tracks[int]) []kafka.TopicPartition {
 	var out []kafka.TopicPartition
-	for i := range tracks {
-		out = append(out, tracks[i].TopicPartition())
+	for i := range tracks.Len() {
+		tp, _ := tracks.At(i)
+		out = append(out, tp)
+	}
+	return out
+}
+
+func trackedStates(tracks *Tracks[int]) []int {
+	var out []int
+	for i := range tracks.Len() {
+		_, state := tracks.At(i)
+		out = append(out, *state)
 	}
 	return out
 }
@@ -35,41 +46,71 @@ func TestMergeTracks(t *testing.T) {
 	// Scrape numbers wrap; the merge only ever subtracts them.
 	scrape := uint32(math.MaxUint32 - 1)
 
-	tracks := MergeTracks[int](nil, lagsOn(a0, b0), scrape, forget)
-	require.Equal(t, []kafka.TopicPartition{a0, b0}, trackedPartitions(tracks))
-	tracks[0].State, tracks[1].State = 10, 20
+	var tracks Tracks[int]
+	tracks.Merge(lagsOn(a0, b0), scrape, forget)
+	require.Equal(t, []kafka.TopicPartition{a0, b0}, trackedPartitions(&tracks))
+	for i, state := range tracks.Matched(lagsOn(a0, b0)) {
+		*state = 10 * (i + 1)
+	}
 
 	// a1 is new, b0 missing once: kept with its state.
 	scrape++
-	tracks = MergeTracks(tracks, lagsOn(a0, a1), scrape, forget)
-	require.Equal(t, []kafka.TopicPartition{a0, a1, b0}, trackedPartitions(tracks))
-	require.Equal(t, []int{10, 0, 20}, []int{tracks[0].State, tracks[1].State, tracks[2].State})
+	tracks.Merge(lagsOn(a0, a1), scrape, forget)
+	require.Equal(t, []kafka.TopicPartition{a0, a1, b0}, trackedPartitions(&tracks))
+	require.Equal(t, []int{10, 0, 20}, trackedStates(&tracks))
 
 	// b0 missing twice: dropped.
 	scrape++
-	tracks = MergeTracks(tracks, lagsOn(a0, a1), scrape, forget)
-	require.Equal(t, []kafka.TopicPartition{a0, a1}, trackedPartitions(tracks))
+	tracks.Merge(lagsOn(a0, a1), scrape, forget)
+	require.Equal(t, []kafka.TopicPartition{a0, a1}, trackedPartitions(&tracks))
 
-	// The same partitions again: in place, nothing allocated.
+	// The same partitions again, their topic names read anew (another
+	// scrape's strings): in place, nothing allocated.
+	again := lagsOn(kafka.TopicPartition{Topic: string([]byte("a")), Partition: 0}, kafka.TopicPartition{Topic: string([]byte("a")), Partition: 1})
 	require.Zero(t, testing.AllocsPerRun(10, func() {
 		scrape++
-		tracks = MergeTracks(tracks, lagsOn(a0, a1)[:2:2], scrape, forget)
+		tracks.Merge(again, scrape, forget)
 	}))
-	require.Equal(t, 10, tracks[0].State)
+	require.Equal(t, []int{10, 0}, trackedStates(&tracks))
 
 	// Back after being dropped: starts from a zero state.
 	scrape++
-	tracks = MergeTracks(tracks, lagsOn(a0, a1, b0), scrape, forget)
-	require.Equal(t, 0, tracks[2].State)
+	tracks.Merge(lagsOn(a0, a1, b0), scrape, forget)
+	require.Equal(t, []int{10, 0, 0}, trackedStates(&tracks))
+
+	// A group's tracks on many topics keep each topic's name once.
+	var many Tracks[int]
+	var lags []PartitionLag
+	for _, topic := range []string{"a", "b", "c"} {
+		for p := range int32(3) {
+			lags = append(lags, PartitionLag{Group: "g", TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}})
+		}
+	}
+	many.Merge(lags, scrape, forget)
+	var want []kafka.TopicPartition
+	for _, pl := range lags {
+		want = append(want, pl.TopicPartition)
+	}
+	require.Equal(t, want, trackedPartitions(&many))
+	require.Len(t, many.topics, 3)
 }
 
 // A tracker holds one track per (group, partition) pair of the cluster:
-// the partition and scrape number fit in 24 bytes.
+// the partition and scrape number fit in 12 bytes, and a track adds no
+// pointer to its state's, so that the garbage collector does not scan
+// tracks of pointer-free states.
 func TestTrackHeaderSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are those of a 64-bit platform")
 	}
-	require.Equal(t, uintptr(32), unsafe.Sizeof(Track[int64]{}))
+	require.Equal(t, uintptr(16), unsafe.Sizeof(Track[int32]{}))
+	track := reflect.TypeFor[Track[int64]]()
+	for i := range track.NumField() {
+		switch track.Field(i).Type.Kind() {
+		case reflect.Pointer, reflect.String, reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+			t.Errorf("field %s of a track holds a pointer", track.Field(i).Name)
+		}
+	}
 }
 
 func TestResolveProduceRates(t *testing.T) {
@@ -87,7 +128,7 @@ func TestResolveProduceRates(t *testing.T) {
 	require.InDelta(t, 1.0, lags[0].ProduceRate, 1e-9)
 
 	// A partition whose end offset was not read has no rate this scrape.
-	snap := &Snapshot{At: at, Committed: map[string]map[kafka.TopicPartition]int64{"g": {tp: 1}}}
+	snap := &Snapshot{At: at, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 1}})}
 	idx = NewIndex(snap)
 	idx.ResolveTables(tables)
 	idx.ResolveProduceRates(tables, 100*time.Second)

@@ -66,24 +66,24 @@ func (o *Owner) Groups(groups []string) []string {
 // all of the topic's partitions. It reads the partitions that group commits
 // on anyway; the topic's other partitions with commits (groups that commit
 // on only some partitions) it reads for the gauges alone.
-func (o *Owner) Split(committed map[string]map[kafka.TopicPartition]int64) (owned map[string]map[kafka.TopicPartition]int64, gauged map[kafka.TopicPartition]struct{}) {
-	owned = make(map[string]map[kafka.TopicPartition]int64)
+func (o *Owner) Split(committed map[string]kafka.Commits) (owned map[string]kafka.Commits, gauged map[kafka.TopicPartition]struct{}) {
+	owned = make(map[string]kafka.Commits)
 	first := make(map[string]string) // by topic
-	for group, offsets := range committed {
+	for group, commits := range committed {
 		if o.OwnsGroup(group) {
-			owned[group] = offsets
+			owned[group] = commits
 		}
-		for tp := range offsets {
-			if cur, ok := first[tp.Topic]; !ok || strings.Compare(group, cur) < 0 {
-				first[tp.Topic] = group
+		for _, c := range commits {
+			if cur, ok := first[c.Topic]; !ok || strings.Compare(group, cur) < 0 {
+				first[c.Topic] = group
 			}
 		}
 	}
 	gauged = make(map[kafka.TopicPartition]struct{})
-	for _, offsets := range committed {
-		for tp := range offsets {
-			if _, ok := owned[first[tp.Topic]]; ok {
-				gauged[tp] = struct{}{}
+	for _, commits := range committed {
+		for _, c := range commits {
+			if _, ok := owned[first[c.Topic]]; ok {
+				gauged[c.TopicPartition] = struct{}{}
 			}
 		}
 	}

@@ -69,12 +69,12 @@ func TestSplitGaugesEachPartitionOnce(t *testing.T) {
 	const count = 8
 	groups := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
 	shared := kafka.TopicPartition{Topic: "orders", Partition: 0}
-	committed := map[string]map[kafka.TopicPartition]int64{}
+	committed := map[string]kafka.Commits{}
 	for i, g := range groups {
-		committed[g] = map[kafka.TopicPartition]int64{
+		committed[g] = kafka.CommitsOf(map[kafka.TopicPartition]int64{
 			shared:                            int64(i),
 			{Topic: "own-" + g, Partition: 0}: 1,
-		}
+		})
 	}
 	// Two replicas, each with half the partitions.
 	a, b := New([]int32{0, 1, 2, 3}, count), New([]int32{4, 5, 6, 7}, count)
@@ -86,7 +86,7 @@ func TestSplitGaugesEachPartitionOnce(t *testing.T) {
 	}
 	require.Equal(t, len(groups)+1, len(gaugedA)+len(gaugedB), "every partition with a commit is gauged once")
 
-	var firstOwner map[string]map[kafka.TopicPartition]int64
+	var firstOwner map[string]kafka.Commits
 	if a.OwnsGroup("alpha") {
 		firstOwner = ownedA
 		require.Contains(t, gaugedA, shared)
@@ -94,7 +94,7 @@ func TestSplitGaugesEachPartitionOnce(t *testing.T) {
 		firstOwner = ownedB
 		require.Contains(t, gaugedB, shared)
 	}
-	require.Contains(t, firstOwner["alpha"], shared, "the gauging replica reads the partition for alpha's lag")
+	require.Contains(t, firstOwner["alpha"].Map(), shared, "the gauging replica reads the partition for alpha's lag")
 	for g, offsets := range ownedA {
 		require.True(t, a.OwnsGroup(g))
 		require.Equal(t, committed[g], offsets)
@@ -120,7 +120,7 @@ func TestSplitGaugesEachTopicOnOneReplica(t *testing.T) {
 		}
 	}
 	p0, p1 := kafka.TopicPartition{Topic: "orders", Partition: 0}, kafka.TopicPartition{Topic: "orders", Partition: 1}
-	committed := map[string]map[kafka.TopicPartition]int64{onA: {p0: 1}, onB: {p1: 1}}
+	committed := kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{onA: {p0: 1}, onB: {p1: 1}})
 	_, gaugedA := a.Split(committed)
 	_, gaugedB := b.Split(committed)
 	both := map[kafka.TopicPartition]struct{}{p0: {}, p1: {}}

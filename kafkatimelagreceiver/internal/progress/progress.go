@@ -167,7 +167,7 @@ type Tracker struct {
 type groupProgress struct {
 	lastSeen uint32
 	// pairs is sorted by (topic, partition), as a scrape's lags are.
-	pairs []lag.Track[pairProgress]
+	pairs lag.Tracks[pairProgress]
 }
 
 // NewTracker returns a tracker whose rates are over window.
@@ -206,8 +206,9 @@ func (t *Tracker) BeginScrape(now time.Time) {
 		return
 	}
 	for _, g := range t.groups {
-		for i := range g.pairs {
-			g.pairs[i].State.shift(int64(step))
+		for i := range g.pairs.Len() {
+			_, p := g.pairs.At(i)
+			p.shift(int64(step))
 		}
 	}
 	for key, c := range t.restored {
@@ -230,9 +231,9 @@ func (t *Tracker) ObserveGroup(name string, lags []lag.PartitionLag, at int64) [
 		t.groups[name] = g
 	}
 	g.lastSeen = t.scrapes
-	g.pairs = lag.MergeTracks(g.pairs, lags, t.scrapes, forgetAfter)
+	g.pairs.Merge(lags, t.scrapes, forgetAfter)
 	t.partitions = t.partitions[:0]
-	for i, p := range lag.Matched(g.pairs, lags) {
+	for i, p := range g.pairs.Matched(lags) {
 		pl := &lags[i]
 		if p.len() == 0 && len(t.restored) > 0 {
 			t.resume(p, pairKey{group: name, topic: pl.Topic, partition: pl.Partition}, pl.Committed, at)
@@ -276,7 +277,7 @@ func (t *Tracker) ObserveUnread(name string) {
 		return
 	}
 	g.lastSeen = t.scrapes
-	lag.KeepTracks(g.pairs, t.scrapes)
+	g.pairs.Keep(t.scrapes)
 }
 
 // EndScrape drops the groups missing from the last forgetAfter scrapes (the

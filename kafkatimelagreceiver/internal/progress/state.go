@@ -55,10 +55,10 @@ func (t *Tracker) EncodeState() []byte {
 		clocks[key] = c
 	}
 	for name, g := range t.groups {
-		for i := range g.pairs {
-			p := &g.pairs[i].State
+		for i := range g.pairs.Len() {
+			tp, p := g.pairs.At(i)
 			if n := p.len(); n > 0 && p.stuckSince != 0 {
-				key := pairKey{group: name, topic: g.pairs[i].Topic, partition: g.pairs[i].Partition}
+				key := pairKey{group: name, topic: tp.Topic, partition: tp.Partition}
 				clocks[key] = stuckClock{offset: p.marks[n-1].Offset, since: p.stuckSince}
 			}
 		}

@@ -82,7 +82,7 @@ type Group struct {
 
 // groupReads lists the groups reported or with commits, sorted by name,
 // and counts the pairs with a commit.
-func groupReads(reported []string, committed map[string]map[kafka.TopicPartition]int64, unread map[string]bool, described map[string]kafka.GroupDescription) ([]Group, int) {
+func groupReads(reported []string, committed map[string]kafka.Commits, unread map[string]bool, described map[string]kafka.GroupDescription) ([]Group, int) {
 	out := make([]Group, 0, len(reported)+len(committed))
 	for _, g := range reported {
 		d, ok := described[g]
@@ -240,7 +240,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 // unreadGroups returns the groups whose committed offsets were not read (a
 // group read with no commit at all is in committed, empty) and says so in
 // the debug log: their lags and status are left out of this scrape.
-func (r *Reader) unreadGroups(groups []string, committed map[string]map[kafka.TopicPartition]int64) map[string]bool {
+func (r *Reader) unreadGroups(groups []string, committed map[string]kafka.Commits) map[string]bool {
 	var names []string
 	for _, g := range groups {
 		if _, ok := committed[g]; !ok {
@@ -261,36 +261,39 @@ func (r *Reader) unreadGroups(groups []string, committed map[string]map[kafka.To
 
 // dropExcludedTopics drops the commits on topics the filter excludes, and
 // the groups left without commits.
-func (r *Reader) dropExcludedTopics(committed map[string]map[kafka.TopicPartition]int64) {
+func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) {
 	topicOK := map[string]bool{} // the topic filter, once per topic
-	for group, offsets := range committed {
-		for tp := range offsets {
-			ok, seen := topicOK[tp.Topic]
-			if !seen {
-				ok = r.Topics.Matches(tp.Topic)
-				topicOK[tp.Topic] = ok
+	for group, commits := range committed {
+		kept := commits[:0]
+		for i, c := range commits {
+			// Commits are sorted by topic: the filter is asked once per
+			// run of a topic.
+			if i == 0 || c.Topic != commits[i-1].Topic {
+				if _, seen := topicOK[c.Topic]; !seen {
+					topicOK[c.Topic] = r.Topics.Matches(c.Topic)
+				}
 			}
-			if !ok {
-				delete(offsets, tp)
+			if topicOK[c.Topic] {
+				kept = append(kept, c)
 			}
 		}
-		if len(offsets) == 0 {
+		if len(kept) == 0 {
 			delete(committed, group)
+			continue
 		}
+		committed[group] = kept
 	}
 }
 
 // track makes the committed and gauged partitions the tables' tracked set
 // and returns them, sorted.
-func (r *Reader) track(committed map[string]map[kafka.TopicPartition]int64, gauged map[kafka.TopicPartition]struct{}, complete bool) []kafka.TopicPartition {
+func (r *Reader) track(committed map[string]kafka.Commits, gauged map[kafka.TopicPartition]struct{}, complete bool) []kafka.TopicPartition {
 	tracked := maps.Clone(gauged)
 	if tracked == nil {
 		tracked = map[kafka.TopicPartition]struct{}{}
 	}
-	for _, offsets := range committed {
-		for tp := range offsets {
-			tracked[tp] = struct{}{}
-		}
+	for _, tp := range lag.Partitions(committed) {
+		tracked[tp] = struct{}{}
 	}
 	// A partial read cannot tell a partition no group commits on any more
 	// from one whose group or coordinator could not be read: the tables of

@@ -31,8 +31,8 @@ func (closedUnderScrape) ConsumerGroups(context.Context) ([]string, error) {
 	return []string{"billing"}, nil
 }
 
-func (closedUnderScrape) CommittedOffsets(context.Context, []string) (map[string]map[kafka.TopicPartition]int64, error) {
-	return map[string]map[kafka.TopicPartition]int64{"billing": {{Topic: "orders", Partition: 0}: 5}}, nil
+func (closedUnderScrape) CommittedOffsets(context.Context, []string) (map[string]kafka.Commits, error) {
+	return map[string]kafka.Commits{"billing": {{TopicPartition: kafka.TopicPartition{Topic: "orders", Partition: 0}, Offset: 5}}}, nil
 }
 
 func (closedUnderScrape) Identify(context.Context, []string) (*kafka.Identity, error) {

@@ -222,11 +222,15 @@ type Bracket struct {
 }
 
 // Bracket returns the two points Estimate interpolates between; ok is false
-// when Estimate would not estimate.
+// when Estimate would not estimate. When c predates every point of a table
+// not suspected of a reset, b.Hi is its oldest point (Store.Oldest), which
+// bounds when the record at c was appended, and b.Lo is zero.
 func (t *Table) Bracket(c int64, upper Sample) (b Bracket, ok bool) {
-	if t.suspected || t.n == 0 || c < t.first.Offset {
-		// The table is empty or c predates every point.
+	if t.suspected || t.n == 0 {
 		return Bracket{}, false
+	}
+	if c < t.first.Offset {
+		return Bracket{Hi: t.first}, false
 	}
 	lo, hi, found := t.find(func(p Sample) bool { return p.Offset > c })
 	if found {

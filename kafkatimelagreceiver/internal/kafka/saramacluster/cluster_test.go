@@ -169,11 +169,11 @@ func TestClusterAgainstKfake(t *testing.T) {
 	for p := range int32(partitions) {
 		idleA[kafka.TopicPartition{Topic: topic, Partition: p}] = 1
 	}
-	require.Equal(t, map[string]map[kafka.TopicPartition]int64{
+	require.Equal(t, kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
 		"idle-a": idleA,
 		"idle-b": {{Topic: topic, Partition: 0}: 2},
 		"live":   {},
-	}, committed)
+	}), committed)
 
 	all := make([]kafka.TopicPartition, 0, partitions)
 	for p := range int32(partitions) {

@@ -99,7 +99,7 @@ type offsetsRecorder func(group string, blocks map[string]map[int32]*sarama.Offs
 // CommittedOffsets sends one OffsetFetch per coordinator carrying all its
 // groups when the protocol allows it (v8, Kafka 3.0+), and one per group
 // otherwise or when the batched request is refused.
-func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]map[kafka.TopicPartition]int64, error) {
+func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]kafka.Commits, error) {
 	ctx, stop := c.watch(ctx)
 	defer stop()
 	client, err := c.connected(ctx)
@@ -109,14 +109,14 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, client, groups)
 	var (
 		mu  sync.Mutex
-		out = make(map[string]map[kafka.TopicPartition]int64, len(groups))
+		out = make(map[string]kafka.Commits, len(groups))
 	)
 	record := func(group string, blocks map[string]map[int32]*sarama.OffsetFetchResponseBlock) error {
 		n := 0
 		for _, partitions := range blocks {
 			n += len(partitions)
 		}
-		offsets := make(map[kafka.TopicPartition]int64, n)
+		offsets := make(kafka.Commits, 0, n)
 		var errs []error
 		for topic, partitions := range blocks {
 			for partition, block := range partitions {
@@ -128,9 +128,10 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 				if block.Offset < 0 {
 					continue // no commit on this partition
 				}
-				offsets[kafka.TopicPartition{Topic: topic, Partition: partition}] = block.Offset
+				offsets = append(offsets, kafka.Commit{TopicPartition: kafka.TopicPartition{Topic: topic, Partition: partition}, Offset: block.Offset})
 			}
 		}
+		offsets.Sort()
 		mu.Lock()
 		out[group] = offsets
 		mu.Unlock()

@@ -36,7 +36,7 @@ func TestCoordinatorOfManyGroupsAnswersInChunks(t *testing.T) {
 	require.Equal(t, int64((groups+maxGroupsPerOffsetFetch-1)/maxGroupsPerOffsetFetch), sent, "OffsetFetch requests for %d groups", groups)
 	require.Len(t, committed, groups)
 	for i, g := range names {
-		require.Equal(t, map[kafka.TopicPartition]int64{{Topic: "orders", Partition: 0}: int64(i)}, committed[g], g)
+		require.Equal(t, kafka.Commits{{TopicPartition: kafka.TopicPartition{Topic: "orders", Partition: 0}, Offset: int64(i)}}, committed[g], g)
 	}
 }
 
