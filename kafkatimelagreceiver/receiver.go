@@ -283,7 +283,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	wctx, cancel := s.writeContext(ctx)
 	defer cancel()
 	out := s.writer.Begin(wctx, in.Snap.At, in.Pairs)
-	appendTime := lag.AppendTimes(s.tables, s.records, in.Snap.At)
+	in.Index.Estimate(lag.AppendTimes(s.tables, s.records, in.Snap.At))
 	if s.wants.ProduceRates {
 		in.Index.ResolveProduceRates(s.tables, s.cfg.RateWindow)
 	}
@@ -304,7 +304,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	)
 	for i := range in.Groups {
 		g := &in.Groups[i]
-		lags = in.Index.GroupLags(lags[:0], g.Name, in.Snap.At, appendTime)
+		lags = in.Index.GroupLags(lags[:0], g.Name, in.Snap.At)
 		methods.Add(lags)
 		beyondEnd.add(lags)
 		aggregates = lag.Aggregate(aggregates, lags)

@@ -53,9 +53,11 @@ func directTestSnapshot() (*lag.Snapshot, []lag.PartitionLag) {
 		Start:     map[kafka.TopicPartition]int64{tp0: 4, tp1: 0},
 		Stable:    map[kafka.TopicPartition]int64{tp0: 8, tp1: 9},
 	}
-	lags := lag.NewIndex(snap).GroupLags(nil, "billing", snap.At, func(_ *lag.Partition, c int64) (int64, lag.Method, bool) {
+	idx := lag.NewIndex(snap)
+	idx.Estimate(func(_ *lag.Partition, c int64) (int64, lag.Method, bool) {
 		return now - c*int64(time.Second), lag.MethodTable, true
 	})
+	lags := idx.GroupLags(nil, "billing", snap.At)
 	return snap, lags
 }
 

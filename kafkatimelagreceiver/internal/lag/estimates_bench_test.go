@@ -11,8 +11,9 @@ import (
 
 // BenchmarkEstimates1M is the per-pair work of a steady scrape at
 // 1,000,000 pairs (100 groups x 10,000 partitions of one topic, the shape
-// of scalebench's workload): the out-of-table check before record reads,
-// then every group's lags with their time lags. Each partition holds 4
+// of scalebench's workload): the index, the out-of-table check before
+// record reads, the estimates, then every group's lags with their time
+// lags. Each partition holds 4
 // records, older than its table; group g is committed at (g+p) mod 5, so
 // 4 of 5 pairs are dated by their record's timestamp, read once and
 // cached, and the fifth is caught up.
@@ -51,15 +52,17 @@ func BenchmarkEstimates1M(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
+		idx := NewIndex(snap)
+		idx.ResolveTables(tables)
 		missing, used := OutOfTable(idx, at, tables, records)
 		if len(missing) != 0 {
 			b.Fatalf("%d records still missing", len(missing))
 		}
 		records.Retain(used)
-		appendTime := AppendTimes(tables, records, at)
+		idx.Estimate(AppendTimes(tables, records, at))
 		timed := 0
 		for _, g := range names {
-			lags = idx.GroupLags(lags[:0], g, at, appendTime)
+			lags = idx.GroupLags(lags[:0], g, at)
 			for i := range lags {
 				if lags[i].HasTimeLag {
 					timed++
@@ -78,14 +81,13 @@ func BenchmarkEstimates1M(b *testing.B) {
 func BenchmarkIndex1M(b *testing.B) {
 	end, committed := millionCommits()
 	snap := &Snapshot{At: 1, Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
-	noTime := func(*Partition, int64) (int64, Method, bool) { return 0, MethodNone, false }
 	var lags []PartitionLag
 	b.ReportAllocs()
 	for b.Loop() {
 		idx := NewIndex(snap)
 		pairs := 0
 		for g := range committed {
-			lags = idx.GroupLags(lags[:0], g, snap.At, noTime)
+			lags = idx.GroupLags(lags[:0], g, snap.At)
 			pairs += len(lags)
 		}
 		if pairs != scaleGroups*scalePartitions {

@@ -49,7 +49,7 @@ func TestHostileOffsetsGiveNoLag(t *testing.T) {
 			if tt.stable != 0 {
 				snap.Stable[tp] = tt.stable
 			}
-			lags := NewIndex(snap).GroupLags(nil, "g", 0, none)
+			lags := estimated(snap, none).GroupLags(nil, "g", 0)
 			if !tt.wantPair {
 				require.Empty(t, lags, "a negative commit is no commit")
 				return
@@ -97,7 +97,7 @@ func FuzzGroupLags(f *testing.F) {
 			Start:     map[kafka.TopicPartition]int64{tp0: start0},
 			Stable:    map[kafka.TopicPartition]int64{tp0: stable0},
 		}
-		lags := NewIndex(snap).GroupLags(nil, "g", 0, func(*Partition, int64) (int64, Method, bool) { return 0, MethodTable, true })
+		lags := estimated(snap, func(*Partition, int64) (int64, Method, bool) { return 0, MethodTable, true }).GroupLags(nil, "g", 0)
 		for _, pl := range lags {
 			if pl.Lag < 0 || pl.Lost < 0 || pl.StableLag < 0 || pl.Committed < 0 {
 				t.Fatalf("negative: %+v", pl)
@@ -146,7 +146,7 @@ func TestHostilePartitionNumbers(t *testing.T) {
 	require.Len(t, idx.Parts, len(end))
 	require.True(t, slices.IsSortedFunc(idx.Parts, func(a, b Partition) int { return a.Compare(b.TopicPartition) }))
 	for _, g := range []string{"a", "b"} {
-		lags := idx.GroupLags(nil, g, 0, func(*Partition, int64) (int64, Method, bool) { return 0, MethodNone, false })
+		lags := idx.GroupLags(nil, g, 0)
 		var got []kafka.TopicPartition
 		for _, pl := range lags {
 			require.Equal(t, int64(2), pl.Lag, "%v", pl.TopicPartition)

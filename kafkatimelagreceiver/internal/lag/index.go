@@ -2,7 +2,6 @@ package lag
 
 import (
 	"cmp"
-	"iter"
 	"slices"
 	"time"
 
@@ -19,6 +18,8 @@ type Index struct {
 	Parts []Partition // by rank
 	// commits is each group's committed offsets, in partition rank order.
 	commits map[string][]rankedCommit
+	// lagging, once asked for, are the offsets groups lag from.
+	lagging *laggingOffsets
 }
 
 // Partition is what a scrape knows of one partition.
@@ -88,52 +89,6 @@ func NewIndex(snap *Snapshot) *Index {
 		byRank.sort(commits)
 	}
 	return idx
-}
-
-// lagging yields, for each partition with an end offset that some group
-// lags on, the offsets the lagging groups consume from (ConsumeFrom), in
-// no particular order and with repeats. The slices are one array, filled
-// partition by partition in two passes over the commits.
-func (idx *Index) lagging() iter.Seq2[int, []int64] {
-	return func(yield func(int, []int64) bool) {
-		behind := func(rc rankedCommit) (int64, bool) {
-			p := &idx.Parts[rc.rank]
-			if !p.HasEnd {
-				return 0, false
-			}
-			from := ConsumeFrom(rc.committed, p.Start, p.HasStart)
-			return from, from < p.End
-		}
-		ends := make([]int, len(idx.Parts)+1) // rank's offsets are [ends[rank], ends[rank+1])
-		for _, commits := range idx.commits {
-			for _, rc := range commits {
-				if _, ok := behind(rc); ok {
-					ends[rc.rank+1]++
-				}
-			}
-		}
-		for rank := range idx.Parts {
-			ends[rank+1] += ends[rank]
-		}
-		offsets := make([]int64, ends[len(idx.Parts)])
-		next := slices.Clone(ends[:len(idx.Parts)])
-		for _, commits := range idx.commits {
-			for _, rc := range commits {
-				if from, ok := behind(rc); ok {
-					offsets[next[rc.rank]] = from
-					next[rc.rank]++
-				}
-			}
-		}
-		for rank := range idx.Parts {
-			if ends[rank] == ends[rank+1] {
-				continue
-			}
-			if !yield(rank, offsets[ends[rank]:ends[rank+1]]) {
-				return
-			}
-		}
-	}
 }
 
 // rankSorter orders a group's commits by rank. A group that commits on a

@@ -85,10 +85,10 @@ func ConsumeFrom(committed, start int64, hasStart bool) int64 {
 }
 
 // GroupLags appends one group's per-partition lags to out, sorted by
-// (topic, partition). Every estimate of an append time comes from
-// appendTime. A scrape goes group by group so that only one group's lags are
-// held at a time, not every pair of the cluster.
-func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTime AppendTimeFunc) []PartitionLag {
+// (topic, partition), with the time lags Estimate dated. A scrape goes
+// group by group so that only one group's lags are held at a time, not
+// every pair of the cluster.
+func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []PartitionLag {
 	for _, rc := range idx.commits[group] {
 		p := &idx.Parts[rc.rank]
 		committed := rc.committed
@@ -105,11 +105,11 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64, appendTi
 				// lost, not caught up with: Lost says so, and the rules
 				// keep judging the lag.
 				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, MethodCaughtUp, pl.Lag == 0
-			} else if appendedAt, method, ok := appendTime(p, from); ok {
-				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, method, method == MethodCaughtUp
+			} else if d := idx.lagging.date(rc.rank, from); d.ok {
+				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, d.method, d.method == MethodCaughtUp
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.
-				pl.TimeLag = float64(max(0, at-appendedAt)) / 1e9
+				pl.TimeLag = float64(max(0, at-d.at)) / 1e9
 			}
 		}
 		if p.HasStable && pl.HasEnd {

@@ -370,12 +370,19 @@ func computeLags(snap *Snapshot, appendTime AppendTimeFunc) []PartitionLag {
 		groups = append(groups, group)
 	}
 	slices.Sort(groups)
-	idx := NewIndex(snap)
+	idx := estimated(snap, appendTime)
 	var out []PartitionLag
 	for _, group := range groups {
-		out = idx.GroupLags(out, group, snap.At, appendTime)
+		out = idx.GroupLags(out, group, snap.At)
 	}
 	return out
+}
+
+// estimated is snap's index, with append times from appendTime.
+func estimated(snap *Snapshot, appendTime AppendTimeFunc) *Index {
+	idx := NewIndex(snap)
+	idx.Estimate(appendTime)
+	return idx
 }
 
 // A scrape's aggregates are built group by group, appended to the ones
@@ -387,3 +394,47 @@ func TestAggregateLagsAppends(t *testing.T) {
 }
 
 func unixSec(s int64) int64 { return s * int64(time.Second) }
+
+// TestEstimateDatesEachRecordOnce: groups that lag from the same offset of
+// a partition share one estimate, asked once; a caught-up group, a
+// partition without an end offset and one nobody lags on ask nothing; the
+// lags read before Estimate have no time lag but the caught-up ones.
+func TestEstimateDatesEachRecordOnce(t *testing.T) {
+	p0 := kafka.TopicPartition{Topic: "t", Partition: 0}
+	p1 := kafka.TopicPartition{Topic: "t", Partition: 1}
+	noEnd := kafka.TopicPartition{Topic: "u", Partition: 0}
+	idle := kafka.TopicPartition{Topic: "u", Partition: 1}
+	snap := &Snapshot{
+		At: unixSec(100),
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
+			"a": {p0: 5, p1: 3, noEnd: 1, idle: 8},
+			"b": {p0: 5, p1: 9, idle: 8},
+			"c": {p0: 7, idle: 8},
+		}),
+		End: map[kafka.TopicPartition]int64{p0: 10, p1: 9, idle: 8},
+	}
+	idx := NewIndex(snap)
+	before := idx.GroupLags(nil, "b", snap.At)
+	require.False(t, before[0].HasTimeLag, "not estimated yet")
+	require.True(t, before[1].HasTimeLag && before[1].CaughtUp)
+
+	fake := &fakeLagAppendTimes{known: map[kafka.RecordAt]fakeLagEstimate{
+		{TopicPartition: p0, Offset: 5}: {at: unixSec(40), method: MethodTable},
+		{TopicPartition: p0, Offset: 7}: {at: unixSec(70), method: MethodRecord},
+		{TopicPartition: p1, Offset: 3}: {at: unixSec(90), method: MethodTable},
+	}}
+	idx.Estimate(fake.appendTime)
+	require.Equal(t, []kafka.RecordAt{
+		{TopicPartition: p0, Offset: 5}, {TopicPartition: p0, Offset: 7}, {TopicPartition: p1, Offset: 3},
+	}, fake.calls, "each lagging record once, partition by partition")
+
+	timeLags := map[string][]float64{}
+	for _, g := range []string{"a", "b", "c"} {
+		for _, pl := range idx.GroupLags(nil, g, snap.At) {
+			if pl.HasTimeLag {
+				timeLags[g] = append(timeLags[g], pl.TimeLag)
+			}
+		}
+	}
+	require.Equal(t, map[string][]float64{"a": {60, 10, 0}, "b": {60, 0, 0}, "c": {30, 0}}, timeLags)
+}

@@ -210,13 +210,10 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 	// Groups of a partition often share an offset: each record is judged
 	// once. The offsets are gathered by partition to find the distinct
 	// ones, rather than looked up pair by pair in a set.
-	for rank, offsets := range idx.lagging() {
+	lagging := idx.laggingOffsets()
+	for rank := range idx.Parts {
 		p := &idx.Parts[rank]
-		slices.Sort(offsets)
-		for i, from := range offsets {
-			if i > 0 && offsets[i-1] == from {
-				continue
-			}
+		for _, from := range lagging.of(rank) {
 			b, ok := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
 			dated := ok && !b.Gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
 			coarse := dated && Coarse(b, from, ExpectedAppend(b.Lo, b.Hi, from), at)

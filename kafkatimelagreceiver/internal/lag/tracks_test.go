@@ -122,7 +122,7 @@ func TestResolveProduceRates(t *testing.T) {
 	// 200 at +100 s, 250 at +150 s: 1/s over the last 100 s.
 	require.InDelta(t, 1.0, idx.Parts[0].ProduceRate, 1e-9)
 
-	lags := idx.GroupLags(nil, "in-table", at, func(*Partition, int64) (int64, Method, bool) { return 0, MethodNone, false })
+	lags := idx.GroupLags(nil, "in-table", at)
 	require.Len(t, lags, 1)
 	require.True(t, lags[0].HasProduceRate, "a group's lags carry their partition's rate")
 	require.InDelta(t, 1.0, lags[0].ProduceRate, 1e-9)
