@@ -174,8 +174,13 @@ func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 	first := startWithStorage(a, defaultRecordReads)
 	_, err := first.scrape(ctx)
 	require.NoError(t, err)
+	// A table keeps a millisecond's reads as one point, the newest: each
+	// read below lands in a millisecond of its own, so that the table
+	// starts at offset 0.
+	time.Sleep(2 * time.Millisecond)
 	produceN(a, 10, time.Now())
 	require.NoError(t, first.sampler.Sample(ctx, true))
+	time.Sleep(2 * time.Millisecond)
 	produceN(a, 10, time.Now())
 	require.NoError(t, first.sampler.Sample(ctx, true))
 	require.Equal(t, int64(0), tableHeads(first)[tp].Offset)

@@ -20,7 +20,7 @@ type Snapshot struct {
 }
 
 // Method says how a time lag was obtained.
-type Method int
+type Method uint8
 
 const (
 	MethodNone     Method = iota // no estimate could be made
@@ -47,30 +47,32 @@ func (m Method) String() string {
 // transaction markers and aborted records are left.
 type AppendTimeFunc func(p *Partition, c int64) (appendedAt int64, method Method, ok bool)
 
-// PartitionLag is one group's position on one partition.
+// PartitionLag is one group's position on one partition. A scrape walks a
+// group's lags once per consumer of them (trackers, aggregates, the
+// writer): the flags and Method are packed at the end to keep it small.
 type PartitionLag struct {
 	Group string
 	kafka.TopicPartition
-	Committed  int64
-	HasEnd     bool // false when the end offset could not be read
-	End        int64
-	Lag        int64
-	TimeLag    float64 // seconds
-	HasTimeLag bool
-	Lost       int64 // records deleted by retention before the group read them
+	Committed int64
+	End       int64
+	Lag       int64
+	TimeLag   float64 // seconds
+	Lost      int64   // records deleted by retention before the group read them
 	// StableLag is the lag a read_committed consumer has: up to the last
-	// stable offset, and 0 when caught up. HasStableLag is false when the
-	// last stable offset was not read.
-	StableLag    int64
+	// stable offset, and 0 when caught up.
+	StableLag int64
+	// ProduceRate is the partition's (Partition.ProduceRate).
+	ProduceRate float64
+	Method      Method
+	HasEnd      bool // false when the end offset could not be read
+	HasTimeLag  bool
+	// HasStableLag is false when the last stable offset was not read.
 	HasStableLag bool
-	Method       Method
 	// CaughtUp: the group has consumed everything. Lag is 0, or every
 	// record from the committed offset to the end is a transaction marker
 	// or a record of an aborted transaction (Lag still counts their
 	// offsets: it is the end offset minus the committed offset).
-	CaughtUp bool
-	// ProduceRate is the partition's (Partition.ProduceRate).
-	ProduceRate    float64
+	CaughtUp       bool
 	HasProduceRate bool
 }
 

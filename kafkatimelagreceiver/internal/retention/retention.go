@@ -112,10 +112,15 @@ type TopicMargin struct {
 // returns them; pairs without a margin are left out.
 func (c *Cache) TopicMargins(out []TopicMargin, lags []lag.PartitionLag) []TopicMargin {
 	from := len(out)
+	var limit time.Duration
+	var limited bool
 	for i := range lags {
 		pl := &lags[i]
-		limit, ok := c.Limit(pl.Topic)
-		if !ok {
+		// Lags are sorted by topic: its limit is looked up once per run.
+		if i == 0 || pl.Topic != lags[i-1].Topic {
+			limit, limited = c.Limit(pl.Topic)
+		}
+		if !limited {
 			continue
 		}
 		m, ok := Margin(pl, limit)
