@@ -265,15 +265,20 @@ func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) {
 	topicOK := map[string]bool{} // the topic filter, once per topic
 	for group, commits := range committed {
 		kept := commits[:0]
+		// Commits are sorted by topic: the filter's answer is looked up
+		// once per run of a topic.
+		var topic string
+		var ok bool
 		for i, c := range commits {
-			// Commits are sorted by topic: the filter is asked once per
-			// run of a topic.
-			if i == 0 || c.Topic != commits[i-1].Topic {
-				if _, seen := topicOK[c.Topic]; !seen {
-					topicOK[c.Topic] = r.Topics.Matches(c.Topic)
+			if i == 0 || c.Topic != topic {
+				topic = c.Topic
+				var seen bool
+				if ok, seen = topicOK[topic]; !seen {
+					ok = r.Topics.Matches(topic)
+					topicOK[topic] = ok
 				}
 			}
-			if topicOK[c.Topic] {
+			if ok {
 				kept = append(kept, c)
 			}
 		}

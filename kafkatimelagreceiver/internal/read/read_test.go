@@ -69,3 +69,81 @@ func TestClosedClientDoesNotStampYearOne(t *testing.T) {
 	at := time.Unix(0, in.Snap.At)
 	require.False(t, at.Before(before) || at.After(after), "snapshot at %v, scrape between %v and %v", at, before, after)
 }
+
+// filteredTopics is a cluster with one group committed on an included
+// topic and two excluded ones, and a group committed only on excluded
+// ones; every end offset is 10. Any other call panics on the nil Cluster.
+type filteredTopics struct {
+	kafka.Cluster
+	asked []kafka.TopicPartition // the end offsets asked for
+}
+
+func (*filteredTopics) ConsumerGroups(context.Context) ([]string, error) {
+	return []string{"billing", "internal"}, nil
+}
+
+func (*filteredTopics) CommittedOffsets(context.Context, []string) (map[string]kafka.Commits, error) {
+	return kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
+		"billing": {
+			{Topic: "__internal", Partition: 0}: 1,
+			{Topic: "audit", Partition: 0}:      2,
+			{Topic: "audit", Partition: 1}:      2,
+			{Topic: "orders", Partition: 0}:     3,
+			{Topic: "orders", Partition: 1}:     4,
+			{Topic: "zebra.dlq", Partition: 0}:  5,
+		},
+		"internal": {{Topic: "__internal", Partition: 1}: 1},
+	}), nil
+}
+
+func (*filteredTopics) Identify(context.Context, []string) (*kafka.Identity, error) {
+	return &kafka.Identity{ClusterID: "c"}, nil
+}
+
+func (f *filteredTopics) EndOffsets(_ context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
+	f.asked = append(f.asked, partitions...)
+	now := time.Now()
+	read := kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{}, Sent: now, Received: now}
+	for _, tp := range partitions {
+		read.Offsets[tp] = 10
+	}
+	return read, nil
+}
+
+// TestExcludedTopicsAreNotRead: commits on topics the filter excludes are
+// dropped before anything else is read, whichever run of a group's sorted
+// commits they are in; a group left with none is not computed.
+func TestExcludedTopicsAreNotRead(t *testing.T) {
+	all, err := filter.New(nil, nil)
+	require.NoError(t, err)
+	topics, err := filter.New(nil, []string{"^__", "^audit$", `\.dlq$`})
+	require.NoError(t, err)
+	cluster := &filteredTopics{}
+	r := &read.Reader{
+		Cluster: cluster,
+		Tables:  timetable.NewStore(100, time.Hour, nil),
+		Records: lag.NewRecordTimes(),
+		Groups:  all, Topics: topics,
+		KeepUnwantedFor: time.Minute,
+		Now:             time.Now,
+		Logger:          zap.NewNop(),
+	}
+	var errs scrapererror.ScrapeErrors
+	in, err := r.Read(t.Context(), nil, kafka.NewDenials(), &errs)
+	require.NoError(t, err)
+	require.NoError(t, errs.Combine())
+	orders := []kafka.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}}
+	require.Equal(t, orders, cluster.asked, "only the included topic's end offsets are read")
+	require.Equal(t, 2, in.Pairs)
+	var indexed []kafka.TopicPartition
+	for _, p := range in.Index.Parts {
+		indexed = append(indexed, p.TopicPartition)
+	}
+	require.Equal(t, orders, indexed)
+	require.Equal(t, []read.Group{{Name: "billing", Reported: true}, {Name: "internal", Reported: true}}, in.Groups,
+		"both listed groups are reported; internal has nothing left to compute")
+	lags := in.Index.GroupLags(nil, "billing", in.Snap.At)
+	require.Len(t, lags, 2)
+	require.Equal(t, []int64{7, 6}, []int64{lags[0].Lag, lags[1].Lag})
+	require.Empty(t, in.Index.GroupLags(nil, "internal", in.Snap.At))
+}
