@@ -60,7 +60,33 @@ type listOffsetsStall struct {
 // silent ones never answer.
 func stallListOffsets(t *testing.T, k *kfaketest.Kafka, nodes map[int32]bool) *listOffsetsStall {
 	testEnd := make(chan struct{})
-	t.Cleanup(func() { close(testEnd) }) // before the cluster closes
+	// A control function still asleep when kfake closes can return through
+	// its shutdown and leave kfake's control lock held, so that the next
+	// control goroutine waits for it for ever (goleak then fails the
+	// package). Before the cluster closes, the test's end wakes every
+	// sleeper and waits until each is awake; requests from then on are not
+	// held.
+	var (
+		mu       sync.Mutex
+		ended    bool
+		sleepers sync.WaitGroup
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		ended = true
+		close(testEnd)
+		mu.Unlock()
+		awake := make(chan struct{})
+		go func() {
+			sleepers.Wait()
+			close(awake)
+		}()
+		select {
+		case <-awake:
+		case <-time.After(time.Minute):
+			t.Error("ListOffsets held by the stall still asleep a minute after the test ended")
+		}
+	})
 	released := make(chan struct{})
 	var releaseOnce sync.Once
 	s := &listOffsetsStall{arrived: map[int32]chan struct{}{}, release: func() { releaseOnce.Do(func() { close(released) }) }}
@@ -77,6 +103,14 @@ func stallListOffsets(t *testing.T, k *kfaketest.Kafka, nodes map[int32]bool) *l
 			return nil, nil, false
 		}
 		arrivals[node].Do(func() { close(s.arrived[node]) })
+		mu.Lock()
+		if ended {
+			mu.Unlock()
+			return nil, nil, false
+		}
+		sleepers.Add(1)
+		mu.Unlock()
+		defer sleepers.Done()
 		if silent {
 			k.Cluster.SleepControl(func() { <-testEnd })
 			return nil, nil, true
