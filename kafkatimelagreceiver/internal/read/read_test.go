@@ -19,6 +19,24 @@ import (
 
 var errClosed = errors.New("kafka: tried to use a client that was closed")
 
+// newReader reads cluster with empty tables, every group, the topics
+// excludeTopics does not exclude, and no record read.
+func newReader(t *testing.T, cluster kafka.Cluster, excludeTopics []string) *read.Reader {
+	all, err := filter.New(nil, nil)
+	require.NoError(t, err)
+	topics, err := filter.New(nil, excludeTopics)
+	require.NoError(t, err)
+	return &read.Reader{
+		Cluster: cluster,
+		Tables:  timetable.NewStore(100, time.Hour, nil),
+		Records: lag.NewRecordTimes(),
+		Groups:  all, Topics: topics,
+		KeepUnwantedFor: time.Minute,
+		Now:             time.Now,
+		Logger:          zap.NewNop(),
+	}
+}
+
 // closedUnderScrape is a cluster whose client was closed between the
 // committed-offset read and the end-offset read (a shutdown racing the
 // scrape): the end-offset read asks nothing and returns no times. Any
@@ -48,17 +66,7 @@ func (closedUnderScrape) EndOffsets(context.Context, []kafka.TopicPartition) (ka
 // scrape, not with the zero time (year 1, or an overflowed UnixNano), which
 // every point of the scrape would carry.
 func TestClosedClientDoesNotStampYearOne(t *testing.T) {
-	all, err := filter.New(nil, nil)
-	require.NoError(t, err)
-	r := &read.Reader{
-		Cluster: closedUnderScrape{},
-		Tables:  timetable.NewStore(100, time.Hour, nil),
-		Records: lag.NewRecordTimes(),
-		Groups:  all, Topics: all,
-		KeepUnwantedFor: time.Minute,
-		Now:             time.Now,
-		Logger:          zap.NewNop(),
-	}
+	r := newReader(t, closedUnderScrape{}, nil)
 	var errs scrapererror.ScrapeErrors
 	before := time.Now()
 	in, err := r.Read(t.Context(), nil, kafka.NewDenials(), &errs)
@@ -114,20 +122,8 @@ func (f *filteredTopics) EndOffsets(_ context.Context, partitions []kafka.TopicP
 // dropped before anything else is read, whichever run of a group's sorted
 // commits they are in; a group left with none is not computed.
 func TestExcludedTopicsAreNotRead(t *testing.T) {
-	all, err := filter.New(nil, nil)
-	require.NoError(t, err)
-	topics, err := filter.New(nil, []string{"^__", "^audit$", `\.dlq$`})
-	require.NoError(t, err)
 	cluster := &filteredTopics{}
-	r := &read.Reader{
-		Cluster: cluster,
-		Tables:  timetable.NewStore(100, time.Hour, nil),
-		Records: lag.NewRecordTimes(),
-		Groups:  all, Topics: topics,
-		KeepUnwantedFor: time.Minute,
-		Now:             time.Now,
-		Logger:          zap.NewNop(),
-	}
+	r := newReader(t, cluster, []string{"^__", "^audit$", `\.dlq$`})
 	var errs scrapererror.ScrapeErrors
 	in, err := r.Read(t.Context(), nil, kafka.NewDenials(), &errs)
 	require.NoError(t, err)
