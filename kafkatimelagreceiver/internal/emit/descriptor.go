@@ -217,11 +217,15 @@ func (s *section) points(d *metric, capacity int) pmetric.NumberDataPointSlice {
 	return dps
 }
 
-// point appends a point of d with its value, returning its attributes,
-// which have room for all of d's.
+// point appends a point of d with its value (and, for a sum, its start),
+// returning its attributes, which have room for all of d's.
 func point[V value](s *section, d *metric, capacity int, start, ts pcommon.Timestamp, v V) pcommon.Map {
 	dp := s.points(d, capacity).AppendEmpty()
-	dp.SetStartTimestamp(start)
+	// OTLP ignores a gauge point's start time (metrics.proto, Gauge): it
+	// would be 9 bytes of every per-pair point for nobody to read.
+	if d.sum {
+		dp.SetStartTimestamp(start)
+	}
 	dp.SetTimestamp(ts)
 	switch v := any(v).(type) {
 	case int64:

@@ -42,7 +42,7 @@ func newReductions(m *metrics) *reductions {
 
 // reduce folds a point of d, with value v and attributes a, into the point
 // of d with the same kept attributes: the aggregation strategy's sum, avg,
-// min or max of the values, and the latest start.
+// min or max of the values, and, for a sum, the latest start.
 func reduce[V value](r *reductions, d *metric, start, ts pcommon.Timestamp, v V, a attrValues) {
 	r.key = r.key[:0]
 	for i, kept := range d.kept {
@@ -64,7 +64,7 @@ func reduce[V value](r *reductions, d *metric, start, ts pcommon.Timestamp, v V,
 		dp := r.points.slots[d.id].At(i)
 		fold(dp, d.strategy, v)
 		r.counts[d.id][i]++
-		if start > dp.StartTimestamp() {
+		if d.sum && start > dp.StartTimestamp() {
 			dp.SetStartTimestamp(start)
 		}
 		return

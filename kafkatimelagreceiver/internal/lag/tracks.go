@@ -15,6 +15,9 @@ import (
 type Tracks[T any] struct {
 	topics []string // sorted
 	tracks []Track[T]
+	// aligned: the last Merge left exactly a track per lag, in the lags'
+	// order, so Matched need not search.
+	aligned bool
 }
 
 // Track is what a tracker remembers of one group's partition.
@@ -44,14 +47,21 @@ func (t *Tracks[T]) Keep(scrape uint32) {
 	}
 }
 
-func (t *Tracks[T]) same(lags []PartitionLag) bool {
+// keepSame marks the tracks seen in scrape while they are lags' partitions
+// in order, and tells whether all of them are. It is one pass over the
+// tracks, which at a million pairs are memory the scrape must stream
+// through, not re-read. A track it marks before a difference is one of
+// lags, so its mark is right whatever Merge does next.
+func (t *Tracks[T]) keepSame(lags []PartitionLag, scrape uint32) bool {
 	if len(t.tracks) != len(lags) {
 		return false
 	}
 	for i := range lags {
-		if t.tracks[i].Partition != lags[i].Partition || t.topics[t.tracks[i].topic] != lags[i].Topic {
+		tr := &t.tracks[i]
+		if tr.Partition != lags[i].Partition || t.topics[tr.topic] != lags[i].Topic {
 			return false
 		}
+		tr.lastSeen = scrape
 	}
 	return true
 }
@@ -64,8 +74,8 @@ func (t *Tracks[T]) same(lags []PartitionLag) bool {
 // same partitions as the last one, the usual case, updates in place and
 // allocates nothing.
 func (t *Tracks[T]) Merge(lags []PartitionLag, scrape, forgetAfter uint32) {
-	if t.same(lags) {
-		t.Keep(scrape)
+	if t.keepSame(lags, scrape) {
+		t.aligned = true
 		return
 	}
 	out := Tracks[T]{tracks: make([]Track[T], 0, len(lags)+len(t.tracks))}
@@ -105,6 +115,7 @@ func (t *Tracks[T]) Merge(lags []PartitionLag, scrape, forgetAfter uint32) {
 			j++
 		}
 	}
+	out.aligned = len(out.tracks) == len(lags)
 	*t = out
 }
 
@@ -112,6 +123,14 @@ func (t *Tracks[T]) Merge(lags []PartitionLag, scrape, forgetAfter uint32) {
 // lags. There must be a track for every lag, as Merge leaves them.
 func (t *Tracks[T]) Matched(lags []PartitionLag) iter.Seq2[int, *T] {
 	return func(yield func(int, *T) bool) {
+		if t.aligned && len(t.tracks) == len(lags) {
+			for i := range lags {
+				if !yield(i, &t.tracks[i].State) {
+					return
+				}
+			}
+			return
+		}
 		j := 0
 		for i := range lags {
 			for t.tracks[j].Partition != lags[i].Partition || t.topics[t.tracks[j].topic] != lags[i].Topic {

@@ -95,6 +95,52 @@ func TestMergeTracks(t *testing.T) {
 	require.Len(t, many.topics, 3)
 }
 
+// TestMatchedAfterMerge: Matched yields each lag's own state whether the
+// merge kept the tracks in place, dropped one, or kept one the scrape did
+// not see between them; and a scrape that differs from the last one only
+// part way marks seen only the partitions it saw.
+func TestMatchedAfterMerge(t *testing.T) {
+	a0 := kafka.TopicPartition{Topic: "a", Partition: 0}
+	a1 := kafka.TopicPartition{Topic: "a", Partition: 1}
+	a2 := kafka.TopicPartition{Topic: "a", Partition: 2}
+	b0 := kafka.TopicPartition{Topic: "b", Partition: 0}
+	const forget = 2
+	matched := func(tracks *Tracks[int], lags []PartitionLag) []int {
+		var out []int
+		for i, state := range tracks.Matched(lags) {
+			require.Equal(t, len(out), i)
+			out = append(out, *state)
+		}
+		return out
+	}
+	scrape := uint32(7)
+	var tracks Tracks[int]
+	tracks.Merge(lagsOn(a0, a1, a2), scrape, forget)
+	for i, state := range tracks.Matched(lagsOn(a0, a1, a2)) {
+		*state = i + 1
+	}
+
+	// The same partitions: in place.
+	scrape++
+	tracks.Merge(lagsOn(a0, a1, a2), scrape, forget)
+	require.Equal(t, []int{1, 2, 3}, matched(&tracks, lagsOn(a0, a1, a2)))
+
+	// a1 missing and b0 new, after a0 matched in place: a1 is kept
+	// between the lags' tracks, and Matched passes over it.
+	scrape++
+	lags := lagsOn(a0, a2, b0)
+	tracks.Merge(lags, scrape, forget)
+	require.Equal(t, []kafka.TopicPartition{a0, a1, a2, b0}, trackedPartitions(&tracks))
+	require.Equal(t, []int{1, 3, 0}, matched(&tracks, lags))
+
+	// a1 was last seen two scrapes ago: dropped now, however the scrape
+	// before began.
+	scrape++
+	tracks.Merge(lags, scrape, forget)
+	require.Equal(t, []kafka.TopicPartition{a0, a2, b0}, trackedPartitions(&tracks))
+	require.Equal(t, []int{1, 3, 0}, matched(&tracks, lags))
+}
+
 // A tracker holds one track per (group, partition) pair of the cluster:
 // the partition and scrape number fit in 12 bytes, and a track adds no
 // pointer to its state's, so that the garbage collector does not scan

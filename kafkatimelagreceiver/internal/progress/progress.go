@@ -235,7 +235,7 @@ func (t *Tracker) ObserveGroup(name string, lags []lag.PartitionLag, at int64) [
 	t.partitions = t.partitions[:0]
 	for i, p := range g.pairs.Matched(lags) {
 		pl := &lags[i]
-		if p.len() == 0 && len(t.restored) > 0 {
+		if len(t.restored) > 0 && p.len() == 0 {
 			t.resume(p, pairKey{group: name, topic: pl.Topic, partition: pl.Partition}, pl.Committed, at)
 		}
 		p.observe(pl.Committed, at, t.checkpointEvery)
