@@ -58,6 +58,13 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 			break
 		}
 		c.refreshMetadata(ctx, client, topicsOf(moved), last.transport)
+		if ctx.Err() != nil {
+			// The refresh took the rest of the call (sarama's lookup can
+			// wait behind another call's request to a broker that does
+			// not answer): asking again could only fail on the context,
+			// and would put that in place of why they went unread.
+			break
+		}
 		// Asked again: this round's answer for them stands instead, and
 		// the partitions the last round did not know are known or not by
 		// this one.
