@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
@@ -230,6 +231,32 @@ func TestCallQueuedBehindAnotherCallsUnansweredRequestGivesUp(t *testing.T) {
 	// broker, past the check of its context.
 	require.NoError(t, c.Close())
 	require.Error(t, returnsWithin(t, time.Minute, func() offsetsResult { return <-longDone }).err)
+}
+
+// TestRefreshOutlivingTheCallKeepsWhyPartitionsWentUnread: a leader
+// answers no ListOffsets, and then no broker answers Metadata. The call
+// gives up on the leader on its budget (a second of its two and a half),
+// and the metadata refresh that follows waits on one silent broker after
+// the other until the call's context is over. The call then reports why
+// its partition went unread (its leader did not answer), not a leader
+// lookup that failed only because no time was left.
+func TestRefreshOutlivingTheCallKeepsWhyPartitionsWentUnread(t *testing.T) {
+	k, c, tps := twoLeaders(t)
+	listOffsets := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListOffsets))
+	metadata := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.Metadata))
+	listOffsets.Set(true)
+	metadata.Set(true)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	result := returnsWithin(t, time.Minute, func() offsetsResult {
+		return <-endOffsetsInBackground(ctx, c, tps[0])
+	})
+	require.Error(t, ctx.Err(), "the call returned after its context ended, so the refresh took the rest of it")
+	require.Positive(t, metadata.Swallowed(), "the refresh asked for metadata")
+	require.ErrorContains(t, result.err, "list offsets from broker 0: broker "+k.Addrs[0]+" did not answer within 1s", "why the partition went unread")
+	require.NotContains(t, result.err.Error(), "find leaders", "no leader lookup on a context that had ended")
+	require.NotContains(t, result.read.Offsets, tps[0])
 }
 
 // TestJudge is the cut rule on its own, with the calls' times made up:
