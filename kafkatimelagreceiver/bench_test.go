@@ -272,7 +272,14 @@ func TestScaleRequestsPerScrape(t *testing.T) {
 		got := k.Requests().Since(before)
 		t.Logf("scrape %d of %d pairs: %v", i+1, w.Pairs(), got)
 		require.Equal(t, w.Groups*w.Topics, pointsOfCount(md, "kafka.consumer_group.lag_sum"))
-		require.Equal(t, w.Groups*w.Topics, pointsOfCount(md, "kafka.consumer_group.time_lag_max"))
+		if i == 0 {
+			// A first scrape dates at most max_record_reads_per_scrape
+			// partitions' records; a topic with one left undated has no
+			// time_lag_max rather than the maximum of the others.
+			require.LessOrEqual(t, pointsOfCount(md, "kafka.consumer_group.time_lag_max"), w.Groups*w.Topics)
+		} else {
+			require.Equal(t, w.Groups*w.Topics, pointsOfCount(md, "kafka.consumer_group.time_lag_max"))
+		}
 		require.LessOrEqual(t, got.Of(kmsg.ListOffsets), int64(scaleBrokers), "ListOffsets per scrape")
 		require.LessOrEqual(t, got.Of(kmsg.OffsetFetch), int64(coordinators), "OffsetFetch per scrape")
 		require.LessOrEqual(t, got.Of(kmsg.ListGroups), int64(scaleBrokers), "ListGroups per scrape")

@@ -301,6 +301,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 		topics     []progress.Topic
 		methods    lag.MethodCounts
 		beyondEnd  commitsBeyondEnd
+		left       withheld
 	)
 	for i := range in.Groups {
 		g := &in.Groups[i]
@@ -315,6 +316,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 			} else {
 				gh = s.health.ObserveGroup(g.Name, g.Description, g.Described, lags)
 				out.PartitionStatuses(lags, gh.Partitions)
+				if gh.Unjudged && len(lags) > 0 {
+					left.endOffsetUnread++
+				}
 			}
 			if g.Reported {
 				out.GroupHealth(gh)
@@ -341,6 +345,8 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	}
 	s.telemetry.estimates(ctx, methods)
 	beyondEnd.report(ctx, s.telemetry, s.logger)
+	left.addAggregates(aggregates)
+	left.report(ctx, s.telemetry)
 	out.Aggregates(aggregates)
 	parts := in.GaugedPartitions()
 	out.Partitions(parts)

@@ -48,6 +48,29 @@ func (t *selfTelemetry) estimates(ctx context.Context, counts lag.MethodCounts) 
 	}
 }
 
+// withheld counts one scrape's values left out rather than folded over part
+// of the partitions they name.
+type withheld struct {
+	endOffsetUnread, timeLagUnknown int64
+}
+
+func (w *withheld) addAggregates(aggs []lag.TopicLag) {
+	for i := range aggs {
+		switch {
+		case !aggs[i].HasLag:
+			w.endOffsetUnread++
+		case !aggs[i].HasTimeLag:
+			w.timeLagUnknown++
+		}
+	}
+}
+
+// report adds even 0, so that the counter exists from the first scrape.
+func (w *withheld) report(ctx context.Context, t *selfTelemetry) {
+	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, w.endOffsetUnread, metric.WithAttributes(attribute.String("reason", "end_offset_unread")))
+	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, w.timeLagUnknown, metric.WithAttributes(attribute.String("reason", "time_lag_unknown")))
+}
+
 // commitsBeyondEnd gathers one scrape's pairs committed above their
 // partition's end offset: they are reported as caught up (lag 0), which
 // hides a topic recreated under its groups, a truncated log, or a consumer

@@ -146,6 +146,21 @@ func (p pairLabelMetric) write(s *Scrape, chunk *section, pl *lag.PartitionLag, 
 	}
 }
 
+// withhold drops the reduced point of p that pl would fold into: pl has no
+// value of p this scrape.
+func (p pairMetric[V]) withhold(s *Scrape, pl *lag.PartitionLag) {
+	if p.on && !p.direct {
+		s.reduced.withhold(p.metric, pairValues(pl))
+	}
+}
+
+// withhold drops the reduced point of p that part would fold into.
+func (p partitionMetric[V]) withhold(s *Scrape, part *lag.Partition) {
+	if p.on && !p.direct {
+		s.reduced.withhold(p.metric, partitionValues(part))
+	}
+}
+
 // write writes one partition's point of p.
 func (p partitionMetric[V]) write(s *Scrape, part *lag.Partition, capacity int, v V) {
 	switch {
@@ -154,8 +169,13 @@ func (p partitionMetric[V]) write(s *Scrape, part *lag.Partition, capacity int, 
 		attrs.PutStr(p.keys[0], part.Topic)
 		attrs.PutInt(p.keys[1], int64(part.Partition))
 	case p.on:
-		reduce(s.reduced, p.metric, s.w.start, s.ts, v, attrValues{strs: [6]string{part.Topic}, num: int64(part.Partition), numAt: 1})
+		reduce(s.reduced, p.metric, s.w.start, s.ts, v, partitionValues(part))
 	}
+}
+
+// partitionValues are a partition's topic and number.
+func partitionValues(part *lag.Partition) attrValues {
+	return attrValues{strs: [6]string{part.Topic}, num: int64(part.Partition), numAt: 1}
 }
 
 // pairValues are a pair's group, topic and partition.

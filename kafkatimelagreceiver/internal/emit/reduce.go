@@ -33,17 +33,24 @@ type reductions struct {
 	points *section
 	byKey  []map[string]int // by metric id: a point's index by its key
 	counts [][]int64        // by metric id and point: points folded, for avg
-	key    []byte           // buffer
+	// withheld are, by metric id, the keys of the points one of whose
+	// pairs or partitions had no value this scrape: a sum, minimum or
+	// maximum over the others would pass for one over all of them.
+	withheld []map[string]struct{}
+	key      []byte // buffer
 }
 
 func newReductions(m *metrics) *reductions {
-	return &reductions{points: newSection(m), byKey: make([]map[string]int, len(m.all)), counts: make([][]int64, len(m.all))}
+	return &reductions{
+		points:   newSection(m),
+		byKey:    make([]map[string]int, len(m.all)),
+		counts:   make([][]int64, len(m.all)),
+		withheld: make([]map[string]struct{}, len(m.all)),
+	}
 }
 
-// reduce folds a point of d, with value v and attributes a, into the point
-// of d with the same kept attributes: the aggregation strategy's sum, avg,
-// min or max of the values, and, for a sum, the latest start.
-func reduce[V value](r *reductions, d *metric, start, ts pcommon.Timestamp, v V, a attrValues) {
+// keyOf sets r.key to the kept attributes of a.
+func (r *reductions) keyOf(d *metric, a attrValues) {
 	r.key = r.key[:0]
 	for i, kept := range d.kept {
 		switch {
@@ -55,6 +62,23 @@ func reduce[V value](r *reductions, d *metric, start, ts pcommon.Timestamp, v V,
 			r.key = append(r.key, a.strs[i]...)
 		}
 	}
+}
+
+// withhold drops the point of d with a's kept attributes from the scrape:
+// one of the points it folds has no value.
+func (r *reductions) withhold(d *metric, a attrValues) {
+	r.keyOf(d, a)
+	if r.withheld[d.id] == nil {
+		r.withheld[d.id] = map[string]struct{}{}
+	}
+	r.withheld[d.id][string(r.key)] = struct{}{}
+}
+
+// reduce folds a point of d, with value v and attributes a, into the point
+// of d with the same kept attributes: the aggregation strategy's sum, avg,
+// min or max of the values, and, for a sum, the latest start.
+func reduce[V value](r *reductions, d *metric, start, ts pcommon.Timestamp, v V, a attrValues) {
+	r.keyOf(d, a)
 	index := r.byKey[d.id]
 	if index == nil {
 		index = map[string]int{}
@@ -107,9 +131,11 @@ func fold[V value](dp pmetric.NumberDataPoint, strategy string, v V) {
 }
 
 // finish turns the sums of the metrics averaged into averages (an integer
-// average rounds toward zero, as the builder's) and moves the points to out.
+// average rounds toward zero, as the builder's), drops the points withheld
+// and moves the rest to out.
 func (r *reductions) finish(m *metrics, out pmetric.MetricSlice) {
 	for _, d := range m.all {
+		r.dropWithheld(d)
 		if d.strategy != metadata.AggregationStrategyAvg || !r.points.made[d.id] {
 			continue
 		}
@@ -123,5 +149,43 @@ func (r *reductions) finish(m *metrics, out pmetric.MetricSlice) {
 			}
 		}
 	}
+	// A metric whose every point was withheld is left out whole.
+	r.points.ms.RemoveIf(func(m pmetric.Metric) bool { return pointCount(m) == 0 })
 	r.points.ms.MoveAndAppendTo(out)
+}
+
+func pointCount(m pmetric.Metric) int {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len()
+	default:
+		return 1
+	}
+}
+
+// dropWithheld removes d's withheld points.
+func (r *reductions) dropWithheld(d *metric) {
+	if len(r.withheld[d.id]) == 0 || !r.points.made[d.id] {
+		return
+	}
+	drop := make([]bool, len(r.counts[d.id]))
+	for key := range r.withheld[d.id] {
+		if i, ok := r.byKey[d.id][key]; ok {
+			drop[i] = true
+		}
+	}
+	i := 0
+	r.points.slots[d.id].RemoveIf(func(pmetric.NumberDataPoint) bool {
+		i++
+		return drop[i-1]
+	})
+	kept := r.counts[d.id][:0]
+	for j, n := range r.counts[d.id] {
+		if !drop[j] {
+			kept = append(kept, n)
+		}
+	}
+	r.counts[d.id] = kept
 }

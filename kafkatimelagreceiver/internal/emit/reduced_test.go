@@ -173,3 +173,72 @@ func pointsByAttributes(md pmetric.Metrics) map[string]map[string]float64 {
 	})
 	return out
 }
+
+// TestReducedPointsOverUnreadPairsAreWithheld: a point folded over pairs or
+// partitions one of which has no value this scrape (its end offset unread,
+// its time lag unknown) is left out, not sent as the sum or maximum of the
+// others; points over pairs that were all read are sent.
+func TestReducedPointsOverUnreadPairsAreWithheld(t *testing.T) {
+	cfg := reducedSettings()
+	m := &cfg.Metrics
+	m.KafkaConsumerGroupLagSum.EnabledAttributes = []metadata.KafkaConsumerGroupLagSumMetricAttributeKey{metadata.KafkaConsumerGroupLagSumMetricAttributeKeyTopic}
+	m.KafkaPartitionCurrentOffset.EnabledAttributes = []metadata.KafkaPartitionCurrentOffsetMetricAttributeKey{metadata.KafkaPartitionCurrentOffsetMetricAttributeKeyTopic}
+	groups := reducedGroups(2000) // topic-000 is read by group-000000 and group-000100
+	unread := &groups[100][3]
+	unread.HasEnd, unread.End, unread.Lag, unread.HasTimeLag, unread.TimeLag = false, 0, 0, false, 0
+	undated := &groups[1][2] // group-000001 on topic-001
+	undated.HasTimeLag, undated.TimeLag = false, 0
+
+	at := time.Now().UnixNano()
+	out := newWriter(t, cfg).Begin(t.Context(), at, 2000)
+	var aggs []lag.TopicLag
+	var parts []lag.Partition
+	for _, lags := range groups {
+		out.Pairs(lags)
+		aggs = lag.Aggregate(aggs, lags)
+		if lags[0].Group == "group-000100" || lags[0].Group == "group-000001" {
+			for _, pl := range lags {
+				parts = append(parts, lag.Partition{TopicPartition: pl.TopicPartition, End: pl.End, HasEnd: pl.HasEnd})
+			}
+		}
+	}
+	out.Aggregates(aggs)
+	out.Partitions(parts)
+	md, err := out.Finish()
+	require.NoError(t, err)
+
+	byTopic := func(name string) map[string]bool {
+		seen := map[string]bool{}
+		emit.EachMetric(md, func(metric pmetric.Metric) {
+			if metric.Name() != name {
+				return
+			}
+			dps := metric.Gauge().DataPoints()
+			for i := range dps.Len() {
+				topic, _ := dps.At(i).Attributes().Get("topic")
+				group, ok := dps.At(i).Attributes().Get("group")
+				key := topic.Str()
+				if ok {
+					key = group.Str() + "/" + key
+				}
+				seen[key] = true
+			}
+		})
+		return seen
+	}
+	lagByTopic := byTopic("kafka.consumer_group.lag")
+	require.False(t, lagByTopic["topic-000"], "summed over a pair whose end offset is unread")
+	require.True(t, lagByTopic["topic-001"])
+	require.Len(t, lagByTopic, 99)
+	timeLag := byTopic("kafka.consumer_group.time_lag")
+	require.False(t, timeLag["group-000100/topic-000"])
+	require.False(t, timeLag["group-000001/topic-001"], "the worst of the partitions with a time lag")
+	require.True(t, timeLag["group-000000/topic-000"])
+	require.Len(t, timeLag, 198)
+	lagSum := byTopic("kafka.consumer_group.lag_sum")
+	require.False(t, lagSum["topic-000"])
+	require.Len(t, lagSum, 99)
+	offsets := byTopic("kafka.partition.current_offset")
+	require.False(t, offsets["topic-000"])
+	require.True(t, offsets["topic-001"])
+}

@@ -40,11 +40,19 @@ func (s *Scrape) Pairs(lags []lag.PartitionLag) {
 		chunk := s.pairs.next()
 		m.offset.write(s, chunk, pl, pl.Committed)
 		if !pl.HasEnd {
+			// The pair has none of these: a point reduced over pairs
+			// that would fold it in is withheld.
+			m.lag.withhold(s, pl)
+			m.stableLag.withhold(s, pl)
+			m.lostMessages.withhold(s, pl)
+			m.timeLag.withhold(s, pl)
 			continue
 		}
 		m.lag.write(s, chunk, pl, pl.Lag)
 		if pl.HasStableLag {
 			m.stableLag.write(s, chunk, pl, pl.StableLag)
+		} else {
+			m.stableLag.withhold(s, pl)
 		}
 		if pl.Lost > 0 {
 			m.lostMessages.write(s, chunk, pl, pl.Lost)
@@ -52,6 +60,7 @@ func (s *Scrape) Pairs(lags []lag.PartitionLag) {
 		if pl.HasTimeLag {
 			m.timeLag.write(s, chunk, pl, pl.TimeLag)
 		} else {
+			m.timeLag.withhold(s, pl)
 			s.pairs.omitted++
 		}
 	}
@@ -144,9 +153,14 @@ func (s *Scrape) Aggregates(aggs []lag.TopicLag) {
 		if agg.HasLag {
 			m.lagSum.write(s, agg.LagSum, agg.Group, agg.Topic)
 			m.lagMax.write(s, agg.LagMax, agg.Group, agg.Topic)
+		} else {
+			m.lagSum.withhold(s, agg.Group, agg.Topic)
+			m.lagMax.withhold(s, agg.Group, agg.Topic)
 		}
 		if agg.HasTimeLag {
 			m.timeLagMax.write(s, agg.TimeLagMax, agg.Group, agg.Topic)
+		} else {
+			m.timeLagMax.withhold(s, agg.Group, agg.Topic)
 		}
 	}
 }
@@ -185,14 +199,21 @@ func (s *Scrape) Partitions(parts []lag.Partition) {
 	for i := range parts {
 		p := &parts[i]
 		if !p.HasEnd {
+			m.currentOffset.withhold(s, p)
+			m.oldestOffset.withhold(s, p)
+			m.partitionProduceRate.withhold(s, p)
 			continue
 		}
 		m.currentOffset.write(s, p, len(parts), p.End)
 		if p.HasStart {
 			m.oldestOffset.write(s, p, len(parts), p.Start)
+		} else {
+			m.oldestOffset.withhold(s, p)
 		}
 		if p.HasProduceRate {
 			m.partitionProduceRate.write(s, p, len(parts), p.ProduceRate)
+		} else {
+			m.partitionProduceRate.withhold(s, p)
 		}
 	}
 }
@@ -241,6 +262,14 @@ func (l labelMetric2[V]) write(s *Scrape, v V, a, b string) {
 		putStrings(point(s.groups, l.metric, 0, s.w.start, s.ts, v), l.metric, a, b)
 	case l.on:
 		reduce(s.reduced, l.metric, s.w.start, s.ts, v, stringValues(a, b))
+	}
+}
+
+// withhold drops the reduced point of l that (a, b) would fold into: it has
+// no value this scrape.
+func (l labelMetric2[V]) withhold(s *Scrape, a, b string) {
+	if l.on && !l.direct {
+		s.reduced.withhold(l.metric, stringValues(a, b))
 	}
 }
 

@@ -59,7 +59,7 @@ func TestRules(t *testing.T) {
 		{"rewind, then stuck with no members", h(p(5, 3), p(2, 6), p(2, 6)), membersNone, 0, []string{"rewound"}, StatusRewind},
 		{"rewind leaves the window", h(p(5, 3), p(2, 6), p(3, 6), p(4, 6)), membersPresent, 0, nil, StatusOK},
 		{"unread end offset leaves the window waiting", h(p(5, 3), p(5, 3), unread(5), p(5, 4)), membersNone, 0, []string{"stopped", "stalled"}, StatusStop},
-		{"unread end offset last", h(p(5, 3), p(5, 3), p(5, 4), unread(5)), membersNone, 0, []string{"stopped", "stalled"}, StatusStop},
+		{"unread end offset last: the window still holds, the scrape judges nothing", h(p(5, 3), p(5, 3), p(5, 4), unread(5)), membersNone, 0, []string{"stopped", "stalled"}, StatusUnknown},
 		{"time lag above the bound while the lag shrinks", h(p(5, 9), p(6, 4), p(9, 1)), membersPresent, 120, []string{"timeLagAboveBound"}, StatusWarn},
 		{"time lag above the bound at the first point", h(p(5, 9)), membersPresent, 120, []string{"timeLagAboveBound"}, StatusWarn},
 		{"time lag at the bound", h(p(5, 9)), membersPresent, 60, nil, StatusOK},

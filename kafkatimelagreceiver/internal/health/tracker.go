@@ -93,9 +93,15 @@ type GroupHealth struct {
 	// again after it was forgotten, whose count started over.
 	RebalancesSince int64
 	// StatusKnown is false when the group's committed offsets could not be
-	// read in this scrape (ObserveUnread): nothing is known of where it is.
+	// read in this scrape (ObserveUnread): nothing is known of where it is;
+	// and when an end offset of one of its partitions, or every one, was
+	// not read (Unjudged).
 	StatusKnown bool
 	Status      Status // the worst of its partitions', when known
+	// Unjudged: its commits were read, but not the end offset of every
+	// partition it committed on (or it committed on none), so the group
+	// was not judged.
+	Unjudged bool
 	// Assigned is the assignment by member of a described group whose
 	// state is known, when the tracker sums them (SumAssignments).
 	Assigned []MemberAssignment
@@ -124,23 +130,30 @@ func (t *Tracker) ObserveGroup(name string, d kafka.GroupDescription, described 
 	g.pairs.Merge(lags, t.scrapes, forgetAfter)
 	noMembers := g.membersKnown && g.members == 0
 	worst := StatusUnknown
+	// A group with nothing read this scrape is not judged: a status from
+	// its partitions' older points, or OK for a group whose commits went
+	// with their topic, would be a guess sent as a verdict. Likewise with
+	// some partitions unread: the worst of the others could understate it.
+	complete := len(lags) > 0
 	t.statuses = t.statuses[:0]
 	for i, w := range g.pairs.Matched(lags) {
 		pl := &lags[i]
+		st := StatusUnknown
 		if pl.HasEnd { // an unknown lag leaves the window waiting for the next one
 			w.add(lagPoint{committed: pl.Committed, lag: consumable(pl)}, t.window)
-		}
-		st := StatusUnknown
-		if w.points > 0 {
 			st = partitionStatus(*w, t.window, noMembers, pl, t.maxTimeLag)
+		} else {
+			complete = false
 		}
 		worst = max(worst, st)
 		t.statuses = append(t.statuses, st)
 	}
-	if len(lags) == 0 {
-		worst = StatusOK // read, with nothing committed: nothing lags
+	gh.StatusKnown = complete && worst != StatusUnknown
+	gh.Status, gh.Partitions = worst, t.statuses
+	if !gh.StatusKnown {
+		gh.Status = StatusUnknown
 	}
-	gh.StatusKnown, gh.Status, gh.Partitions = worst != StatusUnknown, worst, t.statuses
+	gh.Unjudged = !complete
 	return gh
 }
 

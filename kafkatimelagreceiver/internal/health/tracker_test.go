@@ -95,7 +95,8 @@ func TestTrackerStatuses(t *testing.T) {
 	}, described)
 	require.Equal(t, StatusStop, groups["gone"].Status, "the worst partition decides")
 	require.Equal(t, StatusRewind, groups["live"].Status)
-	require.Equal(t, StatusOK, groups["idle"].Status, "a group without partitions is OK")
+	require.False(t, groups["idle"].StatusKnown, "a group without partitions is not judged")
+	require.Equal(t, StatusUnknown, groups["idle"].Status)
 	require.False(t, groups["idle"].Described)
 	require.True(t, partitions[partitionHealth{"gone", tp("t", 0), StatusStop}])
 	require.True(t, partitions[partitionHealth{"gone", tp("t", 1), StatusOK}])
@@ -106,6 +107,8 @@ func TestTrackerStatuses(t *testing.T) {
 	unread := pl("gone", "t", 0, 5, 0)
 	unread.HasEnd, unread.Lag = false, 0
 	groups, _ = observe([]lag.PartitionLag{unread}, described)
+	require.False(t, groups["gone"].StatusKnown, "nothing read: not judged")
+	groups, _ = observe([]lag.PartitionLag{pl("gone", "t", 0, 5, 10)}, described)
 	require.Equal(t, StatusStop, groups["gone"].Status, "the window is not reset by a missing read")
 	require.True(t, groups["gone"].Rebalances == 0)
 }

@@ -126,6 +126,9 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []Partit
 }
 
 // TopicLag aggregates one group's lags over the partitions of one topic.
+// An aggregate is over every partition the group committed on in the topic,
+// or it is not known: a sum or maximum over the partitions that happened to
+// be read would understate the lag exactly when a broker is in trouble.
 type TopicLag struct {
 	Group, Topic string
 	LagSum       int64
@@ -133,6 +136,9 @@ type TopicLag struct {
 	HasLag       bool
 	TimeLagMax   float64
 	HasTimeLag   bool
+	// Unread counts the partitions whose end offset was not read; Undated
+	// those read whose time lag could not be estimated.
+	Unread, Undated int
 }
 
 // Aggregate appends to out the sums and maxima per (group, topic) of lags,
@@ -144,17 +150,40 @@ func Aggregate(out []TopicLag, lags []PartitionLag) []TopicLag {
 			out = append(out, TopicLag{Group: pl.Group, Topic: pl.Topic})
 		}
 		agg := &out[len(out)-1]
-		if pl.HasEnd {
-			agg.HasLag = true
-			agg.LagSum = AddLags(agg.LagSum, pl.Lag)
-			agg.LagMax = max(agg.LagMax, pl.Lag)
+		switch {
+		case !pl.HasEnd:
+			agg.Unread++
+		case !pl.HasTimeLag:
+			agg.Undated++
 		}
-		if pl.HasTimeLag {
-			agg.HasTimeLag = true
-			agg.TimeLagMax = max(agg.TimeLagMax, pl.TimeLag)
+		agg.LagSum = AddLags(agg.LagSum, pl.Lag)
+		agg.LagMax = max(agg.LagMax, pl.Lag)
+		agg.TimeLagMax = max(agg.TimeLagMax, pl.TimeLag)
+	}
+	for i := from; i < len(out); i++ {
+		agg := &out[i]
+		agg.HasLag = agg.Unread == 0
+		agg.HasTimeLag = agg.HasLag && agg.Undated == 0
+		if !agg.HasLag {
+			agg.LagSum, agg.LagMax = 0, 0
+		}
+		if !agg.HasTimeLag {
+			agg.TimeLagMax = 0
 		}
 	}
 	return out
+}
+
+// Complete says whether every one of lags, one group's on one topic or
+// more, had its end offset read: only then is a value folded over them (a
+// sum, a maximum, a drain time) over everything it names.
+func Complete(lags []PartitionLag) bool {
+	for i := range lags {
+		if !lags[i].HasEnd {
+			return false
+		}
+	}
+	return true
 }
 
 // AddLags adds two lags, saturating at the largest int64 rather than

@@ -281,9 +281,11 @@ func TestAggregateLags(t *testing.T) {
 	require.Equal(t, []TopicLag{
 		{Group: "analytics", Topic: "orders", LagSum: 100, LagMax: 100, HasLag: true, TimeLagMax: 3600, HasTimeLag: true},
 		{Group: "billing", Topic: "audit", LagSum: 20, LagMax: 20, HasLag: true, TimeLagMax: 120, HasTimeLag: true},
-		{Group: "billing", Topic: "orders", LagSum: 60, LagMax: 50, HasLag: true, TimeLagMax: 5, HasTimeLag: true},
-		{Group: "gone", Topic: "orders"},
-		{Group: "stuck", Topic: "orders", LagSum: 60, LagMax: 60, HasLag: true},
+		// orders/3 unread and orders/2 undated: a sum or maximum over the
+		// other two would understate both.
+		{Group: "billing", Topic: "orders", Unread: 1, Undated: 1},
+		{Group: "gone", Topic: "orders", Unread: 1},
+		{Group: "stuck", Topic: "orders", Unread: 1, Undated: 1},
 	}, got)
 }
 
@@ -306,13 +308,21 @@ func TestAggregateLagsTable(t *testing.T) {
 			want: []TopicLag{{Group: "g", Topic: "t", LagSum: 7, LagMax: 7, HasLag: true, TimeLagMax: 1.5, HasTimeLag: true}},
 		},
 		{
-			name: "max time lag only over partitions with an estimate",
+			name: "no max time lag while a partition has no estimate",
 			in: []PartitionLag{
 				pl("g", "t", 0, true, 1000, false, 0),
 				pl("g", "t", 1, true, 3, true, 0.5),
 				pl("g", "t", 2, true, 0, true, 0),
 			},
-			want: []TopicLag{{Group: "g", Topic: "t", LagSum: 1003, LagMax: 1000, HasLag: true, TimeLagMax: 0.5, HasTimeLag: true}},
+			want: []TopicLag{{Group: "g", Topic: "t", LagSum: 1003, LagMax: 1000, HasLag: true, Undated: 1}},
+		},
+		{
+			name: "nothing while a partition's end offset is unread",
+			in: []PartitionLag{
+				pl("g", "t", 0, true, 1, true, 0.04),
+				pl("g", "t", 1, false, 0, false, 0),
+			},
+			want: []TopicLag{{Group: "g", Topic: "t", Unread: 1}},
 		},
 		{
 			name: "all caught up: zeros are reported, not omitted",
@@ -328,7 +338,7 @@ func TestAggregateLagsTable(t *testing.T) {
 				pl("g", "t", 0, true, 4, false, 0),
 				pl("g", "t", 1, false, 0, false, 0),
 			},
-			want: []TopicLag{{Group: "g", Topic: "t", LagSum: 4, LagMax: 4, HasLag: true}},
+			want: []TopicLag{{Group: "g", Topic: "t", Unread: 1, Undated: 1}},
 		},
 		{
 			name: "groups and topics split",

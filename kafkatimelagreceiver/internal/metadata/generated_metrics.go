@@ -79,6 +79,32 @@ var MapAttributeOutcome = map[string]AttributeOutcome{
 	"failure": AttributeOutcomeFailure,
 }
 
+// AttributeReason specifies the value reason attribute.
+type AttributeReason int
+
+const (
+	_ AttributeReason = iota
+	AttributeReasonEndOffsetUnread
+	AttributeReasonTimeLagUnknown
+)
+
+// String returns the string representation of the AttributeReason.
+func (av AttributeReason) String() string {
+	switch av {
+	case AttributeReasonEndOffsetUnread:
+		return "end_offset_unread"
+	case AttributeReasonTimeLagUnknown:
+		return "time_lag_unknown"
+	}
+	return ""
+}
+
+// MapAttributeReason is a helper map of string to AttributeReason attribute value.
+var MapAttributeReason = map[string]AttributeReason{
+	"end_offset_unread": AttributeReasonEndOffsetUnread,
+	"time_lag_unknown":  AttributeReasonTimeLagUnknown,
+}
+
 // AttributeState specifies the value state attribute.
 type AttributeState int
 
@@ -595,7 +621,7 @@ type metricKafkaConsumerGroupLagMax struct {
 // init fills kafka.consumer_group.lag_max metric with initial data.
 func (m *metricKafkaConsumerGroupLagMax) init() {
 	m.data.SetName("kafka.consumer_group.lag_max")
-	m.data.SetDescription("Largest offset lag of the group over the partitions of the topic.")
+	m.data.SetDescription("Largest offset lag of the group over the partitions of the topic; absent from a scrape that could not read every one of them.")
 	m.data.SetUnit("{message}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -687,7 +713,7 @@ type metricKafkaConsumerGroupLagSum struct {
 // init fills kafka.consumer_group.lag_sum metric with initial data.
 func (m *metricKafkaConsumerGroupLagSum) init() {
 	m.data.SetName("kafka.consumer_group.lag_sum")
-	m.data.SetDescription("Sum of the group's offset lag over the partitions of the topic.")
+	m.data.SetDescription("Sum of the group's offset lag over the partitions of the topic; absent from a scrape that could not read every one of them.")
 	m.data.SetUnit("{message}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1915,7 +1941,7 @@ type metricKafkaConsumerGroupStatus struct {
 // init fills kafka.consumer_group.status metric with initial data.
 func (m *metricKafkaConsumerGroupStatus) init() {
 	m.data.SetName("kafka.consumer_group.status")
-	m.data.SetDescription("The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).")
+	m.data.SetDescription("The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it), one with a partition whose end offset was not read, and one with no partition left.")
 	m.data.SetUnit("{group}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -2194,7 +2220,7 @@ type metricKafkaConsumerGroupTimeLagMax struct {
 // init fills kafka.consumer_group.time_lag_max metric with initial data.
 func (m *metricKafkaConsumerGroupTimeLagMax) init() {
 	m.data.SetName("kafka.consumer_group.time_lag_max")
-	m.data.SetDescription("Largest time lag of the group over the partitions of the topic that have an estimate.")
+	m.data.SetDescription("Largest time lag of the group over the partitions of the topic; absent from a scrape that could not read or estimate every one of them.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

@@ -473,7 +473,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.lag_max"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Largest offset lag of the group over the partitions of the topic.", mi.Description())
+						assert.Equal(t, "Largest offset lag of the group over the partitions of the topic; absent from a scrape that could not read every one of them.", mi.Description())
 						assert.Equal(t, "{message}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -491,7 +491,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.lag_max"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Largest offset lag of the group over the partitions of the topic.", mi.Description())
+						assert.Equal(t, "Largest offset lag of the group over the partitions of the topic; absent from a scrape that could not read every one of them.", mi.Description())
 						assert.Equal(t, "{message}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -518,7 +518,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.lag_sum"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Sum of the group's offset lag over the partitions of the topic.", mi.Description())
+						assert.Equal(t, "Sum of the group's offset lag over the partitions of the topic; absent from a scrape that could not read every one of them.", mi.Description())
 						assert.Equal(t, "{message}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -536,7 +536,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.lag_sum"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Sum of the group's offset lag over the partitions of the topic.", mi.Description())
+						assert.Equal(t, "Sum of the group's offset lag over the partitions of the topic; absent from a scrape that could not read every one of them.", mi.Description())
 						assert.Equal(t, "{message}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1157,7 +1157,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.status"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).", mi.Description())
+						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it), one with a partition whose end offset was not read, and one with no partition left.", mi.Description())
 						assert.Equal(t, "{group}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1175,7 +1175,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.status"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it).", mi.Description())
+						assert.Equal(t, "The group's Burrow-style status, one point per status: 1 for the current one, 0 for the others (summed over groups: how many groups have each status). It is the worst of its partitions' (REWIND > STOP > STALL > WARN > OK), each judged on its last status.window scrapes: REWIND when the committed offset went back; STOP when lagging throughout with the committed offset unchanged and no members; STALL likewise with members; WARN when the committed offset advanced but the lag grew at every step; OK otherwise. STOP, STALL and WARN need a full window. A time lag above status.max_time_lag (when set) makes a partition at least WARN. Omitted for a group whose committed offsets could not be read in the scrape (the debug log names it), one with a partition whose end offset was not read, and one with no partition left.", mi.Description())
 						assert.Equal(t, "{group}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1297,7 +1297,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.time_lag_max"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Largest time lag of the group over the partitions of the topic that have an estimate.", mi.Description())
+						assert.Equal(t, "Largest time lag of the group over the partitions of the topic; absent from a scrape that could not read or estimate every one of them.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1315,7 +1315,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.time_lag_max"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Largest time lag of the group over the partitions of the topic that have an estimate.", mi.Description())
+						assert.Equal(t, "Largest time lag of the group over the partitions of the topic; absent from a scrape that could not read or estimate every one of them.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())

@@ -26,6 +26,7 @@ type TelemetryBuilder struct {
 	meter                              metric.Meter
 	mu                                 sync.Mutex
 	registrations                      []metric.Registration
+	KafkaTimeLagAggregatesWithheld     metric.Int64Counter
 	KafkaTimeLagCommitsBeyondEnd       metric.Int64Counter
 	KafkaTimeLagCoordinationGroups     metric.Int64Gauge
 	KafkaTimeLagCoordinationPartitions metric.Int64Gauge
@@ -66,6 +67,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.KafkaTimeLagAggregatesWithheld, err = builder.meter.Int64Counter(
+		"otelcol_kafka_time_lag_aggregates_withheld",
+		metric.WithDescription("Values folded over a group's partitions that a scrape left out rather than send over part of them: each (group, topic) whose lag_sum, lag_max, time_lag_max and the other per-topic values were left out because the end offset of one of its partitions was not read (end_offset_unread), or whose time_lag_max and retention margin were left out because one of its partitions' time lag could not be estimated (time_lag_unknown); each group whose status was left out counts once more with end_offset_unread. [Alpha]"),
+		metric.WithUnit("{aggregate}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagCommitsBeyondEnd, err = builder.meter.Int64Counter(
 		"otelcol_kafka_time_lag_commits_beyond_end",
 		metric.WithDescription("(group, partition) pairs whose committed offset was above the partition's end offset, counted once per scrape that saw them. They are reported with lag 0 and time lag 0; a commit past the end means the topic was deleted and recreated, the log was truncated (unclean leader election), or the consumer committed offsets it never read. The debug log names them. [Alpha]"),

@@ -21,6 +21,22 @@ func NewSettings(tt *componenttest.Telemetry) receiver.Settings {
 	return set
 }
 
+func AssertEqualKafkaTimeLagAggregatesWithheld(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_aggregates_withheld",
+		Description: "Values folded over a group's partitions that a scrape left out rather than send over part of them: each (group, topic) whose lag_sum, lag_max, time_lag_max and the other per-topic values were left out because the end offset of one of its partitions was not read (end_offset_unread), or whose time_lag_max and retention margin were left out because one of its partitions' time lag could not be estimated (time_lag_unknown); each group whose status was left out counts once more with end_offset_unread. [Alpha]",
+		Unit:        "{aggregate}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_aggregates_withheld")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualKafkaTimeLagCommitsBeyondEnd(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_commits_beyond_end",

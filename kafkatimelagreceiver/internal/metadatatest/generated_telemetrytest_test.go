@@ -19,6 +19,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.KafkaTimeLagAggregatesWithheld.Add(context.Background(), 1)
 	tb.KafkaTimeLagCommitsBeyondEnd.Add(context.Background(), 1)
 	tb.KafkaTimeLagCoordinationGroups.Record(context.Background(), 1)
 	tb.KafkaTimeLagCoordinationPartitions.Record(context.Background(), 1)
@@ -28,6 +29,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.KafkaTimeLagScrapeDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagTablePoints.Record(context.Background(), 1)
 	tb.KafkaTimeLagTrackedPartitions.Record(context.Background(), 1)
+	AssertEqualKafkaTimeLagAggregatesWithheld(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagCommitsBeyondEnd(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

@@ -52,7 +52,8 @@ type Topic struct {
 	// lag or rates are unknown.
 	Drain    float64
 	HasDrain bool
-	// Stuck is the longest stuck time of the partitions whose lag is known.
+	// Stuck is the longest stuck time of the partitions, told only when
+	// every partition's is known: the longest of some would understate it.
 	Stuck    float64
 	HasStuck bool
 }
@@ -78,7 +79,7 @@ func summarizeTopic(lags []lag.PartitionLag, parts []Partition) Topic {
 		lagSum                 int64
 		produced               float64
 		allConsume, allProduce = true, true
-		allEnd                 = true
+		allEnd, allStuck       = true, true
 	)
 	for i := range lags {
 		pl, p := &lags[i], &parts[i]
@@ -88,10 +89,12 @@ func summarizeTopic(lags []lag.PartitionLag, parts []Partition) Topic {
 		allProduce = allProduce && pl.HasProduceRate
 		lagSum = lag.AddLags(lagSum, pl.Lag)
 		allEnd = allEnd && pl.HasEnd
-		if p.HasStuck {
-			s.Stuck = max(s.Stuck, p.Stuck)
-			s.HasStuck = true
-		}
+		s.Stuck = max(s.Stuck, p.Stuck)
+		allStuck = allStuck && p.HasStuck
+	}
+	s.HasStuck = allStuck
+	if !allStuck {
+		s.Stuck = 0
 	}
 	s.HasConsumeRate = allConsume
 	if !allConsume {

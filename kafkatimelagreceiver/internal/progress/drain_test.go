@@ -91,6 +91,10 @@ func TestSummarize(t *testing.T) {
 	lags, parts = concat(lags, l4, parts, p4)
 	l5, p5 := build("h", "unread", partition{lag: -1, consume: 5, hasConsume: true})
 	lags, parts = concat(lags, l5, parts, p5)
+	l7, p7 := build("h", "partly-read",
+		partition{lag: 3, produce: 1, hasProduce: true, consume: 2, hasConsume: true, stuck: 4},
+		partition{lag: -1, consume: 2, hasConsume: true, stuck: 600})
+	lags, parts = concat(lags, l7, parts, p7)
 
 	got := Summarize(nil, lags, parts)
 	require.Equal(t, []Topic{
@@ -102,6 +106,9 @@ func TestSummarize(t *testing.T) {
 		{Group: "h", Topic: "warming-up", Stuck: 12, HasStuck: true},
 		// No end offset: nothing known of the lag.
 		{Group: "h", Topic: "unread", ConsumeRate: 5, HasConsumeRate: true},
+		// One partition unread: the longest stuck time of the other would
+		// understate the topic's, and its lag is unknown, so no drain.
+		{Group: "h", Topic: "partly-read", ConsumeRate: 4, HasConsumeRate: true},
 	}, got)
 
 	// A caught-up group gets 0 at once, before any rate is known.

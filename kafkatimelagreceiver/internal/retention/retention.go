@@ -109,29 +109,51 @@ type TopicMargin struct {
 
 // TopicMargins appends to out the smallest margin of each (group, topic)
 // of lags, which must be sorted by group, then topic, as lag.GroupLags
-// returns them; pairs without a margin are left out.
+// returns them. Pairs with nothing left to consume have no margin and are
+// passed over; a topic with a pair whose margin is unknown (its end offset
+// or time lag not known) gets none, since the smallest of the others could
+// be far from the truth.
 func (c *Cache) TopicMargins(out []TopicMargin, lags []lag.PartitionLag) []TopicMargin {
-	from := len(out)
 	var limit time.Duration
 	var limited bool
-	for i := range lags {
-		pl := &lags[i]
+	for start := 0; start < len(lags); {
+		end := start + 1
+		for end < len(lags) && lags[end].Group == lags[start].Group && lags[end].Topic == lags[start].Topic {
+			end++
+		}
 		// Lags are sorted by topic: its limit is looked up once per run.
-		if i == 0 || pl.Topic != lags[i-1].Topic {
-			limit, limited = c.Limit(pl.Topic)
+		if start == 0 || lags[start].Topic != lags[start-1].Topic {
+			limit, limited = c.Limit(lags[start].Topic)
 		}
-		if !limited {
-			continue
+		if limited {
+			if m, ok := smallestMargin(lags[start:end], limit); ok {
+				out = append(out, TopicMargin{Group: lags[start].Group, Topic: lags[start].Topic, Seconds: m})
+			}
 		}
-		m, ok := Margin(pl, limit)
-		if !ok {
-			continue
-		}
-		if n := len(out); n > from && out[n-1].Group == pl.Group && out[n-1].Topic == pl.Topic {
-			out[n-1].Seconds = min(out[n-1].Seconds, m)
-			continue
-		}
-		out = append(out, TopicMargin{Group: pl.Group, Topic: pl.Topic, Seconds: m})
+		start = end
 	}
 	return out
+}
+
+// smallestMargin is the smallest margin of one group's pairs on one topic;
+// none when no pair has one or some pair's is unknown.
+func smallestMargin(lags []lag.PartitionLag, limit time.Duration) (float64, bool) {
+	smallest, found := 0.0, false
+	for i := range lags {
+		pl := &lags[i]
+		m, ok := Margin(pl, limit)
+		switch {
+		case ok && (!found || m < smallest):
+			smallest, found = m, true
+		case !ok && marginUnknown(pl):
+			return 0, false
+		}
+	}
+	return smallest, found
+}
+
+// marginUnknown: the pair may have records at risk, but what is not known
+// of it (its end offset or time lag) gives it no margin.
+func marginUnknown(pl *lag.PartitionLag) bool {
+	return !pl.HasEnd || (!pl.HasTimeLag && !pl.CaughtUp && pl.Lag > 0)
 }

@@ -105,4 +105,17 @@ func TestMargins(t *testing.T) {
 	noTimeLag.HasTimeLag = false
 	_, ok = Margin(&noTimeLag, time.Minute)
 	require.False(t, ok, "no time lag, no margin")
+
+	// A pair whose end offset or time lag is unknown may be the one nearest
+	// deletion: the topic gets no margin rather than the others' smallest.
+	unread := pl("c", "orders", 1, 0, 0)
+	unread.HasEnd, unread.CaughtUp = false, false
+	undated := pl("d", "orders", 1, 5, 0)
+	undated.HasTimeLag = false
+	partial := []lag.PartitionLag{
+		pl("c", "orders", 0, 5, 10), unread,
+		pl("d", "orders", 0, 5, 10), undated,
+		pl("e", "orders", 0, 5, 10), pl("e", "orders", 1, 0, 0),
+	}
+	require.Equal(t, []TopicMargin{{Group: "e", Topic: "orders", Seconds: 50}}, c.TopicMargins(nil, partial))
 }
