@@ -67,11 +67,35 @@ func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
 	return r.known[at.TopicPartition].get(at.Offset)
 }
 
-func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp) {
+// PutAll remembers the records a read found, which was received by
+// received (unix nanoseconds), and counts those that give no time. A
+// timestamp after received is provably not when its record was appended:
+// such a record gives no time (kafka.RecordUntimed), like one no clock could
+// have written; a producer clock minutes ahead would otherwise date records
+// at the scrape, and hide their lag.
+func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp, received int64) Untimed {
 	r.changes++
+	var untimed Untimed
 	for at, ts := range found {
+		switch {
+		case ts.Found == kafka.RecordUntimed:
+			untimed.Invalid++
+		case ts.Found == kafka.RecordTimed && ts.Timestamp > received:
+			ts = kafka.RecordTimestamp{Offset: ts.Offset, Found: kafka.RecordUntimed}
+			untimed.AfterRead++
+		}
 		r.known[at.TopicPartition] = r.known[at.TopicPartition].put(at.Offset, ts)
 	}
+	return untimed
+}
+
+// Untimed counts the records of a read that give no time.
+type Untimed struct {
+	// AfterRead were stamped after the read was received.
+	AfterRead int64
+	// Invalid have no timestamp, one no clock could have written, or a
+	// batch that could not be read (kafka.RecordUntimed).
+	Invalid int64
 }
 
 // of returns p's records. A scrape asks once per group committed on the
