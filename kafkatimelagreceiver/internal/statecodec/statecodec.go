@@ -18,6 +18,10 @@ import (
 // or was not written by its encoder.
 var ErrCorrupt = errors.New("stored state is corrupt")
 
+// ErrDamaged says that bytes do not match the checksum saved with them:
+// they were damaged in storage.
+var ErrDamaged = errors.New("checksum mismatch: damaged in storage")
+
 // ChecksumLen is how many bytes a checksum takes.
 const ChecksumLen = 4
 

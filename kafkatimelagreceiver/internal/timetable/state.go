@@ -2,7 +2,6 @@ package timetable
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -83,7 +82,7 @@ var ErrStateCorrupt = statecodec.ErrCorrupt
 // when its bytes do not match the checksum saved with them, or a damaged
 // length before it hides where it begins; and by the error of RestoreState
 // when the header's do not.
-var ErrDamaged = errors.New("checksum mismatch: damaged in storage")
+var ErrDamaged = statecodec.ErrDamaged
 
 // storedTable is one partition's saved state.
 type storedTable struct {
