@@ -36,6 +36,16 @@ func AppendChecksum(b []byte, from int) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[from:], castagnoli))
 }
 
+// Matches tells whether sum, ChecksumLen bytes, is the checksum of the
+// parts one after the other.
+func Matches(sum []byte, parts ...[]byte) bool {
+	var crc uint32
+	for _, p := range parts {
+		crc = crc32.Update(crc, castagnoli, p)
+	}
+	return len(sum) == ChecksumLen && binary.LittleEndian.Uint32(sum) == crc
+}
+
 // Reader decodes one encoded state.
 type Reader struct {
 	data []byte
@@ -59,8 +69,11 @@ func (d *Reader) Checksum(pos int) bool {
 	if d.err != nil || pos < 0 || pos > end {
 		return false
 	}
-	return binary.LittleEndian.Uint32(sum) == crc32.Checksum(d.data[pos:end], castagnoli)
+	return Matches(sum, d.data[pos:end])
 }
+
+// Rest is the bytes not read yet, which it leaves unread.
+func (d *Reader) Rest() []byte { return d.data[d.Pos():] }
 
 // Err is the first failure, nil while there was none.
 func (d *Reader) Err() error { return d.err }

@@ -55,10 +55,10 @@ import (
 //
 // A table that breaks an invariant of the tables (history that might be
 // wrong is worse than none), or whose times lie in the future or before
-// any Kafka record, is skipped; so is one whose checksum does not match,
-// and, when a damaged length hides where the next tables begin, those
-// after it. State whose header or (before version 8) framing does not
-// decode is rejected whole.
+// any Kafka record, is skipped; so is one whose checksum does not match
+// and, when its length is damaged beyond one flipped bit, which hides
+// where the next tables begin, those after it. State whose header or
+// (before version 8) framing does not decode is rejected whole.
 const (
 	stateMagic                  = "KTLT"
 	stateVersion                = 8
@@ -232,16 +232,17 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notBefore, no
 		)
 		switch {
 		case checked:
-			body, match := checkedFrame(d)
-			if !d.OK() {
-				// A damaged length ran the frame past the input: where
-				// this table and the ones after it begin is lost. Those
-				// before it matched their checksums.
+			body, end, match := nextFrame(d.Rest())
+			if end < 0 {
+				// A damaged length that no single flipped bit explains:
+				// where this table and the ones after it begin is lost.
+				// Those before it matched their checksums.
 				for ; n < count; n++ {
-					out.skipped = append(out.skipped, fmt.Errorf("table %d of %d: %w: a length before it does not fit the state", n+1, count, ErrDamaged))
+					out.skipped = append(out.skipped, fmt.Errorf("table %d of %d: %w: its length does not fit the state", n+1, count, ErrDamaged))
 				}
 				return out, nil
 			}
+			d.Bytes(uint64(end))
 			if !match {
 				damaged = true
 				out.skipped = append(out.skipped, fmt.Errorf("table %d of %d, saved as %s: %w", n+1, count, savedAs(body), ErrDamaged))

@@ -1,8 +1,10 @@
 package timetable
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,17 +12,37 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
-// checkedFrame reads the frame of one table of a state with checksums: its
-// body, and whether the checksum matches. A frame that does not fit the
-// input is left in d.Err().
-func checkedFrame(d *statecodec.Reader) (body []byte, match bool) {
-	start := d.Pos()
-	size := d.Uvarint()
-	if d.OK() && size > uint64(d.Len()) {
-		d.Fail("a table of %d bytes exceeds the input", size)
+// nextFrame reads the frame of a state with checksums at the start of b:
+// the table's body, where the frame ends (-1 when it does not fit b), and
+// whether the frame matches its checksum. When it does not, a length one
+// flipped bit away whose frame matches says where the frame really ends:
+// the table is left out still, but the tables after it are found.
+func nextFrame(b []byte) (body []byte, end int, match bool) {
+	body, end, match = frameAt(b, b)
+	if match {
+		return body, end, true
 	}
-	body = d.Bytes(size)
-	return body, d.Checksum(start)
+	head := slices.Clone(b[:min(len(b), binary.MaxVarintLen64)])
+	for bit := range 8 * len(head) {
+		head[bit/8] ^= 1 << (bit % 8)
+		if saved, repaired, ok := frameAt(head, b); ok {
+			return saved, repaired, false
+		}
+		head[bit/8] ^= 1 << (bit % 8)
+	}
+	return body, end, false
+}
+
+// frameAt reads the frame at the start of b whose length is the varint
+// at the start of head (b's own, or one with a bit flipped back).
+func frameAt(head, b []byte) (body []byte, end int, match bool) {
+	size, n := binary.Uvarint(head)
+	if n <= 0 || size > uint64(len(b)-n) || uint64(len(b)-n)-size < statecodec.ChecksumLen {
+		return nil, -1, false
+	}
+	end = n + int(size) + statecodec.ChecksumLen
+	body = b[n : n+int(size)]
+	return body, end, statecodec.Matches(b[end-statecodec.ChecksumLen:end], head[:n], body)
 }
 
 // decodeFramedTable decodes the body of the n-th table of a framed state.
