@@ -41,6 +41,6 @@ func TestRecordStampedInTheFutureGivesNoTimeLag(t *testing.T) {
 		{Attributes: attribute.NewSet(attribute.String("method", "none")), Value: 1},
 	}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualKafkaTimeLagUntimedRecords(t, tt, []metricdata.DataPoint[int64]{
-		{Attributes: attribute.NewSet(attribute.String("timestamp", "after_read")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("timestamp", "future")), Value: 1},
 	}, metricdatatest.IgnoreTimestamp())
 }

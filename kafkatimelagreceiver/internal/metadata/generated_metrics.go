@@ -194,15 +194,15 @@ type AttributeTimestamp int
 
 const (
 	_ AttributeTimestamp = iota
-	AttributeTimestampAfterRead
+	AttributeTimestampFuture
 	AttributeTimestampInvalid
 )
 
 // String returns the string representation of the AttributeTimestamp.
 func (av AttributeTimestamp) String() string {
 	switch av {
-	case AttributeTimestampAfterRead:
-		return "after_read"
+	case AttributeTimestampFuture:
+		return "future"
 	case AttributeTimestampInvalid:
 		return "invalid"
 	}
@@ -211,8 +211,8 @@ func (av AttributeTimestamp) String() string {
 
 // MapAttributeTimestamp is a helper map of string to AttributeTimestamp attribute value.
 var MapAttributeTimestamp = map[string]AttributeTimestamp{
-	"after_read": AttributeTimestampAfterRead,
-	"invalid":    AttributeTimestampInvalid,
+	"future":  AttributeTimestampFuture,
+	"invalid": AttributeTimestampInvalid,
 }
 
 var MetricsInfo = metricsInfo{

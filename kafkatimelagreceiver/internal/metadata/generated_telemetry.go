@@ -130,7 +130,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagUntimedRecords, err = builder.meter.Int64Counter(
 		"otelcol_kafka_time_lag_untimed_records",
-		metric.WithDescription("Records read for their timestamp that give no time, by why: after_read (stamped after the read that returned them: a producer clock ahead), invalid (no timestamp, one before 2011 or more than a day ahead, or a batch that could not be read). Their time lag is dated by the interpolation table's bounds instead, or omitted where the table has none. [Alpha]"),
+		metric.WithDescription("Records read for their timestamp that give no time, by why: future (stamped after the record provably existed, after the scrape's end-offset read or after the read that returned it: a producer's clock, or for LogAppendTime a broker's, ahead of the collector's), invalid (no timestamp, one before 2011 or more than a day ahead, or a batch that could not be read). Their time lag is dated by the interpolation table's bounds instead, or omitted where the table has none. [Alpha]"),
 		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)

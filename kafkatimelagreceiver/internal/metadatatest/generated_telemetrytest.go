@@ -174,7 +174,7 @@ func AssertEqualKafkaTimeLagTrackedPartitions(t *testing.T, tt *componenttest.Te
 func AssertEqualKafkaTimeLagUntimedRecords(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_untimed_records",
-		Description: "Records read for their timestamp that give no time, by why: after_read (stamped after the read that returned them: a producer clock ahead), invalid (no timestamp, one before 2011 or more than a day ahead, or a batch that could not be read). Their time lag is dated by the interpolation table's bounds instead, or omitted where the table has none. [Alpha]",
+		Description: "Records read for their timestamp that give no time, by why: future (stamped after the record provably existed, after the scrape's end-offset read or after the read that returned it: a producer's clock, or for LogAppendTime a broker's, ahead of the collector's), invalid (no timestamp, one before 2011 or more than a day ahead, or a batch that could not be read). Their time lag is dated by the interpolation table's bounds instead, or omitted where the table has none. [Alpha]",
 		Unit:        "{record}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -30,7 +30,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 	if len(missing) > 0 {
 		found, err := r.Cluster.RecordTimestamps(ctx, missing)
 		errs = append(errs, err)
-		r.putRecords(ctx, found)
+		r.putRecords(ctx, snap, found)
 		var gone []kafka.TopicPartition
 		for _, at := range missing {
 			if _, ok := found[at]; !ok {
@@ -54,7 +54,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 			if len(retry) > 0 {
 				found, err := r.Cluster.RecordTimestamps(ctx, retry)
 				errs = append(errs, err)
-				r.putRecords(ctx, found)
+				r.putRecords(ctx, snap, found)
 			}
 		}
 	}
@@ -62,10 +62,11 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 	return idx, kafka.Join(errs...)
 }
 
-// putRecords remembers the records a read found, judged as of now (after
-// the read was received), and counts those that give no time.
-func (r *Reader) putRecords(ctx context.Context, found map[kafka.RecordAt]kafka.RecordTimestamp) {
-	untimed := r.Records.PutAll(found, r.Now().UnixNano())
+// putRecords remembers the records a read found, those below the end
+// offsets of snap existing by then, the others by now (the read returned),
+// and counts those that give no time.
+func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, found map[kafka.RecordAt]kafka.RecordTimestamp) {
+	untimed := r.Records.PutAll(found, lag.Existed{End: snap.End, EndAt: snap.At, Received: r.Now().UnixNano()})
 	if r.UntimedRecords == nil {
 		return
 	}
@@ -74,7 +75,7 @@ func (r *Reader) putRecords(ctx context.Context, found map[kafka.RecordAt]kafka.
 			r.UntimedRecords.Add(ctx, n, metric.WithAttributes(attribute.String("timestamp", why.String())))
 		}
 	}
-	count(untimed.AfterRead, metadata.AttributeTimestampAfterRead)
+	count(untimed.Future, metadata.AttributeTimestampFuture)
 	count(untimed.Invalid, metadata.AttributeTimestampInvalid)
 }
 
