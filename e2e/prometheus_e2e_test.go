@@ -238,6 +238,8 @@ var notInTheDemo = map[string]string{
 	"kafka_consumer_group_partition_owner/group_instance_id":     "the demo's members are dynamic: the label is empty, so absent",
 	"otelcol_kafka_time_lag_coordination_groups":                 "the demo runs one collector, without coordination.group_id",
 	"otelcol_kafka_time_lag_coordination_partitions":             "the demo runs one collector, without coordination.group_id",
+	"otelcol_kafka_time_lag_untimed_records":                     "the demo's producers stamp their records with the host's clock",
+	"otelcol_kafka_time_lag_restore_tables_left_out":             "the demo restores no damaged state",
 }
 
 var backticked = regexp.MustCompile("`([^`]+)`")

@@ -136,6 +136,7 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 			MaxRecordReads:  cfg.MaxRecordReadsPerScrape,
 			KeepUnwantedFor: max(unwantedTableLifetime, 3*cfg.CollectionInterval),
 			Now:             time.Now,
+			UntimedRecords:  tb.KafkaTimeLagUntimedRecords,
 			Logger:          settings.Logger,
 		},
 		tables:     tables,

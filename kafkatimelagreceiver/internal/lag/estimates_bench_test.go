@@ -40,7 +40,7 @@ func BenchmarkEstimates1M(b *testing.B) {
 	for _, rec := range missing {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: t0.Add(-time.Hour).UnixNano()}
 	}
-	records.PutAll(found)
+	records.PutAll(found, Existed{Received: at})
 	if len(missing) != 4*scalePartitions {
 		b.Fatalf("%d records out of table, want %d", len(missing), 4*scalePartitions)
 	}

@@ -67,11 +67,51 @@ func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
 	return r.known[at.TopicPartition].get(at.Offset)
 }
 
-func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp) {
+// PutAll remembers the records a read found, and counts those that give no
+// time. A timestamp after the record provably existed (existed) is not when
+// it was appended: such a record gives no time (kafka.RecordUntimed), like
+// one no clock could have written; a producer clock minutes ahead would
+// otherwise date records at the scrape, and hide their lag.
+func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp, existed Existed) Untimed {
 	r.changes++
+	var untimed Untimed
 	for at, ts := range found {
+		switch {
+		case ts.Found == kafka.RecordUntimed:
+			untimed.Invalid++
+		case ts.Found == kafka.RecordTimed && ts.Timestamp > existed.by(at.TopicPartition, ts.Offset):
+			ts = kafka.RecordTimestamp{Offset: ts.Offset, Found: kafka.RecordUntimed}
+			untimed.Future++
+		}
 		r.known[at.TopicPartition] = r.known[at.TopicPartition].put(at.Offset, ts)
 	}
+	return untimed
+}
+
+// Existed says by when the records a read found existed: those below
+// their partition's end offset in End by EndAt, when that offset was read
+// (the scrape's Snapshot.At); the others by Received, when the read
+// returned. Times are unix nanoseconds.
+type Existed struct {
+	End      map[kafka.TopicPartition]int64
+	EndAt    int64
+	Received int64
+}
+
+func (e Existed) by(tp kafka.TopicPartition, offset int64) int64 {
+	if end, ok := e.End[tp]; ok && offset < end {
+		return min(e.EndAt, e.Received)
+	}
+	return e.Received
+}
+
+// Untimed counts the records of a read that give no time.
+type Untimed struct {
+	// Future were stamped after they provably existed (Existed).
+	Future int64
+	// Invalid have no timestamp, one no clock could have written, or a
+	// batch that could not be read (kafka.RecordUntimed).
+	Invalid int64
 }
 
 // of returns p's records. A scrape asks once per group committed on the

@@ -56,7 +56,7 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 	}, missing)
 	require.Len(t, used, 3)
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}, Existed{Received: at})
 	missing, used = OutOfTable(idx, at, tables, records)
 	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 20}, {TopicPartition: tp, Offset: 150}}, missing, "a record read before is not read again")
 	require.Len(t, used, 3, "but it is still in use")
@@ -79,7 +79,7 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 	require.False(t, ok, "older than the table and not read: no estimate")
 	require.Equal(t, MethodNone, method)
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}}, Existed{Received: at})
 	got, method, ok = appendTime(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
@@ -107,7 +107,7 @@ func TestAppendTimesInGap(t *testing.T) {
 	require.Equal(t, MethodTable, method, "not read: its expected place in the bracket")
 	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}}, Existed{Received: at})
 	got, method, ok = AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
@@ -120,25 +120,33 @@ func TestAppendTimesInGap(t *testing.T) {
 
 // A record older than the table cannot have been appended after the table's
 // oldest point, whatever its producer's clock said; nor after the scrape
-// when there is no table at all.
+// when there is no table at all. One stamped after its read gives no time.
 func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
 	records := NewRecordTimes()
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(2*time.Minute)}}, Existed{Received: at})
 	got, method, ok := AppendTimes(tables, records, at)(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
-	require.Equal(t, t0, got, "a producer clock an hour ahead is clamped to the oldest point (100@t0)")
+	require.Equal(t, t0, got, "a producer clock two minutes ahead is clamped to the oldest point (100@t0)")
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}})
+	untimed := records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}}, Existed{Received: at})
+	require.Equal(t, Untimed{Future: 1}, untimed)
+	_, method, ok = AppendTimes(tables, records, at)(p, 50)
+	require.False(t, ok, "an hour ahead, after its read: no time, and older than the table")
+	require.Equal(t, MethodNone, method)
+
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}}, Existed{Received: at})
 	got, _, _ = AppendTimes(tables, records, at)(p, 20)
 	require.Equal(t, t0-int64(time.Hour), got, "an older timestamp is within what the table proves")
 
+	// Read a moment after the scrape's end offsets, stamped between the
+	// two.
 	untracked := &Partition{TopicPartition: kafka.TopicPartition{Topic: "untracked"}, End: 10, HasEnd: true}
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(time.Hour)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(5*time.Millisecond)}}, Existed{Received: at + int64(10*time.Millisecond)})
 	got, _, ok = AppendTimes(tables, records, at)(untracked, 5)
 	require.True(t, ok)
 	require.Equal(t, at, got, "without a table, never after the scrape")
@@ -146,7 +154,8 @@ func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) 
 
 // Inside a stretch the sampler did not watch, the table still proves the
 // record was appended between the stretch's two points: a timestamp outside
-// them is clamped to them.
+// them is clamped to them, and one after its read gives no time: the
+// record's expected place in the stretch dates it.
 func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 30*time.Second)
 	records := NewRecordTimes()
@@ -154,18 +163,23 @@ func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 	in150 := kafka.RecordAt{TopicPartition: tp, Offset: 150}
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}}, Existed{Received: at})
 	got, method, ok := AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0, got, "a day behind: clamped to the gap's start (100@t0)")
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(120*time.Second)}}, Existed{Received: at})
 	got, _, _ = AppendTimes(tables, records, at)(p, 150)
-	require.Equal(t, t0+int64(100*time.Second), got, "an hour ahead: clamped to the gap's end (200@t0+100s)")
+	require.Equal(t, t0+int64(100*time.Second), got, "after the gap, before the read: clamped to the gap's end (200@t0+100s)")
+
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}}, Existed{Received: at})
+	got, method, _ = AppendTimes(tables, records, at)(p, 150)
+	require.Equal(t, MethodTable, method, "an hour ahead, after its read: no time")
+	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
 	in220 := kafka.RecordAt{TopicPartition: tp, Offset: 220}
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(time.Hour)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(5*time.Millisecond)}}, Existed{Received: at + int64(10*time.Millisecond)})
 	got, _, _ = AppendTimes(tables, records, at)(p, 220)
 	require.Equal(t, at, got, "in the stretch up to the scrape's own read: never after the scrape")
 }
@@ -234,12 +248,12 @@ func TestCoarseBracketIsDatedByTheRecord(t *testing.T) {
 	require.Equal(t, t0+int64(time.Second)*51/101, got)
 
 	burst := t0 + int64(900*time.Millisecond)
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}}, Existed{Received: at})
 	got, method, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, burst, got)
 
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}})
+	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}}, Existed{Received: at})
 	got, _, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
 	require.Equal(t, t0, got, "never older than the bracket proves")
 }

@@ -19,6 +19,36 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeFailedCheck specifies the value failed_check attribute.
+type AttributeFailedCheck int
+
+const (
+	_ AttributeFailedCheck = iota
+	AttributeFailedCheckChecksum
+	AttributeFailedCheckPlausibility
+	AttributeFailedCheckState
+)
+
+// String returns the string representation of the AttributeFailedCheck.
+func (av AttributeFailedCheck) String() string {
+	switch av {
+	case AttributeFailedCheckChecksum:
+		return "checksum"
+	case AttributeFailedCheckPlausibility:
+		return "plausibility"
+	case AttributeFailedCheckState:
+		return "state"
+	}
+	return ""
+}
+
+// MapAttributeFailedCheck is a helper map of string to AttributeFailedCheck attribute value.
+var MapAttributeFailedCheck = map[string]AttributeFailedCheck{
+	"checksum":     AttributeFailedCheckChecksum,
+	"plausibility": AttributeFailedCheckPlausibility,
+	"state":        AttributeFailedCheckState,
+}
+
 // AttributeMethod specifies the value method attribute.
 type AttributeMethod int
 
@@ -183,6 +213,32 @@ var MapAttributeStatus = map[string]AttributeStatus{
 	"STALL":  AttributeStatusSTALL,
 	"STOP":   AttributeStatusSTOP,
 	"REWIND": AttributeStatusREWIND,
+}
+
+// AttributeTimestamp specifies the value timestamp attribute.
+type AttributeTimestamp int
+
+const (
+	_ AttributeTimestamp = iota
+	AttributeTimestampFuture
+	AttributeTimestampInvalid
+)
+
+// String returns the string representation of the AttributeTimestamp.
+func (av AttributeTimestamp) String() string {
+	switch av {
+	case AttributeTimestampFuture:
+		return "future"
+	case AttributeTimestampInvalid:
+		return "invalid"
+	}
+	return ""
+}
+
+// MapAttributeTimestamp is a helper map of string to AttributeTimestamp attribute value.
+var MapAttributeTimestamp = map[string]AttributeTimestamp{
+	"future":  AttributeTimestampFuture,
+	"invalid": AttributeTimestampInvalid,
 }
 
 var MetricsInfo = metricsInfo{

@@ -32,10 +32,12 @@ type TelemetryBuilder struct {
 	KafkaTimeLagCoordinationPartitions metric.Int64Gauge
 	KafkaTimeLagEstimates              metric.Int64Counter
 	KafkaTimeLagRequests               metric.Int64Counter
+	KafkaTimeLagRestoreTablesLeftOut   metric.Int64Counter
 	KafkaTimeLagSamplingDuration       metric.Float64Histogram
 	KafkaTimeLagScrapeDuration         metric.Float64Histogram
 	KafkaTimeLagTablePoints            metric.Int64Gauge
 	KafkaTimeLagTrackedPartitions      metric.Int64Gauge
+	KafkaTimeLagUntimedRecords         metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -103,6 +105,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{request}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagRestoreTablesLeftOut, err = builder.meter.Int64Counter(
+		"otelcol_kafka_time_lag_restore_tables_left_out",
+		metric.WithDescription("Saved interpolation tables left out when the receiver started, by the check they failed: checksum (their bytes do not match the checksum saved with them: damaged in storage), plausibility (they break an invariant of the tables, or hold times in the future or before 2011), state (the whole saved state was refused: its header is damaged, or it is not a state this receiver reads; counted once). One warning names them; their partitions start without history. [Alpha]"),
+		metric.WithUnit("{table}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagSamplingDuration, err = builder.meter.Float64Histogram(
 		"otelcol_kafka_time_lag_sampling_duration",
 		metric.WithDescription("Duration of one end-offset sampling cycle of the background sampler. [Alpha]"),
@@ -125,6 +133,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_kafka_time_lag_tracked_partitions",
 		metric.WithDescription("Partitions with an interpolation table (some matching group has committed on them). [Alpha]"),
 		metric.WithUnit("{partition}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagUntimedRecords, err = builder.meter.Int64Counter(
+		"otelcol_kafka_time_lag_untimed_records",
+		metric.WithDescription("Records read for their timestamp that give no time, by why: future (stamped after the record provably existed, after the scrape's end-offset read or after the read that returned it: a producer's clock, or for LogAppendTime a broker's, ahead of the collector's), invalid (no timestamp, one before 2011 or more than a day ahead, or a batch that could not be read). Their time lag is dated by the interpolation table's bounds instead, or omitted where the table has none. [Alpha]"),
+		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

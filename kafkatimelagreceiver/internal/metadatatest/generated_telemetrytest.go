@@ -113,6 +113,22 @@ func AssertEqualKafkaTimeLagRequests(t *testing.T, tt *componenttest.Telemetry, 
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualKafkaTimeLagRestoreTablesLeftOut(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_restore_tables_left_out",
+		Description: "Saved interpolation tables left out when the receiver started, by the check they failed: checksum (their bytes do not match the checksum saved with them: damaged in storage), plausibility (they break an invariant of the tables, or hold times in the future or before 2011), state (the whole saved state was refused: its header is damaged, or it is not a state this receiver reads; counted once). One warning names them; their partitions start without history. [Alpha]",
+		Unit:        "{table}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_restore_tables_left_out")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualKafkaTimeLagSamplingDuration(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_sampling_duration",
@@ -167,6 +183,22 @@ func AssertEqualKafkaTimeLagTrackedPartitions(t *testing.T, tt *componenttest.Te
 		},
 	}
 	got, err := tt.GetMetric("otelcol_kafka_time_lag_tracked_partitions")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualKafkaTimeLagUntimedRecords(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_untimed_records",
+		Description: "Records read for their timestamp that give no time, by why: future (stamped after the record provably existed, after the scrape's end-offset read or after the read that returned it: a producer's clock, or for LogAppendTime a broker's, ahead of the collector's), invalid (no timestamp, one before 2011 or more than a day ahead, or a batch that could not be read). Their time lag is dated by the interpolation table's bounds instead, or omitted where the table has none. [Alpha]",
+		Unit:        "{record}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_untimed_records")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -25,10 +25,12 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.KafkaTimeLagCoordinationPartitions.Record(context.Background(), 1)
 	tb.KafkaTimeLagEstimates.Add(context.Background(), 1)
 	tb.KafkaTimeLagRequests.Add(context.Background(), 1)
+	tb.KafkaTimeLagRestoreTablesLeftOut.Add(context.Background(), 1)
 	tb.KafkaTimeLagSamplingDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagScrapeDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagTablePoints.Record(context.Background(), 1)
 	tb.KafkaTimeLagTrackedPartitions.Record(context.Background(), 1)
+	tb.KafkaTimeLagUntimedRecords.Add(context.Background(), 1)
 	AssertEqualKafkaTimeLagAggregatesWithheld(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -47,6 +49,9 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualKafkaTimeLagRequests(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagRestoreTablesLeftOut(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagSamplingDuration(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
@@ -57,6 +62,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagTrackedPartitions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagUntimedRecords(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

@@ -13,20 +13,24 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
-// Stored state layout (version 1), every integer an unsigned varint:
+// Stored state layout (version 2), every integer an unsigned varint:
 //
 //	magic "KTLP" | version | group count
 //	per group: name length, name | topic count
 //	  per topic: name length, name | pair count
 //	    per pair: partition | committed offset | stuck since (unix ns)
+//	checksum of everything after the magic (statecodec.AppendChecksum)
 //
 // Only the stuck clocks are kept: a pair whose clock is not running needs
 // nothing to resume, and the consumption marks of a collector that was down
 // are better restarted than stretched over the outage. Anything that does
-// not decode exactly is rejected whole.
+// not decode exactly, or does not match its checksum, is rejected whole.
+// Version 1 has no checksum, and is still read; no single flipped bit
+// turns 2 into 1.
 const (
-	stateMagic   = "KTLP"
-	stateVersion = 1
+	stateMagic            = "KTLP"
+	stateVersion          = 2
+	stateVersionUnchecked = 1
 )
 
 // ErrStateCorrupt is wrapped by the error of RestoreState when the state is
@@ -139,16 +143,35 @@ func encodeState(clocks map[pairKey]stuckClock) []byte {
 		}
 		g = groupEnd
 	}
-	return buf.Bytes()
+	return statecodec.AppendChecksum(buf.Bytes(), len(stateMagic))
+}
+
+// checked is body without its checksum, and whether it matches.
+func checked(body []byte) ([]byte, bool) {
+	if len(body) < statecodec.ChecksumLen {
+		return nil, false
+	}
+	r := statecodec.NewReader(body)
+	content := r.Bytes(uint64(len(body) - statecodec.ChecksumLen))
+	return content, r.Checksum(0)
 }
 
 func decodeState(data []byte) (map[pairKey]stuckClock, error) {
 	if !bytes.HasPrefix(data, []byte(stateMagic)) {
 		return nil, fmt.Errorf("%w: not a kafka_time_lag progress state (bad magic)", ErrStateCorrupt)
 	}
-	d := statecodec.NewReader(data[len(stateMagic):])
-	if version := d.Bounded(math.MaxUint64, "version"); d.OK() && version != stateVersion {
-		return nil, fmt.Errorf("stored progress state has version %d, this receiver reads version %d", version, stateVersion)
+	body := data[len(stateMagic):]
+	d := statecodec.NewReader(body)
+	version := d.Bounded(math.MaxUint64, "version")
+	if d.OK() && version != stateVersion && version != stateVersionUnchecked {
+		return nil, fmt.Errorf("stored progress state has version %d, this receiver reads versions %d and %d", version, stateVersionUnchecked, stateVersion)
+	}
+	if d.OK() && version == stateVersion {
+		content, ok := checked(body)
+		if !ok {
+			return nil, fmt.Errorf("%w: %w", ErrStateCorrupt, statecodec.ErrDamaged)
+		}
+		d = statecodec.NewReader(content[d.Pos():])
 	}
 	out := map[pairKey]stuckClock{}
 	// A group is at least 3 bytes (name length, a name byte, topic count);

@@ -101,13 +101,42 @@ func TestStateDecodeRejectsBadInput(t *testing.T) {
 			require.Nil(t, tr.restored, "nothing installed")
 		})
 	}
-	_, err := NewTracker(time.Minute).RestoreState([]byte(stateMagic + "\x02\x00"))
-	require.ErrorContains(t, err, "stored progress state has version 2, this receiver reads version 1")
+	_, err := NewTracker(time.Minute).RestoreState([]byte(stateMagic + "\x03\x00"))
+	require.ErrorContains(t, err, "stored progress state has version 3, this receiver reads versions 1 and 2")
 	require.False(t, errors.Is(err, ErrStateCorrupt), "another version is not corruption")
 
 	n, err := NewTracker(time.Minute).RestoreState([]byte(stateMagic + "\x01\x00"))
 	require.NoError(t, err)
 	require.Zero(t, n)
+}
+
+// Every single flipped bit of a saved state refuses it whole (its checksum
+// or its magic no longer match): no clock is restored otherwise than saved.
+func TestEveryBitFlipRefusesTheState(t *testing.T) {
+	data := stalledTracker(t).EncodeState()
+	for bit := range 8 * len(data) {
+		damaged := bytes.Clone(data)
+		damaged[bit/8] ^= 1 << (bit % 8)
+		tr := NewTracker(time.Minute)
+		n, err := tr.RestoreState(damaged)
+		require.Error(t, err, "bit %d", bit)
+		require.Zero(t, n, "bit %d", bit)
+		require.Nil(t, tr.restored, "bit %d: nothing installed", bit)
+	}
+}
+
+// State saved before checksums (version 1: the same layout without one)
+// still restores.
+func TestUncheckedStateRestores(t *testing.T) {
+	data := stalledTracker(t).EncodeState()
+	require.Equal(t, byte(stateVersion), data[len(stateMagic)])
+	old := bytes.Clone(data[:len(data)-4])
+	old[len(stateMagic)] = stateVersionUnchecked
+	restored := NewTracker(time.Minute)
+	n, err := restored.RestoreState(old)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, data, restored.EncodeState(), "saved again with a checksum")
 }
 
 // The storage extension saves on its own goroutine while scrapes observe:

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
@@ -46,9 +47,13 @@ type Reader struct {
 	// KeepUnwantedFor is how long a partial read keeps the tables of
 	// partitions no group was seen committing on.
 	KeepUnwantedFor time.Duration
-	// Now tells when a scrape wanted each table.
-	Now    func() time.Time
-	Logger *zap.Logger
+	// Now tells when a scrape wanted each table, and when a record read
+	// was received.
+	Now func() time.Time
+	// UntimedRecords, when set, counts the records read that give no time,
+	// by why (attribute timestamp).
+	UntimedRecords metric.Int64Counter
+	Logger         *zap.Logger
 }
 
 // Input is what one scrape read.

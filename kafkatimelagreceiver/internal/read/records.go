@@ -4,10 +4,13 @@ import (
 	"context"
 	"slices"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
 // readOutOfTableRecords reads the timestamps of the records no table can
@@ -27,7 +30,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 	if len(missing) > 0 {
 		found, err := r.Cluster.RecordTimestamps(ctx, missing)
 		errs = append(errs, err)
-		r.Records.PutAll(found)
+		r.putRecords(ctx, snap, found)
 		var gone []kafka.TopicPartition
 		for _, at := range missing {
 			if _, ok := found[at]; !ok {
@@ -51,12 +54,29 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 			if len(retry) > 0 {
 				found, err := r.Cluster.RecordTimestamps(ctx, retry)
 				errs = append(errs, err)
-				r.Records.PutAll(found)
+				r.putRecords(ctx, snap, found)
 			}
 		}
 	}
 	r.Records.Retain(used)
 	return idx, kafka.Join(errs...)
+}
+
+// putRecords remembers the records a read found, those below the end
+// offsets of snap existing by then, the others by now (the read returned),
+// and counts those that give no time.
+func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, found map[kafka.RecordAt]kafka.RecordTimestamp) {
+	untimed := r.Records.PutAll(found, lag.Existed{End: snap.End, EndAt: snap.At, Received: r.Now().UnixNano()})
+	if r.UntimedRecords == nil {
+		return
+	}
+	count := func(n int64, why metadata.AttributeTimestamp) {
+		if n > 0 {
+			r.UntimedRecords.Add(ctx, n, metric.WithAttributes(attribute.String("timestamp", why.String())))
+		}
+	}
+	count(untimed.Future, metadata.AttributeTimestampFuture)
+	count(untimed.Invalid, metadata.AttributeTimestampInvalid)
 }
 
 // readPartitions is how many partitions a scrape reads records of:

@@ -1,7 +1,8 @@
 // Package statecodec reads the receiver's stored state encodings (the
 // interpolation tables', the stuck clocks'): varints and length-prefixed
 // fields, remembering the first failure so that a decoder reads straight
-// through and checks once per field group.
+// through and checks once per field group; and it writes and checks the
+// checksums that tell state damaged in storage from state as saved.
 package statecodec
 
 import (
@@ -9,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 )
 
@@ -16,14 +18,62 @@ import (
 // or was not written by its encoder.
 var ErrCorrupt = errors.New("stored state is corrupt")
 
+// ErrDamaged says that bytes do not match the checksum saved with them:
+// they were damaged in storage.
+var ErrDamaged = errors.New("checksum mismatch: damaged in storage")
+
+// ChecksumLen is how many bytes a checksum takes.
+const ChecksumLen = 4
+
+// castagnoli is CRC-32C's table: it detects every burst of up to 32 bits
+// and every error of up to 3 bits in a message of up to 256 MiB, misses
+// other damage once in 2^32, and Go computes it with the processor's CRC32
+// instruction where there is one.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// AppendChecksum appends the CRC-32C of b[from:] to b, little-endian.
+func AppendChecksum(b []byte, from int) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[from:], castagnoli))
+}
+
+// Matches tells whether sum, ChecksumLen bytes, is the checksum of the
+// parts one after the other.
+func Matches(sum []byte, parts ...[]byte) bool {
+	var crc uint32
+	for _, p := range parts {
+		crc = crc32.Update(crc, castagnoli, p)
+	}
+	return len(sum) == ChecksumLen && binary.LittleEndian.Uint32(sum) == crc
+}
+
 // Reader decodes one encoded state.
 type Reader struct {
-	r   *bytes.Reader
-	err error
+	data []byte
+	r    *bytes.Reader
+	err  error
 }
 
 // NewReader reads b.
-func NewReader(b []byte) *Reader { return &Reader{r: bytes.NewReader(b)} }
+func NewReader(b []byte) *Reader { return &Reader{data: b, r: bytes.NewReader(b)} }
+
+// Pos is how many bytes were read.
+func (d *Reader) Pos() int { return len(d.data) - d.r.Len() }
+
+// Checksum reads a checksum (AppendChecksum) and tells whether it is that of
+// the bytes read from pos (a Pos) on. Where the checksum should be, or
+// earlier, a failure to read is left in Err, and the checksum does not
+// match.
+func (d *Reader) Checksum(pos int) bool {
+	end := d.Pos()
+	sum := d.Bytes(ChecksumLen)
+	if d.err != nil || pos < 0 || pos > end {
+		return false
+	}
+	return Matches(sum, d.data[pos:end])
+}
+
+// Rest is the bytes not read yet, which it leaves unread.
+func (d *Reader) Rest() []byte { return d.data[d.Pos():] }
 
 // Err is the first failure, nil while there was none.
 func (d *Reader) Err() error { return d.err }

@@ -11,8 +11,11 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -32,13 +35,16 @@ type Settings struct {
 	Progress *progress.Tracker // nil when no metric needs it
 	// Interval is how often the state is saved besides at Stop.
 	Interval time.Duration
-	Logger   *zap.Logger
+	// LeftOut, when set, counts the saved tables a restore leaves out, by
+	// the check they failed (attribute failed_check).
+	LeftOut metric.Int64Counter
+	Logger  *zap.Logger
 }
 
 // New returns the state kept by s.Client; nothing is read or saved before
 // Load and Start.
 func New(s Settings) *State {
-	return &State{client: s.Client, tables: s.Tables, progress: s.Progress, interval: s.Interval, logger: s.Logger}
+	return &State{client: s.Client, tables: s.Tables, progress: s.Progress, interval: s.Interval, leftOut: s.LeftOut, logger: s.Logger}
 }
 
 // State saves the interpolation tables and the stuck clocks to a
@@ -50,6 +56,7 @@ type State struct {
 	tables   *timetable.Store
 	progress *progress.Tracker // nil when no metric needs it
 	interval time.Duration
+	leftOut  metric.Int64Counter // nil: not counted
 	logger   *zap.Logger
 
 	cancel context.CancelFunc
@@ -80,10 +87,11 @@ const maxSkipsLogged = 5
 // Load restores saved tables and stuck clocks. State that is missing starts
 // empty; state that is corrupt or from another version is ignored with a
 // warning: the receiver then works as on a first start. Each state is
-// judged alone, and tables that fail their checks (damaged, or read in the
-// future) are left out with one warning while the rest are restored.
+// judged alone, and tables that fail their checks (damaged in storage, or
+// holding times in the future or before any Kafka record) are left out
+// with one warning naming them while the rest are restored.
 func (s *State) Load(ctx context.Context) {
-	s.restore(ctx, TablesKey, "tables", "starting without history", s.restoreTables)
+	s.restore(ctx, TablesKey, "tables", "starting without history", func(data []byte) (int, error) { return s.restoreTables(ctx, data) })
 	if s.progress != nil {
 		s.restore(ctx, ProgressKey, "stuck clocks", "stuck times start from 0", s.progress.RestoreState)
 	}
@@ -108,21 +116,37 @@ func (s *State) restore(ctx context.Context, key, what, without string, install 
 	s.logger.Info("storage: restored "+what, zap.Int("partitions", restored))
 }
 
-// restoreTables installs saved tables, with one warning for those left out.
-func (s *State) restoreTables(data []byte) (int, error) {
+// restoreTables installs saved tables, with one warning for those left
+// out, and counts them.
+func (s *State) restoreTables(ctx context.Context, data []byte) (int, error) {
 	restored, err := s.tables.RestoreState(data)
 	if err != nil {
+		s.countLeftOut(ctx, 1, metadata.AttributeFailedCheckState)
 		return 0, err
 	}
 	if skipped := restored.Skipped; len(skipped) > 0 {
 		reasons := make([]string, 0, maxSkipsLogged)
-		for _, err := range skipped[:min(len(skipped), maxSkipsLogged)] {
-			reasons = append(reasons, err.Error())
+		damaged := 0
+		for i, err := range skipped {
+			if errors.Is(err, timetable.ErrDamaged) {
+				damaged++
+			}
+			if i < maxSkipsLogged {
+				reasons = append(reasons, err.Error())
+			}
 		}
 		s.logger.Warn("storage: left out saved tables that failed their checks; those partitions start without history",
-			zap.Int("tables_left_out", len(skipped)), zap.Strings("first_reasons", reasons), zap.Int("tables_restored", restored.Tables))
+			zap.Int("tables_left_out", len(skipped)), zap.Int("tables_damaged", damaged), zap.Strings("first_reasons", reasons), zap.Int("tables_restored", restored.Tables))
+		s.countLeftOut(ctx, damaged, metadata.AttributeFailedCheckChecksum)
+		s.countLeftOut(ctx, len(skipped)-damaged, metadata.AttributeFailedCheckPlausibility)
 	}
 	return restored.Tables, nil
+}
+
+func (s *State) countLeftOut(ctx context.Context, n int, check metadata.AttributeFailedCheck) {
+	if s.leftOut != nil && n > 0 {
+		s.leftOut.Add(ctx, int64(n), metric.WithAttributes(attribute.String("failed_check", check.String())))
+	}
 }
 
 // save saves the tables and the stuck clocks.

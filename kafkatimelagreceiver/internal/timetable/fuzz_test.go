@@ -198,7 +198,7 @@ func fuzzOffsetTable(t *testing.T, maxPoints uint8, maxGapSeconds uint16, baseTi
 		}
 		tp := kafka.TopicPartition{Topic: "fuzz", Partition: 0}
 		data := encodeState("", []storedTable{{tp: tp, table: table, start: 3, hasStart: true}})
-		state, err := decodeState(data, int(table.maxPoints), maxGap, math.MaxInt64)
+		state, err := decodeState(data, int(table.maxPoints), maxGap, math.MinInt64, math.MaxInt64)
 		if err == nil && len(state.skipped) > 0 {
 			err = state.skipped[0]
 		}
@@ -272,7 +272,8 @@ func FuzzDecodeState(f *testing.F) {
 		// knob say when the state is restored.
 		maxPoints := 2 + abs32(knobs)%2048
 		notAfter := int64(uint64(knobs) >> 1)
-		decoded, err := decodeState(data, maxPoints, 0, notAfter)
+		notBefore := kafka.MinRecordTime.UnixNano()
+		decoded, err := decodeState(data, maxPoints, 0, notBefore, notAfter)
 		// Restoring is decoding then installing what decoded.
 		now := time.Unix(0, notAfter).Add(-restoreClockTolerance)
 		store := NewStore(maxPoints, 0, func() time.Time { return now })
@@ -301,13 +302,13 @@ func FuzzDecodeState(f *testing.F) {
 		}
 		seen := map[kafka.TopicPartition]bool{}
 		for _, st := range decoded.tables {
-			fuzzCheckStoredTable(t, st, maxPoints, notAfter)
+			fuzzCheckStoredTable(t, st, maxPoints, notBefore, notAfter)
 			if seen[st.tp] {
 				t.Fatalf("partition %+v decoded twice", st.tp)
 			}
 			seen[st.tp] = true
 		}
-		again, err := decodeState(encodeState(decoded.clusterID, decoded.tables), maxPoints, 0, notAfter)
+		again, err := decodeState(encodeState(decoded.clusterID, decoded.tables), maxPoints, 0, notBefore, notAfter)
 		if err != nil || len(again.skipped) > 0 {
 			t.Fatalf("decoded state does not decode after encoding: %v %v", err, again.skipped)
 		}
@@ -319,7 +320,7 @@ func FuzzDecodeState(f *testing.F) {
 }
 
 // fuzzCheckStoredTable fails when a decoded table breaks an invariant.
-func fuzzCheckStoredTable(t *testing.T, st storedTable, maxPoints int, notAfter int64) {
+func fuzzCheckStoredTable(t *testing.T, st storedTable, maxPoints int, notBefore, notAfter int64) {
 	t.Helper()
 	if st.table == nil {
 		t.Fatalf("nil table for %+v", st.tp)
@@ -332,6 +333,9 @@ func fuzzCheckStoredTable(t *testing.T, st storedTable, maxPoints int, notAfter 
 	}
 	if st.table.lastRead > notAfter {
 		t.Fatalf("table read at %d, after %d, was restored", st.table.lastRead, notAfter)
+	}
+	if points := st.table.samples(); len(points) > 0 && points[0].At < notBefore {
+		t.Fatalf("table with a point at %d, before %d, was restored", points[0].At, notBefore)
 	}
 	if st.hasStart && st.start < 0 {
 		t.Fatalf("negative log start %d decoded", st.start)

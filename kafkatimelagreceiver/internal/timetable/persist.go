@@ -16,8 +16,9 @@ const restoreClockTolerance = time.Minute
 // Restored says what RestoreState installed.
 type Restored struct {
 	Tables int
-	// Skipped says, for each table left out, why: it broke an invariant of
-	// the tables, or was read in the future.
+	// Skipped says, for each table left out, why: its bytes were damaged
+	// in storage (ErrDamaged), it broke an invariant of the tables, or its
+	// times lie in the future or before any Kafka record.
 	Skipped []error
 }
 
@@ -77,20 +78,22 @@ func (s *Store) encodeTables(frames, body []byte, tps []kafka.TopicPartition) (n
 // release or an earlier one), as the tracked set until the first Track says
 // which are still wanted, and as tables whose cluster and topic ids are to
 // be checked (see Identify). The store's bounds apply: tables saved under a
-// larger maxPoints are thinned. A table that breaks an invariant, or was
-// read more than restoreClockTolerance after the store's clock says it is
-// now, is left out and named in Skipped; the others are installed. The
-// error, when the state cannot be read at all, wraps ErrStateCorrupt when
-// data is damaged, and says which version it is when it is another
-// version's; then nothing is installed.
+// larger maxPoints are thinned. A table whose checksum does not match, that
+// breaks an invariant, or (with a clock) was read more than
+// restoreClockTolerance after the store's clock says it is now or holds a
+// point before kafka.MinRecordTime, is left out and named in Skipped; the
+// others are installed. The error, when the state cannot be read at all,
+// wraps ErrStateCorrupt when data is damaged, and says which version it is
+// when it is another version's; then nothing is installed.
 func (s *Store) RestoreState(data []byte) (Restored, error) {
-	notAfter := int64(math.MaxInt64)
+	notBefore, notAfter := int64(math.MinInt64), int64(math.MaxInt64)
 	var now time.Time
 	if s.clock != nil {
 		now = s.clock()
+		notBefore = kafka.MinRecordTime.UnixNano()
 		notAfter = now.Add(restoreClockTolerance).UnixNano()
 	}
-	decoded, err := decodeState(data, s.maxPoints, s.maxGap, notAfter)
+	decoded, err := decodeState(data, s.maxPoints, s.maxGap, notBefore, notAfter)
 	if err != nil {
 		return Restored{}, fmt.Errorf("restore interpolation tables from %d bytes: %w", len(data), err)
 	}

@@ -11,10 +11,11 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 )
 
-// Stored state layout (version 6), every integer a varint:
+// Stored state layout (version 8), every integer a varint:
 //
-//	magic "KTLT" | version | cluster id length, cluster id | table count
-//	per table: body length | body
+//	magic "KTLT" | version | cluster id length, cluster id | table count |
+//	checksum of the header after the magic
+//	per table: body length | body | checksum of the body length and body
 //	body: topic length, topic bytes | partition | topic id: 0, or 1 and 16 bytes |
 //	      lastRead | has start (0/1) [start] | point count |
 //	      points: the first's offset and time (in timeUnits), then each
@@ -24,6 +25,13 @@ import (
 //	      widest sampled segment (timeUnits) | width bound: 0 for none, or
 //	      1 + how long before the newest point it ends (timeUnits)
 //
+// Version 8 adds the checksums (CRC-32C, statecodec.AppendChecksum): a
+// table whose bytes were damaged in storage is left out rather than
+// restored as other history (one flipped bit in a point's time can make a
+// time lag of a century), and a damaged header refuses the whole state. It
+// is 8 and not 7 because one flipped bit turns 7 into 6, 5 or 3, whose
+// states carry no checksum to tell, while no single bit turns 8 into an
+// earlier version.
 // Version 6 packs a point whose offset did not move (the end of a flat
 // run) into one varint, as the tables do: versions 4 and 5 stored each
 // point as two, its offset and time deltas, unsigned.
@@ -46,11 +54,15 @@ import (
 // rounded up to timeUnit.
 //
 // A table that breaks an invariant of the tables (history that might be
-// wrong is worse than none), or whose times lie in the future, is skipped;
-// state whose framing does not decode is rejected whole.
+// wrong is worse than none), or whose times lie in the future or before
+// any Kafka record, is skipped; so is one whose checksum does not match
+// and, when its length is damaged beyond one flipped bit, which hides
+// where the next tables begin, those after it. State whose header or
+// (before version 8) framing does not decode is rejected whole.
 const (
 	stateMagic                  = "KTLT"
-	stateVersion                = 6
+	stateVersion                = 8
+	stateVersionUnchecked       = 6
 	stateVersionTwoVarintPoints = 5
 	stateVersionNoSpread        = 4
 	stateVersionFramed          = 3
@@ -65,6 +77,12 @@ const (
 // ErrStateCorrupt is wrapped by the error of RestoreState when the state is
 // damaged or was not written by EncodeState.
 var ErrStateCorrupt = statecodec.ErrCorrupt
+
+// ErrDamaged is wrapped by the reason a table was left out (Restored.Skipped)
+// when its bytes do not match the checksum saved with them, or a damaged
+// length before it hides where it begins; and by the error of RestoreState
+// when the header's do not.
+var ErrDamaged = statecodec.ErrDamaged
 
 // storedTable is one partition's saved state.
 type storedTable struct {
@@ -102,20 +120,22 @@ func appendStateHeader(clusterID string, count, size int, frames []byte) []byte 
 	out = binary.AppendUvarint(out, uint64(len(clusterID)))
 	out = append(out, clusterID...)
 	out = binary.AppendUvarint(out, uint64(count))
+	out = statecodec.AppendChecksum(out, len(stateMagic))
 	return append(out, frames...)
 }
 
 // stateHeaderRoom is the longest header appendStateHeader can write.
 func stateHeaderRoom(clusterID string) int {
-	return len(stateMagic) + 3*binary.MaxVarintLen64 + len(clusterID)
+	return len(stateMagic) + 3*binary.MaxVarintLen64 + len(clusterID) + statecodec.ChecksumLen
 }
 
 // appendFramedTable appends the frame of one table to frames, encoding it
 // in body, whose storage it returns for the next table.
 func appendFramedTable(frames, body []byte, st storedTable) (newFrames, newBody []byte) {
 	body = encodeTable(body[:0], st)
+	start := len(frames)
 	frames = binary.AppendUvarint(frames, uint64(len(body)))
-	return append(frames, body...), body
+	return statecodec.AppendChecksum(append(frames, body...), start), body
 }
 
 func encodeTable(b []byte, st storedTable) []byte {
@@ -172,18 +192,20 @@ func encodeTable(b []byte, st storedTable) []byte {
 }
 
 // decodeState parses stored state into tables of the given bounds (thinned
-// if the state was saved under a larger maxPoints). Tables read at a time
-// after notAfter (unix nanoseconds) are skipped, as are tables that break an
-// invariant; the error is for state that cannot be read at all.
-func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int64) (decodedState, error) {
+// if the state was saved under a larger maxPoints). Tables with a time
+// before notBefore or read after notAfter (unix nanoseconds) are skipped, as
+// are tables that break an invariant or whose checksum does not match; the
+// error is for state that cannot be read at all.
+func decodeState(data []byte, maxPoints int, maxGap time.Duration, notBefore, notAfter int64) (decodedState, error) {
 	if len(data) < len(stateMagic) || string(data[:len(stateMagic)]) != stateMagic {
 		return decodedState{}, fmt.Errorf("%w: not a kafka_time_lag state (bad magic)", ErrStateCorrupt)
 	}
 	d := statecodec.NewReader(data[len(stateMagic):])
 	version := d.Uvarint()
-	if d.OK() && (version < stateVersionWithGap || version > stateVersion) {
-		return decodedState{}, fmt.Errorf("stored state has version %d, this receiver reads versions %d to %d", version, stateVersionWithGap, stateVersion)
+	if d.OK() && (version < stateVersionWithGap || version > stateVersion || version == stateVersionUnchecked+1) {
+		return decodedState{}, fmt.Errorf("stored state has version %d, this receiver reads versions %d to %d and %d", version, stateVersionWithGap, stateVersionUnchecked, stateVersion)
 	}
+	checked := version > stateVersionUnchecked
 	var out decodedState
 	if version >= stateVersionFramed {
 		n := d.Uvarint()
@@ -193,43 +215,54 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 		out.clusterID = string(d.Bytes(n))
 	}
 	count := d.Uvarint()
+	if checked && !d.Checksum(0) && d.OK() {
+		return decodedState{}, fmt.Errorf("%w: header: %w", ErrStateCorrupt, ErrDamaged)
+	}
 	// Every table takes at least 6 bytes: a count larger than the input can
 	// hold is corrupt, and must not drive an allocation.
 	if d.OK() && count > uint64(d.Len()/6+1) {
 		d.Fail("%d tables cannot fit in %d bytes", count, d.Len())
 	}
 	seen := map[kafka.TopicPartition]bool{}
+	damaged := false
 	for n := uint64(0); n < count && d.OK(); n++ {
 		var (
 			st      storedTable
 			problem error
 		)
-		if version >= stateVersionFramed {
+		switch {
+		case checked:
+			body, end, match := nextFrame(d.Rest())
+			if end < 0 {
+				// A damaged length that no single flipped bit explains:
+				// where this table and the ones after it begin is lost.
+				// Those before it matched their checksums.
+				for ; n < count; n++ {
+					out.skipped = append(out.skipped, fmt.Errorf("table %d of %d: %w: its length does not fit the state", n+1, count, ErrDamaged))
+				}
+				return out, nil
+			}
+			d.Bytes(uint64(end))
+			if !match {
+				damaged = true
+				out.skipped = append(out.skipped, fmt.Errorf("table %d of %d, saved as %s: %w", n+1, count, savedAs(body), ErrDamaged))
+				continue
+			}
+			st, problem = decodeFramedTable(body, n, version, maxPoints, maxGap)
+		case version >= stateVersionFramed:
 			size := d.Uvarint()
 			if d.OK() && size > uint64(d.Len()) {
 				d.Fail("table %d of %d bytes exceeds the input", n, size)
 			}
-			body := statecodec.NewReader(d.Bytes(size))
-			st, problem = decodeTable(body, version, maxPoints, maxGap)
-			if problem == nil && body.OK() && body.Len() != 0 {
-				problem = fmt.Errorf("table of %s/%d: %d trailing bytes", st.tp.Topic, st.tp.Partition, body.Len())
-			}
-			if !body.OK() {
-				problem = fmt.Errorf("table %d: %w", n, body.Err())
-			}
-		} else {
+			st, problem = decodeFramedTable(d.Bytes(size), n, version, maxPoints, maxGap)
+		default:
 			st, problem = decodeTable(d, version, maxPoints, maxGap)
 		}
 		if !d.OK() {
 			break
 		}
-		switch {
-		case problem != nil:
-		case seen[st.tp]:
-			problem = fmt.Errorf("table of %s/%d: stored twice", st.tp.Topic, st.tp.Partition)
-		case st.table.lastRead > notAfter:
-			problem = fmt.Errorf("table of %s/%d: read at %s, after now: the clock was stepped back since it was saved, or the state comes from a host whose clock was ahead",
-				st.tp.Topic, st.tp.Partition, time.Unix(0, st.table.lastRead).UTC().Format(time.RFC3339))
+		if problem == nil {
+			problem = implausible(st, seen, notBefore, notAfter)
 		}
 		if problem != nil {
 			out.skipped = append(out.skipped, problem)
@@ -241,7 +274,8 @@ func decodeState(data []byte, maxPoints int, maxGap time.Duration, notAfter int6
 		}
 		out.tables = append(out.tables, st)
 	}
-	if d.OK() && d.Len() != 0 {
+	// A damaged length that still fits the state leaves bytes over.
+	if d.OK() && d.Len() != 0 && !damaged {
 		d.Fail("%d trailing bytes", d.Len())
 	}
 	if !d.OK() {

@@ -39,7 +39,7 @@ func sampleTables(t *testing.T) []storedTable {
 // decodeAll decodes state with no bound on its times, and fails where
 // decodeState would skip a table.
 func decodeAll(data []byte, maxPoints int, maxGap time.Duration) ([]storedTable, error) {
-	decoded, err := decodeState(data, maxPoints, maxGap, math.MaxInt64)
+	decoded, err := decodeState(data, maxPoints, maxGap, math.MinInt64, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
