@@ -33,7 +33,7 @@ PLATFORMS   := linux/amd64 linux/arm64
 
 all: build
 
-## help: list the main targets ([root] marks those that install a Debian package with apt-get when it is missing, as root)
+## help: list the targets ([root: pkg] marks those that install Debian's pkg with apt-get when it is missing, as root)
 help:
 	@sed -n 's/^## /  /p' $(firstword $(MAKEFILE_LIST))
 
@@ -86,7 +86,7 @@ workflow-check: actionlint
 helm-sync:
 	cp deploy/prometheus/kafka-timelag-rules.yml deploy/prometheus/migration-rules.yml deploy/grafana/kafka-timelag.json $(CHART)/files/
 
-## helm-check: helm lint and helm template of the chart with every shipped values file, each document decoded strictly, the collector config validated with the built binary, values.schema.json refusing typos, the migration rules' promtool tests [root: prometheus]
+## helm-check: the chart linted and rendered with every shipped values file, decoded strictly, its config validated; schema and migration-rule tests [root: prometheus]
 helm-check: helm build prometheus-tools
 	HELM_BIN="$(CURDIR)/$(HELM)" OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags helm -count=1 -v ./deploy/helm/ ./deploy/operator/
 
@@ -124,7 +124,7 @@ unit:
 	cd $(RECEIVER_DIR) && $(GO) test -race -skip '^TestReplicasShareGroups$$' ./...
 	cd $(RECEIVER_DIR) && $(GO) test -race -count=1 -v -run '^TestReplicasShareGroups$$' .
 
-## e2e: the built collector against the demo cluster and a real Prometheus; the README's ocb manifest built and run on the README's and the chart's configs [root: prometheus]
+## e2e: the built collector against the demo cluster and a real Prometheus; the README's ocb manifest built and validated [root: prometheus]
 # The e2e tests run the collector, the demo cluster and a real Prometheus
 # (PROMETHEUS_BIN, or prometheus on PATH), and helm to render the chart.
 e2e: build helm prometheus-tools
