@@ -59,6 +59,39 @@ func TestValuesSchemaRefusesTypos(t *testing.T) {
 	}
 }
 
+// TestEveryValueIsTyped: each key of values.yaml, at every level, has a
+// property in values.schema.json with a type or an enum, and every object
+// the schema describes key by key refuses other keys.
+func TestEveryValueIsTyped(t *testing.T) {
+	var values map[string]any
+	data, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(data, &values))
+	var schema map[string]any
+	data, err = os.ReadFile(filepath.Join(chart, "values.schema.json"))
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(data, &schema))
+
+	var walk func(path string, values map[string]any, schema map[string]any)
+	walk = func(path string, values map[string]any, schema map[string]any) {
+		require.Equal(t, false, schema["additionalProperties"], "%s refuses unknown keys", path)
+		properties, _ := schema["properties"].(map[string]any)
+		for key, value := range values {
+			property, ok := properties[key].(map[string]any)
+			require.True(t, ok, "%s%s has no property in values.schema.json", path, key)
+			_, typed := property["type"]
+			_, enum := property["enum"]
+			require.True(t, typed || enum, "%s%s has no type", path, key)
+			if nested, ok := value.(map[string]any); ok {
+				if _, described := property["properties"]; described {
+					walk(path+key+".", nested, property)
+				}
+			}
+		}
+	}
+	walk("", values, schema)
+}
+
 // TestClusterAliasDefaultsToTheReleaseName: every alert and the dashboard
 // group by kafka_cluster_alias, so without kafka.clusterAlias the series
 // carry the release's name, and the install notes say so.
