@@ -1,6 +1,7 @@
 # Everything runs through the Go toolchain in go.mod: ocb is a `tool` in
 # go.mod (go.opentelemetry.io/collector/cmd/builder v0.165.0), so nothing is
-# installed globally.
+# installed globally, but for Debian's packages some targets install as root
+# when missing (`make help` says which).
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -18,12 +19,21 @@ MDATAGEN    := $(BUILD_DIR)/mdatagen
 # helm, pinned in tools/go.mod too (helm.sh/helm/v3 v3.22.0).
 HELM        := $(BUILD_DIR)/helm
 CHART       := deploy/helm/otelcol-kafkatimelag
+# actionlint, a tool in tools/go.mod, checks the GitHub Actions workflows.
+ACTIONLINT  := $(BUILD_DIR)/actionlint
+# The release files (`make dist`): the collector for each platform the image
+# is published for, and their checksums. VERSION is the distribution's
+# (builder-config.yaml dist.version), which a release tag must equal
+# (deploy/release/check-version.sh).
+DIST_DIR    := $(BUILD_DIR)/dist
+VERSION     := $(shell sed -n 's/^  version: *//p' builder-config.yaml)
+PLATFORMS   := linux/amd64 linux/arm64
 
-.PHONY: all help build run run-prometheus demo test prometheus-tools rules-test fmt-check vet generate generate-check mdatagen helm helm-sync helm-check unit e2e image bench bench-prometheus clean
+.PHONY: all help build run run-prometheus demo test prometheus-tools rules-test fmt-check vet generate generate-check mdatagen helm helm-sync helm-check actionlint workflow-check unit e2e image dist bench bench-prometheus clean
 
 all: build
 
-## help: list the main targets
+## help: list the targets ([root: pkg] marks those that install Debian's pkg with apt-get when it is missing, as root)
 help:
 	@sed -n 's/^## /  /p' $(firstword $(MAKEFILE_LIST))
 
@@ -36,37 +46,47 @@ build:
 run: build demo
 	deploy/run-demo.sh
 
-## run-prometheus: `make run` plus a real Prometheus (UI on 127.0.0.1:19090) with the alerting rules
+## run-prometheus: `make run` plus a real Prometheus (UI on 127.0.0.1:19090) with the alerting rules [root: prometheus]
 run-prometheus: build demo prometheus-tools
 	deploy/run-demo.sh --prometheus
 
+## demo: build the demo Kafka cluster program into _build/kafkademo
 demo:
 	$(GO) build -o $(DEMO_BIN) ./cmd/kafkademo
 
-## test: everything CI runs
-test: fmt-check vet generate-check unit build rules-test helm-check e2e
+## test: everything CI runs (.ci/run) [root: prometheus]
+test: fmt-check vet generate-check workflow-check unit build rules-test helm-check e2e
 
-# prometheus and promtool on PATH; installs Debian's package when missing
-# (as root; CI is).
+## prometheus-tools: prometheus and promtool on PATH [root: prometheus, Debian's package; CI runs as root]
 prometheus-tools:
 	deploy/prometheus/install-prometheus.sh
 
-## rules-test: promtool checks and unit-tests the alerting and migration rules in deploy/prometheus
+## rules-test: promtool checks and unit-tests the alerting and migration rules in deploy/prometheus [root: prometheus]
 rules-test: prometheus-tools
 	cd deploy/prometheus && promtool check rules kafka-timelag-rules.yml migration-rules.yml && \
 		promtool test rules kafka-timelag-rules.test.yml migration-rules.test.yml
 
+## mdatagen: build the pinned mdatagen into _build/mdatagen
 mdatagen:
 	cd tools && $(GO) build -o ../$(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
 
+## helm: build the pinned helm into _build/helm
 helm:
 	cd tools && $(GO) build -o ../$(HELM) helm.sh/helm/v3/cmd/helm
 
-## helm-sync: copy the alerting rules and the dashboard into the Helm chart (helm reads only the chart's own files)
-helm-sync:
-	cp deploy/prometheus/kafka-timelag-rules.yml deploy/grafana/kafka-timelag.json $(CHART)/files/
+## actionlint: build the pinned actionlint into _build/actionlint
+actionlint:
+	cd tools && $(GO) build -o ../$(ACTIONLINT) github.com/rhysd/actionlint/cmd/actionlint
 
-## helm-check: helm lint and helm template of the chart with every shipped values file, each document decoded strictly, the collector config validated with the built binary
+## workflow-check: actionlint on the GitHub Actions workflows in .github/workflows
+workflow-check: actionlint
+	$(ACTIONLINT)
+
+## helm-sync: copy the alerting rules, the migration rules and the dashboard into the Helm chart (helm reads only the chart's own files)
+helm-sync:
+	cp deploy/prometheus/kafka-timelag-rules.yml deploy/prometheus/migration-rules.yml deploy/grafana/kafka-timelag.json $(CHART)/files/
+
+## helm-check: the chart linted and rendered with every shipped values file, decoded strictly, its config validated; schema and migration-rule tests [root: prometheus]
 helm-check: helm build prometheus-tools
 	HELM_BIN="$(CURDIR)/$(HELM)" OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags helm -count=1 -v ./deploy/helm/ ./deploy/operator/
 
@@ -74,10 +94,11 @@ helm-check: helm build prometheus-tools
 generate: mdatagen
 	cd kafkatimelagreceiver && ../$(MDATAGEN) metadata.yaml
 
-# Fails when the generated code in the tree is not what mdatagen writes.
+## generate-check: fail when the generated code in the tree is not what mdatagen writes
 generate-check: mdatagen
 	tools/check-generated.sh $(MDATAGEN)
 
+## fmt-check: gofmt check of every Go file
 # _build holds ocb's generated sources, which are not ours to format.
 fmt-check:
 	@unformatted="$$(find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.git/*' -print0 | xargs -0 -r gofmt -l)"; \
@@ -87,6 +108,7 @@ fmt-check:
 # module holds the distribution's tests, the demo, the benchmarks and deploy.
 RECEIVER_DIR := kafkatimelagreceiver
 
+## vet: go vet of both modules and every build tag
 vet:
 	$(GO) vet ./...
 	cd $(RECEIVER_DIR) && $(GO) vet ./...
@@ -94,6 +116,7 @@ vet:
 	$(GO) vet -tags image ./deploy/container/
 	$(GO) vet -tags helm ./deploy/helm/ ./deploy/operator/
 
+## unit: go test -race of both modules (in-process Kafka)
 # The replica test runs on its own with -v: go test shows a passing test's
 # per-round coverage and duplicate counts only then.
 unit:
@@ -101,18 +124,34 @@ unit:
 	cd $(RECEIVER_DIR) && $(GO) test -race -skip '^TestReplicasShareGroups$$' ./...
 	cd $(RECEIVER_DIR) && $(GO) test -race -count=1 -v -run '^TestReplicasShareGroups$$' .
 
+## e2e: the built collector against the demo cluster and a real Prometheus; the README's ocb manifest built and validated [root: prometheus]
 # The e2e tests run the collector, the demo cluster and a real Prometheus
-# (PROMETHEUS_BIN, or prometheus on PATH).
-e2e: build prometheus-tools
-	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags e2e -race -count=1 -v ./e2e/
+# (PROMETHEUS_BIN, or prometheus on PATH), and helm to render the chart.
+e2e: build helm prometheus-tools
+	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" HELM_BIN="$(CURDIR)/$(HELM)" $(GO) test -tags e2e -race -count=1 -v ./e2e/
 
-## image: build the container image with podman (installed with apt-get when missing, as root) and check it
+## image: build the container image with podman and check it [root: podman]
 # podman needs no daemon; `podman run` does not work on these machines (crun
 # cannot set rlimits without cgroup delegation), so the check exports the
 # image's files and runs the binary from them (deploy/container/image_test.go).
 image: build
 	deploy/container/build.sh $(OTELCOL_BIN) $(IMAGE) $(IMAGE_TAR)
 	IMAGE=$(IMAGE) $(GO) test -tags image -count=1 -v ./deploy/container/
+
+## dist: the release's collector binaries for linux/amd64 and linux/arm64 and their SHA256SUMS in _build/dist
+# ocb compiles for GOOS/GOARCH from its environment, so it runs as a host
+# binary (`go tool` would build the tool itself for the target). The
+# distribution binary it leaves in _build is removed afterwards, since it is
+# the last platform's, not necessarily the host's: `make build` makes it again.
+dist:
+	$(GO) build -o $(BUILD_DIR)/ocb go.opentelemetry.io/collector/cmd/builder
+	rm -rf $(DIST_DIR)
+	mkdir -p $(DIST_DIR)
+	for platform in $(PLATFORMS); do \
+		CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(BUILD_DIR)/ocb --config builder-config.yaml; \
+		mv $(OTELCOL_BIN) $(DIST_DIR)/otelcol-kafkatimelag_$(VERSION)_$${platform%/*}_$${platform#*/}; \
+	done
+	cd $(DIST_DIR) && sha256sum otelcol-kafkatimelag_* > SHA256SUMS
 
 ## bench: Go benchmarks (in-process Kafka) and the scale program against the built collector (BENCHMARKS.md)
 # BENCHTIME and SCALEBENCH_FLAGS (e.g. SCALEBENCH_FLAGS='-workloads 50x2000

@@ -13,12 +13,18 @@ import (
 	"golang.org/x/mod/modfile"
 	"sigs.k8s.io/yaml"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/collectorcheck"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/docblocks"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/k8sdecode"
 )
 
 // checkoutPlaceholder is where the README's manifest says to put the path
-// of a checkout of this repository.
+// of a checkout of this repository, in its commented-out replaces block.
 const checkoutPlaceholder = "/path/to/otelcol-kafkatimelag"
+
+// receiverModule is the receiver's Go module, which a release tags
+// kafkatimelagreceiver/vX.Y.Z.
+const receiverModule = "github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver"
 
 // ocbVersion is the ocb release the README tells users to run, the
 // collector release the receiver is built against.
@@ -26,15 +32,18 @@ const ocbVersion = "v0.165.0"
 
 // TestOwnCollectorBuild builds, in a directory outside the repository, the
 // ocb manifest of the README's "Add it to your own collector" section,
-// with the command it gives, and the checkout's path in place of the
-// placeholder: this receiver module next to upstream components a Kafka
+// with the command it gives, its commented-out replaces block in use with
+// the checkout's path (the released module is not on the proxy before the
+// release): this receiver module next to upstream components a Kafka
 // shop's collector has (otlpreceiver, debugexporter, contrib's kafkareceiver
-// with franz-go, resourceprocessor). It must resolve without bumping any
-// collector module off the release, bring none of this repository's
-// deployment or test dependencies, and list kafka_time_lag among its
-// components.
+// with franz-go, resourceprocessor) and those the README's and the chart's
+// configurations use. It must resolve without bumping any collector module
+// off the release, bring none of this repository's deployment or test
+// dependencies, list kafka_time_lag among its components, and validate the
+// README's collector configurations and the chart's rendered one in both
+// export modes.
 func TestOwnCollectorBuild(t *testing.T) {
-	manifest := readmeManifest(t)
+	manifest := fromCheckout(t, readmeManifest(t))
 	checkout, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +89,8 @@ func TestOwnCollectorBuild(t *testing.T) {
 		}
 	}
 
-	out, err := exec.Command(filepath.Join(dir, "_build", "otelcol-custom"), "components").CombinedOutput()
+	custom := filepath.Join(dir, "_build", "otelcol-custom")
+	out, err := exec.Command(custom, "components").CombinedOutput()
 	if err != nil {
 		t.Fatalf("otelcol-custom components: %v\n%s", err, out)
 	}
@@ -88,6 +98,7 @@ func TestOwnCollectorBuild(t *testing.T) {
 		Receivers  []struct{ Name string } `json:"receivers"`
 		Processors []struct{ Name string } `json:"processors"`
 		Exporters  []struct{ Name string } `json:"exporters"`
+		Extensions []struct{ Name string } `json:"extensions"`
 	}
 	if err := yaml.Unmarshal(out, &components); err != nil {
 		t.Fatalf("otelcol-custom components: %v\n%s", err, out)
@@ -108,12 +119,91 @@ func TestOwnCollectorBuild(t *testing.T) {
 		{"receiver", names(components.Receivers), "otlp"},
 		{"receiver", names(components.Receivers), "kafka"},
 		{"processor", names(components.Processors), "resource"},
+		{"processor", names(components.Processors), "memory_limiter"},
 		{"exporter", names(components.Exporters), "debug"},
+		{"exporter", names(components.Exporters), "prometheus"},
+		{"exporter", names(components.Exporters), "otlp_http"},
+		{"extension", names(components.Extensions), "healthcheckv2"},
 	} {
 		if !slices.Contains(want.got, want.name) {
 			t.Errorf("otelcol-custom components: no %s %s among %v", want.kind, want.name, want.got)
 		}
 	}
+
+	configs := readmeConfigs(t)
+	for _, mode := range []string{"otlp", "prometheus"} {
+		configs["the chart's, export.mode="+mode] = chartConfig(t, "--set", "export.mode="+mode)
+	}
+	for name, config := range configs {
+		if err := collectorcheck.Validate(custom, t.TempDir(), config, nil); err != nil {
+			t.Errorf("otelcol-custom validate of %s: %v\n%s", name, err, config)
+		}
+	}
+}
+
+// fromCheckout uncomments the manifest's replaces block, which builds the
+// receiver from a checkout instead of the released module.
+func fromCheckout(t *testing.T, manifest string) string {
+	t.Helper()
+	lines := strings.Split(manifest, "\n")
+	i := slices.Index(lines, "# replaces:")
+	if i < 0 || i+1 >= len(lines) || lines[i+1] != "#   - "+receiverModule+" => "+checkoutPlaceholder+"/kafkatimelagreceiver" {
+		t.Fatalf("README.md's ocb manifest has no commented-out replaces block for a checkout (# replaces:, then #   - %s => %s/kafkatimelagreceiver):\n%s",
+			receiverModule, checkoutPlaceholder, manifest)
+	}
+	lines[i], lines[i+1] = lines[i][2:], lines[i+1][2:]
+	return strings.Join(lines, "\n")
+}
+
+// readmeConfigs are the README's complete collector configurations
+// (```yaml config=full), the minimal one among them.
+func readmeConfigs(t *testing.T) map[string]string {
+	t.Helper()
+	blocks, err := docblocks.Read(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := map[string]string{}
+	for _, b := range blocks {
+		if b.Lang == "yaml" && b.Attrs["config"] == "full" {
+			configs[b.Name()] = b.Body
+		}
+	}
+	if len(configs) == 0 {
+		t.Fatal("README.md has no collector configuration (```yaml config=full)")
+	}
+	return configs
+}
+
+// chartConfig is the collector configuration the chart renders with args
+// (HELM_BIN helm template, the ConfigMap's config.yaml).
+func chartConfig(t *testing.T, args ...string) string {
+	t.Helper()
+	helm := os.Getenv("HELM_BIN")
+	if helm == "" {
+		t.Fatal("HELM_BIN is not set; run `make e2e`, which builds helm and sets it")
+	}
+	cmd := exec.Command(helm, append([]string{"template", "lag", filepath.Join(repoRoot, "deploy", "helm", "otelcol-kafkatimelag")}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr.String())
+	}
+	for _, doc := range k8sdecode.Documents(out) {
+		var cm struct {
+			Kind string            `json:"kind"`
+			Data map[string]string `json:"data"`
+		}
+		if err := yaml.Unmarshal(doc, &cm); err != nil {
+			t.Fatalf("helm template: %v\n%s", err, doc)
+		}
+		if cm.Kind == "ConfigMap" && cm.Data["config.yaml"] != "" {
+			return cm.Data["config.yaml"]
+		}
+	}
+	t.Fatalf("helm template rendered no ConfigMap with config.yaml:\n%s", out)
+	return ""
 }
 
 // readmeManifest is the README's ocb manifest (```yaml not-config=ocb),
@@ -136,8 +226,7 @@ func readmeManifest(t *testing.T) string {
 	}
 	m := manifests[0]
 	for _, want := range []string{
-		"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver v0.0.0",
-		"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver => " + checkoutPlaceholder + "/kafkatimelagreceiver",
+		"  - gomod: " + receiverModule + " v",
 		"go.opentelemetry.io/collector/receiver/otlpreceiver v0.165.0",
 		"go.opentelemetry.io/collector/exporter/debugexporter v0.165.0",
 		"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver v0.165.1",

@@ -7,7 +7,9 @@
 // (selectors, ports, Secrets mounted where the config reads them); the
 // rendered collector configuration validates with the built collector; the
 // PrometheusRule carries the shipped rules and passes their promtool tests;
-// the dashboard ConfigMap holds the shipped dashboard. `make helm-check`
+// the migration recording rules asked for are the shipped groups and pass
+// their promtool tests; values.schema.json refuses misspelt keys; the
+// dashboard ConfigMap holds the shipped dashboard. `make helm-check`
 // runs it with HELM_BIN and OTELCOL_BIN set; promtool must be on PATH.
 package helm_test
 
@@ -41,7 +43,11 @@ const (
 	chart     = "otelcol-kafkatimelag"
 	rulesFile = "../prometheus/kafka-timelag-rules.yml"
 	rulesTest = "../prometheus/kafka-timelag-rules.test.yml"
-	dashboard = "../grafana/kafka-timelag.json"
+	// The recording rules for users of other exporters, one group per
+	// tool, and their promtool tests (one promql_expr_test per record).
+	migrationRules = "../prometheus/migration-rules.yml"
+	migrationTest  = "../prometheus/migration-rules.test.yml"
+	dashboard      = "../grafana/kafka-timelag.json"
 	// The Kubernetes version helm template renders for (its default is
 	// old enough for charts to pick policy/v1beta1).
 	kubeVersion = "1.33.0"
@@ -99,6 +105,7 @@ func valueFiles(t *testing.T) []string {
 func TestChartFilesAreTheShippedOnes(t *testing.T) {
 	for copy, original := range map[string]string{
 		chart + "/files/kafka-timelag-rules.yml": rulesFile,
+		chart + "/files/migration-rules.yml":     migrationRules,
 		chart + "/files/kafka-timelag.json":      dashboard,
 	} {
 		want, err := os.ReadFile(original)
@@ -132,9 +139,11 @@ func TestChart(t *testing.T) {
 			}
 			checkObjects(t, objects)
 			checkCollectorConfig(t, otelcol, objects)
-			if rule := optional[*monitoringv1.PrometheusRule](t, objects); rule != nil {
-				checkRules(t, rule, values)
+			alerting, migration := prometheusRules(t, objects)
+			if alerting != nil {
+				checkRules(t, alerting, values)
 			}
+			checkMigrationRules(t, migration, migrationTools(t, values))
 			if cm := dashboardConfigMap(objects); cm != nil {
 				want, err := os.ReadFile(dashboard)
 				require.NoError(t, err)
@@ -340,41 +349,35 @@ func checkRules(t *testing.T, rule *monitoringv1.PrometheusRule, values string) 
 				r.Expr = shippedExpr(t, shipped, r.Record)
 				changed++
 			}
-			// YAML folding: compare expressions and annotations without
-			// line breaks.
-			r.Expr.StrVal = strings.Join(strings.Fields(r.Expr.String()), " ")
-			for k, a := range r.Annotations {
-				r.Annotations[k] = strings.Join(strings.Fields(a), " ")
-			}
 		}
 	}
 	require.Equal(t, 1, changed)
-	for gi := range shipped.Groups {
-		for ri := range shipped.Groups[gi].Rules {
-			r := &shipped.Groups[gi].Rules[ri]
-			r.Expr.StrVal = strings.Join(strings.Fields(r.Expr.String()), " ")
-			for k, a := range r.Annotations {
-				r.Annotations[k] = strings.Join(strings.Fields(a), " ")
-			}
-		}
-	}
-	require.Equal(t, shipped.Groups, rendered.Groups, "the PrometheusRule holds the shipped rules")
+	require.Equal(t, unfolded(shipped.Groups), unfolded(rendered.Groups), "the PrometheusRule holds the shipped rules")
 
 	if age != "86400" {
 		return
 	}
 	// The rendered rules, as Prometheus gets them, pass the shipped tests.
+	tests, err := os.ReadFile(rulesTest)
+	require.NoError(t, err)
+	promtoolTest(t, rule, "kafka-timelag-rules.yml", tests)
+}
+
+// promtoolTest runs promtool's unit tests (the contents of a rules test
+// file) on a rendered PrometheusRule, written where the tests' rule_files
+// entry (file) reads it.
+func promtoolTest(t *testing.T, rule *monitoringv1.PrometheusRule, file string, tests []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	out, err := yaml.Marshal(rule.Spec)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "kafka-timelag-rules.yml"), out, 0o600))
-	tests, err := os.ReadFile(rulesTest)
-	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, file), out, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.test.yml"), tests, 0o600))
 	cmd := exec.Command("promtool", "test", "rules", "rules.test.yml")
 	cmd.Dir = dir
 	res, err := cmd.CombinedOutput()
-	require.NoError(t, err, "promtool test rules on the rendered PrometheusRule:\n%s", res)
+	require.NoError(t, err, "promtool test rules on the rendered %s:\n%s", rule.Name, res)
+	require.Contains(t, string(res), "SUCCESS", "promtool test rules on the rendered %s", rule.Name)
 }
 
 func shippedExpr(t *testing.T, spec monitoringv1.PrometheusRuleSpec, record string) (expr intstr.IntOrString) {

@@ -7,9 +7,7 @@ collector's own telemetry on 8888; then .Values.config merged over it.
 {{- $k := .Values.kafka -}}
 {{- if not $k.brokers }}{{ fail "kafka.brokers: set the bootstrap brokers" }}{{ end -}}
 brokers: {{ toJson $k.brokers }}
-{{- with $k.clusterAlias }}
-cluster_alias: {{ . | quote }}
-{{- end }}
+cluster_alias: {{ include "kafkatimelag.clusterAlias" . | quote }}
 coordination:
   group_id: {{ default (include "kafkatimelag.fullname" .) .Values.coordination.groupId | quote }}
   session_timeout: {{ .Values.coordination.sessionTimeout }}

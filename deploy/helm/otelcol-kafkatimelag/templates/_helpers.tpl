@@ -21,6 +21,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/*
+The kafka_cluster_alias label of every series: every alert and the
+dashboard group by it, so it is never empty (NOTES.txt says when the
+release's name stands in for it).
+*/}}
+{{- define "kafkatimelag.clusterAlias" -}}
+{{- default .Release.Name .Values.kafka.clusterAlias -}}
+{{- end -}}
+
 {{- define "kafkatimelag.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "kafkatimelag.fullname" .) .Values.serviceAccount.name -}}
