@@ -33,6 +33,11 @@ type clientConfig struct {
 	// these settings (it wraps kafka.ErrShareGroupsUnsupported): no client
 	// is built.
 	unsupported error
+	// security says how the client authenticates and encrypts, for
+	// connection errors: a broker that drops a connection during SASL (as
+	// some proxies and test brokers do on a wrong password) leaves only an
+	// EOF, which means little without knowing that SASL was attempted.
+	security string
 	// callTimeout bounds each call: a coordinator lookup, a metadata
 	// refresh and the request itself, each within the request timeout.
 	callTimeout time.Duration
@@ -67,6 +72,7 @@ func translate(ctx context.Context, s Settings) (clientConfig, error) {
 		kgo.RetryBackoffFn(func(int) time.Duration { return s.Metadata.RetryBackoff }),
 		kgo.ConnIdleTimeout(connIdle(s.ConnIdleTimeout)),
 	}
+	cc.security = "plaintext"
 	cc.opts = append(cc.opts, metadataAges(s.Metadata.RefreshInterval)...)
 	if s.ClientID != "" {
 		cc.opts = append(cc.opts, kgo.ClientID(s.ClientID))
@@ -83,6 +89,7 @@ func translate(ctx context.Context, s Settings) (clientConfig, error) {
 		// as for the cluster's client.
 		if tc != nil {
 			cc.opts = append(cc.opts, kgo.DialTLSConfig(tc))
+			cc.security = "TLS"
 		}
 	}
 	versions := maxVersions(s.ProtocolVersion)
@@ -93,6 +100,10 @@ func translate(ctx context.Context, s Settings) (clientConfig, error) {
 		}
 		cc.opts = append(cc.opts, kgo.SASL(mechanism))
 		cc.tokens = tokens
+		cc.security += ", SASL " + kafka.SASLMechanism(s.SASL.Mechanism)
+		if tokens == nil {
+			cc.security += fmt.Sprintf(" as %q", s.SASL.Username)
+		}
 		if s.SASL.HandshakeVersion == 0 {
 			// Brokers that only speak the pre-KIP-152 handshake.
 			if versions == nil {
@@ -100,6 +111,9 @@ func translate(ctx context.Context, s Settings) (clientConfig, error) {
 			}
 			versions.SetMaxKeyVersion(kmsg.SASLHandshake.Int16(), 0)
 		}
+	}
+	if s.SASL == nil {
+		cc.security += ", no SASL"
 	}
 	if versions != nil {
 		cc.opts = append(cc.opts, kgo.MaxVersions(versions))

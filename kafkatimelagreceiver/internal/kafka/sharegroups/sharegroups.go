@@ -32,6 +32,7 @@ type Client struct {
 	tokens      *tokenMechanism
 	observer    kafka.RequestObserver
 	callTimeout time.Duration
+	security    string
 	now         func() time.Time
 
 	mu sync.Mutex
@@ -55,7 +56,7 @@ func New(s Settings) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{tokens: cc.tokens, observer: s.Observer, callTimeout: cc.callTimeout, now: time.Now}
+	c := &Client{tokens: cc.tokens, observer: s.Observer, callTimeout: cc.callTimeout, security: cc.security, now: time.Now}
 	if cc.unsupported != nil {
 		c.unsupported, c.static = cc.unsupported, true
 		return c, nil
@@ -137,11 +138,11 @@ func (c *Client) observe(ctx context.Context, key kmsg.Key, err error) {
 	}
 }
 
-// transportError is an error that kept a request from being answered: a
-// refused credential becomes a kafka.AuthenticationError, and a refused
-// token is dropped.
+// transportError is an error that kept a request from being answered,
+// with how the client connects: a refused credential becomes a
+// kafka.AuthenticationError, and a refused token is dropped.
 func (c *Client) transportError(what string, err error) error {
-	err = fmt.Errorf("%s: %w", what, err)
+	err = fmt.Errorf("%s (%s): %w", what, c.security, err)
 	if errors.Is(err, kerr.SaslAuthenticationFailed) {
 		if c.tokens != nil {
 			c.tokens.refused()
