@@ -29,35 +29,67 @@ type SharePartitionLag struct {
 	HasTimeLag    bool
 }
 
-// ShareGroupLags appends one share group's per-partition lags to out, in
-// the order of offsets ((topic, partition)). The time lag is measured at at
-// as a consumer group's is, from where the group would consume: the record
-// at the start offset, or the log start when retention deleted it; 0 when
-// that is the end offset.
-func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, offsets []kafka.ShareOffset, appendTime AppendTimeFunc, at int64) []SharePartitionLag {
-	for _, o := range offsets {
-		sl := SharePartitionLag{Group: group, TopicPartition: o.TopicPartition, StartOffset: o.StartOffset}
-		if o.Lag >= 0 {
-			sl.Lag, sl.HasLag, sl.LagFromBroker = o.Lag, true, true
+// rankedShare is a share group's start offset on the partition of rank, and
+// the broker's lag there (-1: none).
+type rankedShare struct {
+	rank  int32
+	start int64
+	lag   int64
+	tp    kafka.TopicPartition
+}
+
+// AddShareGroups indexes the share groups' start offsets, so that the
+// records at them are judged (OutOfTable) and dated (Estimate) with the
+// consumer groups': a scrape adds them before either runs. A partition
+// without an end offset in the snapshot is not indexed: its share groups
+// have no time lag there.
+func (idx *Index) AddShareGroups(shares map[string][]kafka.ShareOffset) {
+	if idx.shares == nil {
+		idx.shares = make(map[string][]rankedShare, len(shares))
+	}
+	for group, offsets := range shares {
+		ranked := make([]rankedShare, 0, len(offsets))
+		for _, o := range offsets {
+			rs := rankedShare{rank: -1, start: o.StartOffset, lag: o.Lag, tp: o.TopicPartition}
+			if i, ok := idx.rank(o.TopicPartition); ok {
+				rs.rank = i
+			}
+			ranked = append(ranked, rs)
 		}
-		p := idx.Partition(o.TopicPartition)
-		if p == nil || !p.HasEnd || o.StartOffset < 0 {
+		slices.SortFunc(ranked, func(a, b rankedShare) int { return a.tp.Compare(b.tp) })
+		idx.shares[group] = ranked
+	}
+	idx.lagging = nil // gathered again with the share groups'
+}
+
+// ShareGroupLags appends one share group's per-partition lags to out,
+// sorted by (topic, partition), with the time lags Estimate dated: the age
+// of the record at the start offset (or the oldest left, when retention
+// deleted that one), measured at at as a consumer group's is; 0 when the
+// start offset is the end offset.
+func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, at int64) []SharePartitionLag {
+	for _, rs := range idx.shares[group] {
+		sl := SharePartitionLag{Group: group, TopicPartition: rs.tp, StartOffset: rs.start}
+		if rs.lag >= 0 {
+			sl.Lag, sl.HasLag, sl.LagFromBroker = rs.lag, true, true
+		}
+		if rs.rank < 0 || rs.start < 0 || !idx.Parts[rs.rank].HasEnd {
 			out = append(out, sl)
 			continue
 		}
+		p := &idx.Parts[rs.rank]
 		sl.HasEnd, sl.End = true, p.End
 		if !sl.HasLag {
-			sl.Lag, sl.HasLag = max(0, p.End-o.StartOffset), true
+			sl.Lag, sl.HasLag = max(0, p.End-rs.start), true
 		}
-		from := ConsumeFrom(o.StartOffset, p.Start, p.HasStart)
-		if from >= p.End {
+		if from := ConsumeFrom(rs.start, p.Start, p.HasStart); from >= p.End {
 			sl.HasTimeLag, sl.Method = true, MethodCaughtUp
-		} else if appended, method, ok := appendTime(p, from); ok {
-			sl.HasTimeLag, sl.Method = true, method
-			if method != MethodCaughtUp {
+		} else if d := idx.lagging.date(rs.rank, from); d.ok {
+			sl.HasTimeLag, sl.Method = true, d.method
+			if d.method != MethodCaughtUp {
 				// Never negative: a producer clock ahead of ours is not a
 				// lead.
-				sl.TimeLag = float64(max(0, at-appended)) / 1e9
+				sl.TimeLag = float64(max(0, at-d.at)) / 1e9
 			}
 		}
 		out = append(out, sl)
@@ -65,15 +97,12 @@ func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, offsets 
 	return out
 }
 
-// Partition is the indexed partition tp, or nil.
-func (idx *Index) Partition(tp kafka.TopicPartition) *Partition {
+// rank is the rank of partition tp in the index.
+func (idx *Index) rank(tp kafka.TopicPartition) (int32, bool) {
 	i, found := slices.BinarySearchFunc(idx.Parts, tp, func(p Partition, tp kafka.TopicPartition) int {
 		return p.TopicPartition.Compare(tp)
 	})
-	if !found {
-		return nil
-	}
-	return &idx.Parts[i]
+	return int32(i), found
 }
 
 // AggregateShares appends to out the sums and maxima per (group, topic) of

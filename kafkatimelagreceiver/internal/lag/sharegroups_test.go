@@ -111,7 +111,10 @@ func TestShareGroupLags(t *testing.T) {
 			fake := &fakeLagAppendTimes{known: known}
 			offset := tc.offset
 			offset.TopicPartition = tp
-			got := NewIndex(snap).ShareGroupLags(nil, "workers", []kafka.ShareOffset{offset}, fake.appendTime, at)
+			idx := NewIndex(snap)
+			idx.AddShareGroups(map[string][]kafka.ShareOffset{"workers": {offset}})
+			idx.Estimate(fake.appendTime)
+			got := idx.ShareGroupLags(nil, "workers", at)
 			want := tc.want
 			want.Group, want.TopicPartition = "workers", tp
 			require.Equal(t, []SharePartitionLag{want}, got)
@@ -131,25 +134,53 @@ func TestShareGroupLags(t *testing.T) {
 // what the table proves.
 func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
+	groups := []string{"old", "older", "in-table", "caught-up"}
+	shares := map[string][]kafka.ShareOffset{}
+	for _, group := range groups {
+		committed := idx.commits[group][0].committed
+		shares["share-"+group] = []kafka.ShareOffset{{TopicPartition: tp, StartOffset: committed, Lag: -1}}
+	}
+	idx.AddShareGroups(shares)
 	records := NewRecordTimes()
 	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{
 		{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: time.Unix(1_699_999_000, 0).UnixNano()},
 		// A producer clock 10 hours ahead: clamped to what the table proves.
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: at + int64(10*time.Hour)},
 	})
-	appendTime := AppendTimes(tables, records, at)
-	idx.Estimate(appendTime)
-	for _, group := range []string{"old", "older", "in-table", "caught-up"} {
+	idx.Estimate(AppendTimes(tables, records, at))
+	for _, group := range groups {
 		consumer := idx.GroupLags(nil, group, at)
+		share := idx.ShareGroupLags(nil, "share-"+group, at)
 		require.Len(t, consumer, 1)
-		share := idx.ShareGroupLags(nil, "share-"+group, []kafka.ShareOffset{{TopicPartition: tp, StartOffset: consumer[0].Committed, Lag: -1}}, appendTime, at)
 		require.Len(t, share, 1)
+		require.True(t, share[0].HasTimeLag, group)
 		require.Equal(t, consumer[0].HasTimeLag, share[0].HasTimeLag, group)
 		require.Equal(t, consumer[0].TimeLag, share[0].TimeLag, group)
 		require.Equal(t, consumer[0].Method, share[0].Method, group)
 		require.Equal(t, consumer[0].Lag, share[0].Lag, group)
 		require.GreaterOrEqual(t, share[0].TimeLag, 0.0, group)
 	}
+}
+
+// A share group's start offset older than the table is a record to read,
+// as a consumer group's commit there is, and is read once however many
+// groups sit on it.
+func TestOutOfTableListsShareGroupStartOffsets(t *testing.T) {
+	idx, tables, at, tp := recordsFixture(t, 0)
+	idx.AddShareGroups(map[string][]kafka.ShareOffset{
+		"workers": {{TopicPartition: tp, StartOffset: 30, Lag: 5}},
+		"mailers": {{TopicPartition: tp, StartOffset: 50, Lag: 5}}, // where the consumer group "old" is
+		"unread":  {{TopicPartition: kafka.TopicPartition{Topic: "gone", Partition: 0}, StartOffset: 1, Lag: 1}},
+	})
+	missing, _ := OutOfTable(idx, at, tables, NewRecordTimes())
+	require.Equal(t, []kafka.RecordAt{
+		{TopicPartition: tp, Offset: 20},
+		{TopicPartition: tp, Offset: 30}, // the share group's
+		{TopicPartition: tp, Offset: 50},
+		{TopicPartition: tp, Offset: 150},
+	}, missing)
+	require.Equal(t, []SharePartitionLag{{Group: "unread", TopicPartition: kafka.TopicPartition{Topic: "gone", Partition: 0}, StartOffset: 1, Lag: 1, HasLag: true, LagFromBroker: true}},
+		idx.ShareGroupLags(nil, "unread", at), "a partition without an end offset: the broker's lag alone")
 }
 
 func TestAggregateSharesIsOverEveryPartitionOrAbsent(t *testing.T) {
