@@ -3,6 +3,8 @@ package sharegroups_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync"
 	"testing"
 	"time"
 
@@ -254,7 +256,10 @@ func TestShareGroupReadsAreBatched(t *testing.T) {
 	}
 	t.Logf("%d share groups on %d coordinators", len(groups), len(coordinators))
 
-	c := newClient(t, settingsFor(k.Addrs))
+	observed := &observer{}
+	s := settingsFor(k.Addrs)
+	s.Observer = observed
+	c := newClient(t, s)
 	scrape := func() ([]string, map[string]kafka.ShareGroupDescription, map[string]kafka.ShareGroupOffsets) {
 		listed, err := c.ShareGroups(ctxFor(t))
 		require.NoError(t, err)
@@ -282,6 +287,8 @@ func TestShareGroupReadsAreBatched(t *testing.T) {
 	require.Equal(t, n, counts.Of(kmsg.ShareGroupDescribe), "one ShareGroupDescribe per coordinator: %s", counts)
 	require.Equal(t, n, counts.Of(kmsg.DescribeShareGroupOffsets), "one DescribeShareGroupOffsets per coordinator: %s", counts)
 	require.Equal(t, 1+3+2*n, counts.Total(), "nothing else: %s", counts)
+	require.Equal(t, map[string]int{"ApiVersions": 1, "ListGroups": 6, "ShareGroupDescribe": 2 * int(n), "DescribeShareGroupOffsets": 2 * int(n)},
+		observed.snapshot(), "the request observer is told of the requests the calls send, over both scrapes")
 }
 
 // member848 is a KIP-848 consumer of topic that has joined its group.
@@ -302,4 +309,25 @@ func where(records []*kgo.Record) string {
 		b = append(b, fmt.Sprintf("%d@%d", r.Partition, r.Offset))
 	}
 	return fmt.Sprint(b)
+}
+
+// observer counts the requests it is told of, by API.
+type observer struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (o *observer) Request(_ context.Context, api string, _ error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.counts == nil {
+		o.counts = map[string]int{}
+	}
+	o.counts[api]++
+}
+
+func (o *observer) snapshot() map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.counts)
 }
