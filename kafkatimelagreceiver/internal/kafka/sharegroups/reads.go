@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -33,7 +34,7 @@ func (c *Client) ShareGroups(ctx context.Context) ([]string, error) {
 	for _, shard := range c.cl.RequestSharded(ctx, req) {
 		c.observe(ctx, kmsg.ListGroups, shard.Err)
 		if shard.Err != nil {
-			errs = append(errs, c.transportError(fmt.Sprintf("ListGroups to broker %d", shard.Meta.NodeID), shard.Err))
+			errs = append(errs, c.shardError(kmsg.ListGroups, shard))
 			continue
 		}
 		resp := shard.Resp.(*kmsg.ListGroupsResponse)
@@ -70,7 +71,7 @@ func (c *Client) DescribeShareGroups(ctx context.Context, groups []string) (map[
 	for _, shard := range c.cl.RequestSharded(ctx, req) {
 		c.observe(ctx, kmsg.ShareGroupDescribe, shard.Err)
 		if shard.Err != nil {
-			err := c.transportError(fmt.Sprintf("ShareGroupDescribe to broker %d", shard.Meta.NodeID), shard.Err)
+			err := c.shardError(kmsg.ShareGroupDescribe, shard)
 			for _, g := range shard.Req.(*kmsg.ShareGroupDescribeRequest).GroupIDs {
 				errs = append(errs, &kafka.GroupError{Group: g, Err: err})
 			}
@@ -138,7 +139,7 @@ func (c *Client) ShareGroupOffsets(ctx context.Context, groups []string) (map[st
 	for _, shard := range shards {
 		c.observe(ctx, kmsg.DescribeShareGroupOffsets, shard.Err)
 		if shard.Err != nil {
-			err := c.transportError(fmt.Sprintf("DescribeShareGroupOffsets to broker %d", shard.Meta.NodeID), shard.Err)
+			err := c.shardError(kmsg.DescribeShareGroupOffsets, shard)
 			for _, g := range shard.Req.(*kmsg.DescribeShareGroupOffsetsRequest).Groups {
 				errs = append(errs, &kafka.GroupError{Group: g.GroupID, Err: err})
 			}
@@ -182,6 +183,16 @@ func shareOffsets(g kmsg.DescribeShareGroupOffsetsResponseGroup) (kafka.ShareGro
 	}
 	slices.SortFunc(out.Partitions, func(a, b kafka.ShareOffset) int { return a.TopicPartition.Compare(b.TopicPartition) })
 	return out, errs
+}
+
+// shardError is why a request of a call was not answered: a broker that
+// did not answer, or a coordinator that could not be found (an ACL refusal
+// among them, which stays one).
+func (c *Client) shardError(api kmsg.Key, shard kgo.ResponseShard) error {
+	if shard.Meta.NodeID < 0 {
+		return authorization(fmt.Errorf("%s: no broker to send it to: %w", api.Name(), shard.Err))
+	}
+	return authorization(c.transportError(fmt.Sprintf("%s to broker %d", api.Name(), shard.Meta.NodeID), shard.Err))
 }
 
 // authorization wraps an ACL refusal in a kafka.AuthorizationError.
