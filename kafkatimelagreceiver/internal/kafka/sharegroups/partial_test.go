@@ -1,6 +1,7 @@
 package sharegroups_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/sharegroups"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
@@ -127,4 +129,26 @@ func TestFailingCoordinatorCostsOnlyItsGroups(t *testing.T) {
 			require.Len(t, offsets[g].Partitions, 1, g)
 		}
 	}
+}
+
+// A coordinator that never answers: the call ends at its own deadline, with
+// the group named, even when the caller's context has none.
+func TestUnansweredCallEndsAtItsDeadline(t *testing.T) {
+	k := kfaketest.New(t, 1, nil, kfake.SeedTopics(1, "jobs"))
+	produce(k, "jobs", 1, 3, time.Now().Add(-time.Minute))
+	seedShareGroup(t, k, "workers", "jobs")
+	hole := kafkacount.NewBlackHole(k.Cluster, kmsg.DescribeShareGroupOffsets.Int16())
+	hole.Set(true)
+	defer hole.Set(false)
+
+	s := settingsFor(k.Addrs)
+	s.RequestTimeout = 200 * time.Millisecond
+	c := newClient(t, s)
+	offsets, err := c.ShareGroupOffsets(context.Background(), []string{"workers"})
+	require.Empty(t, offsets)
+	var groupErr *kafka.GroupError
+	require.True(t, errors.As(err, &groupErr), "%v", err)
+	require.Equal(t, "workers", groupErr.Group)
+	require.Positive(t, hole.Swallowed())
+	require.ErrorContains(t, err, "DescribeShareGroupOffsets to broker 0 (plaintext, no SASL): no answer within 600ms")
 }

@@ -142,6 +142,9 @@ func (c *Client) observe(ctx context.Context, key kmsg.Key, err error) {
 // with how the client connects: a refused credential becomes a
 // kafka.AuthenticationError, and a refused token is dropped.
 func (c *Client) transportError(what string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s (%s): no answer within %s: %w", what, c.security, c.callTimeout, err)
+	}
 	err = fmt.Errorf("%s (%s): %w", what, c.security, err)
 	if errors.Is(err, kerr.SaslAuthenticationFailed) {
 		if c.tokens != nil {
