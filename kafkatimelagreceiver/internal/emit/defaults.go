@@ -29,6 +29,10 @@ func DefaultMetricsBuilderConfig() metadata.MetricsBuilderConfig {
 	m.KafkaConsumerGroupLagTrend.AggregationStrategy = sum
 	m.KafkaPartitionProduceRate.AggregationStrategy = sum
 	m.KafkaTopicProduceRate.AggregationStrategy = sum
+	m.KafkaShareGroupState.AggregationStrategy = sum
+	m.KafkaShareGroupMembers.AggregationStrategy = sum
+	m.KafkaShareGroupLag.AggregationStrategy = sum
+	m.KafkaShareGroupLagSum.AggregationStrategy = sum
 
 	// Delays and maxima: the worst of what the dropped dimension held.
 	m.KafkaConsumerGroupTimeLag.AggregationStrategy = worst
@@ -37,6 +41,8 @@ func DefaultMetricsBuilderConfig() metadata.MetricsBuilderConfig {
 	m.KafkaConsumerGroupStuckTime.AggregationStrategy = worst
 	m.KafkaConsumerGroupTimeToDrain.AggregationStrategy = worst
 	m.KafkaConsumerGroupPartitionTimeToDrain.AggregationStrategy = worst
+	m.KafkaShareGroupTimeLag.AggregationStrategy = worst
+	m.KafkaShareGroupTimeLagMax.AggregationStrategy = worst
 
 	// Margins: the worst is the smallest.
 	m.KafkaConsumerGroupRetentionMargin.AggregationStrategy = metadata.AggregationStrategyMin

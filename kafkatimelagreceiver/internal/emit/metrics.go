@@ -31,6 +31,8 @@ type metrics struct {
 	timeLagMax, consumeRate, lagTrend, timeToDrain, stuckTime labelMetric2[float64]
 	retentionMargin                                           labelMetric2[float64]
 	partitionRetentionMargin                                  pairMetric[float64]
+
+	share shareMetrics
 }
 
 // newMetrics describes every metric from its configuration, its generated
@@ -77,6 +79,7 @@ func newMetrics(cfg metadata.MetricsConfig) *metrics {
 	m.partitionOwner = ownerOf(m, info.KafkaConsumerGroupPartitionOwner, cfg.KafkaConsumerGroupPartitionOwner.Enabled, cfg.KafkaConsumerGroupPartitionOwner.EnabledAttributes, cfg.KafkaConsumerGroupPartitionOwner.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionOwnerDataPoint)
 	m.retentionMargin = label2Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupRetentionMarginDataPoint)
 	m.partitionRetentionMargin = pairOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupPartitionRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint, false)
+	m.share = newShareMetrics(m, cfg)
 	return m
 }
 

@@ -18,6 +18,9 @@ type Index struct {
 	Parts []Partition // by rank
 	// commits is each group's committed offsets, in partition rank order.
 	commits map[string][]rankedCommit
+	// shares is each share group's start offsets, in partition rank order
+	// (AddShareGroups).
+	shares map[string][]rankedShare
 	// lagging, once asked for, are the offsets groups lag from.
 	lagging *laggingOffsets
 }

@@ -44,26 +44,16 @@ func (idx *Index) laggingOffsets() *laggingOffsets {
 		return idx.lagging
 	}
 	bounds := make([]int, len(idx.Parts)+1)
-	for _, commits := range idx.commits {
-		for _, rc := range commits {
-			if _, ok := idx.behind(rc); ok {
-				bounds[rc.rank+1]++
-			}
-		}
-	}
+	idx.eachLagging(func(rank int32, _ int64) { bounds[rank+1]++ })
 	for rank := range idx.Parts {
 		bounds[rank+1] += bounds[rank]
 	}
 	offsets := make([]int64, bounds[len(idx.Parts)])
 	next := slices.Clone(bounds[:len(idx.Parts)])
-	for _, commits := range idx.commits {
-		for _, rc := range commits {
-			if from, ok := idx.behind(rc); ok {
-				offsets[next[rc.rank]] = from
-				next[rc.rank]++
-			}
-		}
-	}
+	idx.eachLagging(func(rank int32, from int64) {
+		offsets[next[rank]] = from
+		next[rank]++
+	})
 	// Sorted and compacted in place: a partition's distinct offsets move
 	// down over the repeats of those before it.
 	kept, start := 0, 0
@@ -83,6 +73,29 @@ func (idx *Index) laggingOffsets() *laggingOffsets {
 	bounds[len(idx.Parts)] = kept
 	idx.lagging = &laggingOffsets{bounds: bounds, offsets: offsets[:kept]}
 	return idx.lagging
+}
+
+// eachLagging calls fn with the partition and offset of every group that
+// lags: consumer groups from their committed offsets, share groups from
+// their start offsets.
+func (idx *Index) eachLagging(fn func(rank int32, from int64)) {
+	for _, commits := range idx.commits {
+		for _, rc := range commits {
+			if from, ok := idx.behind(rc); ok {
+				fn(rc.rank, from)
+			}
+		}
+	}
+	for _, shares := range idx.shares {
+		for _, rs := range shares {
+			if rs.rank < 0 || rs.start < 0 {
+				continue // no end offset read, or no start offset yet
+			}
+			if from, ok := idx.behind(rankedCommit{rank: rs.rank, committed: rs.start}); ok {
+				fn(rs.rank, from)
+			}
+		}
+	}
 }
 
 // of is the distinct offsets groups lag from on the partition of rank.

@@ -1248,6 +1248,351 @@ func (ms *KafkaPartitionProduceRateMetricConfig) Validate() error {
 	return nil
 }
 
+// KafkaShareGroupLagMetricAttributeKey specifies the key of an attribute for the kafka.share_group.lag metric.
+type KafkaShareGroupLagMetricAttributeKey string
+
+const (
+	KafkaShareGroupLagMetricAttributeKeyGroup     KafkaShareGroupLagMetricAttributeKey = "group"
+	KafkaShareGroupLagMetricAttributeKeyTopic     KafkaShareGroupLagMetricAttributeKey = "topic"
+	KafkaShareGroupLagMetricAttributeKeyPartition KafkaShareGroupLagMetricAttributeKey = "partition"
+)
+
+// KafkaShareGroupLagMetricConfig provides config for the kafka.share_group.lag metric.
+type KafkaShareGroupLagMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaShareGroupLagMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaShareGroupLagMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaShareGroupLagMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaShareGroupLagMetricAttributeKeyGroup, KafkaShareGroupLagMetricAttributeKeyTopic, KafkaShareGroupLagMetricAttributeKeyPartition:
+		default:
+			return fmt.Errorf("metric kafka.share_group.lag doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaShareGroupLagSumMetricAttributeKey specifies the key of an attribute for the kafka.share_group.lag_sum metric.
+type KafkaShareGroupLagSumMetricAttributeKey string
+
+const (
+	KafkaShareGroupLagSumMetricAttributeKeyGroup KafkaShareGroupLagSumMetricAttributeKey = "group"
+	KafkaShareGroupLagSumMetricAttributeKeyTopic KafkaShareGroupLagSumMetricAttributeKey = "topic"
+)
+
+// KafkaShareGroupLagSumMetricConfig provides config for the kafka.share_group.lag_sum metric.
+type KafkaShareGroupLagSumMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaShareGroupLagSumMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaShareGroupLagSumMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaShareGroupLagSumMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaShareGroupLagSumMetricAttributeKeyGroup, KafkaShareGroupLagSumMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.share_group.lag_sum doesn't have an attribute %v, valid attributes: [group, topic]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaShareGroupMembersMetricAttributeKey specifies the key of an attribute for the kafka.share_group.members metric.
+type KafkaShareGroupMembersMetricAttributeKey string
+
+const (
+	KafkaShareGroupMembersMetricAttributeKeyGroup KafkaShareGroupMembersMetricAttributeKey = "group"
+)
+
+// KafkaShareGroupMembersMetricConfig provides config for the kafka.share_group.members metric.
+type KafkaShareGroupMembersMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaShareGroupMembersMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaShareGroupMembersMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaShareGroupMembersMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaShareGroupMembersMetricAttributeKeyGroup:
+		default:
+			return fmt.Errorf("metric kafka.share_group.members doesn't have an attribute %v, valid attributes: [group]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaShareGroupStartOffsetMetricAttributeKey specifies the key of an attribute for the kafka.share_group.start_offset metric.
+type KafkaShareGroupStartOffsetMetricAttributeKey string
+
+const (
+	KafkaShareGroupStartOffsetMetricAttributeKeyGroup     KafkaShareGroupStartOffsetMetricAttributeKey = "group"
+	KafkaShareGroupStartOffsetMetricAttributeKeyTopic     KafkaShareGroupStartOffsetMetricAttributeKey = "topic"
+	KafkaShareGroupStartOffsetMetricAttributeKeyPartition KafkaShareGroupStartOffsetMetricAttributeKey = "partition"
+)
+
+// KafkaShareGroupStartOffsetMetricConfig provides config for the kafka.share_group.start_offset metric.
+type KafkaShareGroupStartOffsetMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaShareGroupStartOffsetMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaShareGroupStartOffsetMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaShareGroupStartOffsetMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaShareGroupStartOffsetMetricAttributeKeyGroup, KafkaShareGroupStartOffsetMetricAttributeKeyTopic, KafkaShareGroupStartOffsetMetricAttributeKeyPartition:
+		default:
+			return fmt.Errorf("metric kafka.share_group.start_offset doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaShareGroupStateMetricAttributeKey specifies the key of an attribute for the kafka.share_group.state metric.
+type KafkaShareGroupStateMetricAttributeKey string
+
+const (
+	KafkaShareGroupStateMetricAttributeKeyGroup KafkaShareGroupStateMetricAttributeKey = "group"
+	KafkaShareGroupStateMetricAttributeKeyState KafkaShareGroupStateMetricAttributeKey = "state"
+)
+
+// KafkaShareGroupStateMetricConfig provides config for the kafka.share_group.state metric.
+type KafkaShareGroupStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaShareGroupStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaShareGroupStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaShareGroupStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaShareGroupStateMetricAttributeKeyGroup, KafkaShareGroupStateMetricAttributeKeyState:
+		default:
+			return fmt.Errorf("metric kafka.share_group.state doesn't have an attribute %v, valid attributes: [group, state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaShareGroupTimeLagMetricAttributeKey specifies the key of an attribute for the kafka.share_group.time_lag metric.
+type KafkaShareGroupTimeLagMetricAttributeKey string
+
+const (
+	KafkaShareGroupTimeLagMetricAttributeKeyGroup     KafkaShareGroupTimeLagMetricAttributeKey = "group"
+	KafkaShareGroupTimeLagMetricAttributeKeyTopic     KafkaShareGroupTimeLagMetricAttributeKey = "topic"
+	KafkaShareGroupTimeLagMetricAttributeKeyPartition KafkaShareGroupTimeLagMetricAttributeKey = "partition"
+)
+
+// KafkaShareGroupTimeLagMetricConfig provides config for the kafka.share_group.time_lag metric.
+type KafkaShareGroupTimeLagMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaShareGroupTimeLagMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaShareGroupTimeLagMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaShareGroupTimeLagMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaShareGroupTimeLagMetricAttributeKeyGroup, KafkaShareGroupTimeLagMetricAttributeKeyTopic, KafkaShareGroupTimeLagMetricAttributeKeyPartition:
+		default:
+			return fmt.Errorf("metric kafka.share_group.time_lag doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// KafkaShareGroupTimeLagMaxMetricAttributeKey specifies the key of an attribute for the kafka.share_group.time_lag_max metric.
+type KafkaShareGroupTimeLagMaxMetricAttributeKey string
+
+const (
+	KafkaShareGroupTimeLagMaxMetricAttributeKeyGroup KafkaShareGroupTimeLagMaxMetricAttributeKey = "group"
+	KafkaShareGroupTimeLagMaxMetricAttributeKeyTopic KafkaShareGroupTimeLagMaxMetricAttributeKey = "topic"
+)
+
+// KafkaShareGroupTimeLagMaxMetricConfig provides config for the kafka.share_group.time_lag_max metric.
+type KafkaShareGroupTimeLagMaxMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []KafkaShareGroupTimeLagMaxMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *KafkaShareGroupTimeLagMaxMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *KafkaShareGroupTimeLagMaxMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case KafkaShareGroupTimeLagMaxMetricAttributeKeyGroup, KafkaShareGroupTimeLagMaxMetricAttributeKeyTopic:
+		default:
+			return fmt.Errorf("metric kafka.share_group.time_lag_max doesn't have an attribute %v, valid attributes: [group, topic]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // KafkaTopicProduceRateMetricAttributeKey specifies the key of an attribute for the kafka.topic.produce_rate metric.
 type KafkaTopicProduceRateMetricAttributeKey string
 
@@ -1323,6 +1668,13 @@ type MetricsConfig struct {
 	KafkaPartitionCurrentOffset                KafkaPartitionCurrentOffsetMetricConfig                `mapstructure:"kafka.partition.current_offset"`
 	KafkaPartitionOldestOffset                 KafkaPartitionOldestOffsetMetricConfig                 `mapstructure:"kafka.partition.oldest_offset"`
 	KafkaPartitionProduceRate                  KafkaPartitionProduceRateMetricConfig                  `mapstructure:"kafka.partition.produce_rate"`
+	KafkaShareGroupLag                         KafkaShareGroupLagMetricConfig                         `mapstructure:"kafka.share_group.lag"`
+	KafkaShareGroupLagSum                      KafkaShareGroupLagSumMetricConfig                      `mapstructure:"kafka.share_group.lag_sum"`
+	KafkaShareGroupMembers                     KafkaShareGroupMembersMetricConfig                     `mapstructure:"kafka.share_group.members"`
+	KafkaShareGroupStartOffset                 KafkaShareGroupStartOffsetMetricConfig                 `mapstructure:"kafka.share_group.start_offset"`
+	KafkaShareGroupState                       KafkaShareGroupStateMetricConfig                       `mapstructure:"kafka.share_group.state"`
+	KafkaShareGroupTimeLag                     KafkaShareGroupTimeLagMetricConfig                     `mapstructure:"kafka.share_group.time_lag"`
+	KafkaShareGroupTimeLagMax                  KafkaShareGroupTimeLagMaxMetricConfig                  `mapstructure:"kafka.share_group.time_lag_max"`
 	KafkaTopicProduceRate                      KafkaTopicProduceRateMetricConfig                      `mapstructure:"kafka.topic.produce_rate"`
 }
 
@@ -1452,6 +1804,41 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []KafkaPartitionProduceRateMetricAttributeKey{KafkaPartitionProduceRateMetricAttributeKeyTopic, KafkaPartitionProduceRateMetricAttributeKeyPartition},
+		},
+		KafkaShareGroupLag: KafkaShareGroupLagMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaShareGroupLagMetricAttributeKey{KafkaShareGroupLagMetricAttributeKeyGroup, KafkaShareGroupLagMetricAttributeKeyTopic, KafkaShareGroupLagMetricAttributeKeyPartition},
+		},
+		KafkaShareGroupLagSum: KafkaShareGroupLagSumMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaShareGroupLagSumMetricAttributeKey{KafkaShareGroupLagSumMetricAttributeKeyGroup, KafkaShareGroupLagSumMetricAttributeKeyTopic},
+		},
+		KafkaShareGroupMembers: KafkaShareGroupMembersMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaShareGroupMembersMetricAttributeKey{KafkaShareGroupMembersMetricAttributeKeyGroup},
+		},
+		KafkaShareGroupStartOffset: KafkaShareGroupStartOffsetMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaShareGroupStartOffsetMetricAttributeKey{KafkaShareGroupStartOffsetMetricAttributeKeyGroup, KafkaShareGroupStartOffsetMetricAttributeKeyTopic, KafkaShareGroupStartOffsetMetricAttributeKeyPartition},
+		},
+		KafkaShareGroupState: KafkaShareGroupStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaShareGroupStateMetricAttributeKey{KafkaShareGroupStateMetricAttributeKeyGroup, KafkaShareGroupStateMetricAttributeKeyState},
+		},
+		KafkaShareGroupTimeLag: KafkaShareGroupTimeLagMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaShareGroupTimeLagMetricAttributeKey{KafkaShareGroupTimeLagMetricAttributeKeyGroup, KafkaShareGroupTimeLagMetricAttributeKeyTopic, KafkaShareGroupTimeLagMetricAttributeKeyPartition},
+		},
+		KafkaShareGroupTimeLagMax: KafkaShareGroupTimeLagMaxMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []KafkaShareGroupTimeLagMaxMetricAttributeKey{KafkaShareGroupTimeLagMaxMetricAttributeKeyGroup, KafkaShareGroupTimeLagMaxMetricAttributeKeyTopic},
 		},
 		KafkaTopicProduceRate: KafkaTopicProduceRateMetricConfig{
 			Enabled:             false,

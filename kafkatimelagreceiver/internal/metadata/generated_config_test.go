@@ -151,6 +151,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaPartitionProduceRateMetricAttributeKey{KafkaPartitionProduceRateMetricAttributeKeyTopic, KafkaPartitionProduceRateMetricAttributeKeyPartition},
 					},
+					KafkaShareGroupLag: KafkaShareGroupLagMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupLagMetricAttributeKey{KafkaShareGroupLagMetricAttributeKeyGroup, KafkaShareGroupLagMetricAttributeKeyTopic, KafkaShareGroupLagMetricAttributeKeyPartition},
+					},
+					KafkaShareGroupLagSum: KafkaShareGroupLagSumMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupLagSumMetricAttributeKey{KafkaShareGroupLagSumMetricAttributeKeyGroup, KafkaShareGroupLagSumMetricAttributeKeyTopic},
+					},
+					KafkaShareGroupMembers: KafkaShareGroupMembersMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupMembersMetricAttributeKey{KafkaShareGroupMembersMetricAttributeKeyGroup},
+					},
+					KafkaShareGroupStartOffset: KafkaShareGroupStartOffsetMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupStartOffsetMetricAttributeKey{KafkaShareGroupStartOffsetMetricAttributeKeyGroup, KafkaShareGroupStartOffsetMetricAttributeKeyTopic, KafkaShareGroupStartOffsetMetricAttributeKeyPartition},
+					},
+					KafkaShareGroupState: KafkaShareGroupStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupStateMetricAttributeKey{KafkaShareGroupStateMetricAttributeKeyGroup, KafkaShareGroupStateMetricAttributeKeyState},
+					},
+					KafkaShareGroupTimeLag: KafkaShareGroupTimeLagMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupTimeLagMetricAttributeKey{KafkaShareGroupTimeLagMetricAttributeKeyGroup, KafkaShareGroupTimeLagMetricAttributeKeyTopic, KafkaShareGroupTimeLagMetricAttributeKeyPartition},
+					},
+					KafkaShareGroupTimeLagMax: KafkaShareGroupTimeLagMaxMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupTimeLagMaxMetricAttributeKey{KafkaShareGroupTimeLagMaxMetricAttributeKeyGroup, KafkaShareGroupTimeLagMaxMetricAttributeKeyTopic},
+					},
 					KafkaTopicProduceRate: KafkaTopicProduceRateMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -292,6 +327,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []KafkaPartitionProduceRateMetricAttributeKey{KafkaPartitionProduceRateMetricAttributeKeyTopic, KafkaPartitionProduceRateMetricAttributeKeyPartition},
 					},
+					KafkaShareGroupLag: KafkaShareGroupLagMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupLagMetricAttributeKey{KafkaShareGroupLagMetricAttributeKeyGroup, KafkaShareGroupLagMetricAttributeKeyTopic, KafkaShareGroupLagMetricAttributeKeyPartition},
+					},
+					KafkaShareGroupLagSum: KafkaShareGroupLagSumMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupLagSumMetricAttributeKey{KafkaShareGroupLagSumMetricAttributeKeyGroup, KafkaShareGroupLagSumMetricAttributeKeyTopic},
+					},
+					KafkaShareGroupMembers: KafkaShareGroupMembersMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupMembersMetricAttributeKey{KafkaShareGroupMembersMetricAttributeKeyGroup},
+					},
+					KafkaShareGroupStartOffset: KafkaShareGroupStartOffsetMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupStartOffsetMetricAttributeKey{KafkaShareGroupStartOffsetMetricAttributeKeyGroup, KafkaShareGroupStartOffsetMetricAttributeKeyTopic, KafkaShareGroupStartOffsetMetricAttributeKeyPartition},
+					},
+					KafkaShareGroupState: KafkaShareGroupStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupStateMetricAttributeKey{KafkaShareGroupStateMetricAttributeKeyGroup, KafkaShareGroupStateMetricAttributeKeyState},
+					},
+					KafkaShareGroupTimeLag: KafkaShareGroupTimeLagMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupTimeLagMetricAttributeKey{KafkaShareGroupTimeLagMetricAttributeKeyGroup, KafkaShareGroupTimeLagMetricAttributeKeyTopic, KafkaShareGroupTimeLagMetricAttributeKeyPartition},
+					},
+					KafkaShareGroupTimeLagMax: KafkaShareGroupTimeLagMaxMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []KafkaShareGroupTimeLagMaxMetricAttributeKey{KafkaShareGroupTimeLagMaxMetricAttributeKeyGroup, KafkaShareGroupTimeLagMaxMetricAttributeKeyTopic},
+					},
 					KafkaTopicProduceRate: KafkaTopicProduceRateMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -308,7 +378,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupConsumeRateMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLagTrendMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionOwnerMetricConfig{}, KafkaConsumerGroupPartitionRetentionMarginMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupPartitionTimeToDrainMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupRetentionMarginMetricConfig{}, KafkaConsumerGroupStableLagMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupStuckTimeMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaConsumerGroupTimeToDrainMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, KafkaPartitionProduceRateMetricConfig{}, KafkaTopicProduceRateMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(KafkaConsumerGroupAssignedPartitionsMetricConfig{}, KafkaConsumerGroupConsumeRateMetricConfig{}, KafkaConsumerGroupLagMetricConfig{}, KafkaConsumerGroupLagMaxMetricConfig{}, KafkaConsumerGroupLagSumMetricConfig{}, KafkaConsumerGroupLagTrendMetricConfig{}, KafkaConsumerGroupLostMessagesMetricConfig{}, KafkaConsumerGroupMembersMetricConfig{}, KafkaConsumerGroupOffsetMetricConfig{}, KafkaConsumerGroupPartitionOwnerMetricConfig{}, KafkaConsumerGroupPartitionRetentionMarginMetricConfig{}, KafkaConsumerGroupPartitionStatusMetricConfig{}, KafkaConsumerGroupPartitionTimeToDrainMetricConfig{}, KafkaConsumerGroupRebalancesMetricConfig{}, KafkaConsumerGroupRetentionMarginMetricConfig{}, KafkaConsumerGroupStableLagMetricConfig{}, KafkaConsumerGroupStateMetricConfig{}, KafkaConsumerGroupStatusMetricConfig{}, KafkaConsumerGroupStuckTimeMetricConfig{}, KafkaConsumerGroupTimeLagMetricConfig{}, KafkaConsumerGroupTimeLagMaxMetricConfig{}, KafkaConsumerGroupTimeToDrainMetricConfig{}, KafkaPartitionCurrentOffsetMetricConfig{}, KafkaPartitionOldestOffsetMetricConfig{}, KafkaPartitionProduceRateMetricConfig{}, KafkaShareGroupLagMetricConfig{}, KafkaShareGroupLagSumMetricConfig{}, KafkaShareGroupMembersMetricConfig{}, KafkaShareGroupStartOffsetMetricConfig{}, KafkaShareGroupStateMetricConfig{}, KafkaShareGroupTimeLagMetricConfig{}, KafkaShareGroupTimeLagMaxMetricConfig{}, KafkaTopicProduceRateMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -609,6 +679,90 @@ func TestKafkaPartitionProduceRateMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric kafka.partition.produce_rate doesn't have an attribute invalid, valid attributes: [topic, partition]")
 
 	cfg = DefaultMetricsConfig().KafkaPartitionProduceRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaShareGroupLagMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaShareGroupLag
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaShareGroupLagMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.share_group.lag doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
+
+	cfg = DefaultMetricsConfig().KafkaShareGroupLag
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaShareGroupLagSumMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaShareGroupLagSum
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaShareGroupLagSumMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.share_group.lag_sum doesn't have an attribute invalid, valid attributes: [group, topic]")
+
+	cfg = DefaultMetricsConfig().KafkaShareGroupLagSum
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaShareGroupMembersMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaShareGroupMembers
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaShareGroupMembersMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.share_group.members doesn't have an attribute invalid, valid attributes: [group]")
+
+	cfg = DefaultMetricsConfig().KafkaShareGroupMembers
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaShareGroupStartOffsetMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaShareGroupStartOffset
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaShareGroupStartOffsetMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.share_group.start_offset doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
+
+	cfg = DefaultMetricsConfig().KafkaShareGroupStartOffset
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaShareGroupStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaShareGroupState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaShareGroupStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.share_group.state doesn't have an attribute invalid, valid attributes: [group, state]")
+
+	cfg = DefaultMetricsConfig().KafkaShareGroupState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaShareGroupTimeLagMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaShareGroupTimeLag
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaShareGroupTimeLagMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.share_group.time_lag doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
+
+	cfg = DefaultMetricsConfig().KafkaShareGroupTimeLag
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestKafkaShareGroupTimeLagMaxMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().KafkaShareGroupTimeLagMax
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []KafkaShareGroupTimeLagMaxMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.share_group.time_lag_max doesn't have an attribute invalid, valid attributes: [group, topic]")
+
+	cfg = DefaultMetricsConfig().KafkaShareGroupTimeLagMax
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

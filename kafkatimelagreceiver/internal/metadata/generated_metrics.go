@@ -342,6 +342,34 @@ var MetricsInfo = metricsInfo{
 		Name:       "kafka.partition.produce_rate",
 		Attributes: []string{"topic", "partition"},
 	},
+	KafkaShareGroupLag: metricInfo{
+		Name:       "kafka.share_group.lag",
+		Attributes: []string{"group", "topic", "partition"},
+	},
+	KafkaShareGroupLagSum: metricInfo{
+		Name:       "kafka.share_group.lag_sum",
+		Attributes: []string{"group", "topic"},
+	},
+	KafkaShareGroupMembers: metricInfo{
+		Name:       "kafka.share_group.members",
+		Attributes: []string{"group"},
+	},
+	KafkaShareGroupStartOffset: metricInfo{
+		Name:       "kafka.share_group.start_offset",
+		Attributes: []string{"group", "topic", "partition"},
+	},
+	KafkaShareGroupState: metricInfo{
+		Name:       "kafka.share_group.state",
+		Attributes: []string{"group", "state"},
+	},
+	KafkaShareGroupTimeLag: metricInfo{
+		Name:       "kafka.share_group.time_lag",
+		Attributes: []string{"group", "topic", "partition"},
+	},
+	KafkaShareGroupTimeLagMax: metricInfo{
+		Name:       "kafka.share_group.time_lag_max",
+		Attributes: []string{"group", "topic"},
+	},
 	KafkaTopicProduceRate: metricInfo{
 		Name:       "kafka.topic.produce_rate",
 		Attributes: []string{"topic"},
@@ -374,6 +402,13 @@ type metricsInfo struct {
 	KafkaPartitionCurrentOffset                metricInfo
 	KafkaPartitionOldestOffset                 metricInfo
 	KafkaPartitionProduceRate                  metricInfo
+	KafkaShareGroupLag                         metricInfo
+	KafkaShareGroupLagSum                      metricInfo
+	KafkaShareGroupMembers                     metricInfo
+	KafkaShareGroupStartOffset                 metricInfo
+	KafkaShareGroupState                       metricInfo
+	KafkaShareGroupTimeLag                     metricInfo
+	KafkaShareGroupTimeLagMax                  metricInfo
 	KafkaTopicProduceRate                      metricInfo
 }
 
@@ -2726,6 +2761,656 @@ func newMetricKafkaPartitionProduceRate(cfg KafkaPartitionProduceRateMetricConfi
 	return m
 }
 
+type metricKafkaShareGroupLag struct {
+	data          pmetric.Metric                 // data buffer for generated metric.
+	config        KafkaShareGroupLagMetricConfig // metric config provided by user.
+	capacity      int                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.share_group.lag metric with initial data.
+func (m *metricKafkaShareGroupLag) init() {
+	m.data.SetName("kafka.share_group.lag")
+	m.data.SetDescription("Records of the partition the share group has not finished (acknowledged, rejected or archived) from its share-partition start offset (SPSO) to the end offset, as the broker counts them (KIP-1226, DescribeShareGroupOffsets v1). A broker that does not count them (v0) gives max(0, end offset - SPSO) instead, which also counts the records already finished past the SPSO.")
+	m.data.SetUnit("{message}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaShareGroupLag) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupLagMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupLagMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupLagMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaShareGroupLag) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaShareGroupLag) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaShareGroupLag(cfg KafkaShareGroupLagMetricConfig) metricKafkaShareGroupLag {
+	m := metricKafkaShareGroupLag{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaShareGroupLagSum struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        KafkaShareGroupLagSumMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.share_group.lag_sum metric with initial data.
+func (m *metricKafkaShareGroupLagSum) init() {
+	m.data.SetName("kafka.share_group.lag_sum")
+	m.data.SetDescription("Sum of the share group's lag over the partitions of the topic it has state on. Omitted unless every one of them has a lag in the scrape.")
+	m.data.SetUnit("{message}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaShareGroupLagSum) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupLagSumMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupLagSumMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaShareGroupLagSum) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaShareGroupLagSum) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaShareGroupLagSum(cfg KafkaShareGroupLagSumMetricConfig) metricKafkaShareGroupLagSum {
+	m := metricKafkaShareGroupLagSum{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaShareGroupMembers struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        KafkaShareGroupMembersMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.share_group.members metric with initial data.
+func (m *metricKafkaShareGroupMembers) init() {
+	m.data.SetName("kafka.share_group.members")
+	m.data.SetDescription("Members of the share group. Omitted when the group could not be described.")
+	m.data.SetUnit("{member}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaShareGroupMembers) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupMembersMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaShareGroupMembers) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaShareGroupMembers) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaShareGroupMembers(cfg KafkaShareGroupMembersMetricConfig) metricKafkaShareGroupMembers {
+	m := metricKafkaShareGroupMembers{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaShareGroupStartOffset struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        KafkaShareGroupStartOffsetMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.share_group.start_offset metric with initial data.
+func (m *metricKafkaShareGroupStartOffset) init() {
+	m.data.SetName("kafka.share_group.start_offset")
+	m.data.SetDescription("The share group's share-partition start offset (SPSO) on the partition: every record before it is finished, the record at it is the oldest the group has not finished. Off by default, as kafka.consumer_group.offset is.")
+	m.data.SetUnit("{offset}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaShareGroupStartOffset) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupStartOffsetMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupStartOffsetMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupStartOffsetMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaShareGroupStartOffset) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaShareGroupStartOffset) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaShareGroupStartOffset(cfg KafkaShareGroupStartOffsetMetricConfig) metricKafkaShareGroupStartOffset {
+	m := metricKafkaShareGroupStartOffset{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaShareGroupState struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        KafkaShareGroupStateMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.share_group.state metric with initial data.
+func (m *metricKafkaShareGroupState) init() {
+	m.data.SetName("kafka.share_group.state")
+	m.data.SetDescription("The share group's state, one point per state: 1 for the current one, 0 for the others (summed over groups: how many share groups are in each state). Omitted when the group could not be described.")
+	m.data.SetUnit("{group}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaShareGroupState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, groupAttributeValue string, stateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupStateMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupStateMetricAttributeKeyState) {
+		dp.Attributes().PutStr("state", stateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaShareGroupState) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaShareGroupState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaShareGroupState(cfg KafkaShareGroupStateMetricConfig) metricKafkaShareGroupState {
+	m := metricKafkaShareGroupState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaShareGroupTimeLag struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        KafkaShareGroupTimeLagMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.share_group.time_lag metric with initial data.
+func (m *metricKafkaShareGroupTimeLag) init() {
+	m.data.SetName("kafka.share_group.time_lag")
+	m.data.SetDescription("Estimated age of the oldest record the share group has not finished: the record at its share-partition start offset (or the oldest left, when retention deleted that one), dated as a consumer group's time lag is. 0 when the start offset is the end offset. Records past it may be finished already; none before it is unfinished. Omitted when no estimate can be made.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaShareGroupTimeLag) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupTimeLagMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupTimeLagMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupTimeLagMetricAttributeKeyPartition) {
+		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaShareGroupTimeLag) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaShareGroupTimeLag) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaShareGroupTimeLag(cfg KafkaShareGroupTimeLagMetricConfig) metricKafkaShareGroupTimeLag {
+	m := metricKafkaShareGroupTimeLag{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricKafkaShareGroupTimeLagMax struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        KafkaShareGroupTimeLagMaxMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills kafka.share_group.time_lag_max metric with initial data.
+func (m *metricKafkaShareGroupTimeLagMax) init() {
+	m.data.SetName("kafka.share_group.time_lag_max")
+	m.data.SetDescription("Largest time lag of the share group over the partitions of the topic it has state on: the age of its oldest unfinished record there. Omitted unless every one of them has an estimate in the scrape.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricKafkaShareGroupTimeLagMax) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupTimeLagMaxMetricAttributeKeyGroup) {
+		dp.Attributes().PutStr("group", groupAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaShareGroupTimeLagMaxMetricAttributeKeyTopic) {
+		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricKafkaShareGroupTimeLagMax) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricKafkaShareGroupTimeLagMax) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricKafkaShareGroupTimeLagMax(cfg KafkaShareGroupTimeLagMaxMetricConfig) metricKafkaShareGroupTimeLagMax {
+	m := metricKafkaShareGroupTimeLagMax{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricKafkaTopicProduceRate struct {
 	data          pmetric.Metric                    // data buffer for generated metric.
 	config        KafkaTopicProduceRateMetricConfig // metric config provided by user.
@@ -2850,6 +3535,13 @@ type MetricsBuilder struct {
 	metricKafkaPartitionCurrentOffset                metricKafkaPartitionCurrentOffset
 	metricKafkaPartitionOldestOffset                 metricKafkaPartitionOldestOffset
 	metricKafkaPartitionProduceRate                  metricKafkaPartitionProduceRate
+	metricKafkaShareGroupLag                         metricKafkaShareGroupLag
+	metricKafkaShareGroupLagSum                      metricKafkaShareGroupLagSum
+	metricKafkaShareGroupMembers                     metricKafkaShareGroupMembers
+	metricKafkaShareGroupStartOffset                 metricKafkaShareGroupStartOffset
+	metricKafkaShareGroupState                       metricKafkaShareGroupState
+	metricKafkaShareGroupTimeLag                     metricKafkaShareGroupTimeLag
+	metricKafkaShareGroupTimeLagMax                  metricKafkaShareGroupTimeLagMax
 	metricKafkaTopicProduceRate                      metricKafkaTopicProduceRate
 }
 
@@ -2901,6 +3593,13 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricKafkaPartitionCurrentOffset:                newMetricKafkaPartitionCurrentOffset(mbc.Metrics.KafkaPartitionCurrentOffset),
 		metricKafkaPartitionOldestOffset:                 newMetricKafkaPartitionOldestOffset(mbc.Metrics.KafkaPartitionOldestOffset),
 		metricKafkaPartitionProduceRate:                  newMetricKafkaPartitionProduceRate(mbc.Metrics.KafkaPartitionProduceRate),
+		metricKafkaShareGroupLag:                         newMetricKafkaShareGroupLag(mbc.Metrics.KafkaShareGroupLag),
+		metricKafkaShareGroupLagSum:                      newMetricKafkaShareGroupLagSum(mbc.Metrics.KafkaShareGroupLagSum),
+		metricKafkaShareGroupMembers:                     newMetricKafkaShareGroupMembers(mbc.Metrics.KafkaShareGroupMembers),
+		metricKafkaShareGroupStartOffset:                 newMetricKafkaShareGroupStartOffset(mbc.Metrics.KafkaShareGroupStartOffset),
+		metricKafkaShareGroupState:                       newMetricKafkaShareGroupState(mbc.Metrics.KafkaShareGroupState),
+		metricKafkaShareGroupTimeLag:                     newMetricKafkaShareGroupTimeLag(mbc.Metrics.KafkaShareGroupTimeLag),
+		metricKafkaShareGroupTimeLagMax:                  newMetricKafkaShareGroupTimeLagMax(mbc.Metrics.KafkaShareGroupTimeLagMax),
 		metricKafkaTopicProduceRate:                      newMetricKafkaTopicProduceRate(mbc.Metrics.KafkaTopicProduceRate),
 		resourceAttributeIncludeFilter:                   make(map[string]filter.Filter),
 		resourceAttributeExcludeFilter:                   make(map[string]filter.Filter),
@@ -3011,6 +3710,13 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricKafkaPartitionCurrentOffset.emit(ils.Metrics())
 	mb.metricKafkaPartitionOldestOffset.emit(ils.Metrics())
 	mb.metricKafkaPartitionProduceRate.emit(ils.Metrics())
+	mb.metricKafkaShareGroupLag.emit(ils.Metrics())
+	mb.metricKafkaShareGroupLagSum.emit(ils.Metrics())
+	mb.metricKafkaShareGroupMembers.emit(ils.Metrics())
+	mb.metricKafkaShareGroupStartOffset.emit(ils.Metrics())
+	mb.metricKafkaShareGroupState.emit(ils.Metrics())
+	mb.metricKafkaShareGroupTimeLag.emit(ils.Metrics())
+	mb.metricKafkaShareGroupTimeLagMax.emit(ils.Metrics())
 	mb.metricKafkaTopicProduceRate.emit(ils.Metrics())
 
 	for _, op := range options {
@@ -3166,6 +3872,41 @@ func (mb *MetricsBuilder) RecordKafkaPartitionOldestOffsetDataPoint(ts pcommon.T
 // RecordKafkaPartitionProduceRateDataPoint adds a data point to kafka.partition.produce_rate metric.
 func (mb *MetricsBuilder) RecordKafkaPartitionProduceRateDataPoint(ts pcommon.Timestamp, val float64, topicAttributeValue string, partitionAttributeValue int64) {
 	mb.metricKafkaPartitionProduceRate.recordDataPoint(mb.startTime, ts, val, topicAttributeValue, partitionAttributeValue)
+}
+
+// RecordKafkaShareGroupLagDataPoint adds a data point to kafka.share_group.lag metric.
+func (mb *MetricsBuilder) RecordKafkaShareGroupLagDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	mb.metricKafkaShareGroupLag.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
+}
+
+// RecordKafkaShareGroupLagSumDataPoint adds a data point to kafka.share_group.lag_sum metric.
+func (mb *MetricsBuilder) RecordKafkaShareGroupLagSumDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string) {
+	mb.metricKafkaShareGroupLagSum.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
+}
+
+// RecordKafkaShareGroupMembersDataPoint adds a data point to kafka.share_group.members metric.
+func (mb *MetricsBuilder) RecordKafkaShareGroupMembersDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string) {
+	mb.metricKafkaShareGroupMembers.recordDataPoint(mb.startTime, ts, val, groupAttributeValue)
+}
+
+// RecordKafkaShareGroupStartOffsetDataPoint adds a data point to kafka.share_group.start_offset metric.
+func (mb *MetricsBuilder) RecordKafkaShareGroupStartOffsetDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	mb.metricKafkaShareGroupStartOffset.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
+}
+
+// RecordKafkaShareGroupStateDataPoint adds a data point to kafka.share_group.state metric.
+func (mb *MetricsBuilder) RecordKafkaShareGroupStateDataPoint(ts pcommon.Timestamp, val int64, groupAttributeValue string, stateAttributeValue AttributeState) {
+	mb.metricKafkaShareGroupState.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, stateAttributeValue.String())
+}
+
+// RecordKafkaShareGroupTimeLagDataPoint adds a data point to kafka.share_group.time_lag metric.
+func (mb *MetricsBuilder) RecordKafkaShareGroupTimeLagDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+	mb.metricKafkaShareGroupTimeLag.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
+}
+
+// RecordKafkaShareGroupTimeLagMaxDataPoint adds a data point to kafka.share_group.time_lag_max metric.
+func (mb *MetricsBuilder) RecordKafkaShareGroupTimeLagMaxDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+	mb.metricKafkaShareGroupTimeLagMax.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
 }
 
 // RecordKafkaTopicProduceRateDataPoint adds a data point to kafka.topic.produce_rate metric.

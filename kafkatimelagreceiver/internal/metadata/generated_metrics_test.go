@@ -92,6 +92,13 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["kafka.partition.current_offset"] = mb.metricKafkaPartitionCurrentOffset.config.AggregationStrategy
 			aggMap["kafka.partition.oldest_offset"] = mb.metricKafkaPartitionOldestOffset.config.AggregationStrategy
 			aggMap["kafka.partition.produce_rate"] = mb.metricKafkaPartitionProduceRate.config.AggregationStrategy
+			aggMap["kafka.share_group.lag"] = mb.metricKafkaShareGroupLag.config.AggregationStrategy
+			aggMap["kafka.share_group.lag_sum"] = mb.metricKafkaShareGroupLagSum.config.AggregationStrategy
+			aggMap["kafka.share_group.members"] = mb.metricKafkaShareGroupMembers.config.AggregationStrategy
+			aggMap["kafka.share_group.start_offset"] = mb.metricKafkaShareGroupStartOffset.config.AggregationStrategy
+			aggMap["kafka.share_group.state"] = mb.metricKafkaShareGroupState.config.AggregationStrategy
+			aggMap["kafka.share_group.time_lag"] = mb.metricKafkaShareGroupTimeLag.config.AggregationStrategy
+			aggMap["kafka.share_group.time_lag_max"] = mb.metricKafkaShareGroupTimeLagMax.config.AggregationStrategy
 			aggMap["kafka.topic.produce_rate"] = mb.metricKafkaTopicProduceRate.config.AggregationStrategy
 
 			expectedWarnings := 0
@@ -251,6 +258,48 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordKafkaPartitionProduceRateDataPoint(ts, 3, "topic-val-2", 10)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaShareGroupLagDataPoint(ts, 1, "group-val", "topic-val", 9)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaShareGroupLagDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaShareGroupLagSumDataPoint(ts, 1, "group-val", "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaShareGroupLagSumDataPoint(ts, 3, "group-val-2", "topic-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaShareGroupMembersDataPoint(ts, 1, "group-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaShareGroupMembersDataPoint(ts, 3, "group-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordKafkaShareGroupStartOffsetDataPoint(ts, 1, "group-val", "topic-val", 9)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaShareGroupStartOffsetDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaShareGroupStateDataPoint(ts, 1, "group-val", AttributeStateStable)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaShareGroupStateDataPoint(ts, 3, "group-val-2", AttributeStatePreparingRebalance)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaShareGroupTimeLagDataPoint(ts, 1, "group-val", "topic-val", 9)
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaShareGroupTimeLagDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordKafkaShareGroupTimeLagMaxDataPoint(ts, 1, "group-val", "topic-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordKafkaShareGroupTimeLagMaxDataPoint(ts, 3, "group-val-2", "topic-val-2")
+			}
 
 			allMetricsCount++
 			mb.RecordKafkaTopicProduceRateDataPoint(ts, 1, "topic-val")
@@ -289,6 +338,13 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricKafkaPartitionCurrentOffset.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaPartitionOldestOffset.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaPartitionProduceRate.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaShareGroupLag.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaShareGroupLagSum.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaShareGroupMembers.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaShareGroupStartOffset.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaShareGroupState.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaShareGroupTimeLag.aggDataPoints)
+				assert.Empty(t, mb.metricKafkaShareGroupTimeLagMax.aggDataPoints)
 				assert.Empty(t, mb.metricKafkaTopicProduceRate.aggDataPoints)
 			}
 
@@ -1514,6 +1570,331 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("topic")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
+				case "kafka.share_group.lag":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.share_group.lag"], "Found a duplicate in the metrics slice: kafka.share_group.lag")
+						validatedMetrics["kafka.share_group.lag"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Records of the partition the share group has not finished (acknowledged, rejected or archived) from its share-partition start offset (SPSO) to the end offset, as the broker counts them (KIP-1226, DescribeShareGroupOffsets v1). A broker that does not count them (v0) gives max(0, end offset - SPSO) instead, which also counts the records already finished past the SPSO.", mi.Description())
+						assert.Equal(t, "{message}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["kafka.share_group.lag"], "Found a duplicate in the metrics slice: kafka.share_group.lag")
+						validatedMetrics["kafka.share_group.lag"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Records of the partition the share group has not finished (acknowledged, rejected or archived) from its share-partition start offset (SPSO) to the end offset, as the broker counts them (KIP-1226, DescribeShareGroupOffsets v1). A broker that does not count them (v0) gives max(0, end offset - SPSO) instead, which also counts the records already finished past the SPSO.", mi.Description())
+						assert.Equal(t, "{message}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.share_group.lag"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
+				case "kafka.share_group.lag_sum":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.share_group.lag_sum"], "Found a duplicate in the metrics slice: kafka.share_group.lag_sum")
+						validatedMetrics["kafka.share_group.lag_sum"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Sum of the share group's lag over the partitions of the topic it has state on. Omitted unless every one of them has a lag in the scrape.", mi.Description())
+						assert.Equal(t, "{message}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.share_group.lag_sum"], "Found a duplicate in the metrics slice: kafka.share_group.lag_sum")
+						validatedMetrics["kafka.share_group.lag_sum"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Sum of the share group's lag over the partitions of the topic it has state on. Omitted unless every one of them has a lag in the scrape.", mi.Description())
+						assert.Equal(t, "{message}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.share_group.lag_sum"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+					}
+				case "kafka.share_group.members":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.share_group.members"], "Found a duplicate in the metrics slice: kafka.share_group.members")
+						validatedMetrics["kafka.share_group.members"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Members of the share group. Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{member}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.share_group.members"], "Found a duplicate in the metrics slice: kafka.share_group.members")
+						validatedMetrics["kafka.share_group.members"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Members of the share group. Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{member}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.share_group.members"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+					}
+				case "kafka.share_group.start_offset":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.share_group.start_offset"], "Found a duplicate in the metrics slice: kafka.share_group.start_offset")
+						validatedMetrics["kafka.share_group.start_offset"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The share group's share-partition start offset (SPSO) on the partition: every record before it is finished, the record at it is the oldest the group has not finished. Off by default, as kafka.consumer_group.offset is.", mi.Description())
+						assert.Equal(t, "{offset}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["kafka.share_group.start_offset"], "Found a duplicate in the metrics slice: kafka.share_group.start_offset")
+						validatedMetrics["kafka.share_group.start_offset"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The share group's share-partition start offset (SPSO) on the partition: every record before it is finished, the record at it is the oldest the group has not finished. Off by default, as kafka.consumer_group.offset is.", mi.Description())
+						assert.Equal(t, "{offset}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.share_group.start_offset"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
+				case "kafka.share_group.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.share_group.state"], "Found a duplicate in the metrics slice: kafka.share_group.state")
+						validatedMetrics["kafka.share_group.state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The share group's state, one point per state: 1 for the current one, 0 for the others (summed over groups: how many share groups are in each state). Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{group}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						stateAttrVal, ok := dp.Attributes().Get("state")
+						assert.True(t, ok)
+						assert.Equal(t, "Stable", stateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.share_group.state"], "Found a duplicate in the metrics slice: kafka.share_group.state")
+						validatedMetrics["kafka.share_group.state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The share group's state, one point per state: 1 for the current one, 0 for the others (summed over groups: how many share groups are in each state). Omitted when the group could not be described.", mi.Description())
+						assert.Equal(t, "{group}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["kafka.share_group.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("state")
+						assert.False(t, ok)
+					}
+				case "kafka.share_group.time_lag":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.share_group.time_lag"], "Found a duplicate in the metrics slice: kafka.share_group.time_lag")
+						validatedMetrics["kafka.share_group.time_lag"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Estimated age of the oldest record the share group has not finished: the record at its share-partition start offset (or the oldest left, when retention deleted that one), dated as a consumer group's time lag is. 0 when the start offset is the end offset. Records past it may be finished already; none before it is unfinished. Omitted when no estimate can be made.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						partitionAttrVal, ok := dp.Attributes().Get("partition")
+						assert.True(t, ok)
+						assert.EqualValues(t, 9, partitionAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["kafka.share_group.time_lag"], "Found a duplicate in the metrics slice: kafka.share_group.time_lag")
+						validatedMetrics["kafka.share_group.time_lag"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Estimated age of the oldest record the share group has not finished: the record at its share-partition start offset (or the oldest left, when retention deleted that one), dated as a consumer group's time lag is. 0 when the start offset is the end offset. Records past it may be finished already; none before it is unfinished. Omitted when no estimate can be made.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.share_group.time_lag"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+					}
+				case "kafka.share_group.time_lag_max":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["kafka.share_group.time_lag_max"], "Found a duplicate in the metrics slice: kafka.share_group.time_lag_max")
+						validatedMetrics["kafka.share_group.time_lag_max"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Largest time lag of the share group over the partitions of the topic it has state on: the age of its oldest unfinished record there. Omitted unless every one of them has an estimate in the scrape.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						groupAttrVal, ok := dp.Attributes().Get("group")
+						assert.True(t, ok)
+						assert.Equal(t, "group-val", groupAttrVal.Str())
+						topicAttrVal, ok := dp.Attributes().Get("topic")
+						assert.True(t, ok)
+						assert.Equal(t, "topic-val", topicAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["kafka.share_group.time_lag_max"], "Found a duplicate in the metrics slice: kafka.share_group.time_lag_max")
+						validatedMetrics["kafka.share_group.time_lag_max"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Largest time lag of the share group over the partitions of the topic it has state on: the age of its oldest unfinished record there. Omitted unless every one of them has an estimate in the scrape.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["kafka.share_group.time_lag_max"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("group")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("topic")
 						assert.False(t, ok)
 					}
 				case "kafka.topic.produce_rate":
