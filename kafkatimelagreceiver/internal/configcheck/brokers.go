@@ -22,7 +22,7 @@ func Broker(key, address string) error {
 	case host == "":
 		return fmt.Errorf("%s: %q has no host; write host:port, such as kafka-1%s", key, address, address)
 	case strings.TrimSpace(host) != host || strings.ContainsAny(host, " \t"):
-		return fmt.Errorf("%s: %q: the host must not contain spaces", key, address)
+		return fmt.Errorf("%s: %q: the host must not contain spaces (a list in one string is split at each comma only)", key, address)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("%s: %q: the port must be a number from 1 to 65535", key, address)

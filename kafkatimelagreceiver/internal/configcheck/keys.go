@@ -18,7 +18,7 @@ var (
 	// Timeout bounds each Kafka request and the whole scrape: below a second
 	// a busy broker's answer (hundreds of milliseconds at its p99) fails the
 	// scrape; beyond ten minutes a broker that does not answer holds it.
-	Timeout = Duration{Key: "timeout", Zero: "the default: a scrape ends at collection_interval, a request at 10s", Min: time.Second, Max: 10 * time.Minute}
+	Timeout = Duration{Key: "timeout", Zero: "the default", Min: time.Second, Max: 10 * time.Minute}
 	// SamplingInterval: each sample is a ListOffsets request to every
 	// leader; a table sampled less than hourly dates records only to the
 	// hour.
