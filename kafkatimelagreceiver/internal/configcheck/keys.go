@@ -48,9 +48,9 @@ var (
 	// ConnIdleTimeout: a connection idle for longer is reopened before its
 	// next request; below a second, requests of one scrape would reconnect.
 	ConnIdleTimeout = Duration{Key: "conn_idle_timeout", Min: time.Second}
-	// DialTimeout: below a second a TLS handshake across regions fails; the
-	// kernel gives up a TCP connect after about two minutes
-	// (tcp_syn_retries 6: 127 s) whatever the timeout says.
+	// DialTimeout: below a second a TLS handshake with a broker in another
+	// region or under load can fail; the kernel gives up a TCP connect after
+	// about two minutes (tcp_syn_retries 6: 127 s) whatever the timeout says.
 	DialTimeout = Duration{Key: "dial_timeout", Min: time.Second, Max: 2 * time.Minute}
 	// MetadataRefreshInterval: each refresh is a Metadata request for the
 	// whole cluster; leadership changes are caught by the errors they cause,
