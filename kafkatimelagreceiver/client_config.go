@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 )
 
@@ -26,7 +27,8 @@ const (
 	defaultMetadataRetryBackoff = 250 * time.Millisecond
 )
 
-// MetadataConfig is configkafka's `metadata` block.
+// MetadataConfig is configkafka's `metadata` block; validateClient checks
+// the ranges of its keys.
 type MetadataConfig struct {
 	// Full is accepted and, as in configkafka since v0.159.0, has no effect:
 	// the receiver always reads the metadata of the whole cluster, which is
@@ -44,21 +46,6 @@ type MetadataConfig struct {
 type MetadataRetryConfig struct {
 	Max     int           `mapstructure:"max"`
 	Backoff time.Duration `mapstructure:"backoff"`
-}
-
-// Validate: confmap prefixes the error with metadata.
-func (m MetadataConfig) Validate() error {
-	var errs []error
-	if m.RefreshInterval <= 0 {
-		errs = append(errs, fmt.Errorf("refresh_interval: must be positive, got %s", m.RefreshInterval))
-	}
-	if m.Retry.Max < 0 {
-		errs = append(errs, fmt.Errorf("retry::max: must not be negative, got %d", m.Retry.Max))
-	}
-	if m.Retry.Backoff < 0 {
-		errs = append(errs, fmt.Errorf("retry::backoff: must not be negative, got %s", m.Retry.Backoff))
-	}
-	return errors.Join(errs...)
 }
 
 func newDefaultMetadataConfig() MetadataConfig {
@@ -90,17 +77,14 @@ func (cfg *Config) validateClient() error {
 		errs = append(errs, errors.New("brokers: must list at least one broker"))
 	}
 	for i, b := range cfg.Brokers {
-		if b == "" {
-			errs = append(errs, fmt.Errorf("brokers::%d: must not be empty", i))
-		}
+		errs = append(errs, configcheck.Broker(fmt.Sprintf("brokers::%d", i), b))
 	}
-	errs = append(errs, cfg.checkProtocolVersion())
-	if cfg.ConnIdleTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("conn_idle_timeout: must be positive, got %s", cfg.ConnIdleTimeout))
-	}
-	if cfg.DialTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("dial_timeout: must be positive, got %s", cfg.DialTimeout))
-	}
+	errs = append(errs, cfg.checkProtocolVersion(),
+		configcheck.ConnIdleTimeout.Check(cfg.ConnIdleTimeout),
+		configcheck.DialTimeout.Check(cfg.DialTimeout),
+		configcheck.MetadataRefreshInterval.Check(cfg.Metadata.RefreshInterval),
+		configcheck.MetadataRetryMax.Check(int64(cfg.Metadata.Retry.Max)),
+		configcheck.MetadataRetryBackoff.Check(cfg.Metadata.Retry.Backoff))
 	if cfg.TLS != nil {
 		if _, err := cfg.TLS.LoadTLSConfig(context.Background()); err != nil {
 			errs = append(errs, fmt.Errorf("tls: %w", err))

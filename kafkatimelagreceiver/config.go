@@ -2,13 +2,13 @@ package kafkatimelagreceiver
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
@@ -23,13 +23,6 @@ const (
 	// every few seconds and a producer that writes in bursts, short enough
 	// that a drain estimate follows a change within minutes.
 	defaultRateWindow = 5 * time.Minute
-	// minSamplingInterval keeps a typo (1ms, 10ns) from turning the sampler
-	// into a loop of ListOffsets requests to every leader.
-	minSamplingInterval = 100 * time.Millisecond
-	// maxMaxSamples caps each table at 160 KiB: 512 points already cover
-	// more than a day at second resolution, and the bound multiplies by
-	// every tracked partition.
-	maxMaxSamples = 10000
 	// defaultRequestTimeout bounds each Kafka request when the controller's
 	// timeout is not set, so that a silent broker can never hold a scrape.
 	defaultRequestTimeout = 10 * time.Second
@@ -123,43 +116,29 @@ func (f FilterConfig) filter() (*filter.Filter, error) {
 	return filter.New(f.Include, f.Exclude)
 }
 
-// Validate checks the keys of Config itself, naming the offending one as
-// the collector does (outer::inner). Each block below it validates itself
-// and confmap prefixes its errors with the block's key; what only the Kafka
-// client can tell, or what spans blocks, is checked here.
+// Validate checks the keys of Config itself and every number and duration
+// key of the blocks below it, naming the offending one as the collector
+// does (outer::inner); internal/configcheck holds their ranges. Each block
+// checks its other keys itself and confmap prefixes its errors with the
+// block's key.
 func (cfg *Config) Validate() error {
-	var errs []error
-	if err := cfg.validateClient(); err != nil {
-		errs = append(errs, err)
-	}
+	errs := []error{cfg.validateClient()}
 	errs = append(errs, validateAttributeLists(cfg.Metrics)...)
 	errs = append(errs, validateCoordinatedAttributes(cfg)...)
-	if cfg.CollectionInterval <= 0 {
-		errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
-	}
-	switch {
-	case cfg.SamplingInterval <= 0:
-		errs = append(errs, fmt.Errorf("sampling_interval: must be positive, got %s", cfg.SamplingInterval))
-	case cfg.SamplingInterval < minSamplingInterval:
-		errs = append(errs, fmt.Errorf("sampling_interval: must be at least %s, got %s", minSamplingInterval, cfg.SamplingInterval))
-	}
-	if cfg.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout: must not be negative, got %s", cfg.Timeout))
-	}
-	if cfg.Storage != nil && cfg.StorageInterval <= 0 {
-		errs = append(errs, fmt.Errorf("storage_interval: must be positive when storage is set, got %s", cfg.StorageInterval))
-	}
-	if cfg.RateWindow <= 0 {
-		errs = append(errs, fmt.Errorf("rate_window: must be positive, got %s", cfg.RateWindow))
-	}
-	switch {
-	case cfg.MaxSamples < 2:
-		errs = append(errs, fmt.Errorf("max_samples: must be at least 2, got %d", cfg.MaxSamples))
-	case cfg.MaxSamples > maxMaxSamples:
-		errs = append(errs, fmt.Errorf("max_samples: must be at most %d, got %d", maxMaxSamples, cfg.MaxSamples))
-	}
-	if cfg.MaxRecordReadsPerScrape < 0 {
-		errs = append(errs, fmt.Errorf("max_record_reads_per_scrape: must not be negative, got %d", cfg.MaxRecordReadsPerScrape))
+	errs = append(errs,
+		configcheck.CollectionInterval.Check(cfg.CollectionInterval),
+		configcheck.InitialDelay.Check(cfg.InitialDelay),
+		configcheck.Timeout.Check(cfg.Timeout),
+		configcheck.SamplingInterval.Check(cfg.SamplingInterval),
+		configcheck.MaxSamples.Check(int64(cfg.MaxSamples)),
+		configcheck.MaxRecordReadsPerScrape.Check(int64(cfg.MaxRecordReadsPerScrape)),
+		configcheck.RateWindow.Check(cfg.RateWindow),
+		configcheck.StatusWindow.Check(int64(cfg.Status.Window)),
+		configcheck.StatusMaxTimeLag.Check(cfg.Status.MaxTimeLag),
+		cfg.Coordination.validate(),
+	)
+	if cfg.Storage != nil {
+		errs = append(errs, configcheck.StorageInterval.Check(cfg.StorageInterval))
 	}
 	return errors.Join(errs...)
 }

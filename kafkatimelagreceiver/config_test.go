@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
@@ -163,21 +164,21 @@ func TestLoadConfigInvalid(t *testing.T) {
 		{name: "invalid_group_regex", wantErr: []string{"groups: include::0", "(unclosed"}},
 		{name: "invalid_group_exclude_regex", wantErr: []string{"groups: exclude::0", "a**"}},
 		{name: "invalid_topic_regex", wantErr: []string{"topics: exclude::1", "[unterminated"}},
-		{name: "zero_sampling_interval", wantErr: []string{"sampling_interval", "must be positive"}},
+		{name: "zero_sampling_interval", wantErr: []string{"sampling_interval: must be between 100ms and 1h, got 0s"}},
 		{name: "negative_sampling_interval", wantErr: []string{"sampling_interval", "-10s"}},
 		{name: "zero_collection_interval", wantErr: []string{"collection_interval"}},
 		{name: "negative_timeout", wantErr: []string{"timeout"}},
-		{name: "storage_without_interval", wantErr: []string{"storage_interval", "must be positive"}},
-		{name: "zero_rate_window", wantErr: []string{"rate_window", "must be positive, got 0s"}},
-		{name: "one_sample", wantErr: []string{"max_samples", "at least 2, got 1"}},
+		{name: "storage_without_interval", wantErr: []string{"storage_interval: must be between 1s and 24h, got 0s"}},
+		{name: "zero_rate_window", wantErr: []string{"rate_window: must be between 1s and 24h, got 0s"}},
+		{name: "one_sample", wantErr: []string{"max_samples: must be between 2 and 10000, got 1"}},
 		{name: "negative_record_reads", wantErr: []string{"max_record_reads_per_scrape", "got -1"}},
 		{name: "bad_protocol_version", wantErr: []string{"protocol_version", "not-a-version"}},
 		{name: "empty_protocol_version", wantErr: []string{"protocol_version: must be set (default 4.3.1)"}},
 		{name: "rack_id_old_protocol", wantErr: []string{"rack_id: needs protocol_version 2.3.0 or later", "got 2.1.0"}},
-		{name: "zero_conn_idle_timeout", wantErr: []string{"conn_idle_timeout: must be positive, got 0s"}},
-		{name: "negative_dial_timeout", wantErr: []string{"dial_timeout: must be positive, got -1s"}},
-		{name: "zero_metadata_refresh", wantErr: []string{"metadata: refresh_interval: must be positive, got 0s"}},
-		{name: "negative_metadata_retry", wantErr: []string{"metadata: retry::max: must not be negative, got -1", "retry::backoff: must not be negative, got -1s"}},
+		{name: "zero_conn_idle_timeout", wantErr: []string{"conn_idle_timeout: must be at least 1s, got 0s"}},
+		{name: "negative_dial_timeout", wantErr: []string{"dial_timeout: must be between 1s and 2m, got -1s"}},
+		{name: "zero_metadata_refresh", wantErr: []string{"metadata::refresh_interval: must be at least 10s, got 0s"}},
+		{name: "negative_metadata_retry", wantErr: []string{"metadata::retry::max: must be at least 0, got -1", "metadata::retry::backoff: must be 0 (no wait) or between 1ms and 1m, got -1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -295,9 +296,9 @@ func TestStatusConfigValidate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.Status.Window = 1
-	require.ErrorContains(t, confmap.Validate(cfg), "status: window")
+	require.ErrorContains(t, confmap.Validate(cfg), "status::window: must be between 2 and 10000, got 1")
 	cfg.Status = StatusConfig{Window: 10, MaxTimeLag: -time.Second}
-	require.ErrorContains(t, confmap.Validate(cfg), "status: max_time_lag")
+	require.ErrorContains(t, confmap.Validate(cfg), "status::max_time_lag: must be 0 (off) or at least 1s, got -1s")
 }
 
 // A sampling interval of a millisecond (or a nanosecond, a typo away from
@@ -305,7 +306,7 @@ func TestStatusConfigValidate(t *testing.T) {
 func TestSamplingIntervalThatWouldHotLoopIsRejected(t *testing.T) {
 	cfg := loadTestConfig(t, "hot_sampling_interval")
 	err := cfg.Validate()
-	require.ErrorContains(t, err, "sampling_interval: must be at least 100ms, got 1ms")
+	require.ErrorContains(t, err, "sampling_interval: must be between 100ms and 1h, got 1ms")
 }
 
 // max_samples sizes every partition's table: without a ceiling, a stray
@@ -313,7 +314,7 @@ func TestSamplingIntervalThatWouldHotLoopIsRejected(t *testing.T) {
 func TestMaxSamplesWithoutUpperBoundIsRejected(t *testing.T) {
 	cfg := loadTestConfig(t, "too_many_samples")
 	err := cfg.Validate()
-	require.ErrorContains(t, err, "max_samples: must be at most 10000, got 100000000")
+	require.ErrorContains(t, err, "max_samples: must be between 2 and 10000, got 100000000")
 }
 
 func loadCoordinationConfig(t *testing.T, name string) *Config {
@@ -365,11 +366,11 @@ func TestCoordinationConfigFull(t *testing.T) {
 
 func TestCoordinationConfigInvalid(t *testing.T) {
 	for name, want := range map[string]string{
-		"bad_topic":        `coordination: topic: "lag/coordination" is not a Kafka topic name`,
-		"zero_partitions":  "coordination: topic_partitions: must be between 1 and 10000, got 0",
-		"zero_replication": "coordination: topic_replication_factor: must be -1 (the brokers' default) or at least 1, got 0",
-		"zero_session":     "coordination: session_timeout: must be at least 1ms, got 0s",
-		"slow_heartbeat":   "coordination: heartbeat_interval: must be at least 1ms and at most a third of session_timeout (6s), got 3s",
+		"bad_topic":        `coordination::topic: "lag/coordination" is not a Kafka topic name`,
+		"zero_partitions":  "coordination::topic_partitions: must be between 1 and 10000, got 0",
+		"zero_replication": "coordination::topic_replication_factor: must be -1 (the brokers' default) or between 1 and 32767, got 0",
+		"zero_session":     "coordination::session_timeout: must be between 1s and 30m, got 0s",
+		"slow_heartbeat":   "coordination::heartbeat_interval: must be at most a third of coordination::session_timeout (6s), got 3s",
 		"old_protocol":     "coordination::group_id: coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got 2.3.0",
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -443,7 +444,7 @@ func TestFactoryReceiverLifecycleWithoutKafka(t *testing.T) {
 		cfg := factory.CreateDefaultConfig().(*Config)
 		cfg.Brokers = []string{unusedLocalAddress(t)}
 		cfg.Timeout = 2 * time.Second
-		cfg.SamplingInterval = minSamplingInterval
+		cfg.SamplingInterval = configcheck.SamplingInterval.Min
 		require.NoError(t, confmap.Validate(cfg))
 		return cfg
 	}

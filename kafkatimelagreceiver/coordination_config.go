@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
 )
 
 const (
@@ -12,9 +14,6 @@ const (
 	defaultCoordinationPartitions = 60
 	defaultSessionTimeout         = 15 * time.Second
 	defaultHeartbeatInterval      = 3 * time.Second
-	// maxCoordinationPartitions bounds what one replica may be handed: each
-	// held partition is a paused claim in the Kafka client.
-	maxCoordinationPartitions = 10000
 )
 
 // kafkaTopicName is what Kafka accepts as a topic name.
@@ -34,11 +33,13 @@ type CoordinationConfig struct {
 	Topic string `mapstructure:"topic"`
 	// TopicPartitions is the partition count the topic is created with,
 	// which bounds the useful number of replicas and how evenly groups
-	// spread. An existing topic keeps its own count.
-	TopicPartitions int32 `mapstructure:"topic_partitions"`
+	// spread. An existing topic keeps its own count. An int, as the next
+	// key, so that a value too large for the Kafka request's field is
+	// refused rather than wrapped when decoded.
+	TopicPartitions int `mapstructure:"topic_partitions"`
 	// TopicReplicationFactor is the replication factor the topic is created
 	// with; -1 is the brokers' default.
-	TopicReplicationFactor int16 `mapstructure:"topic_replication_factor"`
+	TopicReplicationFactor int `mapstructure:"topic_replication_factor"`
 	// CreateTopic allows the receiver to create the topic when it is
 	// missing (which needs CREATE on it).
 	CreateTopic bool `mapstructure:"create_topic"`
@@ -64,29 +65,26 @@ func defaultCoordinationConfig() CoordinationConfig {
 // enabled tells whether replicas share the groups.
 func (c CoordinationConfig) enabled() bool { return c.GroupID != "" }
 
-// Validate: confmap prefixes the error with coordination.
-func (c CoordinationConfig) Validate() error {
+// validate names the offending key under coordination; its keys are
+// checked only when they are used.
+func (c CoordinationConfig) validate() error {
 	if !c.enabled() {
 		return nil
 	}
-	var errs []error
+	errs := []error{
+		configcheck.CoordinationTopicPartitions.Check(int64(c.TopicPartitions)),
+		configcheck.CoordinationTopicReplicationFactor.Check(int64(c.TopicReplicationFactor)),
+		configcheck.CoordinationSessionTimeout.Check(c.SessionTimeout),
+		configcheck.CoordinationHeartbeatInterval.Check(c.HeartbeatInterval),
+	}
 	if !kafkaTopicName.MatchString(c.Topic) || c.Topic == "." || c.Topic == ".." {
-		errs = append(errs, fmt.Errorf("topic: %q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)", c.Topic))
-	}
-	if c.TopicPartitions < 1 || c.TopicPartitions > maxCoordinationPartitions {
-		errs = append(errs, fmt.Errorf("topic_partitions: must be between 1 and %d, got %d", maxCoordinationPartitions, c.TopicPartitions))
-	}
-	if c.TopicReplicationFactor != -1 && c.TopicReplicationFactor < 1 {
-		errs = append(errs, fmt.Errorf("topic_replication_factor: must be -1 (the brokers' default) or at least 1, got %d", c.TopicReplicationFactor))
-	}
-	if c.SessionTimeout < time.Millisecond {
-		errs = append(errs, fmt.Errorf("session_timeout: must be at least 1ms, got %s", c.SessionTimeout))
+		errs = append(errs, fmt.Errorf("coordination::topic: %q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)", c.Topic))
 	}
 	// A replica learns of a rebalance at its next heartbeat and must rejoin
 	// within half a session timeout: a third leaves it room.
-	if c.HeartbeatInterval < time.Millisecond || 3*c.HeartbeatInterval > c.SessionTimeout {
-		errs = append(errs, fmt.Errorf("heartbeat_interval: must be at least 1ms and at most a third of session_timeout (%s), got %s",
-			c.SessionTimeout, c.HeartbeatInterval))
+	if configcheck.CoordinationSessionTimeout.Check(c.SessionTimeout) == nil && 3*c.HeartbeatInterval > c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("coordination::heartbeat_interval: must be at most a third of coordination::session_timeout (%s), got %s",
+			configcheck.Short(c.SessionTimeout), configcheck.Short(c.HeartbeatInterval)))
 	}
 	return errors.Join(errs...)
 }

@@ -734,7 +734,7 @@ func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	storageID := component.MustNewID("file_storage")
 	cfg := k.testConfig()
 	cfg.Timeout = 5 * time.Minute
-	cfg.CollectionInterval = 100 * time.Millisecond
+	cfg.CollectionInterval = time.Second // the floor
 	cfg.SamplingInterval = 100 * time.Millisecond
 	cfg.Storage = &storageID
 	cfg.StorageInterval = time.Hour // only the shutdown save
@@ -788,9 +788,9 @@ func TestShutdownWithHungStorageReturnsByDeadline(t *testing.T) {
 	store := memorystorage.New()
 	storageID := component.MustNewID("file_storage")
 	cfg := k.testConfig()
-	cfg.CollectionInterval = 100 * time.Millisecond
+	cfg.CollectionInterval = time.Second
 	cfg.Storage = &storageID
-	cfg.StorageInterval = 200 * time.Millisecond // a periodic save hangs too
+	cfg.StorageInterval = time.Second // the floor: a periodic save hangs too
 	require.NoError(t, cfg.Validate())
 	sink := new(consumertest.MetricsSink)
 	rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
@@ -881,7 +881,7 @@ func TestConnIdleTimeoutReopensConnections(t *testing.T) {
 	requireBillingLag(t, steady)
 	require.Equal(t, opened, k.Requests(int16(kmsg.ApiVersions)), "busy connections are kept")
 
-	const idle = 50 * time.Millisecond
+	const idle = time.Second // the floor
 	cfg := k.testConfig()
 	cfg.ConnIdleTimeout = idle
 	s := startScraper(t, cfg)

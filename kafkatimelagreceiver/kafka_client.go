@@ -14,9 +14,17 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/oauthbearer"
 )
 
-// rackAwareVersion is the first protocol version whose Fetch carries the
-// client's rack (KIP-392).
-const rackAwareVersion = "2.3.0"
+const (
+	// minProtocolVersion is the oldest protocol version whose requests the
+	// receiver sends: topics' retention is read with DescribeConfigs v1
+	// (Kafka 1.1). Below 0.11 no record timestamp is read, and below 0.10.2
+	// the committed offsets of all topics cannot be asked for, so nothing at
+	// all is reported, without an error.
+	minProtocolVersion = "1.1.0"
+	// rackAwareVersion is the first protocol version whose Fetch carries the
+	// client's rack (KIP-392).
+	rackAwareVersion = "2.3.0"
+)
 
 // checkProtocolVersion checks what only the Kafka client can tell: that it
 // can speak the protocol version, and rack-aware fetches and coordination
@@ -27,6 +35,9 @@ func (cfg *Config) checkProtocolVersion() error {
 	}
 	if err := saramacluster.CheckVersion(cfg.ProtocolVersion); err != nil {
 		return fmt.Errorf("protocol_version: %q is not a Kafka version: %w", cfg.ProtocolVersion, err)
+	}
+	if !saramacluster.VersionAtLeast(cfg.ProtocolVersion, minProtocolVersion) {
+		return fmt.Errorf("protocol_version: must be %s or later, the oldest the receiver's requests work at, got %s", minProtocolVersion, cfg.ProtocolVersion)
 	}
 	if cfg.RackID != "" && !saramacluster.VersionAtLeast(cfg.ProtocolVersion, rackAwareVersion) {
 		return fmt.Errorf("rack_id: needs protocol_version %s or later (Fetch v11, KIP-392), got %s", rackAwareVersion, cfg.ProtocolVersion)
@@ -177,8 +188,8 @@ func newMembership(ctx context.Context, cfg *Config, host component.Host, logger
 	return saramacluster.NewMembership(s, saramacluster.MembershipSettings{
 		GroupID:           c.GroupID,
 		Topic:             c.Topic,
-		Partitions:        c.TopicPartitions,
-		ReplicationFactor: c.TopicReplicationFactor,
+		Partitions:        int32(c.TopicPartitions),        // validated: 1 to 10000
+		ReplicationFactor: int16(c.TopicReplicationFactor), // validated: -1 or 1 to 32767
 		CreateTopic:       c.CreateTopic,
 		SessionTimeout:    c.SessionTimeout,
 		HeartbeatInterval: c.HeartbeatInterval,

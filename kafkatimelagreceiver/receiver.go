@@ -130,6 +130,8 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 			Records:         records,
 			Groups:          groups,
 			Topics:          topics,
+			GroupIncludes:   groups.WatchIncludes(),
+			TopicIncludes:   topics.WatchIncludes(),
 			Describe:        wants.GroupHealth,
 			StartOffsets:    wants.StartOffsets,
 			StableOffsets:   wants.StableOffsets,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/testca"
@@ -467,7 +468,7 @@ func TestACLLeastPrivilege(t *testing.T) {
 	cfg := aclScraperConfig(k, password)
 	// The sampler runs too: it samples the denied topic's partitions (the
 	// group committed on them) and must not fall into a failure streak.
-	cfg.SamplingInterval = minSamplingInterval
+	cfg.SamplingInterval = configcheck.SamplingInterval.Min
 	s, logs := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.InfoLevel))
 	for scrape := 1; scrape <= 2; scrape++ {
 		md, err := s.scrape(context.Background())

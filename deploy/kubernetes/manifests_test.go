@@ -161,22 +161,27 @@ func TestManifests(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0)
 	require.Equal(t, configMap.Name, pod.Volumes[i].ConfigMap.Name)
 
-	env := map[string]bool{}
+	env := map[string]string{}
 	for _, e := range c.Env {
-		env[e.Name] = true
+		env[e.Name] = e.Value
 	}
 	config := configMap.Data[imageConfigFile]
 	require.NotEmpty(t, config, "the ConfigMap holds %s", imageConfigFile)
 	checkCollectorConfig(t, config, env, probe.HTTPGet.Path)
 }
 
-// checkCollectorConfig loads the receiver's part of the collector config
-// into the receiver's own Config and validates it, and checks what the
-// manifests rely on: coordination on, the health check on the probed port
-// and path, and every ${env:...} set by the Deployment.
-func checkCollectorConfig(t *testing.T, config string, env map[string]bool, probePath string) {
+// checkCollectorConfig loads the receiver's part of the collector config,
+// with the Deployment's environment (name to value), into the receiver's
+// own Config and validates it, and checks what the manifests rely on:
+// coordination on, the health check on the probed port and path, and every
+// ${env:...} set by the Deployment.
+func checkCollectorConfig(t *testing.T, config string, env map[string]string, probePath string) {
 	t.Helper()
-	retrieved, err := confmap.NewRetrievedFromYAML([]byte(config))
+	resolved := config
+	for name, value := range env {
+		resolved = strings.ReplaceAll(resolved, "${env:"+name+"}", value)
+	}
+	retrieved, err := confmap.NewRetrievedFromYAML([]byte(resolved))
 	require.NoError(t, err)
 	conf, err := retrieved.AsConf()
 	require.NoError(t, err)
@@ -199,7 +204,8 @@ func checkCollectorConfig(t *testing.T, config string, env map[string]bool, prob
 			break
 		}
 		name, tail, _ := strings.Cut(after, "}")
-		require.True(t, env[name], "the config reads ${env:%s}, which the Deployment does not set", name)
+		_, set := env[name]
+		require.True(t, set, "the config reads ${env:%s}, which the Deployment does not set", name)
 		rest = tail
 	}
 }

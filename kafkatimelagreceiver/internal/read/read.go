@@ -33,6 +33,9 @@ type Reader struct {
 	Tables         *timetable.Store
 	Records        *lag.RecordTimes
 	Groups, Topics *filter.Filter
+	// GroupIncludes and TopicIncludes, when set, watch the include regexes
+	// of Groups and Topics: one that matches nothing is logged.
+	GroupIncludes, TopicIncludes *filter.IncludeWatch
 	// Describe: the groups are described (some group-health metric is on).
 	Describe bool
 	// StartOffsets and StableOffsets: the log start and last stable offsets
@@ -144,6 +147,9 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		errs.AddPartial(1, fmt.Errorf("list consumer groups: %w", err))
 		complete = false
 	}
+	if complete {
+		r.watchIncludes(r.GroupIncludes, "groups", "consumer group of the cluster", allGroups)
+	}
 	groups := allGroups[:0:0]
 	for _, g := range allGroups {
 		if r.Groups.Matches(g) {
@@ -167,7 +173,10 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	// Before the topic filter empties groups: a group left without commits
 	// by it was read.
 	unread := r.unreadGroups(groups, committed)
-	r.dropExcludedTopics(committed)
+	topicsSeen := r.dropExcludedTopics(committed)
+	if complete {
+		r.watchIncludes(r.TopicIncludes, "topics", "topic that a monitored group commits on", slices.Collect(maps.Keys(topicsSeen)))
+	}
 	owned := 0
 	if owner != nil {
 		committed, gauged = owner.Split(committed)
@@ -265,8 +274,9 @@ func (r *Reader) unreadGroups(groups []string, committed map[string]kafka.Commit
 }
 
 // dropExcludedTopics drops the commits on topics the filter excludes, and
-// the groups left without commits.
-func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) {
+// the groups left without commits. It returns every topic committed on,
+// each with whether it was kept.
+func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) map[string]bool {
 	topicOK := map[string]bool{} // the topic filter, once per topic
 	for group, commits := range committed {
 		kept := commits[:0]
@@ -293,6 +303,7 @@ func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) {
 		}
 		committed[group] = kept
 	}
+	return topicOK
 }
 
 // track makes the committed and gauged partitions the tables' tracked set

@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidateRefusesBadValues runs the built collector's `validate` on
+// configurations that each break one key of the receiver, as a user would
+// write them: each is refused (non-zero exit) with the key in the message.
+// The first rows are values that used to validate and then failed or
+// misled at run time.
+func TestValidateRefusesBadValues(t *testing.T) {
+	bin := os.Getenv("OTELCOL_BIN")
+	if bin == "" {
+		t.Fatal("OTELCOL_BIN is not set; run `make e2e`, which builds the collector and sets it")
+	}
+	for _, tc := range []struct {
+		name     string
+		receiver string // the keys of receivers::kafka_time_lag, in one line
+		want     string
+	}{
+		{"unitless collection_interval", "collection_interval: 30", "collection_interval: 30 was read as 30ns; write 30s"},
+		{"unitless timeout", "timeout: 5", "timeout: 5 was read as 5ns; write 5s"},
+		{"metadata refresh every millisecond", "metadata: {refresh_interval: 1ms}", "metadata::refresh_interval: must be at least 10s, got 1ms"},
+		{"storage saved every nanosecond", "storage: file_storage, storage_interval: 1ns", "storage_interval: 1 was read as 1ns; write 1s"},
+		{"broker without port", "brokers: [localhost]", `brokers::0: "localhost" has no port`},
+		{"timeout of a nanosecond", "timeout: 1ns", "timeout: 1 was read as 1ns; write 1s"},
+		{"protocol_version too old", "protocol_version: 0.8.0", "protocol_version: must be 1.1.0 or later"},
+		{"status window wrapping in 32 bits", "status: {window: 4294967297}", "status::window: must be between 2 and 10000, got 4294967297"},
+		{"coordination partitions wrapping in 32 bits", "coordination: {group_id: lag, topic_partitions: 4294967297}", "coordination::topic_partitions: must be between 1 and 10000, got 4294967297"},
+		{"unitless status max_time_lag", "status: {max_time_lag: 300}", "status::max_time_lag: 300 was read as 300ns; write 300s"},
+		{"unitless dial_timeout", "dial_timeout: 10", "dial_timeout: 10 was read as 10ns; write 10s"},
+		{"unitless metadata retry backoff", "metadata: {retry: {backoff: 250}}", "metadata::retry::backoff: 250 was read as 250ns; write 250ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			config := strings.Join([]string{
+				"receivers:",
+				"  kafka_time_lag: {" + tc.receiver + "}",
+				"exporters:",
+				"  debug:",
+				"extensions:",
+				"  file_storage:",
+				"    directory: " + dir,
+				"service:",
+				"  extensions: [file_storage]",
+				"  pipelines:",
+				"    metrics:",
+				"      receivers: [kafka_time_lag]",
+				"      exporters: [debug]",
+				"",
+			}, "\n")
+			path := filepath.Join(dir, "config.yaml")
+			if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(bin, "validate", "--config="+path).CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("validate accepted %q (err %v):\n%s", tc.receiver, err, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Fatalf("validate refused %q without saying %q:\n%s", tc.receiver, tc.want, out)
+			}
+			t.Logf("exit %d: %s", exit.ExitCode(), strings.TrimSpace(string(out)))
+		})
+	}
+}

@@ -1,0 +1,31 @@
+package configcheck
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// Broker returns an error naming the key (brokers::1) unless address is
+// host:port, as the Kafka client dials it.
+func Broker(key, address string) error {
+	if address == "" {
+		return fmt.Errorf("%s: must not be empty", key)
+	}
+	host, port, err := net.SplitHostPort(address)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "missing port"):
+		return fmt.Errorf("%s: %q has no port; write host:port, such as %s", key, address, net.JoinHostPort(strings.Trim(address, "[]"), "9092"))
+	case err != nil:
+		return fmt.Errorf("%s: %q is not host:port (an IPv6 address is written [::1]:9092)", key, address)
+	case host == "":
+		return fmt.Errorf("%s: %q has no host; write host:port, such as kafka-1%s", key, address, address)
+	case strings.TrimSpace(host) != host || strings.ContainsAny(host, " \t"):
+		return fmt.Errorf("%s: %q: the host must not contain spaces (a list in one string is split at each comma only)", key, address)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%s: %q: the port must be a number from 1 to 65535", key, address)
+	}
+	return nil
+}
