@@ -1,0 +1,106 @@
+package accuracy
+
+import (
+	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// The receiver's defaults that shape its estimates (config.go and
+// receiver.go of the receiver, which this package cannot import without
+// pulling in the collector): the table's bound, and how many sampling
+// intervals make a segment an unwatched gap.
+const (
+	ReceiverMaxSamples = 512
+	ReceiverGapSamples = 3
+)
+
+var (
+	simPartition = kafka.TopicPartition{Topic: "sim", Partition: 0}
+	simGroup     = "sim-group"
+)
+
+// receiverMethod runs the receiver's own estimator: its tables
+// (timetable.Store), the record-read rules (lag.OutOfTable, answered from
+// the timeline as a RecordTimestamps read would be) and the dating of each
+// committed offset (lag.AppendTimes), in the order a scrape runs them.
+type receiverMethod struct {
+	tables      *timetable.Store
+	records     *lag.RecordTimes
+	recordReads bool
+	cost        Cost
+}
+
+// NewReceiver is the receiver as shipped (recordReads) or with
+// max_record_reads_per_scrape 0, at the sampling interval.
+func NewReceiver(sampling int64, recordReads bool) Method {
+	return &receiverMethod{
+		tables:      timetable.NewStore(ReceiverMaxSamples, ReceiverGapSamples*time.Duration(sampling), nil),
+		records:     lag.NewRecordTimes(),
+		recordReads: recordReads,
+	}
+}
+
+func (m *receiverMethod) Sample(r Read) {
+	m.record(r)
+}
+
+func (m *receiverMethod) record(r Read) {
+	m.cost.OffsetReads++
+	m.tables.Record(kafka.OffsetRead{
+		Offsets:  map[kafka.TopicPartition]int64{simPartition: r.End},
+		Sent:     time.Unix(0, r.Sent),
+		Received: time.Unix(0, r.Received),
+	})
+}
+
+func (m *receiverMethod) Scrape(s Scrape) Estimate {
+	m.tables.Track(map[kafka.TopicPartition]struct{}{simPartition: {}}, time.Unix(0, s.Sent), 0)
+	m.record(s.Read)
+	m.records.Forget(m.tables.TakeResets())
+	snap := &lag.Snapshot{
+		At:        s.Received,
+		Committed: map[string]kafka.Commits{simGroup: {{TopicPartition: simPartition, Offset: s.Committed}}},
+		End:       map[kafka.TopicPartition]int64{simPartition: s.End},
+		Start:     map[kafka.TopicPartition]int64{},
+	}
+	idx := lag.NewIndex(snap)
+	idx.ResolveTables(m.tables)
+	missing, used := lag.OutOfTable(idx, snap.At, m.tables, m.records)
+	if m.recordReads && len(missing) > 0 {
+		found := map[kafka.RecordAt]kafka.RecordTimestamp{}
+		for _, at := range missing {
+			ts, bytes, ok := readRecord(s.Log, at.Offset, s.End)
+			if m.refines(idx.Parts[0], at.Offset, snap.At) {
+				m.cost.SharedReads++
+				m.cost.SharedBytes += bytes
+			} else {
+				m.cost.RecordReads++
+				m.cost.FetchBytes += bytes
+			}
+			if ok {
+				found[at] = kafka.RecordTimestamp{Offset: at.Offset, Timestamp: ts, Found: kafka.RecordTimed}
+			}
+		}
+		m.records.PutAll(found)
+	}
+	m.records.Retain(used)
+	idx.Estimate(lag.AppendTimes(m.tables, m.records, snap.At))
+	e := Estimate{At: snap.At, Cost: m.cost}
+	m.cost = Cost{}
+	for _, pl := range idx.GroupLags(nil, simGroup, snap.At) {
+		e.TimeLag, e.OK = pl.TimeLag, pl.HasTimeLag
+	}
+	return e
+}
+
+// refines tells whether a record read of offset only refines what the
+// table dates (the rule lag.OutOfTable applies): such reads are made for
+// one group per partition each scrape, so the cost model counts them once
+// per partition rather than once per group.
+func (m *receiverMethod) refines(p lag.Partition, offset, at int64) bool {
+	b, ok := m.tables.Bracket(p.Table, offset, timetable.Sample{Offset: p.End, At: at})
+	return ok && !b.Gap && !m.tables.Idle(p.Table, p.End, lag.IdleBeforeRecordRead)
+}

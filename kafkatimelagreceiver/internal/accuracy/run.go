@@ -1,0 +1,90 @@
+package accuracy
+
+// Latency is how long each simulated request takes: the broker answers at
+// the instant it is sent, the answer arrives Latency later.
+const Latency = 2 * int64(1e6)
+
+// scrapePhase keeps scrapes off the sampling instants, as two independent
+// timers are.
+const scrapePhase = 250 * int64(1e6)
+
+// Interval is a sampling interval and the scrape (collection) interval run
+// with it.
+type Interval struct {
+	Sampling, Scrape int64
+	Default          bool // the receiver's default sampling interval
+}
+
+// Intervals are the sampling intervals evaluated: 1 s, 10 s (the default)
+// and 60 s, scraped every 30 s (the default collection interval), or every
+// 60 s when sampling is that slow.
+func Intervals() []Interval {
+	return []Interval{
+		{Sampling: second, Scrape: 30 * second},
+		{Sampling: 10 * second, Scrape: 30 * second, Default: true},
+		{Sampling: 60 * second, Scrape: 60 * second},
+	}
+}
+
+// Point is one scrape of one method: its estimate, and the truth at the
+// same instant.
+type Point struct {
+	At        int64
+	Truth     float64
+	Estimate  float64
+	Estimated bool
+}
+
+// Series is one method's scrapes over one run, and what it asked of Kafka.
+type Series struct {
+	Method MethodSpec
+	Points []Point
+	Cost   Cost // summed over the run
+}
+
+// Run runs every method over the shape's scored stretch at the interval:
+// each is told of every end-offset sample and every scrape, at the same
+// instants, with the same reads, and scored against the timeline.
+func Run(shape Shape, iv Interval, methods []MethodSpec, seed uint64) []Series {
+	log, commits := shape.Build(seed)
+	ms := make([]Method, len(methods))
+	out := make([]Series, len(methods))
+	for i, spec := range methods {
+		ms[i] = spec.New(iv.Sampling)
+		out[i].Method = spec
+	}
+	start, end := Epoch+shape.History, shape.End()
+	nextSample := start
+	for at := start + scrapePhase; at < end; at += iv.Scrape {
+		for ; nextSample < at; nextSample += iv.Sampling {
+			r := Read{End: log.EndAt(nextSample), Sent: nextSample, Received: nextSample + Latency}
+			for _, m := range ms {
+				m.Sample(r)
+			}
+		}
+		committed, ok := commits.At(at)
+		if !ok {
+			continue
+		}
+		s := Scrape{Committed: committed, Read: Read{End: log.EndAt(at), Sent: at, Received: at + Latency}, Log: log}
+		truth := 0.0
+		if committed < s.End {
+			appended, _ := log.AppendTime(committed)
+			truth = float64(s.Received-appended) / 1e9
+		}
+		for i, m := range ms {
+			e := m.Scrape(s)
+			out[i].Points = append(out[i].Points, Point{At: s.Received, Truth: truth, Estimate: e.TimeLag, Estimated: e.OK})
+			out[i].Cost.add(e.Cost)
+		}
+	}
+	return out
+}
+
+func (c *Cost) add(o Cost) {
+	c.OffsetReads += o.OffsetReads
+	c.RecordReads += o.RecordReads
+	c.FetchBytes += o.FetchBytes
+	c.SharedReads += o.SharedReads
+	c.SharedBytes += o.SharedBytes
+}

@@ -1,0 +1,133 @@
+// Package accuracy is a deterministic simulation of one partition and one
+// consumer group, the ground truth of every record's append time in hand,
+// that runs methods of estimating time lag over exactly the observations
+// each would have made and scores them against the truth. It does no I/O
+// and reads no clock: every time is the simulation's.
+package accuracy
+
+import (
+	"slices"
+	"time"
+)
+
+// Epoch is the simulated wall clock's zero: record timestamps must look
+// like a clock's (kafka.MinRecordTime), so the simulation does not start at
+// the Unix epoch.
+var Epoch = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC).UnixNano()
+
+// Timeline is what a partition's producers appended: batches of records,
+// each batch appended at one instant, the records of a batch at
+// consecutive offsets, every record stamped with its batch's append time
+// (a producer whose clock is the broker's). Offsets start at 0.
+type Timeline struct {
+	at  []int64 // append time of each batch, non-decreasing
+	end []int64 // end offset after each batch (cumulative count)
+}
+
+// Append adds a batch of n records appended at at; n <= 0 or a time before
+// the last batch's is ignored.
+func (tl *Timeline) Append(at, n int64) {
+	if n <= 0 || len(tl.at) > 0 && at < tl.at[len(tl.at)-1] {
+		return
+	}
+	tl.at = append(tl.at, at)
+	tl.end = append(tl.end, tl.EndOffset()+n)
+}
+
+// EndOffset is the end offset after every batch (the next offset to write).
+func (tl *Timeline) EndOffset() int64 {
+	if len(tl.end) == 0 {
+		return 0
+	}
+	return tl.end[len(tl.end)-1]
+}
+
+// EndAt is the end offset at time t: every batch appended at or before t.
+func (tl *Timeline) EndAt(t int64) int64 {
+	i, found := slices.BinarySearch(tl.at, t)
+	for found && i+1 < len(tl.at) && tl.at[i+1] == t {
+		i++
+	}
+	if found {
+		i++
+	}
+	if i == 0 {
+		return 0
+	}
+	return tl.end[i-1]
+}
+
+// batchOf is the index of the batch holding offset, and whether there is one.
+func (tl *Timeline) batchOf(offset int64) (int, bool) {
+	if offset < 0 || offset >= tl.EndOffset() {
+		return 0, false
+	}
+	i, found := slices.BinarySearch(tl.end, offset)
+	if found {
+		i++ // end is exclusive: offset opens the next batch
+	}
+	return i, true
+}
+
+// AppendTime is when the record at offset was appended.
+func (tl *Timeline) AppendTime(offset int64) (int64, bool) {
+	i, ok := tl.batchOf(offset)
+	if !ok {
+		return 0, false
+	}
+	return tl.at[i], true
+}
+
+// RecordSize is the bytes a record takes in a batch, for the cost model.
+const RecordSize = 200
+
+// batchHeader is a record batch's header (Kafka's v2 format).
+const batchHeader = 61
+
+// FetchBytes is what a read of the record at offset returns when the log
+// ends at end: its batch and those after it, up to maxBytes, and never less
+// than the whole first batch (a broker returns a batch whole).
+func (tl *Timeline) FetchBytes(offset, end, maxBytes int64) int64 {
+	i, ok := tl.batchOf(offset)
+	if !ok {
+		return 0
+	}
+	start := int64(0)
+	if i > 0 {
+		start = tl.end[i-1]
+	}
+	first := (tl.end[i]-start)*RecordSize + batchHeader
+	all := (max(end, tl.end[i])-start)*RecordSize + batchHeader
+	return max(first, min(all, maxBytes))
+}
+
+// Commits are a group's committed offsets over time: offset[i] from at[i].
+type Commits struct {
+	at     []int64
+	offset []int64
+}
+
+// Commit records that the group committed offset at at; a time before the
+// last commit's is ignored.
+func (c *Commits) Commit(at, offset int64) {
+	if len(c.at) > 0 && at < c.at[len(c.at)-1] {
+		return
+	}
+	c.at = append(c.at, at)
+	c.offset = append(c.offset, offset)
+}
+
+// At is the committed offset at t, and whether the group had committed.
+func (c *Commits) At(t int64) (int64, bool) {
+	i, found := slices.BinarySearch(c.at, t)
+	for found && i+1 < len(c.at) && c.at[i+1] == t {
+		i++
+	}
+	if found {
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	return c.offset[i-1], true
+}
