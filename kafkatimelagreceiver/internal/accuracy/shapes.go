@@ -19,7 +19,11 @@ type Shape struct {
 	Description string
 	History     int64
 	Duration    int64
-	build       func(rng *rand.Rand, s *Shape) (*Timeline, *Commits)
+	// PlotFrom and PlotSpan, when PlotSpan is set, are the stretch the
+	// shape's plot shows, from the start of watching: a shape whose lags
+	// last seconds is plotted over an hour, not its whole run.
+	PlotFrom, PlotSpan int64
+	build              func(rng *rand.Rand, s *Shape) (*Timeline, *Commits)
 }
 
 // Build makes the shape's timeline and commits, the same for the same seed.
@@ -126,7 +130,7 @@ func Shapes() []Shape {
 			},
 		},
 		{
-			Key: "bursty", Name: "bursty",
+			Key: "bursty", PlotFrom: hour, PlotSpan: hour, Name: "bursty",
 			Description: "bursts of 200 to 1,000 records appended at once, a Poisson process of one burst every 30 s on average; the group reads 100 records/s, committing every second",
 			History:     30 * minute, Duration: 6 * hour,
 			build: func(rng *rand.Rand, s *Shape) (*Timeline, *Commits) {
@@ -138,7 +142,7 @@ func Shapes() []Shape {
 			},
 		},
 		{
-			Key: "sparse", Name: "sparse",
+			Key: "sparse", PlotFrom: hour, PlotSpan: 3 * hour, Name: "sparse",
 			Description: "one record every 1 to 10 minutes (uniform); the group polls every 2 minutes and commits what it read",
 			History:     hour, Duration: 12 * hour,
 			build: func(rng *rand.Rand, s *Shape) (*Timeline, *Commits) {
@@ -150,7 +154,7 @@ func Shapes() []Shape {
 			},
 		},
 		{
-			Key: "batch", Name: "batch",
+			Key: "batch", PlotFrom: hour, PlotSpan: hour, Name: "batch",
 			Description: "5,000 records with one timestamp every 5 minutes (a batch job); the group reads 200 records/s, committing every second",
 			History:     30 * minute, Duration: 6 * hour,
 			build: func(rng *rand.Rand, s *Shape) (*Timeline, *Commits) {

@@ -44,13 +44,7 @@ func (tl *Timeline) EndOffset() int64 {
 
 // EndAt is the end offset at time t: every batch appended at or before t.
 func (tl *Timeline) EndAt(t int64) int64 {
-	i, found := slices.BinarySearch(tl.at, t)
-	for found && i+1 < len(tl.at) && tl.at[i+1] == t {
-		i++
-	}
-	if found {
-		i++
-	}
+	i := atOrBefore(tl.at, t)
 	if i == 0 {
 		return 0
 	}
@@ -119,15 +113,15 @@ func (c *Commits) Commit(at, offset int64) {
 
 // At is the committed offset at t, and whether the group had committed.
 func (c *Commits) At(t int64) (int64, bool) {
-	i, found := slices.BinarySearch(c.at, t)
-	for found && i+1 < len(c.at) && c.at[i+1] == t {
-		i++
-	}
-	if found {
-		i++
-	}
+	i := atOrBefore(c.at, t)
 	if i == 0 {
 		return 0, false
 	}
 	return c.offset[i-1], true
+}
+
+// atOrBefore is how many of the sorted times are at or before t.
+func atOrBefore(times []int64, t int64) int {
+	i, _ := slices.BinarySearch(times, t+1)
+	return i
 }
