@@ -67,11 +67,7 @@ func Run(shape Shape, iv Interval, methods []MethodSpec, seed uint64) []Series {
 			continue
 		}
 		s := Scrape{Committed: committed, Read: Read{End: log.EndAt(at), Sent: at, Received: at + Latency}, Log: log}
-		truth := 0.0
-		if committed < s.End {
-			appended, _ := log.AppendTime(committed)
-			truth = float64(s.Received-appended) / 1e9
-		}
+		truth := truthAt(log, s)
 		for i, m := range ms {
 			e := m.Scrape(s)
 			out[i].Points = append(out[i].Points, Point{At: s.Received, Truth: truth, Estimate: e.TimeLag, Estimated: e.OK})
@@ -87,4 +83,39 @@ func (c *Cost) add(o Cost) {
 	c.FetchBytes += o.FetchBytes
 	c.SharedReads += o.SharedReads
 	c.SharedBytes += o.SharedBytes
+}
+
+// Observed is a scrape made elsewhere (by a receiver against a cluster):
+// when its end offsets were read, and the committed and end offsets it saw.
+type Observed struct {
+	At             int64
+	Committed, End int64
+}
+
+// Replay runs a method over a log and scrapes observed elsewhere: samples
+// every sampling interval from start, and the scrapes at their instants
+// with the offsets they saw, each scored as Run scores its own.
+func Replay(log *Timeline, start, sampling int64, scrapes []Observed, spec MethodSpec) []Point {
+	m := spec.New(sampling)
+	next := start
+	var out []Point
+	for _, o := range scrapes {
+		for ; next < o.At-Latency; next += sampling {
+			m.Sample(Read{End: log.EndAt(next), Sent: next, Received: next + Latency})
+		}
+		s := Scrape{Committed: o.Committed, Read: Read{End: o.End, Sent: o.At - Latency, Received: o.At}, Log: log}
+		e := m.Scrape(s)
+		out = append(out, Point{At: o.At, Truth: truthAt(log, s), Estimate: e.TimeLag, Estimated: e.OK})
+	}
+	return out
+}
+
+// truthAt is the true time lag at a scrape: since the record at the
+// committed offset was appended, or 0 when the group has read up to the end.
+func truthAt(log *Timeline, s Scrape) float64 {
+	if s.Committed >= s.End {
+		return 0
+	}
+	appended, _ := log.AppendTime(s.Committed)
+	return float64(s.Received-appended) / 1e9
 }
