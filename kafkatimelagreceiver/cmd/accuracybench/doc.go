@@ -108,13 +108,11 @@ method's error in production:
   record of the simulated history (1 to 4 h before watching starts). On a
   topic keeping days of data, method 5's line spans days and its error on
   every unsteady shape grows accordingly.
-- **Many groups on a partition.** The simulated group is alone on its
-  partition. This receiver reads at most one record per partition per scrape
-  to *refine* a coarse bracket (the group furthest behind first); other
-  groups sitting apart on the same busy partition then get the table's
-  estimate (row 2's accuracy) on that scrape, unless the record they sit on
-  was read before. The reads of records no table dates are made for every
-  group.
+- **Many groups on a partition**, but for one shape. Every shape has one
+  group on its partition except "steady, six groups", where six groups read
+  the same busy partition at different distances from its head, the case
+  that decides how many records this receiver must read. Its rows count
+  all six groups' scrapes.
 - **Faults.** No broker, request or collector failure, no restart (the
   tables start empty when watching starts), no transactions, compaction or
   log truncation; latency is constant.
@@ -130,8 +128,11 @@ broker) serves every group of a partition; a record read (Fetch) is a
 group's: the groups of a partition are assumed to sit at different
 offsets, and a round of Fetch requests carries one offset per partition,
 so a read per group per partition costs %d rounds of %d requests.
-This receiver's refining reads (one per partition per scrape) and method
-5's log-start read are counted once per partition. Bytes are the
+This receiver's refining reads (of records the table dates, but coarsely)
+and method 5's log-start read are the partition's: they are counted in
+the rounds of Fetch requests they take, a read answering every wanted
+offset of the partition that its batches hold, as the receiver's reads do.
+Bytes are the
 ListOffsets request and answer per partition (44 B), a Fetch partition's
 request and answer header (73 B) plus the record batches returned (%d B a
 record, a 61 B batch header, the batch holding the offset and those after
@@ -168,8 +169,7 @@ thick grey line, and estimates above the plot's top are drawn on its edge.
    is placed at its middle (up to 0.5 s off), and the record is read only
    while the lag is under 10 s, so a group 10 to 50 s behind can be off by
    more than 1 %% of its lag. It meets the target there, but with the
-   least margin. With many groups on one busy partition, see "Many groups
-   on a partition" above.
+   least margin.
 2. **No record reads.** The same tables without the reads: on bursty and
    batch traffic a burst lands anywhere in its bracket, so the error is up to
    the sampling interval; a group behind everything the table has watched

@@ -25,9 +25,18 @@ func TestTimelineAnswersEndOffsetsAndAppendTimes(t *testing.T) {
 	}
 	_, ok := tl.AppendTime(6)
 	require.False(t, ok, "no record at the end offset")
-	// The first batch whole, then as far as the end within the limit.
-	require.Equal(t, int64(3*RecordSize+batchHeader), tl.FetchBytes(1, 3, 10))
-	require.Equal(t, int64(6*RecordSize+batchHeader), tl.FetchBytes(1, 6, 1<<20))
+	// The first batch whole, then whole batches up to the end within the
+	// limit.
+	upTo, bytes := tl.Fetch(1, 3, 10)
+	require.Equal(t, int64(3), upTo)
+	require.Equal(t, int64(3*RecordSize+batchHeader), bytes)
+	upTo, bytes = tl.Fetch(1, 6, 1<<20)
+	require.Equal(t, int64(6), upTo)
+	require.Equal(t, int64(6*RecordSize+3*batchHeader), bytes)
+	upTo, _ = tl.Fetch(1, 6, 3*RecordSize+batchHeader+RecordSize+batchHeader)
+	require.Equal(t, int64(4), upTo, "the third batch does not fit")
+	rounds, _ := tl.FetchRounds([]int64{0, 2, 4, 5}, 6, 3*RecordSize+batchHeader)
+	require.Equal(t, int64(2), rounds, "offsets 0 and 2 in one read, 4 and 5 in another")
 }
 
 func TestCommitsAnswerTheLatestCommit(t *testing.T) {
@@ -42,8 +51,10 @@ func TestCommitsAnswerTheLatestCommit(t *testing.T) {
 	require.Equal(t, int64(8), got)
 }
 
-func scrapeAt(m Method, log *Timeline, committed, at int64) Estimate {
-	return m.Scrape(Scrape{Committed: committed, Read: Read{End: log.EndAt(at), Sent: at, Received: at}, Log: log})
+// scrapeAt scrapes one group: its estimate, and the scrape's cost.
+func scrapeAt(m Method, log *Timeline, committed, at int64) (GroupEstimate, Cost) {
+	e := m.Scrape(Scrape{Committed: []int64{committed}, Read: Read{End: log.EndAt(at), Sent: at, Received: at}, Log: log})
+	return e.Groups[0], e.Cost
 }
 
 func TestLastNTableKeepsFlatRunsAndExtrapolates(t *testing.T) {
@@ -77,10 +88,10 @@ func TestRateMethodDividesLagByTheWindowsRate(t *testing.T) {
 	for s := int64(0); s < 600; s += 10 {
 		m.Sample(Read{End: log.EndAt(Epoch + s*second), Received: Epoch + s*second})
 	}
-	e := scrapeAt(m, log, log.EndAt(Epoch+600*second)-200, Epoch+600*second)
+	e, cost := scrapeAt(m, log, log.EndAt(Epoch+600*second)-200, Epoch+600*second)
 	require.True(t, e.OK)
 	require.InDelta(t, 20, e.TimeLag, 1e-9, "200 records at 10 a second")
-	require.Equal(t, int64(61), e.Cost.OffsetReads)
+	require.Equal(t, int64(61), cost.OffsetReads)
 }
 
 func TestAnchorsMethodReadsOffTheLogsLine(t *testing.T) {
@@ -89,14 +100,14 @@ func TestAnchorsMethodReadsOffTheLogsLine(t *testing.T) {
 	log.Append(Epoch+100*second, 99)  // 1-99
 	log.Append(Epoch+200*second, 100) // 100-199
 	m := NewAnchors()
-	e := scrapeAt(m, log, 100, Epoch+300*second)
+	e, cost := scrapeAt(m, log, 100, Epoch+300*second)
 	require.True(t, e.OK)
 	// The line from (0, 0 s) to (199, 200 s) puts offset 100 at 100.5 s.
 	require.InDelta(t, 300-200*100.0/199, e.TimeLag, 1e-6)
-	require.Equal(t, int64(1), e.Cost.SharedReads, "the log-start record is read once")
-	e = scrapeAt(m, log, 100, Epoch+301*second)
-	require.Zero(t, e.Cost.SharedReads)
-	require.Equal(t, int64(3), e.Cost.OffsetReads)
+	require.Equal(t, int64(1), cost.SharedReads, "the log-start record is read once")
+	_, cost = scrapeAt(m, log, 100, Epoch+301*second)
+	require.Zero(t, cost.SharedReads)
+	require.Equal(t, int64(3), cost.OffsetReads)
 }
 
 func TestRecordMethodIsExactAndReadsOnlyWhenLagging(t *testing.T) {
@@ -104,14 +115,14 @@ func TestRecordMethodIsExactAndReadsOnlyWhenLagging(t *testing.T) {
 	log.Append(Epoch, 5)
 	log.Append(Epoch+10*second, 5)
 	m := NewRecordRead()
-	e := scrapeAt(m, log, 7, Epoch+30*second)
+	e, cost := scrapeAt(m, log, 7, Epoch+30*second)
 	require.True(t, e.OK)
 	require.InDelta(t, 20, e.TimeLag, 1e-9)
-	require.Equal(t, int64(1), e.Cost.RecordReads)
-	e = scrapeAt(m, log, 10, Epoch+30*second)
+	require.Equal(t, int64(1), cost.RecordReads)
+	e, cost = scrapeAt(m, log, 10, Epoch+30*second)
 	require.True(t, e.OK)
 	require.Zero(t, e.TimeLag)
-	require.Zero(t, e.Cost.RecordReads)
+	require.Zero(t, cost.RecordReads)
 }
 
 func TestScoreMeasuresErrorsAndTheTarget(t *testing.T) {

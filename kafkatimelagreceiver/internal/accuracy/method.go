@@ -7,35 +7,40 @@ type Read struct {
 	Sent, Received int64
 }
 
-// Scrape is what every method is given at a scrape: the group's committed
-// offset (read first), then the scrape's own end-offset read, and the
-// partition's log, which only a method that reads records or asks for the
-// log's anchors may look at (through Log's methods, each counted).
+// Scrape is what every method is given at a scrape: the groups' committed
+// offsets on the partition (read first), then the scrape's own end-offset
+// read, and the partition's log, which only a method that reads records or
+// asks for the log's anchors may look at.
 type Scrape struct {
-	Committed int64
+	Committed []int64 // by group
 	Read
 	Log *Timeline
 }
 
-// Estimate is one method's time lag at one scrape, and what it asked of
-// Kafka for it since the previous scrape.
+// Estimate is one method's time lags at one scrape, by group, and what it
+// asked of Kafka for them since the previous scrape.
 type Estimate struct {
-	TimeLag float64 // seconds, when OK
-	At      int64   // the instant the time lag is of
-	OK      bool
-	Cost    Cost
+	At     int64 // the instant the time lags are of
+	Groups []GroupEstimate
+	Cost   Cost
 }
 
-// Cost counts what a method asked of Kafka for one (group, partition) pair:
-// offset reads (one ListOffsets spec each: latest, earliest or max
+// GroupEstimate is one group's time lag in seconds, when OK.
+type GroupEstimate struct {
+	TimeLag float64
+	OK      bool
+}
+
+// Cost counts what a method asked of Kafka for one partition and its
+// groups: offset reads (one ListOffsets spec each: latest, earliest or max
 // timestamp) and record reads with the bytes their answers held.
 type Cost struct {
 	OffsetReads int64
+	// RecordReads are reads of records for groups, each group's its own.
 	RecordReads int64
 	FetchBytes  int64
-	// SharedReads are record reads of the partition's, not the group's
-	// (the log-start record): every group on the partition uses the one
-	// read.
+	// SharedReads are record reads made once per partition whatever its
+	// groups (the log-start record; this receiver's refining read).
 	SharedReads, SharedBytes int64
 }
 
@@ -67,7 +72,8 @@ func readRecord(log *Timeline, offset, end int64) (ts, bytes int64, ok bool) {
 		return 0, 0, false
 	}
 	ts, ok = log.AppendTime(offset)
-	return ts / 1e6 * 1e6, log.FetchBytes(offset, end, FetchMaxBytes), ok
+	_, bytes = log.Fetch(offset, end, FetchMaxBytes)
+	return ts / 1e6 * 1e6, bytes, ok
 }
 
 // lagSince is the time lag at at of a record appended at appended, never

@@ -72,12 +72,14 @@ func (m *lastNTable) Scrape(s Scrape) Estimate {
 	m.add(point{offset: s.End, at: s.Received})
 	e := Estimate{At: s.Received, Cost: m.cost}
 	m.cost = Cost{}
-	if len(m.points) > 0 && s.Committed >= m.points[len(m.points)-1].offset {
-		e.OK = true // lag is zero
-		return e
-	}
-	if predicted, ok := m.lookup(s.Committed); ok {
-		e.TimeLag, e.OK = lagSince(s.Received, predicted), true
+	for _, c := range s.Committed {
+		var g GroupEstimate
+		if len(m.points) > 0 && c >= m.points[len(m.points)-1].offset {
+			g.OK = true // lag is zero
+		} else if predicted, ok := m.lookup(c); ok {
+			g = GroupEstimate{TimeLag: lagSince(s.Received, predicted), OK: true}
+		}
+		e.Groups = append(e.Groups, g)
 	}
 	return e
 }
@@ -118,17 +120,21 @@ func (m *rateMethod) Scrape(s Scrape) Estimate {
 	m.add(point{offset: s.End, at: s.Received})
 	e := Estimate{At: s.Received, Cost: m.cost}
 	m.cost = Cost{}
-	lagRecords := s.End - s.Committed
-	if lagRecords <= 0 {
-		e.OK = true
-		return e
-	}
 	first, last := m.points[0], m.points[len(m.points)-1]
-	if last.at <= first.at || last.offset <= first.offset {
-		return e
+	rate := 0.0
+	if last.at > first.at && last.offset > first.offset {
+		rate = float64(last.offset-first.offset) / (float64(last.at-first.at) / 1e9)
 	}
-	rate := float64(last.offset-first.offset) / (float64(last.at-first.at) / 1e9)
-	e.TimeLag, e.OK = float64(lagRecords)/rate, true
+	for _, c := range s.Committed {
+		var g GroupEstimate
+		switch lagRecords := s.End - c; {
+		case lagRecords <= 0:
+			g.OK = true
+		case rate > 0:
+			g = GroupEstimate{TimeLag: float64(lagRecords) / rate, OK: true}
+		}
+		e.Groups = append(e.Groups, g)
+	}
 	return e
 }
 
@@ -152,8 +158,6 @@ func (m *anchorsMethod) Sample(Read) {}
 
 func (m *anchorsMethod) Scrape(s Scrape) Estimate {
 	m.cost.OffsetReads += 3
-	e := Estimate{At: s.Received}
-	defer func() { m.cost = Cost{} }()
 	logStart := int64(0) // the simulation's logs keep every record
 	if !m.startKnown || m.start != logStart {
 		ts, bytes, ok := readRecord(s.Log, logStart, s.End)
@@ -161,21 +165,24 @@ func (m *anchorsMethod) Scrape(s Scrape) Estimate {
 		m.cost.SharedBytes += bytes
 		m.start, m.startTime, m.startKnown = logStart, ts, ok
 	}
-	e.Cost = m.cost
-	if s.Committed >= s.End {
-		e.OK = true
-		return e
-	}
-	if !m.startKnown {
-		return e
-	}
+	e := Estimate{At: s.Received, Cost: m.cost}
+	m.cost = Cost{}
 	maxOffset := s.End - 1 // timestamps follow offsets: the newest record has the largest
 	maxTime, _ := s.Log.AppendTime(maxOffset)
-	appended := float64(maxTime)
-	if maxOffset > m.start {
-		appended = float64(m.startTime) + float64(s.Committed-m.start)*float64(maxTime-m.startTime)/float64(maxOffset-m.start)
+	for _, c := range s.Committed {
+		var g GroupEstimate
+		switch {
+		case c >= s.End:
+			g.OK = true
+		case m.startKnown:
+			appended := float64(maxTime)
+			if maxOffset > m.start {
+				appended = float64(m.startTime) + float64(c-m.start)*float64(maxTime-m.startTime)/float64(maxOffset-m.start)
+			}
+			g = GroupEstimate{TimeLag: lagSince(s.Received, appended), OK: true}
+		}
+		e.Groups = append(e.Groups, g)
 	}
-	e.TimeLag, e.OK = lagSince(s.Received, appended), true
 	return e
 }
 
@@ -191,19 +198,23 @@ func (m *recordMethod) Sample(Read) {}
 
 func (m *recordMethod) Scrape(s Scrape) Estimate {
 	m.cost.OffsetReads++
-	e := Estimate{At: s.Received}
-	defer func() { m.cost = Cost{} }()
-	if s.Committed >= s.End {
-		e.OK, e.Cost = true, m.cost
-		return e
+	var groups []GroupEstimate
+	for _, c := range s.Committed {
+		var g GroupEstimate
+		if c >= s.End {
+			g.OK = true
+		} else {
+			ts, bytes, ok := readRecord(s.Log, c, s.End)
+			m.cost.RecordReads++
+			m.cost.FetchBytes += bytes
+			if ok {
+				g = GroupEstimate{TimeLag: lagSince(s.Received, float64(ts)), OK: true}
+			}
+		}
+		groups = append(groups, g)
 	}
-	ts, bytes, ok := readRecord(s.Log, s.Committed, s.End)
-	m.cost.RecordReads++
-	m.cost.FetchBytes += bytes
-	e.Cost = m.cost
-	if ok {
-		e.TimeLag, e.OK = lagSince(s.Received, float64(ts)), true
-	}
+	e := Estimate{At: s.Received, Groups: groups, Cost: m.cost}
+	m.cost = Cost{}
 	return e
 }
 

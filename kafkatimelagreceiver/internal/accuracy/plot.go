@@ -35,8 +35,8 @@ const (
 	marginBottom          = 36
 )
 
-// Plot draws the true time lag (grey, thick) and each series' estimates
-// over the stretch [from, to) as a PNG: hours since from across, seconds
+// Plot draws the true time lag (grey, thick) and each series' estimates,
+// of the first group, over the stretch [from, to) as a PNG: hours since from across, seconds
 // up, from 0 to a little above the largest true time lag (estimates beyond
 // are drawn at the top edge). Each method is numbered in the legend (top
 // right) from 1, in series order. The same series give the same bytes.
@@ -45,7 +45,7 @@ func Plot(series []Series, from, to int64) ([]byte, error) {
 	fill(img, img.Bounds(), color.RGBA{0xff, 0xff, 0xff, 0xff})
 	top := 0.0
 	for _, p := range series[0].Points {
-		if p.At >= from && p.At < to {
+		if p.Group == 0 && p.At >= from && p.At < to {
 			top = max(top, p.Truth)
 		}
 	}
@@ -113,7 +113,7 @@ func polyline(img *image.RGBA, points []Point, from, to int64, xOf func(int64) i
 	havePrev := false
 	var px, py int
 	for _, p := range points {
-		if p.At < from || p.At >= to {
+		if p.Group != 0 || p.At < from || p.At >= to {
 			continue
 		}
 		v, ok := value(p)

@@ -1,6 +1,8 @@
 package accuracy
 
 import (
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -17,10 +19,7 @@ const (
 	ReceiverGapSamples = 3
 )
 
-var (
-	simPartition = kafka.TopicPartition{Topic: "sim", Partition: 0}
-	simGroup     = "sim-group"
-)
+var simPartition = kafka.TopicPartition{Topic: "sim", Partition: 0}
 
 // receiverMethod runs the receiver's own estimator: its tables
 // (timetable.Store), the record-read rules (lag.OutOfTable, answered from
@@ -60,9 +59,13 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 	m.tables.Track(map[kafka.TopicPartition]struct{}{simPartition: {}}, time.Unix(0, s.Sent), 0)
 	m.record(s.Read)
 	m.records.Forget(m.tables.TakeResets())
+	committed := make(map[string]kafka.Commits, len(s.Committed))
+	for i, c := range s.Committed {
+		committed[groupName(i)] = kafka.Commits{{TopicPartition: simPartition, Offset: c}}
+	}
 	snap := &lag.Snapshot{
 		At:        s.Received,
-		Committed: map[string]kafka.Commits{simGroup: {{TopicPartition: simPartition, Offset: s.Committed}}},
+		Committed: committed,
 		End:       map[kafka.TopicPartition]int64{simPartition: s.End},
 		Start:     map[kafka.TopicPartition]int64{},
 	}
@@ -71,11 +74,11 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 	missing, used := lag.OutOfTable(idx, snap.At, m.tables, m.records)
 	if m.recordReads && len(missing) > 0 {
 		found := map[kafka.RecordAt]kafka.RecordTimestamp{}
+		var refining []int64
 		for _, at := range missing {
 			ts, bytes, ok := readRecord(s.Log, at.Offset, s.End)
 			if m.refines(idx.Parts[0], at.Offset, snap.At) {
-				m.cost.SharedReads++
-				m.cost.SharedBytes += bytes
+				refining = append(refining, at.Offset)
 			} else {
 				m.cost.RecordReads++
 				m.cost.FetchBytes += bytes
@@ -84,22 +87,36 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 				found[at] = kafka.RecordTimestamp{Offset: at.Offset, Timestamp: ts, Found: kafka.RecordTimed}
 			}
 		}
+		slices.Sort(refining)
+		rounds, bytes := s.Log.FetchRounds(refining, s.End, FetchMaxBytes)
+		m.cost.SharedReads += rounds
+		m.cost.SharedBytes += bytes
 		m.records.PutAll(found)
 	}
 	m.records.Retain(used)
 	idx.Estimate(lag.AppendTimes(m.tables, m.records, snap.At))
 	e := Estimate{At: snap.At, Cost: m.cost}
 	m.cost = Cost{}
-	for _, pl := range idx.GroupLags(nil, simGroup, snap.At) {
-		e.TimeLag, e.OK = pl.TimeLag, pl.HasTimeLag
+	var lags []lag.PartitionLag
+	for i := range s.Committed {
+		var g GroupEstimate
+		lags = idx.GroupLags(lags[:0], groupName(i), snap.At)
+		for _, pl := range lags {
+			g = GroupEstimate{TimeLag: pl.TimeLag, OK: pl.HasTimeLag}
+		}
+		e.Groups = append(e.Groups, g)
 	}
 	return e
 }
 
+// groupName names the simulation's i-th group.
+func groupName(i int) string { return "group-" + strconv.Itoa(i) }
+
 // refines tells whether a record read of offset only refines what the
-// table dates (the rule lag.OutOfTable applies): such reads are made for
-// one group per partition each scrape, so the cost model counts them once
-// per partition rather than once per group.
+// table dates (the rule lag.OutOfTable applies): the cost model counts
+// such reads as the partition's, in the rounds of Fetches the receiver
+// makes for them (each read answering every offset its batches hold),
+// rather than one per group.
 func (m *receiverMethod) refines(p lag.Partition, offset, at int64) bool {
 	b, ok := m.tables.Bracket(p.Table, offset, timetable.Sample{Offset: p.End, At: at})
 	return ok && !b.Gap && !m.tables.Idle(p.Table, p.End, lag.IdleBeforeRecordRead)

@@ -23,9 +23,8 @@ func Evaluate(shapes []Shape, intervals []Interval, methods []MethodSpec, seed u
 		for _, iv := range intervals {
 			r := Result{Shape: sh, Interval: iv, Series: Run(sh, iv, methods, seed)}
 			for _, s := range r.Series {
-				st := Score(s.Points, iv.Sampling)
-				r.Stats = append(r.Stats, st)
-				r.Costs = append(r.Costs, Scale(s.Cost, st.Scrapes))
+				r.Stats = append(r.Stats, Score(s.Points, iv.Sampling))
+				r.Costs = append(r.Costs, Scale(s))
 			}
 			out = append(out, r)
 		}
@@ -153,7 +152,7 @@ func defaultInterval(results []Result, shape string) Interval {
 }
 
 func signed(v float64) string {
-	if v > 0 {
+	if v >= 0.001 {
 		return "+" + seconds(v)
 	}
 	return seconds(v)

@@ -26,10 +26,11 @@ func Intervals() []Interval {
 	}
 }
 
-// Point is one scrape of one method: its estimate, and the truth at the
-// same instant.
+// Point is one group's time lag at one scrape of one method: the
+// estimate, and the truth at the same instant.
 type Point struct {
 	At        int64
+	Group     int
 	Truth     float64
 	Estimate  float64
 	Estimated bool
@@ -38,8 +39,9 @@ type Point struct {
 // Series is one method's scrapes over one run, and what it asked of Kafka.
 type Series struct {
 	Method MethodSpec
-	Points []Point
-	Cost   Cost // summed over the run
+	Points []Point // scrape by scrape, group by group
+	Cost   Cost    // summed over the run
+	Groups int     // the groups on the partition
 }
 
 // Run runs every method over the shape's scored stretch at the interval:
@@ -51,7 +53,7 @@ func Run(shape Shape, iv Interval, methods []MethodSpec, seed uint64) []Series {
 	out := make([]Series, len(methods))
 	for i, spec := range methods {
 		ms[i] = spec.New(iv.Sampling)
-		out[i].Method = spec
+		out[i].Method, out[i].Groups = spec, len(commits)
 	}
 	start, end := Epoch+shape.History, shape.End()
 	nextSample := start
@@ -62,15 +64,23 @@ func Run(shape Shape, iv Interval, methods []MethodSpec, seed uint64) []Series {
 				m.Sample(r)
 			}
 		}
-		committed, ok := commits.At(at)
-		if !ok {
+		s := Scrape{Read: Read{End: log.EndAt(at), Sent: at, Received: at + Latency}, Log: log}
+		var groups []int // the groups that have committed, as in s.Committed
+		for g, c := range commits {
+			if offset, ok := c.At(at); ok {
+				s.Committed = append(s.Committed, offset)
+				groups = append(groups, g)
+			}
+		}
+		if len(groups) == 0 {
 			continue
 		}
-		s := Scrape{Committed: committed, Read: Read{End: log.EndAt(at), Sent: at, Received: at + Latency}, Log: log}
-		truth := truthAt(log, s)
 		for i, m := range ms {
 			e := m.Scrape(s)
-			out[i].Points = append(out[i].Points, Point{At: s.Received, Truth: truth, Estimate: e.TimeLag, Estimated: e.OK})
+			for j, g := range groups {
+				out[i].Points = append(out[i].Points, Point{At: s.Received, Group: g, Truth: truthAt(log, s, s.Committed[j]),
+					Estimate: e.Groups[j].TimeLag, Estimated: e.Groups[j].OK})
+			}
 			out[i].Cost.add(e.Cost)
 		}
 	}
@@ -103,19 +113,20 @@ func Replay(log *Timeline, start, sampling int64, scrapes []Observed, spec Metho
 		for ; next < o.At-Latency; next += sampling {
 			m.Sample(Read{End: log.EndAt(next), Sent: next, Received: next + Latency})
 		}
-		s := Scrape{Committed: o.Committed, Read: Read{End: o.End, Sent: o.At - Latency, Received: o.At}, Log: log}
+		s := Scrape{Committed: []int64{o.Committed}, Read: Read{End: o.End, Sent: o.At - Latency, Received: o.At}, Log: log}
 		e := m.Scrape(s)
-		out = append(out, Point{At: o.At, Truth: truthAt(log, s), Estimate: e.TimeLag, Estimated: e.OK})
+		out = append(out, Point{At: o.At, Truth: truthAt(log, s, o.Committed), Estimate: e.Groups[0].TimeLag, Estimated: e.Groups[0].OK})
 	}
 	return out
 }
 
-// truthAt is the true time lag at a scrape: since the record at the
-// committed offset was appended, or 0 when the group has read up to the end.
-func truthAt(log *Timeline, s Scrape) float64 {
-	if s.Committed >= s.End {
+// truthAt is the true time lag at a scrape of a group committed at
+// committed: since the record there was appended, or 0 when the group has
+// read up to the end.
+func truthAt(log *Timeline, s Scrape, committed int64) float64 {
+	if committed >= s.End {
 		return 0
 	}
-	appended, _ := log.AppendTime(s.Committed)
+	appended, _ := log.AppendTime(committed)
 	return float64(s.Received-appended) / 1e9
 }

@@ -100,22 +100,29 @@ type ScaledCost struct {
 	Bytes    float64 // bytes sent and received per scrape
 }
 
-// Scale turns a series' summed cost over scrapes into the per-scrape cost
+// Scale turns a series' summed cost over its run into the per-scrape cost
 // at the cost model's size.
-func Scale(c Cost, scrapes int) ScaledCost {
-	if scrapes == 0 {
+func Scale(s Series) ScaledCost {
+	scrapes := 0
+	for i, p := range s.Points {
+		if i == 0 || p.At != s.Points[i-1].At {
+			scrapes++
+		}
+	}
+	if scrapes == 0 || s.Groups == 0 {
 		return ScaledCost{}
 	}
-	n := float64(scrapes)
+	c, n := s.Cost, float64(scrapes)
 	offsetReads := float64(c.OffsetReads) / n
-	pairReads := float64(c.RecordReads) / n * CostGroups // per partition
-	sharedReads := float64(c.SharedReads) / n            // per partition
-	rounds := pairReads + sharedReads                    // one offset per partition a round
+	perGroup := float64(CostGroups) / float64(s.Groups) // the model's groups a simulated one stands for
+	pairReads := float64(c.RecordReads) / n * perGroup  // per partition
+	sharedReads := float64(c.SharedReads) / n           // per partition
+	rounds := pairReads + sharedReads                   // one offset per partition a round
 	listOffsets := offsetReads * CostBrokers
 	fetches := rounds * CostBrokers
 	bytes := offsetReads*CostPartitions*listOffsetsPartitionBytes +
 		(pairReads+sharedReads)*CostPartitions*fetchPartitionBytes +
-		(float64(c.FetchBytes)*CostGroups+float64(c.SharedBytes))/n*CostPartitions +
+		(float64(c.FetchBytes)*perGroup+float64(c.SharedBytes))/n*CostPartitions +
 		(listOffsets+fetches)*requestBytes
 	return ScaledCost{Requests: listOffsets + fetches, Bytes: bytes}
 }

@@ -78,21 +78,41 @@ const RecordSize = 200
 // batchHeader is a record batch's header (Kafka's v2 format).
 const batchHeader = 61
 
-// FetchBytes is what a read of the record at offset returns when the log
-// ends at end: its batch and those after it, up to maxBytes, and never less
-// than the whole first batch (a broker returns a batch whole).
-func (tl *Timeline) FetchBytes(offset, end, maxBytes int64) int64 {
+// Fetch is what a read of the record at offset returns when the log ends
+// at end: the batch holding it and those after it, whole, up to maxBytes
+// (and never less than that first batch, which a broker returns whole).
+// It returns the offset past the last batch returned and the bytes.
+func (tl *Timeline) Fetch(offset, end, maxBytes int64) (upTo, bytes int64) {
 	i, ok := tl.batchOf(offset)
 	if !ok {
-		return 0
+		return offset, 0
 	}
-	start := int64(0)
-	if i > 0 {
-		start = tl.end[i-1]
+	for j := i; j < len(tl.end) && tl.end[j] <= max(end, tl.end[i]); j++ {
+		start := int64(0)
+		if j > 0 {
+			start = tl.end[j-1]
+		}
+		size := (tl.end[j]-start)*RecordSize + batchHeader
+		if j > i && bytes+size > maxBytes {
+			break
+		}
+		upTo, bytes = tl.end[j], bytes+size
 	}
-	first := (tl.end[i]-start)*RecordSize + batchHeader
-	all := (max(end, tl.end[i])-start)*RecordSize + batchHeader
-	return max(first, min(all, maxBytes))
+	return upTo, bytes
+}
+
+// FetchRounds is what reading the records at offsets (sorted) costs when
+// each read answers every wanted offset the batches it returns hold, as
+// the receiver's reads do: how many reads, and their bytes.
+func (tl *Timeline) FetchRounds(offsets []int64, end, maxBytes int64) (rounds, bytes int64) {
+	for i := 0; i < len(offsets); {
+		upTo, b := tl.Fetch(offsets[i], end, maxBytes)
+		rounds, bytes = rounds+1, bytes+b
+		for i < len(offsets) && (offsets[i] < upTo || b == 0) {
+			i++
+		}
+	}
+	return rounds, bytes
 }
 
 // Commits are a group's committed offsets over time: offset[i] from at[i].
