@@ -51,7 +51,14 @@ func run(docPath, plotDir string, seed uint64) error {
 			return fmt.Errorf("write plot %q: %w", path, err)
 		}
 	}
-	text := document(results, plotName, seed)
+	var groups []accuracy.Shape
+	for _, s := range accuracy.Shapes() {
+		if s.Key == "groups" {
+			groups = append(groups, s)
+		}
+	}
+	beforeAfter := accuracy.Evaluate(groups, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.Methods()[0], accuracy.RefineOnce}, seed)
+	text := document(results, beforeAfter, plotName, seed)
 	if err := os.WriteFile(docPath, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("write %q: %w", docPath, err)
 	}

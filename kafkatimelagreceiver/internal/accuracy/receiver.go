@@ -29,7 +29,12 @@ type receiverMethod struct {
 	tables      *timetable.Store
 	records     *lag.RecordTimes
 	recordReads bool
-	cost        Cost
+	// refineOnce reads, of the records the rules list to refine a coarse
+	// bracket, only the first of the partition (the furthest behind): the
+	// rule the receiver had before it refined every group near that one,
+	// kept here to measure what the change bought.
+	refineOnce bool
+	cost       Cost
 }
 
 // NewReceiver is the receiver as shipped (recordReads) or with
@@ -41,6 +46,15 @@ func NewReceiver(sampling int64, recordReads bool) Method {
 		recordReads: recordReads,
 	}
 }
+
+// RefineOnce is the receiver reading, to refine coarse brackets, one
+// record per partition and scrape (its furthest behind), as it did before
+// it read those of every group near that one.
+var RefineOnce = MethodSpec{Key: "receiver-refine-once", Name: "this receiver, one refining read per partition (before)", New: func(s int64) Method {
+	m := NewReceiver(s, true).(*receiverMethod)
+	m.refineOnce = true
+	return m
+}}
 
 func (m *receiverMethod) Sample(r Read) {
 	m.record(r)
@@ -72,6 +86,9 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 	idx := lag.NewIndex(snap)
 	idx.ResolveTables(m.tables)
 	missing, used := lag.OutOfTable(idx, snap.At, m.tables, m.records)
+	if m.refineOnce {
+		missing = m.firstRefining(idx.Parts[0], missing, snap.At)
+	}
 	if m.recordReads && len(missing) > 0 {
 		found := map[kafka.RecordAt]kafka.RecordTimestamp{}
 		var refining []int64
@@ -111,6 +128,22 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 
 // groupName names the simulation's i-th group.
 func groupName(i int) string { return "group-" + strconv.Itoa(i) }
+
+// firstRefining drops, of the records missing, those listed to refine an
+// estimate but the first.
+func (m *receiverMethod) firstRefining(p lag.Partition, missing []kafka.RecordAt, at int64) []kafka.RecordAt {
+	kept, refined := missing[:0:0], false
+	for _, r := range missing {
+		if m.refines(p, r.Offset, at) {
+			if refined {
+				continue
+			}
+			refined = true
+		}
+		kept = append(kept, r)
+	}
+	return kept
+}
 
 // refines tells whether a record read of offset only refines what the
 // table dates (the rule lag.OutOfTable applies): the cost model counts
