@@ -87,7 +87,8 @@ history.
 
 ## What the simulation models, and what it does not
 
-It models: one partition and one consumer group; producers that append
+It models: one partition and the consumer groups reading it (one, but
+for one shape of six); producers that append
 batches (a busy producer every 100 ms, a Poisson number of records at the
 shape's rate); each record's timestamp equal to its append time; a group
 that commits every 1 to 120 s what it has read, at a bounded read rate;
@@ -150,9 +151,10 @@ than 10 times our requests per scrape:
 %s
 Where method 6 is listed, it is because the simulation's record timestamps
 are exact append times (see above): it is exact here and not in production,
-and its bytes per scrape are hundreds to thousands of times ours. At 1 s
-sampling our end-offset reads alone are 30 ListOffsets rounds per scrape,
-which is what brings its requests within 10 times ours. Method 5 is listed
+and on steady traffic its bytes per scrape are about a hundred times ours.
+At 1 s sampling our end-offset reads alone are 31 ListOffsets rounds per
+scrape (186 requests), which is what brings its requests within 10 times
+ours. Method 5 is listed
 on sparse traffic because a group one record behind there sits on the
 newest record, which is its max-timestamp anchor: exact; two records
 behind, it is minutes off (its max column).
@@ -195,7 +197,13 @@ thick grey line, and estimates above the plot's top are drawn on its edge.
    is placed at its middle (up to 0.5 s off), and the record is read only
    while the lag is under 10 s, so a group 10 to 50 s behind can be off by
    more than 1 %% of its lag. It meets the target there, but with the
-   least margin.
+   least margin. Its cost is highest where a partition stops between
+   bursts or batches (bursty at 1 s sampling, batch): once the end offset
+   has stood still for a second, the record at each lagging group's offset
+   is read to tell data from a transaction marker, and read again each
+   time the group moves, so there it reads nearly as much as method 6. A
+   group catching up from hours behind costs a read per scrape too, while
+   its records are older than the table.
 2. **No record reads.** The same tables without the reads: on bursty and
    batch traffic a burst lands anywhere in its bracket, so the error is up to
    the sampling interval; a group behind everything the table has watched
