@@ -63,7 +63,7 @@ func Plot(series []Series, from, to int64) ([]byte, error) {
 		v := float64(k) * yStep
 		y := yOf(v)
 		hline(img, x0, x1, y, gridColor)
-		label := strconv.FormatFloat(v, 'g', 4, 64) + "s"
+		label := strconv.FormatFloat(v, 'f', -1, 64) + "s"
 		text(img, x0-6-textWidth(label), y-5, label, axisColor)
 	}
 	// Hours across, or minutes over a stretch of two hours or less.
@@ -77,7 +77,7 @@ func Plot(series []Series, from, to int64) ([]byte, error) {
 		v := float64(k) * xStep
 		x := xOf(from + int64(v*float64(unit)))
 		vline(img, x, y1, y0, gridColor)
-		label := strconv.FormatFloat(v, 'g', 4, 64) + suffix
+		label := strconv.FormatFloat(v, 'f', -1, 64) + suffix
 		text(img, x-textWidth(label)/2, y0+8, label, axisColor)
 	}
 	hline(img, x0, x1, y0, axisColor)
