@@ -93,7 +93,9 @@ func TestChurnCommitsEveryGroupBehindTheEnd(t *testing.T) {
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- commitChurn(runCtx, k, w, churnOptions{on: true, every: 20 * time.Millisecond, behind: 0}) }()
+	go func() {
+		done <- commitChurn(runCtx, k, w, churnOptions{on: true, every: 20 * time.Millisecond, behind: 0})
+	}()
 	write(5)
 	require.Eventually(t, func() bool {
 		offsets, ends := committed()
