@@ -98,8 +98,8 @@ at 60 s sampling), a quarter second apart so they never coincide. The
 receiver's defaults (512 points per table, a gap after 3 sampling
 intervals without a point) are used.
 
-It does not model, so that these figures are a lower bound on each
-method's error in production:
+It does not model the following, so that in production each method's
+error is likely larger than here:
 
 - **Producer clocks.** Record timestamps are exact append times. In
   production they are the producers' clocks (CreateTime) unless the topic

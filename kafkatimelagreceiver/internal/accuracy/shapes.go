@@ -134,7 +134,7 @@ func Shapes() []Shape {
 		},
 		{
 			Key: "diurnal", Name: "diurnal",
-			Description: "a 24 h sine from 3.3 to 36 records/s (10x swing); the group reads at most 30 records/s, so it falls minutes behind at the peak and catches up after",
+			Description: "a 24 h sine from 3.3 to 36 records/s (10x swing); the group reads at most 30 records/s, so it falls about an hour behind over the peak and catches up after",
 			History:     hour, Duration: 24 * hour,
 			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
 				tl := &Timeline{}
