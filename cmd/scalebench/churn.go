@@ -25,6 +25,10 @@ import (
 type churnOptions struct {
 	on    bool
 	every time.Duration
+	// warmup is how many scrapes pass before the measured ones: with
+	// every pair moving, record reads never stop, so the run cannot wait
+	// for a scrape that reads none as a busy run does.
+	warmup int
 	// behind is the most records a group's commit is behind the end it
 	// read; each commit picks uniformly from 0 to it.
 	behind int64
@@ -34,6 +38,17 @@ func (c *churnOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "churn", false, "with -busy: every group also commits on every partition every -churn-every, up to -churn-behind records behind the end")
 	fs.DurationVar(&c.every, "churn-every", 15*time.Second, "churn mode: how often every group commits on every partition")
 	fs.Int64Var(&c.behind, "churn-behind", 20, "churn mode: the most records behind the end a commit is (each picks from 0 to it)")
+	fs.IntVar(&c.warmup, "churn-warmup", 4, "churn mode: scrapes before the measured ones (a cold start reads records for two)")
+}
+
+// settled tells whether the n-th export starts the measured scrapes, the
+// last interval having sent fetches Fetch requests: in churn mode after
+// the warm-up, else at the first scrape that read no record.
+func (c churnOptions) settled(n int, fetches int64) bool {
+	if c.on {
+		return n-1 >= c.warmup
+	}
+	return fetches == 0
 }
 
 // check refuses churn without the busy writes it churns on.
@@ -47,6 +62,8 @@ func (c churnOptions) check(busy bool) error {
 		return fmt.Errorf("-churn-every %s: must be positive", c.every)
 	case c.behind < 0:
 		return fmt.Errorf("-churn-behind %d: must not be negative", c.behind)
+	case c.warmup < 1:
+		return fmt.Errorf("-churn-warmup %d: must be at least 1", c.warmup)
 	}
 	return nil
 }

@@ -18,7 +18,19 @@ func TestChurnNeedsBusyAndSaneSettings(t *testing.T) {
 	require.ErrorContains(t, churnOptions{on: true, every: time.Second}.check(false), "-churn needs -busy")
 	require.ErrorContains(t, churnOptions{on: true}.check(true), "-churn-every 0s")
 	require.ErrorContains(t, churnOptions{on: true, every: time.Second, behind: -1}.check(true), "-churn-behind -1")
-	require.NoError(t, churnOptions{on: true, every: time.Second, behind: 5}.check(true))
+	require.ErrorContains(t, churnOptions{on: true, every: time.Second}.check(true), "-churn-warmup 0")
+	require.NoError(t, churnOptions{on: true, every: time.Second, behind: 5, warmup: 4}.check(true))
+}
+
+// Busy runs measure from the first scrape that read no record; churn runs,
+// whose every scrape reads records, after a fixed warm-up.
+func TestChurnSettlesAfterItsWarmup(t *testing.T) {
+	busy := churnOptions{}
+	require.False(t, busy.settled(9, 3))
+	require.True(t, busy.settled(2, 0))
+	churn := churnOptions{on: true, warmup: 4}
+	require.False(t, churn.settled(4, 0), "three scrapes after the first")
+	require.True(t, churn.settled(5, 3))
 }
 
 // A churn round commits every group on every partition, each at most

@@ -349,7 +349,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		}
 		if steadyFrom < 0 && n >= 2 {
 			last := between(marks[n-2], marks[n-1])
-			if last.requests[kmsg.Fetch] == 0 {
+			if o.churn.settled(n, last.requests[kmsg.Fetch]) {
 				steadyFrom = n - 1 // marks[n-2] -> marks[n-1] is the first steady interval
 				if r.busy != nil {
 					r.busy.settled = readBusyMark(o.busy)
