@@ -31,8 +31,8 @@ type receiverMethod struct {
 	recordReads bool
 	// refineOnce reads, of the records the rules list to refine a coarse
 	// bracket, only the first of the partition (the furthest behind): the
-	// rule the receiver had before it refined every group near that one,
-	// kept here to measure what the change bought.
+	// narrower rule, to measure what refining every group near that one
+	// buys.
 	refineOnce bool
 	cost       Cost
 }
@@ -48,8 +48,8 @@ func NewReceiver(sampling int64, recordReads bool) Method {
 }
 
 // RefineOnce is the receiver reading, to refine coarse brackets, one
-// record per partition and scrape (its furthest behind), as it did before
-// it read those of every group near that one.
+// record per partition and scrape (its furthest behind) rather than those
+// of every group near that one.
 var RefineOnce = MethodSpec{Key: "receiver-refine-once", Name: "this receiver, one refining read per partition (before)", New: func(s int64) Method {
 	m := NewReceiver(s, true).(*receiverMethod)
 	m.refineOnce = true
