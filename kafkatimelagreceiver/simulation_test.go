@@ -19,7 +19,7 @@ func TestSimulationUsesTheReceiversDefaults(t *testing.T) {
 }
 
 // TestSimulationAgreesWithReceiver runs the real receiver against an
-// in-process cluster on a steady and a bursty partition for about 25 s,
+// in-process cluster on a steady and a bursty partition for about 15 s,
 // scraping every second, and records every append and commit. The
 // simulation then replays the same appends, with the scrapes at the
 // instants the receiver made them and the committed offsets it saw,
@@ -34,7 +34,7 @@ func TestSimulationUsesTheReceiversDefaults(t *testing.T) {
 // scrapes, so what both see does not depend on how fast the machine is.
 func TestSimulationAgreesWithReceiver(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs for about 25 s")
+		t.Skip("runs for about 15 s")
 	}
 	// Scrapes every second are the tables' points: the interval the
 	// errors are judged at.
@@ -76,7 +76,7 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 	var steadyTimes []time.Time // append time of each steady offset
 	steadyTimes = append(steadyTimes, time.Now())
 	nextBurst, nextScrape, burstFirst := time.Now(), time.Now(), int64(1)
-	for end := time.Now().Add(25 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		now := time.Now()
 		produce("steady", 1)
 		steadyTimes = append(steadyTimes, now)
