@@ -39,6 +39,19 @@ func TestTimelineAnswersEndOffsetsAndAppendTimes(t *testing.T) {
 	require.Equal(t, int64(2), rounds, "offsets 0 and 2 in one read, 4 and 5 in another")
 }
 
+func TestTimelineKeepsProducerStampsApartFromAppendTimes(t *testing.T) {
+	tl := &Timeline{}
+	tl.AppendStamped(10, 12, 2) // offsets 0-1, a clock 2 ahead
+	tl.AppendStamped(20, 15, 1) // offset 2, a clock 5 behind
+	at, _ := tl.AppendTime(2)
+	stamp, _ := tl.Stamp(2)
+	require.Equal(t, []int64{20, 15}, []int64{at, stamp})
+	offset, max := tl.MaxStamp(3)
+	require.Equal(t, []int64{2, 15}, []int64{offset, max}, "the largest timestamp, first of its batch")
+	offset, max = tl.MaxStamp(2)
+	require.Equal(t, []int64{0, 12}, []int64{offset, max}, "only batches below the end")
+}
+
 func TestCommitsAnswerTheLatestCommit(t *testing.T) {
 	c := &Commits{}
 	c.Commit(10, 5)
@@ -100,10 +113,11 @@ func TestAnchorsMethodReadsOffTheLogsLine(t *testing.T) {
 	log.Append(Epoch+100*second, 99)  // 1-99
 	log.Append(Epoch+200*second, 100) // 100-199
 	m := NewAnchors()
-	e, cost := scrapeAt(m, log, 100, Epoch+300*second)
+	e, cost := scrapeAt(m, log, 50, Epoch+300*second)
 	require.True(t, e.OK)
-	// The line from (0, 0 s) to (199, 200 s) puts offset 100 at 100.5 s.
-	require.InDelta(t, 300-200*100.0/199, e.TimeLag, 1e-6)
+	// The largest timestamp is the newest batch's, first at offset 100:
+	// the line from (0, 0 s) to (100, 200 s) puts offset 50 at 100 s.
+	require.InDelta(t, 200, e.TimeLag, 1e-6)
 	require.Equal(t, int64(1), cost.SharedReads, "the log-start record is read once")
 	_, cost = scrapeAt(m, log, 100, Epoch+301*second)
 	require.Zero(t, cost.SharedReads)

@@ -64,14 +64,13 @@ type MethodSpec struct {
 const FetchMaxBytes = 64 << 10
 
 // readRecord is a record-timestamp read of the record at offset: its
-// timestamp (the batch's append time, in Kafka's milliseconds) and the
-// bytes the answer held; not ok at or past the end, where there is no
-// record.
+// timestamp (its producer's clock, in Kafka's milliseconds) and the bytes
+// the answer held; not ok at or past the end, where there is no record.
 func readRecord(log *Timeline, offset, end int64) (ts, bytes int64, ok bool) {
 	if offset >= end {
 		return 0, 0, false
 	}
-	ts, ok = log.AppendTime(offset)
+	ts, ok = log.Stamp(offset)
 	_, bytes = log.Fetch(offset, end, FetchMaxBytes)
 	return ts / 1e6 * 1e6, bytes, ok
 }

@@ -167,8 +167,7 @@ func (m *anchorsMethod) Scrape(s Scrape) Estimate {
 	}
 	e := Estimate{At: s.Received, Cost: m.cost}
 	m.cost = Cost{}
-	maxOffset := s.End - 1 // timestamps follow offsets: the newest record has the largest
-	maxTime, _ := s.Log.AppendTime(maxOffset)
+	maxOffset, maxTime := s.Log.MaxStamp(s.End)
 	for _, c := range s.Committed {
 		var g GroupEstimate
 		switch {

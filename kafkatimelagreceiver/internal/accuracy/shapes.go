@@ -133,6 +133,20 @@ func Shapes() []Shape {
 			},
 		},
 		{
+			Key: "skew", PlotFrom: hour, PlotSpan: hour, Name: "steady, skewed clocks",
+			Description: "the steady traffic from two producers, whose clocks are 1.5 s behind the broker's and 0.3 s ahead of it, each sending half the batches; the group keeps up, 2 s behind",
+			History:     hour, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				skews := []int64{-1500 * int64(1e6), 300 * int64(1e6)}
+				for t := Epoch; t < s.End(); t += lingerInterval {
+					at := t + rng.Int64N(lingerInterval)
+					tl.AppendStamped(at, at+skews[rng.IntN(len(skews))], poisson(rng, rate*float64(lingerInterval)/1e9))
+				}
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl)}
+			},
+		},
+		{
 			Key: "diurnal", Name: "diurnal",
 			Description: "a 24 h sine from 3.3 to 36 records/s (10x swing); the group reads at most 30 records/s, so it falls about an hour behind over the peak and catches up after",
 			History:     hour, Duration: 24 * hour,

@@ -17,21 +17,36 @@ var Epoch = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC).UnixNano()
 
 // Timeline is what a partition's producers appended: batches of records,
 // each batch appended at one instant, the records of a batch at
-// consecutive offsets, every record stamped with its batch's append time
-// (a producer whose clock is the broker's). Offsets start at 0.
+// consecutive offsets, every record stamped with its batch's timestamp
+// (its producer's clock when it sent the batch). Offsets start at 0.
 type Timeline struct {
-	at  []int64 // append time of each batch, non-decreasing
-	end []int64 // end offset after each batch (cumulative count)
+	at    []int64 // append time of each batch, non-decreasing
+	end   []int64 // end offset after each batch (cumulative count)
+	stamp []int64 // each batch's timestamp
+	// maxUpTo[i] is the first batch of those up to i with the largest
+	// timestamp.
+	maxUpTo []int32
 }
 
-// Append adds a batch of n records appended at at; n <= 0 or a time before
-// the last batch's is ignored.
-func (tl *Timeline) Append(at, n int64) {
+// Append adds a batch of n records appended at at, stamped at at (a
+// producer whose clock is the broker's); n <= 0 or a time before the last
+// batch's is ignored.
+func (tl *Timeline) Append(at, n int64) { tl.AppendStamped(at, at, n) }
+
+// AppendStamped adds a batch of n records appended at at and stamped
+// stamp by a producer whose clock is off by stamp-at.
+func (tl *Timeline) AppendStamped(at, stamp, n int64) {
 	if n <= 0 || len(tl.at) > 0 && at < tl.at[len(tl.at)-1] {
 		return
 	}
 	tl.at = append(tl.at, at)
 	tl.end = append(tl.end, tl.EndOffset()+n)
+	best := int32(len(tl.stamp))
+	if n := len(tl.maxUpTo); n > 0 && tl.stamp[tl.maxUpTo[n-1]] >= stamp {
+		best = tl.maxUpTo[n-1]
+	}
+	tl.stamp = append(tl.stamp, stamp)
+	tl.maxUpTo = append(tl.maxUpTo, best)
 }
 
 // EndOffset is the end offset after every batch (the next offset to write).
@@ -70,6 +85,30 @@ func (tl *Timeline) AppendTime(offset int64) (int64, bool) {
 		return 0, false
 	}
 	return tl.at[i], true
+}
+
+// Stamp is the timestamp of the record at offset: its producer's clock.
+func (tl *Timeline) Stamp(offset int64) (int64, bool) {
+	i, ok := tl.batchOf(offset)
+	if !ok {
+		return 0, false
+	}
+	return tl.stamp[i], true
+}
+
+// MaxStamp is the offset and timestamp of the record with the largest
+// timestamp below end (the first such), as ListOffsets for the max
+// timestamp answers.
+func (tl *Timeline) MaxStamp(end int64) (offset, stamp int64) {
+	last := atOrBefore(tl.end, end) // batches wholly below end
+	if last == 0 {
+		return 0, 0
+	}
+	best := tl.maxUpTo[last-1]
+	if best > 0 {
+		offset = tl.end[best-1]
+	}
+	return offset, tl.stamp[best]
 }
 
 // RecordSize is the bytes a record takes in a batch, for the cost model.
