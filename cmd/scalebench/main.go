@@ -20,6 +20,13 @@
 //
 //	go run ./cmd/scalebench -collector _build/otelcol-kafkatimelag
 //
+// With -busy every partition is written continuously (busy.go), and with
+// -churn too every group commits on every partition each -churn-every
+// (churn.go): the busy shape of 1,000,000 pairs is
+//
+//	-workloads 100x10000 -collection-interval 15s -sampling-interval 5s \
+//	  -busy -busy-every 15s -churn -churn-every 15s
+//
 // With -prometheus it measures a Prometheus path instead (prometheus.go):
 // the collector sending to a real Prometheus by OTLP, remote write or
 // scrape, the CPU and peak RSS of both processes, ending with the one line
@@ -65,6 +72,7 @@ type options struct {
 	extraArgs   []string
 	prom        promOptions
 	busy        busyOptions
+	churn       churnOptions
 }
 
 func main() {
@@ -93,6 +101,7 @@ func run() error {
 	extraArgs := fs.String("collector-args", "", "comma-separated extra command-line arguments of the collector, e.g. --feature-gates=pdata.useProtoPooling")
 	promArgs := o.prom.register(fs)
 	o.busy.register(fs)
+	o.churn.register(fs)
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
 	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
@@ -121,6 +130,9 @@ func run() error {
 	}
 	if *promArgs != "" {
 		o.prom.args = strings.Split(*promArgs, ",")
+	}
+	if err := o.churn.check(o.busy.on); err != nil {
+		return err
 	}
 	if err := o.busy.prepare(&o); err != nil {
 		return err
@@ -229,10 +241,18 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		writeCtx, stopWriting := context.WithCancel(ctx)
 		writeErr := make(chan error, 1)
 		go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
+		churnErr := make(chan error, 1)
+		if o.churn.on {
+			go func() { churnErr <- commitChurn(writeCtx, k, w, o.churn) }()
+		} else {
+			churnErr <- nil
+		}
 		defer func() {
 			stopWriting()
-			if err := <-writeErr; err != nil {
-				logf("%v", err)
+			for _, err := range []error{<-writeErr, <-churnErr} {
+				if err != nil {
+					logf("%v", err)
+				}
 			}
 		}()
 	}
@@ -329,7 +349,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		}
 		if steadyFrom < 0 && n >= 2 {
 			last := between(marks[n-2], marks[n-1])
-			if last.requests[kmsg.Fetch] == 0 {
+			if o.churn.settled(n, last.requests[kmsg.Fetch]) {
 				steadyFrom = n - 1 // marks[n-2] -> marks[n-1] is the first steady interval
 				if r.busy != nil {
 					r.busy.settled = readBusyMark(o.busy)

@@ -239,11 +239,11 @@ const IdleBeforeRecordRead = time.Second
 // group committed on the last transaction's commit marker (last offset + 1)
 // lags by 1 for ever and must be found caught up, not ageing with the
 // clock; and last the records a table dates only coarsely (Coarse), whose
-// reads refine an estimate rather than make one, at most one per
-// partition. Missing are those not read yet, or read short of today's end,
-// the ones no table dates first, then the furthest behind (when a cap
-// bites, the worst lags are the ones worth knowing); used is every such
-// record, read or not.
+// reads refine an estimate rather than make one, those of a partition
+// within refineSpan of its furthest behind. Missing are those not read
+// yet, or read short of today's end, the ones no table dates first, then
+// the furthest behind (when a cap bites, the worst lags are the ones worth
+// knowing); used is every such record, read or not.
 func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
 	var wanted []wantedRecord
@@ -280,7 +280,7 @@ func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTi
 		// Ranks follow (topic, partition).
 		return cmp.Or(cmp.Compare(b.behind, a.behind), cmp.Compare(a.rank, b.rank), cmp.Compare(a.offset, b.offset))
 	})
-	return onePerPartition(idx, wanted), used
+	return nearFirstRefined(idx, wanted), used
 }
 
 // wantedRecord is a record OutOfTable lists, with what orders it.
@@ -291,19 +291,30 @@ type wantedRecord struct {
 	refine bool  // dated by the table, coarsely
 }
 
-// onePerPartition keeps, of the records listed only to refine an estimate,
-// the first of each partition: a record read costs a Fetch round per
-// offset of a partition, and refining is worth one Fetch per broker, not
-// one per group near the head of a busy partition.
-func onePerPartition(idx *Index, wanted []wantedRecord) []kafka.RecordAt {
-	refined := map[int32]bool{}
+// refineSpan bounds how far past a partition's first record read to refine
+// an estimate (its furthest behind) the others it refines in the same
+// scrape may lie, in offsets. A read answers every wanted offset that the
+// batches it returns hold, and the first read asks for 64 KiB: groups near
+// the head of a busy partition sit within a few hundred records of each
+// other, and are dated by that one read rather than left to the table's
+// coarse bracket. Offsets further out would each cost a Fetch round.
+const refineSpan = 512
+
+// nearFirstRefined keeps, of the records listed only to refine an
+// estimate, those of each partition within refineSpan of its first (the
+// furthest behind), so that refining costs a partition about one Fetch
+// round, not one per group near the head of a busy partition.
+func nearFirstRefined(idx *Index, wanted []wantedRecord) []kafka.RecordAt {
+	first := map[int32]int64{}
 	kept := make([]kafka.RecordAt, 0, len(wanted))
 	for _, w := range wanted {
 		if w.refine {
-			if refined[w.rank] {
+			from, seen := first[w.rank]
+			if !seen {
+				first[w.rank] = w.offset
+			} else if w.offset-from >= refineSpan {
 				continue
 			}
-			refined[w.rank] = true
 		}
 		kept = append(kept, kafka.RecordAt{TopicPartition: idx.Parts[w.rank].TopicPartition, Offset: w.offset})
 	}

@@ -281,10 +281,10 @@ func TestWorkedExample(t *testing.T) {
 	require.InDelta(t, 607.571, lags[0].TimeLag, 1e-3)
 }
 
-// Refining costs a Fetch round per offset of a partition: of the records a
-// table dates only coarsely, one per partition is read a scrape (the
-// furthest behind); the others keep the table's estimate.
-func TestCoarseBracketsReadOnePerPartition(t *testing.T) {
+// Of the records a table dates only coarsely, those of a partition within
+// refineSpan of the furthest behind are read: one read, from the furthest
+// behind, answers the others its batches hold.
+func TestCoarseBracketsReadNearTheFurthestBehind(t *testing.T) {
 	idx, tables, at, tp := coarseFixture(t, 2*time.Second)
 	snap := &Snapshot{
 		At: at,
@@ -297,7 +297,36 @@ func TestCoarseBracketsReadOnePerPartition(t *testing.T) {
 	idx = NewIndex(snap)
 	idx.ResolveTables(tables)
 	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
-	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}}, missing,
-		"older than the table first, then the coarse one furthest behind")
+	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}, {TopicPartition: tp, Offset: 150}, {TopicPartition: tp, Offset: 180}}, missing,
+		"older than the table first, then the coarse ones from the furthest behind")
 	require.Len(t, used, 4, "every record in use stays cached")
+}
+
+// A coarse record further than refineSpan from the partition's furthest
+// behind would cost a Fetch round of its own: it keeps the table's
+// estimate.
+func TestCoarseBracketsFarApartReadOnlyTheFurthestBehind(t *testing.T) {
+	tp := kafka.TopicPartition{Topic: "busy", Partition: 0}
+	t0 := time.Unix(1_700_000_000, 0)
+	tables := timetable.NewStore(16, 0, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	for i, offset := range []int64{0, 2000} {
+		at := t0.Add(time.Duration(i) * time.Second)
+		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: offset}, Sent: at, Received: at})
+	}
+	at := t0.Add(2 * time.Second).UnixNano()
+	far := int64(100 + refineSpan)
+	snap := &Snapshot{
+		At: at,
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
+			"behind": {tp: 100}, "near": {tp: far - 1}, "far": {tp: far},
+		}),
+		End:   map[kafka.TopicPartition]int64{tp: 2000},
+		Start: map[kafka.TopicPartition]int64{},
+	}
+	idx := NewIndex(snap)
+	idx.ResolveTables(tables)
+	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
+	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 100}, {TopicPartition: tp, Offset: far - 1}}, missing)
+	require.Len(t, used, 3, "every record in use stays cached")
 }

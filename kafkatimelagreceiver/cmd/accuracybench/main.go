@@ -1,0 +1,67 @@
+// Command accuracybench evaluates time-lag methods on simulated traffic
+// against the ground truth of every record's append time, and writes
+// docs/accuracy.md and its plots. Run it from the receiver's module:
+//
+//	cd kafkatimelagreceiver && go run ./cmd/accuracybench
+//
+// The simulation is deterministic: a second run writes the same bytes.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/accuracy"
+)
+
+func main() {
+	doc := flag.String("doc", "../docs/accuracy.md", "the Markdown document to write")
+	plots := flag.String("plots", "../docs/accuracy", "the directory to write the plots into (PNG, one per shape)")
+	seed := flag.Uint64("seed", 1, "the simulation's random seed")
+	flag.Parse()
+	if err := run(*doc, *plots, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "accuracybench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(docPath, plotDir string, seed uint64) error {
+	results := accuracy.Evaluate(accuracy.Shapes(), accuracy.Intervals(), accuracy.Methods(), seed)
+	if err := os.MkdirAll(plotDir, 0o755); err != nil {
+		return fmt.Errorf("create the plot directory %q: %w", plotDir, err)
+	}
+	rel, err := filepath.Rel(filepath.Dir(docPath), plotDir)
+	if err != nil {
+		return fmt.Errorf("place the plots %q relative to the document %q: %w", plotDir, docPath, err)
+	}
+	plotName := func(s accuracy.Shape) string { return filepath.ToSlash(filepath.Join(rel, s.Key+".png")) }
+	for _, r := range results {
+		if !r.Interval.Default {
+			continue
+		}
+		from, to := r.PlotRange()
+		png, err := accuracy.Plot(r.Series, from, to)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", r.Shape.Key, err)
+		}
+		path := filepath.Join(plotDir, r.Shape.Key+".png")
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			return fmt.Errorf("write plot %q: %w", path, err)
+		}
+	}
+	var groups []accuracy.Shape
+	for _, s := range accuracy.Shapes() {
+		if s.Key == "groups" {
+			groups = append(groups, s)
+		}
+	}
+	beforeAfter := accuracy.Evaluate(groups, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.Methods()[0], accuracy.RefineOnce}, seed)
+	text := document(results, beforeAfter, plotName, seed)
+	if err := os.WriteFile(docPath, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("write %q: %w", docPath, err)
+	}
+	fmt.Printf("wrote %s and %d plots in %s\n", docPath, len(accuracy.Shapes()), plotDir)
+	return nil
+}

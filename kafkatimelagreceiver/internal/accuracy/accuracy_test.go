@@ -1,0 +1,170 @@
+package accuracy
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTimelineAnswersEndOffsetsAndAppendTimes(t *testing.T) {
+	tl := &Timeline{}
+	tl.Append(10, 3) // offsets 0-2
+	tl.Append(20, 1) // offset 3
+	tl.Append(20, 2) // offsets 4-5, same instant
+	tl.Append(15, 9) // before the last batch: ignored
+	require.Equal(t, int64(6), tl.EndOffset())
+	for at, want := range map[int64]int64{9: 0, 10: 3, 19: 3, 20: 6, 99: 6} {
+		require.Equal(t, want, tl.EndAt(at), "end at %d", at)
+	}
+	for offset, want := range map[int64]int64{0: 10, 2: 10, 3: 20, 5: 20} {
+		got, ok := tl.AppendTime(offset)
+		require.True(t, ok)
+		require.Equal(t, want, got, "append time of %d", offset)
+	}
+	_, ok := tl.AppendTime(6)
+	require.False(t, ok, "no record at the end offset")
+	// The first batch whole, then whole batches up to the end within the
+	// limit.
+	upTo, bytes := tl.Fetch(1, 3, 10)
+	require.Equal(t, int64(3), upTo)
+	require.Equal(t, int64(3*RecordSize+batchHeader), bytes)
+	upTo, bytes = tl.Fetch(1, 6, 1<<20)
+	require.Equal(t, int64(6), upTo)
+	require.Equal(t, int64(6*RecordSize+3*batchHeader), bytes)
+	upTo, _ = tl.Fetch(1, 6, 3*RecordSize+batchHeader+RecordSize+batchHeader)
+	require.Equal(t, int64(4), upTo, "the third batch does not fit")
+	rounds, _ := tl.FetchRounds([]int64{0, 2, 4, 5}, 6, 3*RecordSize+batchHeader)
+	require.Equal(t, int64(2), rounds, "offsets 0 and 2 in one read, 4 and 5 in another")
+}
+
+func TestTimelineKeepsProducerStampsApartFromAppendTimes(t *testing.T) {
+	tl := &Timeline{}
+	tl.AppendStamped(10, 12, 2) // offsets 0-1, a clock 2 ahead
+	tl.AppendStamped(20, 15, 1) // offset 2, a clock 5 behind
+	at, _ := tl.AppendTime(2)
+	stamp, _ := tl.Stamp(2)
+	require.Equal(t, []int64{20, 15}, []int64{at, stamp})
+	offset, max := tl.MaxStamp(3)
+	require.Equal(t, []int64{2, 15}, []int64{offset, max}, "the largest timestamp, first of its batch")
+	offset, max = tl.MaxStamp(2)
+	require.Equal(t, []int64{0, 12}, []int64{offset, max}, "only batches below the end")
+}
+
+func TestCommitsAnswerTheLatestCommit(t *testing.T) {
+	c := &Commits{}
+	c.Commit(10, 5)
+	c.Commit(20, 8)
+	_, ok := c.At(9)
+	require.False(t, ok)
+	got, _ := c.At(10)
+	require.Equal(t, int64(5), got)
+	got, _ = c.At(25)
+	require.Equal(t, int64(8), got)
+}
+
+// scrapeAt scrapes one group: its estimate, and the scrape's cost.
+func scrapeAt(m Method, log *Timeline, committed, at int64) (GroupEstimate, Cost) {
+	e := m.Scrape(Scrape{Committed: []int64{committed}, Read: Read{End: log.EndAt(at), Sent: at, Received: at}, Log: log})
+	return e.Groups[0], e.Cost
+}
+
+func TestLastNTableKeepsFlatRunsAndExtrapolates(t *testing.T) {
+	m := NewLastNTable(3).(*lastNTable)
+	for _, p := range []point{{100, 1e9}, {100, 2e9}, {100, 3e9}} {
+		m.Sample(Read{End: p.offset, Received: p.at})
+	}
+	require.Equal(t, []point{{100, 1e9}, {100, 3e9}}, m.points, "a flat run keeps its first and last point")
+	m.Sample(Read{End: 200, Received: 4e9})
+	m.Sample(Read{End: 300, Received: 5e9})
+	require.Equal(t, []point{{100, 3e9}, {200, 4e9}, {300, 5e9}}, m.points, "the oldest point leaves")
+	at, ok := m.lookup(250)
+	require.True(t, ok)
+	require.InDelta(t, 4.5e9, at, 1)
+	at, ok = m.lookup(0) // below the table: the line through its ends
+	require.True(t, ok)
+	require.InDelta(t, 2e9, at, 1)
+	flat := NewLastNTable(3).(*lastNTable)
+	flat.Sample(Read{End: 100, Received: 1e9})
+	flat.Sample(Read{End: 100, Received: 2e9})
+	_, ok = flat.lookup(50)
+	require.False(t, ok, "a flat table has no line to extrapolate")
+}
+
+func TestRateMethodDividesLagByTheWindowsRate(t *testing.T) {
+	log := &Timeline{}
+	for s := int64(0); s <= 600; s++ {
+		log.Append(Epoch+s*second, 10)
+	}
+	m := NewRate()
+	for s := int64(0); s < 600; s += 10 {
+		m.Sample(Read{End: log.EndAt(Epoch + s*second), Received: Epoch + s*second})
+	}
+	e, cost := scrapeAt(m, log, log.EndAt(Epoch+600*second)-200, Epoch+600*second)
+	require.True(t, e.OK)
+	require.InDelta(t, 20, e.TimeLag, 1e-9, "200 records at 10 a second")
+	require.Equal(t, int64(61), cost.OffsetReads)
+}
+
+func TestAnchorsMethodReadsOffTheLogsLine(t *testing.T) {
+	log := &Timeline{}
+	log.Append(Epoch, 1)              // offset 0
+	log.Append(Epoch+100*second, 99)  // 1-99
+	log.Append(Epoch+200*second, 100) // 100-199
+	m := NewAnchors()
+	e, cost := scrapeAt(m, log, 50, Epoch+300*second)
+	require.True(t, e.OK)
+	// The largest timestamp is the newest batch's, first at offset 100:
+	// the line from (0, 0 s) to (100, 200 s) puts offset 50 at 100 s.
+	require.InDelta(t, 200, e.TimeLag, 1e-6)
+	require.Equal(t, int64(1), cost.SharedReads, "the log-start record is read once")
+	_, cost = scrapeAt(m, log, 100, Epoch+301*second)
+	require.Zero(t, cost.SharedReads)
+	require.Equal(t, int64(3), cost.OffsetReads)
+}
+
+func TestRecordMethodIsExactAndReadsOnlyWhenLagging(t *testing.T) {
+	log := &Timeline{}
+	log.Append(Epoch, 5)
+	log.Append(Epoch+10*second, 5)
+	m := NewRecordRead()
+	e, cost := scrapeAt(m, log, 7, Epoch+30*second)
+	require.True(t, e.OK)
+	require.InDelta(t, 20, e.TimeLag, 1e-9)
+	require.Equal(t, int64(1), cost.RecordReads)
+	e, cost = scrapeAt(m, log, 10, Epoch+30*second)
+	require.True(t, e.OK)
+	require.Zero(t, e.TimeLag)
+	require.Zero(t, cost.RecordReads)
+}
+
+func TestScoreMeasuresErrorsAndTheTarget(t *testing.T) {
+	points := []Point{
+		{Truth: 10, Estimate: 10.5, Estimated: true},
+		{Truth: 10, Estimate: 9, Estimated: true},
+		{Truth: 0, Estimate: 0, Estimated: true},
+		{Truth: 1000, Estimated: false},
+	}
+	st := Score(points, 10*second)
+	require.Equal(t, 4, st.Scrapes)
+	require.InDelta(t, 0.25, st.NoEstimate, 1e-9)
+	require.InDelta(t, 1, st.Max, 1e-9)
+	require.InDelta(t, -0.5/3, st.Bias, 1e-9)
+	require.True(t, math.IsInf(st.TargetP95, 1), "a scrape without an estimate misses the target")
+	require.False(t, st.Met())
+	require.True(t, Score(points[:3], 10*second).Met(), "errors within a second at 10 s sampling")
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	shape := Shapes()[2] // bursty: random gaps and sizes
+	shape.Duration = 20 * minute
+	iv := Intervals()[1]
+	a := Run(shape, iv, Methods(), 7)
+	b := Run(shape, iv, Methods(), 7)
+	for i := range a {
+		require.True(t, slices.Equal(a[i].Points, b[i].Points) && a[i].Cost == b[i].Cost, "%s: a second run differs", a[i].Method.Key)
+	}
+	c := Run(shape, iv, Methods(), 8)
+	require.False(t, slices.Equal(a[0].Points, c[0].Points), "another seed, another timeline")
+}

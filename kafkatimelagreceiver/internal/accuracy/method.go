@@ -1,0 +1,82 @@
+package accuracy
+
+// Read is one end-offset read: the end offset as the broker answered at
+// Sent, the answer in hand at Received.
+type Read struct {
+	End            int64
+	Sent, Received int64
+}
+
+// Scrape is what every method is given at a scrape: the groups' committed
+// offsets on the partition (read first), then the scrape's own end-offset
+// read, and the partition's log, which only a method that reads records or
+// asks for the log's anchors may look at.
+type Scrape struct {
+	Committed []int64 // by group
+	Read
+	Log *Timeline
+}
+
+// Estimate is one method's time lags at one scrape, by group, and what it
+// asked of Kafka for them since the previous scrape.
+type Estimate struct {
+	At     int64 // the instant the time lags are of
+	Groups []GroupEstimate
+	Cost   Cost
+}
+
+// GroupEstimate is one group's time lag in seconds, when OK.
+type GroupEstimate struct {
+	TimeLag float64
+	OK      bool
+}
+
+// Cost counts what a method asked of Kafka for one partition and its
+// groups: offset reads (one ListOffsets spec each: latest, earliest or max
+// timestamp) and record reads with the bytes their answers held.
+type Cost struct {
+	OffsetReads int64
+	// RecordReads are reads of records for groups, each group's its own.
+	RecordReads int64
+	FetchBytes  int64
+	// SharedReads are record reads made once per partition whatever its
+	// groups (the log-start record; this receiver's refining read).
+	SharedReads, SharedBytes int64
+}
+
+// Method estimates time lag from the observations it is given: every
+// sampling interval a Sample (methods that keep no history ignore them),
+// every scrape a Scrape.
+type Method interface {
+	Sample(r Read)
+	Scrape(s Scrape) Estimate
+}
+
+// MethodSpec names a method and makes a fresh one for a run at a sampling
+// interval (nanoseconds).
+type MethodSpec struct {
+	Key, Name string
+	New       func(sampling int64) Method
+}
+
+// FetchMaxBytes is the most a record read asks of a partition: the
+// receiver's first fetch size (a producer's batch is rarely larger).
+const FetchMaxBytes = 64 << 10
+
+// readRecord is a record-timestamp read of the record at offset: its
+// timestamp (its producer's clock, in Kafka's milliseconds) and the bytes
+// the answer held; not ok at or past the end, where there is no record.
+func readRecord(log *Timeline, offset, end int64) (ts, bytes int64, ok bool) {
+	if offset >= end {
+		return 0, 0, false
+	}
+	ts, ok = log.Stamp(offset)
+	_, bytes = log.Fetch(offset, end, FetchMaxBytes)
+	return ts / 1e6 * 1e6, bytes, ok
+}
+
+// lagSince is the time lag at at of a record appended at appended, never
+// negative (a method's estimate past the scrape is not a lead).
+func lagSince(at int64, appended float64) float64 {
+	return max(0, (float64(at)-appended)/1e9)
+}

@@ -1,0 +1,256 @@
+package accuracy
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+const (
+	second = int64(1e9)
+	minute = 60 * second
+	hour   = 60 * minute
+)
+
+// Shape is a partition's traffic and its group's consumption: a timeline
+// from Epoch, of which the first History passes before the methods start
+// watching and the next Duration is scored.
+type Shape struct {
+	Key, Name   string
+	Description string
+	History     int64
+	Duration    int64
+	// PlotFrom and PlotSpan, when PlotSpan is set, are the stretch the
+	// shape's plot shows, from the start of watching: a shape whose lags
+	// last seconds is plotted over an hour, not its whole run.
+	PlotFrom, PlotSpan int64
+	build              func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits)
+}
+
+// Build makes the shape's timeline and its groups' commits, the same for
+// the same seed.
+func (s *Shape) Build(seed uint64) (*Timeline, []*Commits) {
+	return s.build(rand.New(rand.NewPCG(seed, 0x6b61666b61)), s)
+}
+
+// End is when the scored stretch ends.
+func (s *Shape) End() int64 { return Epoch + s.History + s.Duration }
+
+// lingerInterval is how often a busy producer sends a batch.
+const lingerInterval = 100 * int64(1e6)
+
+// produce appends, every lingerInterval from from to to, a batch of a
+// Poisson number of records at rate(t) records per second.
+func produce(tl *Timeline, rng *rand.Rand, from, to int64, rate func(t int64) float64) {
+	for t := from; t < to; t += lingerInterval {
+		tl.Append(t+rng.Int64N(lingerInterval), poisson(rng, rate(t)*float64(lingerInterval)/1e9))
+	}
+}
+
+// poisson draws a Poisson count of mean mean (a normal approximation for
+// large means).
+func poisson(rng *rand.Rand, mean float64) int64 {
+	if mean <= 0 {
+		return 0
+	}
+	if mean > 50 {
+		return max(0, int64(math.Round(mean+math.Sqrt(mean)*rng.NormFloat64())))
+	}
+	limit, k, p := math.Exp(-mean), int64(0), rng.Float64()
+	for p > limit {
+		k++
+		p *= rng.Float64()
+	}
+	return k
+}
+
+// consumer is a group's consumption: from from to to, every commitEvery it
+// commits how far it got, reading at most capacity records per second
+// (0: no limit) of those appended at least delay before. A reset at resetAt
+// (when not 0) moves its position to resetTo.
+type consumer struct {
+	from, to         int64
+	position         int64
+	capacity         float64
+	delay            int64
+	commitEvery      int64
+	resetAt, resetTo int64
+	stallAt          int64 // when not 0: commits nothing new from then on
+}
+
+func (c consumer) run(tl *Timeline) *Commits {
+	commits := &Commits{}
+	pos := float64(c.position)
+	reset := c.resetAt != 0
+	for t := c.from; t <= c.to; t += c.commitEvery {
+		if c.stallAt != 0 && t >= c.stallAt {
+			commits.Commit(t, int64(pos))
+			break
+		}
+		if reset && t >= c.resetAt {
+			pos, reset = float64(c.resetTo), false
+		}
+		avail := float64(tl.EndAt(t - c.delay))
+		if c.capacity > 0 {
+			pos = min(avail, pos+c.capacity*float64(c.commitEvery)/1e9)
+		} else {
+			pos = max(pos, avail)
+		}
+		commits.Commit(t, int64(pos))
+	}
+	return commits
+}
+
+// commitPhase keeps commits off the instants of samples and scrapes.
+const commitPhase = 1300 * int64(1e6)
+
+// Shapes are the traffic shapes evaluated.
+func Shapes() []Shape {
+	const rate = 20.0 // records per second on a busy partition
+	constant := func(int64) float64 { return rate }
+	return []Shape{
+		{
+			Key: "steady", Name: "steady",
+			Description: "20 records/s in Poisson batches every 100 ms; the group keeps up, 2 s behind, committing every 5 s",
+			History:     hour, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, s.End(), constant)
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl)}
+			},
+		},
+		{
+			Key: "groups", PlotFrom: hour, PlotSpan: hour, Name: "steady, six groups",
+			Description: "the steady traffic read by six groups, 1, 2, 4, 8, 30 and 120 s behind, each committing every 5 s (the plot shows the first)",
+			History:     hour, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, s.End(), constant)
+				var groups []*Commits
+				for i, delay := range []int64{1, 2, 4, 8, 30, 120} {
+					groups = append(groups, consumer{from: Epoch + commitPhase + int64(i)*700*int64(1e6), to: s.End(), delay: delay * second, commitEvery: 5 * second}.run(tl))
+				}
+				return tl, groups
+			},
+		},
+		{
+			Key: "skew", PlotFrom: hour, PlotSpan: hour, Name: "steady, skewed clocks",
+			Description: "the steady traffic from two producers, whose clocks are 1.5 s behind the broker's and 0.3 s ahead of it, each sending half the batches; the group keeps up, 2 s behind",
+			History:     hour, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				skews := []int64{-1500 * int64(1e6), 300 * int64(1e6)}
+				for t := Epoch; t < s.End(); t += lingerInterval {
+					at := t + rng.Int64N(lingerInterval)
+					tl.AppendStamped(at, at+skews[rng.IntN(len(skews))], poisson(rng, rate*float64(lingerInterval)/1e9))
+				}
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl)}
+			},
+		},
+		{
+			Key: "diurnal", Name: "diurnal",
+			Description: "a 24 h sine from 3.3 to 36 records/s (10x swing); the group reads at most 30 records/s, so it falls about an hour behind over the peak and catches up after",
+			History:     hour, Duration: 24 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, s.End(), func(t int64) float64 {
+					return rate * (1 + 9.0/11*math.Sin(2*math.Pi*float64(t-Epoch)/float64(24*hour)))
+				})
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 30, delay: second, commitEvery: 5 * second}.run(tl)}
+			},
+		},
+		{
+			Key: "bursty", PlotFrom: hour, PlotSpan: hour, Name: "bursty",
+			Description: "bursts of 200 to 1,000 records appended at once, a Poisson process of one burst every 30 s on average; the group reads 100 records/s, committing every second",
+			History:     30 * minute, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				for t := Epoch; t < s.End(); t += int64(rng.ExpFloat64() * float64(30*second)) {
+					tl.Append(t, 200+rng.Int64N(801))
+				}
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 100, commitEvery: second}.run(tl)}
+			},
+		},
+		{
+			Key: "sparse", PlotFrom: hour, PlotSpan: 3 * hour, Name: "sparse",
+			Description: "one record every 1 to 10 minutes (uniform); the group polls every 2 minutes and commits what it read",
+			History:     hour, Duration: 12 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				for t := Epoch; t < s.End(); t += minute + rng.Int64N(9*minute) {
+					tl.Append(t, 1)
+				}
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), commitEvery: 2 * minute}.run(tl)}
+			},
+		},
+		{
+			Key: "batch", PlotFrom: hour, PlotSpan: hour, Name: "batch",
+			Description: "5,000 records with one timestamp every 5 minutes (a batch job); the group reads 200 records/s, committing every second",
+			History:     30 * minute, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				for t := Epoch; t < s.End(); t += 5 * minute {
+					tl.Append(t+rng.Int64N(10*second), 5000)
+				}
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 200, commitEvery: second}.run(tl)}
+			},
+		},
+		{
+			Key: "outage", Name: "outage then surge",
+			Description: "20 records/s; the producer is down for 30 minutes 2 h into the scored stretch, then sends its backlog at 200 records/s for 3 minutes; the group reads at most 60 records/s",
+			History:     hour, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				down := Epoch + s.History + 2*hour
+				up := down + 30*minute
+				produce(tl, rng, Epoch, s.End(), func(t int64) float64 {
+					switch {
+					case t >= down && t < up:
+						return 0
+					case t >= up && t < up+3*minute:
+						return rate + 200
+					}
+					return rate
+				})
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 60, delay: second, commitEvery: 5 * second}.run(tl)}
+			},
+		},
+		{
+			Key: "idle", Name: "idle, stalled group",
+			Description: "20 records/s for the first 2 h, then nothing; the group stopped 30 minutes in and never commits again (watching starts 3 h in, on an idle topic)",
+			History:     3 * hour, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, Epoch+2*hour, constant)
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: second, commitEvery: 5 * second, stallAt: Epoch + 30*minute}.run(tl)}
+			},
+		},
+		{
+			Key: "catchup", Name: "catching up",
+			Description: "20 records/s; the group stopped 1 h in and restarts when watching starts (4 h in), 3 h behind, reading 60 records/s until it has caught up",
+			History:     4 * hour, Duration: 4 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, s.End(), constant)
+				restart := Epoch + s.History
+				commits := consumer{from: Epoch + commitPhase, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl)
+				rest := consumer{from: restart + commitPhase, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl)
+				for i := range rest.at {
+					commits.Commit(rest.at[i], rest.offset[i])
+				}
+				return tl, []*Commits{commits}
+			},
+		},
+		{
+			Key: "replay", Name: "replay",
+			Description: "20 records/s; the group keeps up until 2 h into the scored stretch, is then reset to the offset of 3 h before (older than anything watched) and reads 60 records/s until it has caught up",
+			History:     hour, Duration: 6 * hour,
+			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, s.End(), constant)
+				resetAt := Epoch + s.History + 2*hour
+				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 60, delay: second, commitEvery: 5 * second,
+					resetAt: resetAt, resetTo: tl.EndAt(resetAt - 3*hour)}.run(tl)}
+			},
+		},
+	}
+}
