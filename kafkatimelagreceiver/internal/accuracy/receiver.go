@@ -108,7 +108,7 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 		rounds, bytes := s.Log.FetchRounds(refining, s.End, FetchMaxBytes)
 		m.cost.SharedReads += rounds
 		m.cost.SharedBytes += bytes
-		m.records.PutAll(found)
+		m.records.PutAll(found, lag.Existed{End: snap.End, EndAt: snap.At, Received: snap.At})
 	}
 	m.records.Retain(used)
 	idx.Estimate(lag.AppendTimes(m.tables, m.records, snap.At))
