@@ -283,9 +283,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	wctx, cancel := s.writeContext(ctx)
 	defer cancel()
 	out := s.writer.Begin(wctx, in.Snap.At, in.Pairs)
-	in.Index.Estimate(lag.AppendTimes(s.tables, s.records, in.Snap.At))
+	est := in.Index.Estimate(lag.AppendTimes(in.Tables, in.Records, in.Snap.At))
 	if s.wants.ProduceRates {
-		in.Index.ResolveProduceRates(s.tables, s.cfg.RateWindow)
+		est.ResolveProduceRates(in.Tables, s.cfg.RateWindow)
 	}
 	if s.health != nil {
 		s.health.BeginScrape(in.Snap.At)
@@ -305,7 +305,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	)
 	for i := range in.Groups {
 		g := &in.Groups[i]
-		lags = in.Index.GroupLags(lags[:0], g.Name, in.Snap.At)
+		lags = est.GroupLags(lags[:0], g.Name, in.Snap.At)
 		methods.Add(lags)
 		beyondEnd.add(lags)
 		aggregates = lag.Aggregate(aggregates, lags)
@@ -348,7 +348,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	left.addAggregates(aggregates)
 	left.report(ctx, s.telemetry)
 	out.Aggregates(aggregates)
-	parts := in.GaugedPartitions()
+	parts := est.Gauges(in.Gauged)
 	out.Partitions(parts)
 	if s.wants.ProduceRates {
 		out.TopicProduceRates(lag.TopicProduceRates(parts))

@@ -51,10 +51,16 @@ type Reader struct {
 	Logger *zap.Logger
 }
 
-// Input is what one scrape read.
+// Input is what one scrape read, and what its time lags are estimated
+// from. Nothing changes Index once Read returned it.
 type Input struct {
 	Snap  *lag.Snapshot
 	Index *lag.Index
+	// Tables are a read-only view of the tables Index's partitions name;
+	// Records the record timestamps read, this scrape or before, which the
+	// computation only looks up.
+	Tables  lag.Tables
+	Records *lag.RecordTimes
 	// Gauged, with coordination, are the partitions whose gauges this
 	// replica writes (ownership.Split); nil: all of Index's.
 	Gauged map[kafka.TopicPartition]struct{}
@@ -107,20 +113,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// GaugedPartitions are the partitions whose gauges this replica writes.
-func (in *Input) GaugedPartitions() []lag.Partition {
-	if in.Gauged == nil {
-		return in.Index.Parts
-	}
-	out := make([]lag.Partition, 0, len(in.Gauged))
-	for _, p := range in.Index.Parts {
-		if _, ok := in.Gauged[p.TopicPartition]; ok {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // Read reads the scrape's snapshot, of the groups owner gives this
@@ -207,7 +199,8 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		if withStart {
 			snap.Start = r.Tables.StartOffsets()
 		}
-		idx, err = r.readOutOfTableRecords(ctx, snap)
+		idx = r.index(snap)
+		err = r.readOutOfTableRecords(ctx, snap, idx)
 		if err = denials.Split(err); err != nil {
 			errs.AddPartial(0, err)
 		}
@@ -232,7 +225,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 			errs.AddPartial(len(groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
 		}
 	}
-	in := &Input{Snap: snap, Index: idx, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
+	in := &Input{Snap: snap, Index: idx, Tables: r.Tables, Records: r.Records, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
 	return in, nil
 }
@@ -325,7 +318,7 @@ func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
 // Empty is the input of a scrape that read nothing: a snapshot of now.
 func (r *Reader) Empty() *Input {
 	snap := &lag.Snapshot{At: time.Now().UnixNano()}
-	return &Input{Snap: snap, Index: r.index(snap)}
+	return &Input{Snap: snap, Index: r.index(snap), Tables: r.Tables, Records: r.Records}
 }
 
 // topicsOf lists the topics of the partitions, sorted.
