@@ -28,7 +28,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		if err != nil {
 			return err
 		}
-		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.tables, Progress: s.progress, Interval: s.cfg.StorageInterval, Logger: s.logger})
+		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.tables, Progress: s.computer.Progress, Interval: s.cfg.StorageInterval, Logger: s.logger})
 		s.state.Load(ctx)
 		s.state.Start()
 	}
@@ -39,8 +39,8 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	s.cluster = cl
 	s.reader.Cluster = cl
 	if s.wants.Retention {
-		s.retention = retention.NewCache(cl)
-		s.reader.Retention = s.retention
+		cache := retention.NewCache(cl)
+		s.reader.Retention, s.computer.Retention = cache, cache
 	}
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger, s.tokens); err != nil {
