@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
 
@@ -22,7 +23,7 @@ var errShuttingDown = errors.New("the receiver is shutting down")
 // connects lazily, so a cluster that is down does not stop the collector),
 // joins the replicas when coordination is on, and starts the sampler.
 func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
-	s.status = newStatusReporter(host, time.Now)
+	s.status = scrapestatus.New(host, time.Now)
 	if s.cfg.Storage != nil {
 		client, err := statestore.Open(ctx, host, *s.cfg.Storage, s.receiverID)
 		if err != nil {

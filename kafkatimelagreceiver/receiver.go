@@ -26,6 +26,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -77,7 +78,7 @@ type timeLagScraper struct {
 	// scrape is judged for.
 	standing ownership.Standing
 	share    atomic.Pointer[ownership.Owner]
-	status   statusReporter
+	status   scrapestatus.Reporter
 
 	// lifetime ends when shutdown begins (interrupt), ending the scrape in
 	// flight. See lifecycle.go.
@@ -173,7 +174,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	defer func() {
 		if s.lifetime.Err() == nil {
 			// A scrape cut by shutdown says nothing about the cluster.
-			s.status.scraped(err)
+			s.status.Scraped(err)
 		}
 	}()
 	ctx, cancel := s.scrapeContext(ctx)
