@@ -115,6 +115,22 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// Served tells, with coordination, whether the read got any of the share
+// it was asked for: some of its groups' commits, when it has groups, and
+// some of their partitions' end offsets, when they commit on any.
+func (in *Input) Served() bool {
+	groupsRead := 0
+	for _, g := range in.Groups {
+		if g.Reported && !g.Unread {
+			groupsRead++
+		}
+	}
+	if in.Owned > 0 && groupsRead == 0 {
+		return false
+	}
+	return in.Pairs == 0 || len(in.Snap.End) > 0
+}
+
 // Read reads the scrape's snapshot, of the groups owner gives this
 // replica (nil: every group). Committed offsets are read before end
 // offsets: a commit landing between the two reads can then only overstate
