@@ -62,7 +62,7 @@ const MaxBeyondEndExamples = 10
 // tracker of wall clock steps since the last one.
 func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally {
 	at := in.Snap.At
-	est := in.Index.Estimate(lag.AppendTimes(in.Tables, in.Records, at))
+	est := lag.Estimate(in.Index, lag.AppendTimes(in.Tables, in.Records, at))
 	if c.ProduceRates {
 		est.ResolveProduceRates(in.Tables, c.RateWindow)
 	}

@@ -36,11 +36,11 @@ type appendDate struct {
 	ok     bool
 }
 
-// Estimate dates, with appendTime, the record each lagging group consumes
-// next (the oldest it has not consumed): each partition's, offset by
-// offset, each offset once. A scrape estimates once, after its record
+// Estimate dates, with appendTime, the record each lagging group of idx
+// consumes next (the oldest it has not consumed): each partition's, offset
+// by offset, each offset once. A scrape estimates once, after its record
 // reads (OutOfTable).
-func (idx *Index) Estimate(appendTime AppendTimeFunc) *Estimates {
+func Estimate(idx *Index, appendTime AppendTimeFunc) *Estimates {
 	l := idx.lagging
 	if l == nil {
 		l = idx.gatherLaggingOffsets()

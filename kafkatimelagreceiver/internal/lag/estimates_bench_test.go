@@ -59,7 +59,7 @@ func BenchmarkEstimates1M(b *testing.B) {
 			b.Fatalf("%d records still missing", len(missing))
 		}
 		records.Retain(used)
-		est := idx.Estimate(AppendTimes(tables, records, at))
+		est := Estimate(idx, AppendTimes(tables, records, at))
 		timed := 0
 		for _, g := range names {
 			lags = est.GroupLags(lags[:0], g, at)

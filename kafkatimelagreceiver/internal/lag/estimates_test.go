@@ -83,7 +83,7 @@ func TestComputationLeavesIndexAlone(t *testing.T) {
 	_, _ = OutOfTable(twin, at, tables, records)
 	before := idx.GroupLags(nil, "old", at)
 
-	est := idx.Estimate(AppendTimes(tables, records, at))
+	est := Estimate(idx, AppendTimes(tables, records, at))
 	est.ResolveProduceRates(tables, 100*time.Second)
 	for _, g := range []string{"old", "older", "in-table", "caught-up"} {
 		lags := est.GroupLags(nil, g, at)

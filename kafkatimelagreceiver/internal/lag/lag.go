@@ -6,9 +6,9 @@
 // OutOfTable, and SetStarts where it read log starts) and hands it over;
 // from then on the Index is only read. What the computation finds, the
 // append times and production rates, goes into an Estimates value beside
-// it rather than into it, and the sampler's tables are seen through
-// Tables, a read-only view: what the read returned stays what was read,
-// which a type can say and a promise to forget the Index could not.
+// it (Estimate) rather than into it, and the sampler's tables are seen
+// through Tables, a read-only view: what the read returned stays what was
+// read, which a type can say and a promise to forget the Index could not.
 package lag
 
 import (

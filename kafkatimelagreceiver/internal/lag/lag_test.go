@@ -390,7 +390,7 @@ func computeLags(snap *Snapshot, appendTime AppendTimeFunc) []PartitionLag {
 
 // estimated is snap's index, with append times from appendTime.
 func estimated(snap *Snapshot, appendTime AppendTimeFunc) *Estimates {
-	return NewIndex(snap).Estimate(appendTime)
+	return Estimate(NewIndex(snap), appendTime)
 }
 
 // A scrape's aggregates are built group by group, appended to the ones
@@ -431,7 +431,7 @@ func TestEstimateDatesEachRecordOnce(t *testing.T) {
 		{TopicPartition: p0, Offset: 7}: {at: unixSec(70), method: MethodRecord},
 		{TopicPartition: p1, Offset: 3}: {at: unixSec(90), method: MethodTable},
 	}}
-	est := idx.Estimate(fake.appendTime)
+	est := Estimate(idx, fake.appendTime)
 	require.Equal(t, []kafka.RecordAt{
 		{TopicPartition: p0, Offset: 5}, {TopicPartition: p0, Offset: 7}, {TopicPartition: p1, Offset: 3},
 	}, fake.calls, "each lagging record once, partition by partition")

@@ -163,7 +163,7 @@ func TestResolveProduceRates(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
 	// The scrape's own read, as sampler.Read records it before indexing.
 	tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 250}, Received: time.Unix(0, at), Sent: time.Unix(0, at)})
-	est := idx.Estimate(AppendTimes(tables, NewRecordTimes(), at))
+	est := Estimate(idx, AppendTimes(tables, NewRecordTimes(), at))
 	est.ResolveProduceRates(tables, 100*time.Second)
 	gauges := est.Gauges(nil)
 	require.True(t, gauges[0].HasProduceRate)
@@ -179,7 +179,7 @@ func TestResolveProduceRates(t *testing.T) {
 	snap := &Snapshot{At: at, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 1}})}
 	idx = NewIndex(snap)
 	idx.ResolveTables(tables)
-	est = idx.Estimate(AppendTimes(tables, NewRecordTimes(), at))
+	est = Estimate(idx, AppendTimes(tables, NewRecordTimes(), at))
 	est.ResolveProduceRates(tables, 100*time.Second)
 	require.False(t, est.Gauges(nil)[0].HasProduceRate)
 }
