@@ -56,26 +56,9 @@ func (s *timeLagScraper) served(owner *ownership.Owner, in *read.Input, err erro
 		return
 	}
 	s.share.Store(owner)
-	if reason := s.standing.Read(owner, readShare(in, err)); reason != nil {
+	if reason := s.standing.Read(owner, err == nil && in.Served()); reason != nil {
 		s.standDown(reason)
 	}
-}
-
-// readShare tells whether a read got any of the replica's share.
-func readShare(in *read.Input, err error) bool {
-	if err != nil || in == nil {
-		return false
-	}
-	groupsRead := 0
-	for _, g := range in.Groups {
-		if g.Reported && !g.Unread {
-			groupsRead++
-		}
-	}
-	if in.Owned > 0 && groupsRead == 0 {
-		return false
-	}
-	return in.Pairs == 0 || len(in.Snap.End) > 0
 }
 
 // exported judges, with coordination, whether the pipeline took a
@@ -101,7 +84,7 @@ func (s *timeLagScraper) standDown(reason error) {
 func (s *timeLagScraper) probe(ctx context.Context, given *ownership.Owner, denials *kafka.Denials, awayErr error) (pmetric.Metrics, error) {
 	var errs scrapererror.ScrapeErrors
 	in, err := s.reader.Read(ctx, given, denials, &errs)
-	if s.standing.Probe(readShare(in, err)) {
+	if s.standing.Probe(err == nil && in.Served()) {
 		s.logger.Info("coordination: this replica reads its groups again; rejoining the replicas' group",
 			zap.String("group", s.cfg.Coordination.GroupID))
 		s.membership.Rejoin()

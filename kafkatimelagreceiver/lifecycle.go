@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 )
 
@@ -22,13 +23,13 @@ var errShuttingDown = errors.New("the receiver is shutting down")
 // connects lazily, so a cluster that is down does not stop the collector),
 // joins the replicas when coordination is on, and starts the sampler.
 func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
-	s.status = newStatusReporter(host, time.Now)
+	s.status = scrapestatus.New(host, time.Now)
 	if s.cfg.Storage != nil {
 		client, err := statestore.Open(ctx, host, *s.cfg.Storage, s.receiverID)
 		if err != nil {
 			return err
 		}
-		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.tables, Progress: s.progress, Interval: s.cfg.StorageInterval, LeftOut: s.telemetry.builder.KafkaTimeLagRestoreTablesLeftOut, Logger: s.logger})
+		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.tables, Progress: s.computer.Progress, Interval: s.cfg.StorageInterval, LeftOut: s.telemetry.builder.KafkaTimeLagRestoreTablesLeftOut, Logger: s.logger})
 		s.state.Load(ctx)
 		s.state.Start()
 	}
@@ -39,8 +40,8 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	s.cluster = cl
 	s.reader.Cluster = cl
 	if s.wants.Retention {
-		s.retention = retention.NewCache(cl)
-		s.reader.Retention = s.retention
+		cache := retention.NewCache(cl)
+		s.reader.Retention, s.computer.Retention = cache, cache
 	}
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger, s.tokens); err != nil {

@@ -78,7 +78,7 @@ func chunkTestScraper(t *testing.T, snap *lag.Snapshot, push emit.PushFunc) *tim
 func chunkTestInput(s *timeLagScraper, snap *lag.Snapshot, names []string) *read.Input {
 	idx := lag.NewIndex(snap)
 	idx.ResolveTables(s.tables)
-	in := &read.Input{Snap: snap, Index: idx}
+	in := &read.Input{Snap: snap, Index: idx, Tables: s.tables, Records: s.records}
 	for _, name := range names {
 		in.Groups = append(in.Groups, read.Group{Name: name, Reported: true})
 		in.Pairs += len(snap.Committed[name])

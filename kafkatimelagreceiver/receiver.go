@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/compute"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -24,8 +25,8 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -49,16 +50,12 @@ const unwantedTableLifetime = time.Hour
 // consistent snapshot of the cluster, computes lags and health from it and
 // writes them as metrics. It owns the sampler, which runs between scrapes.
 type timeLagScraper struct {
-	cfg      *Config
-	logger   *zap.Logger
-	reader   *read.Reader
-	tables   *timetable.Store
-	records  *lag.RecordTimes
-	health   *health.Tracker   // nil when no group-health metric is on
-	progress *progress.Tracker // nil when no metric needs it
-	// retention holds the topics' retention settings once started; nil
-	// when no retention margin is on.
-	retention  *retention.Cache
+	cfg        *Config
+	logger     *zap.Logger
+	reader     *read.Reader
+	tables     *timetable.Store
+	records    *lag.RecordTimes
+	computer   *compute.Computer
 	wants      emit.Wants
 	writer     *emit.Writer
 	telemetry  *selfTelemetry
@@ -81,7 +78,7 @@ type timeLagScraper struct {
 	// scrape is judged for.
 	standing ownership.Standing
 	share    atomic.Pointer[ownership.Owner]
-	status   statusReporter
+	status   scrapestatus.Reporter
 
 	// lifetime ends when shutdown begins (interrupt), ending the scrape in
 	// flight. See lifecycle.go.
@@ -143,19 +140,20 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 		},
 		tables:     tables,
 		records:    records,
+		computer:   &compute.Computer{ProduceRates: wants.ProduceRates, RateWindow: cfg.RateWindow},
 		wants:      wants,
 		writer:     writer,
 		telemetry:  &selfTelemetry{builder: tb},
 		receiverID: settings.ID,
 	}
 	if s.wants.GroupHealth {
-		s.health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
+		s.computer.Health = health.NewTracker(cfg.Status.Window, cfg.Status.MaxTimeLag.Seconds())
 		if s.wants.Assignments {
-			s.health.SumAssignments()
+			s.computer.Health.SumAssignments()
 		}
 	}
 	if s.wants.Progress {
-		s.progress = progress.NewTracker(cfg.RateWindow)
+		s.computer.Progress = progress.NewTracker(cfg.RateWindow)
 	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
 		c, err := newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
@@ -179,7 +177,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	defer func() {
 		if s.lifetime.Err() == nil {
 			// A scrape cut by shutdown says nothing about the cluster.
-			s.status.scraped(err)
+			s.status.Scraped(err)
 		}
 	}()
 	ctx, cancel := s.scrapeContext(ctx)
@@ -275,10 +273,7 @@ func (s *timeLagScraper) cutAtShutdown(ctx context.Context) (context.Context, co
 	}
 }
 
-// report computes each group's lags, health and progress and writes them,
-// group by group, so that only one group's lags are held at a time; then
-// the per-(group, topic) aggregates and the per-partition and per-topic
-// gauges.
+// report computes the scrape and writes it (package compute).
 func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Metrics, error) {
 	// The write has a deadline of its own (writeContext): a pipeline that
 	// does not take a chunk (an exporter waiting on a backend that is down),
@@ -286,76 +281,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	wctx, cancel := s.writeContext(ctx)
 	defer cancel()
 	out := s.writer.Begin(wctx, in.Snap.At, in.Pairs)
-	in.Index.Estimate(lag.AppendTimes(s.tables, s.records, in.Snap.At))
-	if s.wants.ProduceRates {
-		in.Index.ResolveProduceRates(s.tables, s.cfg.RateWindow)
-	}
-	if s.health != nil {
-		s.health.BeginScrape(in.Snap.At)
-	}
-	if s.progress != nil {
-		// time.Now's monotonic reading tells the tracker of wall clock
-		// steps since the last scrape.
-		s.progress.BeginScrape(time.Now())
-	}
-	var (
-		lags       []lag.PartitionLag
-		aggregates []lag.TopicLag
-		topics     []progress.Topic
-		methods    lag.MethodCounts
-		beyondEnd  commitsBeyondEnd
-		left       withheld
-	)
-	for i := range in.Groups {
-		g := &in.Groups[i]
-		lags = in.Index.GroupLags(lags[:0], g.Name, in.Snap.At)
-		methods.Add(lags)
-		beyondEnd.add(lags)
-		aggregates = lag.Aggregate(aggregates, lags)
-		if s.health != nil {
-			var gh health.GroupHealth
-			if g.Unread {
-				gh = s.health.ObserveUnread(g.Name, g.Description, g.Described)
-			} else {
-				gh = s.health.ObserveGroup(g.Name, g.Description, g.Described, lags)
-				out.PartitionStatuses(lags, gh.Partitions)
-				if gh.Unjudged && len(lags) > 0 {
-					left.endOffsetUnread++
-				}
-			}
-			if g.Reported {
-				out.GroupHealth(gh)
-			}
-		}
-		if s.progress != nil && g.Unread {
-			s.progress.ObserveUnread(g.Name)
-		} else if s.progress != nil {
-			parts := s.progress.ObserveGroup(g.Name, lags, in.Snap.At)
-			out.PartitionDrains(lags, parts)
-			topics = progress.Summarize(topics[:0], lags, parts)
-			out.GroupProgress(topics)
-		}
-		if s.retention != nil {
-			out.RetentionMargins(lags, s.retention)
-		}
-		out.Pairs(lags)
-	}
-	if s.health != nil {
-		s.health.EndScrape()
-	}
-	if s.progress != nil {
-		s.progress.EndScrape()
-	}
-	s.telemetry.estimates(ctx, methods)
-	beyondEnd.report(ctx, s.telemetry, s.logger)
-	left.addAggregates(aggregates)
-	left.report(ctx, s.telemetry)
-	out.Aggregates(aggregates)
-	parts := in.GaugedPartitions()
-	out.Partitions(parts)
-	if s.wants.ProduceRates {
-		out.TopicProduceRates(lag.TopicProduceRates(parts))
-	}
+	s.telemetry.computed(ctx, s.computer.Scrape(in, out, time.Now()), s.logger)
 	return out.Finish()
 }
 

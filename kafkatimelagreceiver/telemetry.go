@@ -2,13 +2,13 @@ package kafkatimelagreceiver
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/compute"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
@@ -39,73 +39,24 @@ func (t *selfTelemetry) tables(ctx context.Context, partitions, points int) {
 	t.builder.KafkaTimeLagTablePoints.Record(ctx, int64(points))
 }
 
-func (t *selfTelemetry) estimates(ctx context.Context, counts lag.MethodCounts) {
-	for method, n := range counts {
+// computed counts a scrape's estimates by method, its values withheld by
+// reason and its pairs committed above their end offset, which it names in
+// one debug line. It adds even 0, so that each counter exists from the first
+// scrape and an alert on its increase sees the first one.
+func (t *selfTelemetry) computed(ctx context.Context, tally compute.Tally, logger *zap.Logger) {
+	for method, n := range tally.Methods {
 		if n > 0 {
 			t.builder.KafkaTimeLagEstimates.Add(ctx, n, metric.WithAttributes(
 				attribute.String("method", lag.Method(method).String())))
 		}
 	}
-}
-
-// withheld counts one scrape's values left out rather than folded over part
-// of the partitions they name.
-type withheld struct {
-	endOffsetUnread, timeLagUnknown int64
-}
-
-func (w *withheld) addAggregates(aggs []lag.TopicLag) {
-	for i := range aggs {
-		switch {
-		case !aggs[i].HasLag:
-			w.endOffsetUnread++
-		case !aggs[i].HasTimeLag:
-			w.timeLagUnknown++
-		}
+	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, tally.EndOffsetUnread, metric.WithAttributes(attribute.String("reason", "end_offset_unread")))
+	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, tally.TimeLagUnknown, metric.WithAttributes(attribute.String("reason", "time_lag_unknown")))
+	t.builder.KafkaTimeLagCommitsBeyondEnd.Add(ctx, tally.BeyondEnd)
+	if tally.BeyondEnd > 0 {
+		logger.Debug("committed offsets above the end offset, reported as caught up (lag 0): topic recreated, log truncated, or offsets committed that were never read",
+			zap.Int64("pairs", tally.BeyondEnd), zap.Strings("examples", tally.BeyondEndExamples))
 	}
-}
-
-// report adds even 0, so that the counter exists from the first scrape.
-func (w *withheld) report(ctx context.Context, t *selfTelemetry) {
-	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, w.endOffsetUnread, metric.WithAttributes(attribute.String("reason", "end_offset_unread")))
-	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, w.timeLagUnknown, metric.WithAttributes(attribute.String("reason", "time_lag_unknown")))
-}
-
-// commitsBeyondEnd gathers one scrape's pairs committed above their
-// partition's end offset: they are reported as caught up (lag 0), which
-// hides a topic recreated under its groups, a truncated log, or a consumer
-// committing what it never read.
-type commitsBeyondEnd struct {
-	pairs    int64
-	examples []string
-}
-
-// maxBeyondEndLogged bounds the pairs the debug line names.
-const maxBeyondEndLogged = 10
-
-func (c *commitsBeyondEnd) add(lags []lag.PartitionLag) {
-	for i := range lags {
-		pl := &lags[i]
-		if !pl.HasEnd || pl.Committed <= pl.End {
-			continue
-		}
-		c.pairs++
-		if len(c.examples) < maxBeyondEndLogged {
-			c.examples = append(c.examples, fmt.Sprintf("%s %s/%d committed %d, end %d", pl.Group, pl.Topic, pl.Partition, pl.Committed, pl.End))
-		}
-	}
-}
-
-// report counts the pairs and names the first ones in one debug line. It
-// adds even 0, so that the counter exists from the first scrape and an alert
-// on its increase sees the first pair.
-func (c *commitsBeyondEnd) report(ctx context.Context, t *selfTelemetry, logger *zap.Logger) {
-	t.builder.KafkaTimeLagCommitsBeyondEnd.Add(ctx, c.pairs)
-	if c.pairs == 0 {
-		return
-	}
-	logger.Debug("committed offsets above the end offset, reported as caught up (lag 0): topic recreated, log truncated, or offsets committed that were never read",
-		zap.Int64("pairs", c.pairs), zap.Strings("examples", c.examples))
 }
 
 func (t *selfTelemetry) coordinationPartitions(ctx context.Context, held int) {

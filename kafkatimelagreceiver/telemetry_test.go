@@ -2,27 +2,24 @@ package kafkatimelagreceiver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus/scrapestatustest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
-	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -77,120 +74,6 @@ func TestSelfTelemetry(t *testing.T) {
 	}, metricdatatest.IgnoreTimestamp())
 }
 
-// statusHost is a collector host that records the status events reported
-// to it, as the service does for the health check.
-type statusHost struct {
-	component.Host
-	mu     sync.Mutex
-	events []*componentstatus.Event
-}
-
-func newStatusHost() *statusHost { return &statusHost{Host: componenttest.NewNopHost()} }
-
-func (h *statusHost) Report(ev *componentstatus.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.events = append(h.events, ev)
-}
-
-// statuses returns the statuses reported so far, in order.
-func (h *statusHost) statuses() []componentstatus.Status {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]componentstatus.Status, len(h.events))
-	for i, ev := range h.events {
-		out[i] = ev.Status()
-	}
-	return out
-}
-
-func (h *statusHost) last() *componentstatus.Event {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.events[len(h.events)-1]
-}
-
-func TestScrapeStatus(t *testing.T) {
-	refused := fmt.Errorf("connect to brokers: %w", &kafka.AuthenticationError{Err: errors.New("SASL authentication failed")})
-	for _, tc := range []struct {
-		name       string
-		err        error
-		readBefore bool
-		refusedFor time.Duration
-		want       componentstatus.Status
-	}{
-		{"clean scrape", nil, false, 0, componentstatus.StatusOK},
-		{"partial scrape", scrapererror.NewPartialScrapeError(errors.New("one coordinator failed"), 3), true, 0, componentstatus.StatusOK},
-		{"nothing read", errors.New("list consumer groups: connection refused"), true, 0, componentstatus.StatusRecoverableError},
-		{"credentials refused before anything was read, within the grace", refused, false, refusalGrace - time.Second, componentstatus.StatusRecoverableError},
-		{"credentials refused before anything was read, past the grace", refused, false, refusalGrace, componentstatus.StatusPermanentError},
-		{"credentials refused after they worked", refused, true, time.Hour, componentstatus.StatusRecoverableError},
-		{"coordination join refused the credentials", fmt.Errorf("coordination: not a member: %w", refused), false, refusalGrace, componentstatus.StatusPermanentError},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, scrapeStatus(tc.err, tc.readBefore, tc.refusedFor))
-		})
-	}
-}
-
-// TestStatusReportsChangesOnly: repeated outcomes are reported once (a
-// health check times an error from its first report), and a permanent error
-// is final.
-func TestStatusReportsChangesOnly(t *testing.T) {
-	host := newStatusHost()
-	r := newStatusReporter(host, time.Now)
-	down := errors.New("connection refused")
-	r.scraped(nil)
-	r.scraped(down)
-	r.scraped(down)
-	r.scraped(nil)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.statuses())
-	require.ErrorIs(t, host.events[0].Err(), down)
-
-	host = newStatusHost()
-	now := time.Now()
-	r = newStatusReporter(host, func() time.Time { return now })
-	r.scraped(&kafka.AuthenticationError{Err: errors.New("refused")})
-	now = now.Add(refusalGrace)
-	r.scraped(&kafka.AuthenticationError{Err: errors.New("refused")})
-	r.scraped(nil)
-	r.scraped(down)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusPermanentError}, host.statuses(),
-		"the collector allows no way out of a permanent error but stopping")
-}
-
-// TestStatusRecoversFromRefusalsAtRollout: credentials refused from the
-// start are a recoverable error while the refusals last less than the
-// grace (a new SCRAM credential or a token issuer's new key reaching every
-// broker), so the pod is ready again without a restart once they are
-// accepted; refusals that outlast it are a permanent error.
-func TestStatusRecoversFromRefusalsAtRollout(t *testing.T) {
-	refused := &kafka.AuthenticationError{Err: errors.New("SASL authentication failed")}
-	host := newStatusHost()
-	now := time.Now()
-	r := newStatusReporter(host, func() time.Time { return now })
-	for range 4 {
-		r.scraped(refused)
-		now = now.Add(refusalGrace / 5)
-	}
-	r.scraped(nil)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.statuses())
-
-	// Any other outcome in between starts the grace again.
-	host = newStatusHost()
-	r = newStatusReporter(host, func() time.Time { return now })
-	r.scraped(refused)
-	now = now.Add(refusalGrace - time.Second)
-	r.scraped(errors.New("connection refused"))
-	now = now.Add(2 * time.Second)
-	r.scraped(refused)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.statuses(),
-		"a refusal after a connection error is a new run of refusals")
-	now = now.Add(refusalGrace)
-	r.scraped(refused)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusPermanentError}, host.statuses())
-}
-
 // TestStatusFollowsKafkaOutage: with the whole cluster down the receiver
 // reports a recoverable error, and OK at the first scrape after it is back.
 func TestStatusFollowsKafkaOutage(t *testing.T) {
@@ -201,7 +84,7 @@ func TestStatusFollowsKafkaOutage(t *testing.T) {
 	k.Commit("billing", "orders", map[int32]int64{0: 1})
 	cfg := k.testConfig()
 	cfg.Timeout = 3 * time.Second
-	host := newStatusHost()
+	host := scrapestatustest.NewHost()
 	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
 	require.NoError(t, err)
 	require.NoError(t, s.start(context.Background(), host))
@@ -209,7 +92,7 @@ func TestStatusFollowsKafkaOutage(t *testing.T) {
 
 	_, err = s.scrape(context.Background())
 	require.NoError(t, err)
-	require.Empty(t, host.statuses(), "OK after start is the collector's to report")
+	require.Empty(t, host.Statuses(), "OK after start is the collector's to report")
 
 	var ports []int
 	for _, addr := range k.Addrs {
@@ -225,15 +108,15 @@ func TestStatusFollowsKafkaOutage(t *testing.T) {
 		_, err = s.scrape(context.Background())
 		require.Error(t, err)
 	}
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.statuses())
-	require.Error(t, host.last().Err())
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.Statuses())
+	require.Error(t, host.Last().Err())
 
 	newTestKafka(t, 2, kfake.DataDir(dir), kfake.Ports(ports...))
 	require.Eventually(t, func() bool {
 		_, err := s.scrape(context.Background())
 		return err == nil
 	}, 60*time.Second, 100*time.Millisecond)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.statuses())
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.Statuses())
 }
 
 // TestStatusPermanentForRefusedCredentials: brokers that refuse the
@@ -262,7 +145,7 @@ func TestStatusPermanentForRefusedCredentials(t *testing.T) {
 	})
 	cfg := k.testConfig()
 	cfg.Auth.SASL = &SASLConfig{Mechanism: kafka.SASLPlain, Username: secMonitorUser, Password: password, Version: 1}
-	host := newStatusHost()
+	host := scrapestatustest.NewHost()
 	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
 	require.NoError(t, err)
 	require.NoError(t, s.start(context.Background(), host))
@@ -272,15 +155,15 @@ func TestStatusPermanentForRefusedCredentials(t *testing.T) {
 		_, err = s.scrape(context.Background())
 		require.Error(t, err)
 	}
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.statuses(),
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError}, host.Statuses(),
 		"refused from the start, within the grace")
-	require.ErrorContains(t, host.last().Err(), "SASL")
+	require.ErrorContains(t, host.Last().Err(), "SASL")
 
-	past := time.Now().Add(refusalGrace)
-	s.status.now = func() time.Time { return past }
+	past := time.Now().Add(scrapestatus.RefusalGrace)
+	s.status.Now = func() time.Time { return past }
 	_, err = s.scrape(context.Background())
 	require.Error(t, err)
-	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusPermanentError}, host.statuses())
-	require.ErrorContains(t, host.last().Err(), "SASL")
-	require.NotContains(t, host.last().Err().Error(), password)
+	require.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusPermanentError}, host.Statuses())
+	require.ErrorContains(t, host.Last().Err(), "SASL")
+	require.NotContains(t, host.Last().Err().Error(), password)
 }

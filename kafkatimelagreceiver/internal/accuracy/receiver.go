@@ -111,13 +111,13 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 		m.records.PutAll(found, lag.Existed{End: snap.End, EndAt: snap.At, Received: snap.At})
 	}
 	m.records.Retain(used)
-	idx.Estimate(lag.AppendTimes(m.tables, m.records, snap.At))
+	estimates := lag.Estimate(idx, lag.AppendTimes(m.tables, m.records, snap.At))
 	e := Estimate{At: snap.At, Cost: m.cost}
 	m.cost = Cost{}
 	var lags []lag.PartitionLag
 	for i := range s.Committed {
 		var g GroupEstimate
-		lags = idx.GroupLags(lags[:0], groupName(i), snap.At)
+		lags = estimates.GroupLags(lags[:0], groupName(i), snap.At)
 		for _, pl := range lags {
 			g = GroupEstimate{TimeLag: pl.TimeLag, OK: pl.HasTimeLag}
 		}

@@ -137,9 +137,9 @@ func TestReducedAttributesMatchBuilder(t *testing.T) {
 		mb.RecordKafkaConsumerGroupLagMaxDataPoint(ts, a.LagMax, a.Group, a.Topic)
 		mb.RecordKafkaConsumerGroupTimeLagMaxDataPoint(ts, a.TimeLagMax, a.Group, a.Topic)
 	}
-	parts := make([]lag.Partition, 0, len(partitions))
+	parts := make([]lag.PartitionGauge, 0, len(partitions))
 	for _, p := range partitions {
-		parts = append(parts, p)
+		parts = append(parts, lag.PartitionGauge{Partition: &p})
 		mb.RecordKafkaPartitionCurrentOffsetDataPoint(ts, p.End, p.Topic, int64(p.Partition))
 	}
 	out.Partitions(parts)
@@ -192,13 +192,13 @@ func TestReducedPointsOverUnreadPairsAreWithheld(t *testing.T) {
 	at := time.Now().UnixNano()
 	out := newWriter(t, cfg).Begin(t.Context(), at, 2000)
 	var aggs []lag.TopicLag
-	var parts []lag.Partition
+	var parts []lag.PartitionGauge
 	for _, lags := range groups {
 		out.Pairs(lags)
 		aggs = lag.Aggregate(aggs, lags)
 		if lags[0].Group == "group-000100" || lags[0].Group == "group-000001" {
 			for _, pl := range lags {
-				parts = append(parts, lag.Partition{TopicPartition: pl.TopicPartition, End: pl.End, HasEnd: pl.HasEnd})
+				parts = append(parts, lag.PartitionGauge{Partition: &lag.Partition{TopicPartition: pl.TopicPartition, End: pl.End, HasEnd: pl.HasEnd}})
 			}
 		}
 	}

@@ -191,13 +191,14 @@ func (s *Scrape) GroupProgress(topics []progress.Topic) {
 
 // Partitions writes the per-partition gauges, in the order of parts; a
 // partition whose end offset was not read has none.
-func (s *Scrape) Partitions(parts []lag.Partition) {
+func (s *Scrape) Partitions(parts []lag.PartitionGauge) {
 	if !s.writing() {
 		return
 	}
 	m := s.w.m
 	for i := range parts {
-		p := &parts[i]
+		g := &parts[i]
+		p := g.Partition
 		if !p.HasEnd {
 			m.currentOffset.withhold(s, p)
 			m.oldestOffset.withhold(s, p)
@@ -210,8 +211,8 @@ func (s *Scrape) Partitions(parts []lag.Partition) {
 		} else {
 			m.oldestOffset.withhold(s, p)
 		}
-		if p.HasProduceRate {
-			m.partitionProduceRate.write(s, p, len(parts), p.ProduceRate)
+		if g.HasProduceRate {
+			m.partitionProduceRate.write(s, p, len(parts), g.ProduceRate)
 		} else {
 			m.partitionProduceRate.withhold(s, p)
 		}

@@ -53,11 +53,10 @@ func directTestSnapshot() (*lag.Snapshot, []lag.PartitionLag) {
 		Start:     map[kafka.TopicPartition]int64{tp0: 4, tp1: 0},
 		Stable:    map[kafka.TopicPartition]int64{tp0: 8, tp1: 9},
 	}
-	idx := lag.NewIndex(snap)
-	idx.Estimate(func(_ *lag.Partition, c int64) (int64, lag.Method, bool) {
+	est := lag.Estimate(lag.NewIndex(snap), func(_ *lag.Partition, c int64) (int64, lag.Method, bool) {
 		return now - c*int64(time.Second), lag.MethodTable, true
 	})
-	lags := idx.GroupLags(nil, "billing", snap.At)
+	lags := est.GroupLags(nil, "billing", snap.At)
 	return snap, lags
 }
 
@@ -81,9 +80,10 @@ func emitScrape(t *testing.T, w *emit.Writer, snap *lag.Snapshot, lags []lag.Par
 	if withAggregates {
 		out.Aggregates(lag.Aggregate(nil, lags))
 	}
-	parts := lag.NewIndex(snap).Parts
-	for i := range parts {
-		parts[i].ProduceRate, parts[i].HasProduceRate = 5, parts[i].HasEnd
+	idx := lag.NewIndex(snap)
+	parts := make([]lag.PartitionGauge, len(idx.Parts))
+	for i := range idx.Parts {
+		parts[i] = lag.PartitionGauge{Partition: &idx.Parts[i], ProduceRate: 5, HasProduceRate: idx.Parts[i].HasEnd}
 	}
 	out.Partitions(parts)
 	out.TopicProduceRates(lag.TopicProduceRates(parts))

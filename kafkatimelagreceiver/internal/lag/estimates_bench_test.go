@@ -59,10 +59,10 @@ func BenchmarkEstimates1M(b *testing.B) {
 			b.Fatalf("%d records still missing", len(missing))
 		}
 		records.Retain(used)
-		idx.Estimate(AppendTimes(tables, records, at))
+		est := Estimate(idx, AppendTimes(tables, records, at))
 		timed := 0
 		for _, g := range names {
-			lags = idx.GroupLags(lags[:0], g, at)
+			lags = est.GroupLags(lags[:0], g, at)
 			for i := range lags {
 				if lags[i].HasTimeLag {
 					timed++

@@ -59,8 +59,7 @@ func TestRecordStampedAfterItExistedHidesNoLag(t *testing.T) {
 				Existed{End: snap.End, EndAt: snap.At, Received: scrape.Add(tt.readAfter).UnixNano()})
 			require.Equal(t, Untimed{Future: 1}, untimed, "counted")
 
-			idx.Estimate(AppendTimes(tables, records, snap.At))
-			lags := idx.GroupLags(nil, "g", snap.At)
+			lags := Estimate(idx, AppendTimes(tables, records, snap.At)).GroupLags(nil, "g", snap.At)
 			require.Len(t, lags, 1)
 			t.Logf("time lag %.3f s (%s), truth %.2f s", lags[0].TimeLag, lags[0].Method, behind.Seconds())
 			require.InDelta(t, behind.Seconds(), lags[0].TimeLag, 0.05, "time lag %.2f s, truth %.2f s", lags[0].TimeLag, behind.Seconds())

@@ -3,7 +3,6 @@ package lag
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -32,10 +31,6 @@ type Partition struct {
 	HasEnd, HasStart, HasStable bool
 	// Table is the partition's interpolation table, once ResolveTables ran.
 	Table timetable.Ref
-	// ProduceRate is records appended per second over the rate window,
-	// once ResolveProduceRates ran; only for partitions with an end offset.
-	ProduceRate    float64
-	HasProduceRate bool
 	// records are the partition's record timestamps, found by AppendTimes
 	// once a scrape rather than once per group.
 	records resolvedRecords
@@ -131,24 +126,43 @@ func offset(offsets map[kafka.TopicPartition]int64, tp kafka.TopicPartition) (in
 	return o, ok && o >= 0
 }
 
-// ResolveProduceRates sets the production rate over window of every
-// partition whose end offset was read, from its table (Store.ProduceRates):
-// the scrape's own read is the table's newest point, so the window ends at
-// the scrape.
-func (idx *Index) ResolveProduceRates(tables *timetable.Store, window time.Duration) {
-	refs := make([]timetable.Ref, len(idx.Parts))
-	for i := range idx.Parts {
-		if idx.Parts[i].HasEnd {
-			refs[i] = idx.Parts[i].Table
+// SetStarts records the log start offsets read after the index was built
+// (those of partitions whose record at a group's offset retention had
+// deleted) and moves the offsets groups lag from there up to them: the
+// index is built once a scrape and changed where the read changed it,
+// rather than built again for a few partitions.
+func (idx *Index) SetStarts(starts map[kafka.TopicPartition]int64) {
+	var raised []int32
+	regather := false
+	for tp, start := range starts {
+		rank, ok := idx.rank(tp)
+		if !ok {
+			continue
+		}
+		p := &idx.Parts[rank]
+		has := start >= 0
+		if p.HasStart && (!has || start < p.Start) {
+			// A log start gone back (a recreated log): the offsets moved
+			// up to the old one no longer say where the groups are.
+			regather = true
+		}
+		p.Start, p.HasStart = start, has
+		if has {
+			raised = append(raised, rank)
 		}
 	}
-	for i, r := range tables.ProduceRates(refs, window) {
-		idx.Parts[i].ProduceRate, idx.Parts[i].HasProduceRate = r.PerSecond, r.OK
+	switch {
+	case idx.lagging == nil:
+	case regather:
+		idx.lagging = nil // gathered again when asked
+	case len(raised) > 0:
+		slices.Sort(raised)
+		idx.lagging.raise(idx.Parts, raised)
 	}
 }
 
 // ResolveTables points each partition at its table in the store.
-func (idx *Index) ResolveTables(tables *timetable.Store) {
+func (idx *Index) ResolveTables(tables Tables) {
 	tps := make([]kafka.TopicPartition, len(idx.Parts))
 	for i := range idx.Parts {
 		tps[i] = idx.Parts[i].TopicPartition
@@ -166,7 +180,7 @@ type TopicRate struct {
 
 // TopicProduceRates sums the production rates of each topic of parts, which
 // are in (topic, partition) order, when every partition of it has one.
-func TopicProduceRates(parts []Partition) []TopicRate {
+func TopicProduceRates(parts []PartitionGauge) []TopicRate {
 	var out []TopicRate
 	for start := 0; start < len(parts); {
 		end, sum, all := start, 0.0, true

@@ -1,6 +1,14 @@
 // Package lag turns one scrape's snapshot of offsets into each group's
 // per-partition lag and time lag, and their per-(group, topic) aggregates.
 // It does no I/O: append times come from an AppendTimeFunc.
+//
+// The read builds a scrape's Index once (NewIndex, ResolveTables,
+// OutOfTable, and SetStarts where it read log starts) and hands it over;
+// from then on the Index is only read. What the computation finds, the
+// append times and production rates, goes into an Estimates value beside
+// it (Estimate) rather than into it, and the sampler's tables are seen
+// through Tables, a read-only view: what the read returned stays what was
+// read, which a type can say and a promise to forget the Index could not.
 package lag
 
 import (
@@ -61,7 +69,7 @@ type PartitionLag struct {
 	// StableLag is the lag a read_committed consumer has: up to the last
 	// stable offset, and 0 when caught up.
 	StableLag int64
-	// ProduceRate is the partition's (Partition.ProduceRate).
+	// ProduceRate is the partition's (Estimates.ResolveProduceRates).
 	ProduceRate float64
 	Method      Method
 	HasEnd      bool // false when the end offset could not be read
@@ -87,10 +95,11 @@ func ConsumeFrom(committed, start int64, hasStart bool) int64 {
 }
 
 // GroupLags appends one group's per-partition lags to out, sorted by
-// (topic, partition), with the time lags Estimate dated. A scrape goes
-// group by group so that only one group's lags are held at a time, not
-// every pair of the cluster.
-func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []PartitionLag {
+// (topic, partition), with the time lags Estimate dated and the production
+// rates ResolveProduceRates found. A scrape goes group by group so that
+// only one group's lags are held at a time, not every pair of the cluster.
+func (e *Estimates) GroupLags(out []PartitionLag, group string, at int64) []PartitionLag {
+	idx := e.idx
 	for _, rc := range idx.commits[group] {
 		p := &idx.Parts[rc.rank]
 		committed := rc.committed
@@ -98,7 +107,10 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []Partit
 		if p.HasEnd {
 			pl.HasEnd = true
 			pl.End = p.End
-			pl.ProduceRate, pl.HasProduceRate = p.ProduceRate, p.HasProduceRate
+			if e.rates != nil {
+				r := e.rates[rc.rank]
+				pl.ProduceRate, pl.HasProduceRate = r.PerSecond, r.OK
+			}
 			pl.Lag = max(0, p.End-committed)
 			from := ConsumeFrom(committed, p.Start, p.HasStart)
 			pl.Lost = from - committed
@@ -107,7 +119,7 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []Partit
 				// lost, not caught up with: Lost says so, and the rules
 				// keep judging the lag.
 				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, MethodCaughtUp, pl.Lag == 0
-			} else if d := idx.lagging.date(rc.rank, from); d.ok {
+			} else if d := e.date(rc.rank, from); d.ok {
 				pl.HasTimeLag, pl.Method, pl.CaughtUp = true, d.method, d.method == MethodCaughtUp
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.
@@ -123,6 +135,13 @@ func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []Partit
 		out = append(out, pl)
 	}
 	return out
+}
+
+// GroupLags is Estimates.GroupLags before any estimate: the lags, and
+// only the caught-up ones dated.
+func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []PartitionLag {
+	e := Estimates{idx: idx}
+	return e.GroupLags(out, group, at)
 }
 
 // TopicLag aggregates one group's lags over the partitions of one topic.

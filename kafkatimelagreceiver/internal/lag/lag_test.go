@@ -380,19 +380,17 @@ func computeLags(snap *Snapshot, appendTime AppendTimeFunc) []PartitionLag {
 		groups = append(groups, group)
 	}
 	slices.Sort(groups)
-	idx := estimated(snap, appendTime)
+	est := estimated(snap, appendTime)
 	var out []PartitionLag
 	for _, group := range groups {
-		out = idx.GroupLags(out, group, snap.At)
+		out = est.GroupLags(out, group, snap.At)
 	}
 	return out
 }
 
 // estimated is snap's index, with append times from appendTime.
-func estimated(snap *Snapshot, appendTime AppendTimeFunc) *Index {
-	idx := NewIndex(snap)
-	idx.Estimate(appendTime)
-	return idx
+func estimated(snap *Snapshot, appendTime AppendTimeFunc) *Estimates {
+	return Estimate(NewIndex(snap), appendTime)
 }
 
 // A scrape's aggregates are built group by group, appended to the ones
@@ -433,14 +431,14 @@ func TestEstimateDatesEachRecordOnce(t *testing.T) {
 		{TopicPartition: p0, Offset: 7}: {at: unixSec(70), method: MethodRecord},
 		{TopicPartition: p1, Offset: 3}: {at: unixSec(90), method: MethodTable},
 	}}
-	idx.Estimate(fake.appendTime)
+	est := Estimate(idx, fake.appendTime)
 	require.Equal(t, []kafka.RecordAt{
 		{TopicPartition: p0, Offset: 5}, {TopicPartition: p0, Offset: 7}, {TopicPartition: p1, Offset: 3},
 	}, fake.calls, "each lagging record once, partition by partition")
 
 	timeLags := map[string][]float64{}
 	for _, g := range []string{"a", "b", "c"} {
-		for _, pl := range idx.GroupLags(nil, g, snap.At) {
+		for _, pl := range est.GroupLags(nil, g, snap.At) {
 			if pl.HasTimeLag {
 				timeLags[g] = append(timeLags[g], pl.TimeLag)
 			}

@@ -3,8 +3,7 @@ package lag
 import "slices"
 
 // laggingOffsets are, partition by partition, the offsets the groups that
-// lag on it consume from (ConsumeFrom), sorted, each once, and once
-// Estimate ran, when the record at each was appended. A scrape judges
+// lag on it consume from (ConsumeFrom), sorted, each once. A scrape judges
 // (OutOfTable) and dates (Estimate) each such record once, however many
 // groups sit on it, and partition by partition, while the partition's
 // table and records are at hand, rather than group by group across every
@@ -14,14 +13,6 @@ type laggingOffsets struct {
 	// offsets[bounds[r]:bounds[r+1]].
 	bounds  []int
 	offsets []int64
-	dates   []appendDate // by offset, once Estimate ran
-}
-
-// appendDate is what an AppendTimeFunc said of one offset.
-type appendDate struct {
-	at     int64
-	method Method
-	ok     bool
 }
 
 // behind is the offset rc's group consumes from on its partition, and
@@ -36,13 +27,19 @@ func (idx *Index) behind(rc rankedCommit) (int64, bool) {
 	return from, from < p.End
 }
 
-// laggingOffsets gathers the offsets groups lag from, the first time it is
-// asked: two passes over the commits fill one array partition by
-// partition, then each partition's are sorted and repeats dropped.
+// laggingOffsets are the offsets groups lag from, gathered the first time
+// the read asks (OutOfTable) and kept in the index.
 func (idx *Index) laggingOffsets() *laggingOffsets {
-	if idx.lagging != nil {
-		return idx.lagging
+	if idx.lagging == nil {
+		idx.lagging = idx.gatherLaggingOffsets()
 	}
+	return idx.lagging
+}
+
+// gatherLaggingOffsets gathers the offsets groups lag from: two passes over
+// the commits fill one array partition by partition, then each partition's
+// are sorted and repeats dropped.
+func (idx *Index) gatherLaggingOffsets() *laggingOffsets {
 	bounds := make([]int, len(idx.Parts)+1)
 	idx.eachLagging(func(rank int32, _ int64) { bounds[rank+1]++ })
 	for rank := range idx.Parts {
@@ -71,8 +68,7 @@ func (idx *Index) laggingOffsets() *laggingOffsets {
 		start = end
 	}
 	bounds[len(idx.Parts)] = kept
-	idx.lagging = &laggingOffsets{bounds: bounds, offsets: offsets[:kept]}
-	return idx.lagging
+	return &laggingOffsets{bounds: bounds, offsets: offsets[:kept]}
 }
 
 // eachLagging calls fn with the partition and offset of every group that
@@ -103,32 +99,33 @@ func (l *laggingOffsets) of(rank int) []int64 {
 	return l.offsets[l.bounds[rank]:l.bounds[rank+1]]
 }
 
-// Estimate dates, with appendTime, the record each lagging group consumes
-// next (the oldest it has not consumed): each partition's, offset by
-// offset, each offset once. GroupLags reads the dates; a scrape estimates
-// once, after its record reads (OutOfTable).
-func (idx *Index) Estimate(appendTime AppendTimeFunc) {
-	l := idx.laggingOffsets()
-	l.dates = make([]appendDate, len(l.offsets))
-	for rank := range idx.Parts {
-		p := &idx.Parts[rank]
-		for i := l.bounds[rank]; i < l.bounds[rank+1]; i++ {
-			at, method, ok := appendTime(p, l.offsets[i])
-			l.dates[i] = appendDate{at: at, method: method, ok: ok}
+// raise moves the offsets of the partitions of ranks (sorted), whose log
+// starts rose, up to their new start (ConsumeFrom), dropping those at or
+// past the end and the repeats; the arrays are compacted in place from the
+// first of them on.
+func (l *laggingOffsets) raise(parts []Partition, ranks []int32) {
+	kept := l.bounds[ranks[0]]
+	for r := int(ranks[0]); r < len(parts); r++ {
+		lo, hi := l.bounds[r], l.bounds[r+1]
+		l.bounds[r] = kept
+		moved := len(ranks) > 0 && int(ranks[0]) == r
+		if moved {
+			ranks = ranks[1:]
+		}
+		for _, o := range l.offsets[lo:hi] {
+			if moved {
+				o = max(o, parts[r].Start)
+				if o >= parts[r].End {
+					break // sorted: so are the rest
+				}
+				if kept > l.bounds[r] && l.offsets[kept-1] == o {
+					continue
+				}
+			}
+			l.offsets[kept] = o
+			kept++
 		}
 	}
-}
-
-// date is what Estimate found of the record at offset on the partition of
-// rank; not ok before Estimate ran.
-func (l *laggingOffsets) date(rank int32, offset int64) appendDate {
-	if l == nil || l.dates == nil {
-		return appendDate{}
-	}
-	lo, hi := l.bounds[rank], l.bounds[rank+1]
-	i, found := slices.BinarySearch(l.offsets[lo:hi], offset)
-	if !found {
-		return appendDate{}
-	}
-	return l.dates[lo+i]
+	l.bounds[len(parts)] = kept
+	l.offsets = l.offsets[:kept]
 }

@@ -172,7 +172,7 @@ func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 // This is where record timestamps are bounded by what is known; the Kafka
 // layer has already turned the ones no clock could have written into
 // kafka.RecordUntimed, which dates nothing.
-func AppendTimes(tables *timetable.Store, records *RecordTimes, at int64) AppendTimeFunc {
+func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 	return func(p *Partition, c int64) (int64, Method, bool) {
 		// The scrape's own end-offset read is the newest point there is.
 		upper := timetable.Sample{Offset: p.End, At: at}
@@ -244,7 +244,7 @@ const IdleBeforeRecordRead = time.Second
 // yet, or read short of today's end, the ones no table dates first, then
 // the furthest behind (when a cap bites, the worst lags are the ones worth
 // knowing); used is every such record, read or not.
-func OutOfTable(idx *Index, at int64, tables *timetable.Store, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
+func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
 	used = map[kafka.RecordAt]struct{}{}
 	var wanted []wantedRecord
 	// Groups of a partition often share an offset: each record is judged

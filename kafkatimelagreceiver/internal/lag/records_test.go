@@ -273,8 +273,7 @@ func TestWorkedExample(t *testing.T) {
 	snap := &Snapshot{At: scrape, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 250}}), End: map[kafka.TopicPartition]int64{tp: 275}}
 	idx := NewIndex(snap)
 	idx.ResolveTables(tables)
-	idx.Estimate(AppendTimes(tables, NewRecordTimes(), scrape))
-	lags := idx.GroupLags(nil, "g", scrape)
+	lags := Estimate(idx, AppendTimes(tables, NewRecordTimes(), scrape)).GroupLags(nil, "g", scrape)
 	require.Len(t, lags, 1)
 	require.Equal(t, MethodTable, lags[0].Method)
 	require.InDelta(t, 1597304392.428571, float64(scrape)/1e9-lags[0].TimeLag, 1e-6)

@@ -67,7 +67,8 @@ func (idx *Index) AddShareGroups(shares map[string][]kafka.ShareOffset) {
 // of the record at the start offset (or the oldest left, when retention
 // deleted that one), measured at at as a consumer group's is; 0 when the
 // start offset is the end offset.
-func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, at int64) []SharePartitionLag {
+func (e *Estimates) ShareGroupLags(out []SharePartitionLag, group string, at int64) []SharePartitionLag {
+	idx := e.idx
 	for _, rs := range idx.shares[group] {
 		sl := SharePartitionLag{Group: group, TopicPartition: rs.tp, StartOffset: rs.start}
 		if rs.lag >= 0 {
@@ -84,7 +85,7 @@ func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, at int64
 		}
 		if from := ConsumeFrom(rs.start, p.Start, p.HasStart); from >= p.End {
 			sl.HasTimeLag, sl.Method = true, MethodCaughtUp
-		} else if d := idx.lagging.date(rs.rank, from); d.ok {
+		} else if d := e.date(rs.rank, from); d.ok {
 			sl.HasTimeLag, sl.Method = true, d.method
 			if d.method != MethodCaughtUp {
 				// Never negative: a producer clock ahead of ours is not a
@@ -95,6 +96,12 @@ func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, at int64
 		out = append(out, sl)
 	}
 	return out
+}
+
+// ShareGroupLags is Estimates.ShareGroupLags before any estimate.
+func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, at int64) []SharePartitionLag {
+	e := Estimates{idx: idx}
+	return e.ShareGroupLags(out, group, at)
 }
 
 // rank is the rank of partition tp in the index.

@@ -113,8 +113,7 @@ func TestShareGroupLags(t *testing.T) {
 			offset.TopicPartition = tp
 			idx := NewIndex(snap)
 			idx.AddShareGroups(map[string][]kafka.ShareOffset{"workers": {offset}})
-			idx.Estimate(fake.appendTime)
-			got := idx.ShareGroupLags(nil, "workers", at)
+			got := Estimate(idx, fake.appendTime).ShareGroupLags(nil, "workers", at)
 			want := tc.want
 			want.Group, want.TopicPartition = "workers", tp
 			require.Equal(t, []SharePartitionLag{want}, got)
@@ -147,10 +146,10 @@ func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 		// A producer clock 10 hours ahead: the stamp gives no time.
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: at + int64(10*time.Hour)},
 	}, Existed{Received: at})
-	idx.Estimate(AppendTimes(tables, records, at))
+	est := Estimate(idx, AppendTimes(tables, records, at))
 	for _, group := range groups {
-		consumer := idx.GroupLags(nil, group, at)
-		share := idx.ShareGroupLags(nil, "share-"+group, at)
+		consumer := est.GroupLags(nil, group, at)
+		share := est.ShareGroupLags(nil, "share-"+group, at)
 		require.Len(t, consumer, 1)
 		require.Len(t, share, 1)
 		// "older" sits before the table on a record stamped in the future:

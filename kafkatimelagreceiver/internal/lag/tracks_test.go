@@ -163,12 +163,14 @@ func TestResolveProduceRates(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
 	// The scrape's own read, as sampler.Read records it before indexing.
 	tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 250}, Received: time.Unix(0, at), Sent: time.Unix(0, at)})
-	idx.ResolveProduceRates(tables, 100*time.Second)
-	require.True(t, idx.Parts[0].HasProduceRate)
+	est := Estimate(idx, AppendTimes(tables, NewRecordTimes(), at))
+	est.ResolveProduceRates(tables, 100*time.Second)
+	gauges := est.Gauges(nil)
+	require.True(t, gauges[0].HasProduceRate)
 	// 200 at +100 s, 250 at +150 s: 1/s over the last 100 s.
-	require.InDelta(t, 1.0, idx.Parts[0].ProduceRate, 1e-9)
+	require.InDelta(t, 1.0, gauges[0].ProduceRate, 1e-9)
 
-	lags := idx.GroupLags(nil, "in-table", at)
+	lags := est.GroupLags(nil, "in-table", at)
 	require.Len(t, lags, 1)
 	require.True(t, lags[0].HasProduceRate, "a group's lags carry their partition's rate")
 	require.InDelta(t, 1.0, lags[0].ProduceRate, 1e-9)
@@ -177,6 +179,7 @@ func TestResolveProduceRates(t *testing.T) {
 	snap := &Snapshot{At: at, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 1}})}
 	idx = NewIndex(snap)
 	idx.ResolveTables(tables)
-	idx.ResolveProduceRates(tables, 100*time.Second)
-	require.False(t, idx.Parts[0].HasProduceRate)
+	est = Estimate(idx, AppendTimes(tables, NewRecordTimes(), at))
+	est.ResolveProduceRates(tables, 100*time.Second)
+	require.False(t, est.Gauges(nil)[0].HasProduceRate)
 }

@@ -59,10 +59,16 @@ type Reader struct {
 	Logger         *zap.Logger
 }
 
-// Input is what one scrape read.
+// Input is what one scrape read, and what its time lags are estimated
+// from. Nothing changes Index once Read returned it.
 type Input struct {
 	Snap  *lag.Snapshot
 	Index *lag.Index
+	// Tables are a read-only view of the tables Index's partitions name;
+	// Records the record timestamps read, this scrape or before, which the
+	// computation only looks up.
+	Tables  lag.Tables
+	Records *lag.RecordTimes
 	// Gauged, with coordination, are the partitions whose gauges this
 	// replica writes (ownership.Split); nil: all of Index's.
 	Gauged map[kafka.TopicPartition]struct{}
@@ -117,18 +123,20 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// GaugedPartitions are the partitions whose gauges this replica writes.
-func (in *Input) GaugedPartitions() []lag.Partition {
-	if in.Gauged == nil {
-		return in.Index.Parts
-	}
-	out := make([]lag.Partition, 0, len(in.Gauged))
-	for _, p := range in.Index.Parts {
-		if _, ok := in.Gauged[p.TopicPartition]; ok {
-			out = append(out, p)
+// Served tells, with coordination, whether the read got any of the share
+// it was asked for: some of its groups' commits, when it has groups, and
+// some of their partitions' end offsets, when they commit on any.
+func (in *Input) Served() bool {
+	groupsRead := 0
+	for _, g := range in.Groups {
+		if g.Reported && !g.Unread {
+			groupsRead++
 		}
 	}
-	return out
+	if in.Owned > 0 && groupsRead == 0 {
+		return false
+	}
+	return in.Pairs == 0 || len(in.Snap.End) > 0
 }
 
 // Read reads the scrape's snapshot, of the groups owner gives this
@@ -221,7 +229,8 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		if withStart {
 			snap.Start = r.Tables.StartOffsets()
 		}
-		idx, err = r.readOutOfTableRecords(ctx, snap)
+		idx = r.index(snap)
+		err = r.readOutOfTableRecords(ctx, snap, idx)
 		if err = denials.Split(err); err != nil {
 			errs.AddPartial(0, err)
 		}
@@ -246,7 +255,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 			errs.AddPartial(len(groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
 		}
 	}
-	in := &Input{Snap: snap, Index: idx, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
+	in := &Input{Snap: snap, Index: idx, Tables: r.Tables, Records: r.Records, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
 	return in, nil
 }
@@ -341,7 +350,7 @@ func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
 // Empty is the input of a scrape that read nothing: a snapshot of now.
 func (r *Reader) Empty() *Input {
 	snap := &lag.Snapshot{At: time.Now().UnixNano()}
-	return &Input{Snap: snap, Index: r.index(snap)}
+	return &Input{Snap: snap, Index: r.index(snap), Tables: r.Tables, Records: r.Records}
 }
 
 // topicsOf lists the topics of the partitions, sorted.

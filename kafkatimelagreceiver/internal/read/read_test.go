@@ -143,3 +143,27 @@ func TestExcludedTopicsAreNotRead(t *testing.T) {
 	require.Equal(t, []int64{7, 6}, []int64{lags[0].Lag, lags[1].Lag})
 	require.Empty(t, in.Index.GroupLags(nil, "internal", in.Snap.At))
 }
+
+// A replica's read served its share when it read some of its groups'
+// commits (if it owns any) and some of their partitions' end offsets (if
+// they commit on any).
+func TestServed(t *testing.T) {
+	read1 := []read.Group{{Name: "a", Reported: true}, {Name: "b", Reported: true, Unread: true}}
+	unread := []read.Group{{Name: "a", Reported: true, Unread: true}, {Name: "b", Reported: true, Unread: true}}
+	ends := map[kafka.TopicPartition]int64{{Topic: "t", Partition: 0}: 5}
+	for _, tc := range []struct {
+		name string
+		in   read.Input
+		want bool
+	}{
+		{"owns no group", read.Input{Snap: &lag.Snapshot{}}, true},
+		{"no group's commits read", read.Input{Snap: &lag.Snapshot{End: ends}, Groups: unread, Owned: 2, Pairs: 0}, false},
+		{"commits but no end offset read", read.Input{Snap: &lag.Snapshot{}, Groups: read1, Owned: 2, Pairs: 3}, false},
+		{"commits and end offsets read", read.Input{Snap: &lag.Snapshot{End: ends}, Groups: read1, Owned: 2, Pairs: 3}, true},
+		{"groups read with no commit", read.Input{Snap: &lag.Snapshot{}, Groups: read1, Owned: 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.in.Served())
+		})
+	}
+}

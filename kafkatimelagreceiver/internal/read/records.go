@@ -16,10 +16,9 @@ import (
 // readOutOfTableRecords reads the timestamps of the records no table can
 // date (lag.OutOfTable), those of at most readPartitions partitions. A
 // record that is gone was deleted by retention: the partition's log start
-// is read and the oldest record still there is read instead. It returns the
-// snapshot's index, rebuilt when log starts were read.
-func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) (*lag.Index, error) {
-	idx := r.index(snap)
+// is read and the oldest record still there is read instead, and set in the
+// snapshot and its index.
+func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, idx *lag.Index) error {
 	budget := r.readPartitions(len(idx.Parts))
 	missing, used := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
 	wanted := len(missing)
@@ -45,7 +44,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 			for tp, start := range startRead.Offsets {
 				snap.Start[tp] = start
 			}
-			idx = r.index(snap)
+			idx.SetStarts(startRead.Offsets)
 			retry, usedNow := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
 			for at := range usedNow {
 				used[at] = struct{}{}
@@ -59,7 +58,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot) 
 		}
 	}
 	r.Records.Retain(used)
-	return idx, kafka.Join(errs...)
+	return kafka.Join(errs...)
 }
 
 // putRecords remembers the records a read found, those below the end

@@ -1,4 +1,7 @@
-package kafkatimelagreceiver
+// Package scrapestatus tells the collector how the receiver is doing
+// (componentstatus), from the outcome of each scrape: that is what a
+// component-status health check (healthcheckv2) serves.
+package scrapestatus
 
 import (
 	"errors"
@@ -11,16 +14,15 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// statusReporter tells the collector how the receiver is doing
-// (componentstatus), which is what a component-status health check
-// (healthcheckv2) serves: a scrape that read nothing is a recoverable error,
-// the next one that reads is OK again, and credentials the brokers refuse
-// before anything was ever read, for longer than refusalGrace, are a
-// permanent error. Only changes are reported: a health check times an error
-// from its first report.
-type statusReporter struct {
-	host    component.Host // nil: nothing to report to
-	now     func() time.Time
+// Reporter reports the receiver's status: a scrape that read nothing is a
+// recoverable error, the next one that reads is OK again, and credentials
+// the brokers refuse before anything was ever read, for longer than
+// RefusalGrace, are a permanent error. Only changes are reported: a health
+// check times an error from its first report.
+type Reporter struct {
+	host component.Host // nil: nothing to report to
+	// Now is the clock refusals are timed by.
+	Now     func() time.Time
 	current componentstatus.Status
 	// read is whether some scrape read from Kafka: credentials that worked
 	// once and fail now were changed on the broker, which may be undone.
@@ -30,20 +32,20 @@ type statusReporter struct {
 	refusedSince time.Time
 }
 
-// refusalGrace is how long credentials refused from the start stay a
+// RefusalGrace is how long credentials refused from the start stay a
 // recoverable error. At a rollout a new SCRAM credential or a token
 // issuer's new signing key can take minutes to reach every broker; a pod
 // whose status turned permanent then would stay unready until restarted.
-const refusalGrace = 5 * time.Minute
+const RefusalGrace = 5 * time.Minute
 
-// newStatusReporter starts from OK, which the collector reports for every
-// component that started.
-func newStatusReporter(host component.Host, now func() time.Time) statusReporter {
-	return statusReporter{host: host, now: now, current: componentstatus.StatusOK}
+// New starts from OK, which the collector reports for every component that
+// started.
+func New(host component.Host, now func() time.Time) Reporter {
+	return Reporter{host: host, Now: now, current: componentstatus.StatusOK}
 }
 
-// scraped reports the outcome of one scrape.
-func (r *statusReporter) scraped(err error) {
+// Scraped reports the outcome of one scrape.
+func (r *Reporter) Scraped(err error) {
 	if r.current == componentstatus.StatusPermanentError {
 		return // final until the collector restarts
 	}
@@ -51,9 +53,9 @@ func (r *statusReporter) scraped(err error) {
 	if !errors.As(err, &refused) {
 		r.refusedSince = time.Time{}
 	} else if r.refusedSince.IsZero() {
-		r.refusedSince = r.now()
+		r.refusedSince = r.Now()
 	}
-	status := scrapeStatus(err, r.read, r.refusedFor())
+	status := Status(err, r.read, r.refusedFor())
 	if status == componentstatus.StatusOK {
 		r.read = true
 	}
@@ -70,22 +72,22 @@ func (r *statusReporter) scraped(err error) {
 
 // refusedFor is how long the credentials have been refused, scrape after
 // scrape; zero when the last scrape was not refused.
-func (r *statusReporter) refusedFor() time.Duration {
+func (r *Reporter) refusedFor() time.Duration {
 	if r.refusedSince.IsZero() {
 		return 0
 	}
-	return r.now().Sub(r.refusedSince)
+	return r.Now().Sub(r.refusedSince)
 }
 
-// scrapeStatus is the status a scrape's outcome means. A partial scrape
+// Status is the status a scrape's outcome means. A partial scrape
 // (some groups or brokers failed, or the pipeline refused points) is OK:
 // what was read is reported and the errors are logged.
-func scrapeStatus(err error, readBefore bool, refusedFor time.Duration) componentstatus.Status {
+func Status(err error, readBefore bool, refusedFor time.Duration) componentstatus.Status {
 	var refused *kafka.AuthenticationError
 	switch {
 	case err == nil, scrapererror.IsPartialScrapeError(err):
 		return componentstatus.StatusOK
-	case errors.As(err, &refused) && !readBefore && refusedFor >= refusalGrace:
+	case errors.As(err, &refused) && !readBefore && refusedFor >= RefusalGrace:
 		return componentstatus.StatusPermanentError
 	default:
 		return componentstatus.StatusRecoverableError

@@ -1,0 +1,159 @@
+// Package compute is a scrape's computation, between its read (package
+// read) and its points (package emit): it dates the read's lagging
+// records, then goes group by group, so that only one group's lags are
+// held at a time, computing each group's lags, health and progress and
+// handing them to the writer; then the per-(group, topic) aggregates and
+// the per-partition gauges. It does no I/O, reads no clock and changes
+// nothing the read returned: its estimates are a lag.Estimates of its own.
+package compute
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
+)
+
+// Computer computes the scrapes; what it carries from one to the next is
+// in its trackers. Its fields are set before the first Scrape; Retention
+// may be set last (the receiver's start).
+type Computer struct {
+	// Health, when set, judges the groups' health (some group-health
+	// metric is on).
+	Health *health.Tracker
+	// Progress, when set, follows the groups' consumption (some metric
+	// needs it).
+	Progress *progress.Tracker
+	// Retention, when set, holds the topics' retention settings (some
+	// retention margin is on).
+	Retention *retention.Cache
+	// ProduceRates: the partitions' production rates over RateWindow are
+	// computed (some metric needs them).
+	ProduceRates bool
+	RateWindow   time.Duration
+}
+
+// Tally is what a scrape's computation counted, for the receiver's own
+// telemetry.
+type Tally struct {
+	// Methods counts the time lag estimates by method.
+	Methods lag.MethodCounts
+	// BeyondEnd counts the pairs committed above their partition's end
+	// offset, reported as caught up (lag 0), which hides a topic recreated
+	// under its groups, a truncated log, or a consumer committing what it
+	// never read; BeyondEndExamples names the first MaxBeyondEndExamples.
+	BeyondEnd         int64
+	BeyondEndExamples []string
+	// EndOffsetUnread and TimeLagUnknown count the values left out rather
+	// than folded over part of the partitions they name, by reason.
+	EndOffsetUnread, TimeLagUnknown int64
+}
+
+// MaxBeyondEndExamples bounds the pairs Tally.BeyondEndExamples names.
+const MaxBeyondEndExamples = 10
+
+// Scrape computes the scrape in read and writes it to out. now is the
+// clock's reading at the scrape, whose monotonic part tells the progress
+// tracker of wall clock steps since the last one.
+func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally {
+	at := in.Snap.At
+	est := lag.Estimate(in.Index, lag.AppendTimes(in.Tables, in.Records, at))
+	if c.ProduceRates {
+		est.ResolveProduceRates(in.Tables, c.RateWindow)
+	}
+	if c.Health != nil {
+		c.Health.BeginScrape(at)
+	}
+	if c.Progress != nil {
+		c.Progress.BeginScrape(now)
+	}
+	var (
+		tally      Tally
+		lags       []lag.PartitionLag
+		aggregates []lag.TopicLag
+		topics     []progress.Topic
+	)
+	for i := range in.Groups {
+		g := &in.Groups[i]
+		lags = est.GroupLags(lags[:0], g.Name, at)
+		tally.Methods.Add(lags)
+		tally.addBeyondEnd(lags)
+		aggregates = lag.Aggregate(aggregates, lags)
+		if c.Health != nil {
+			c.judge(g, lags, out, &tally)
+		}
+		if c.Progress != nil && g.Unread {
+			c.Progress.ObserveUnread(g.Name)
+		} else if c.Progress != nil {
+			parts := c.Progress.ObserveGroup(g.Name, lags, at)
+			out.PartitionDrains(lags, parts)
+			topics = progress.Summarize(topics[:0], lags, parts)
+			out.GroupProgress(topics)
+		}
+		if c.Retention != nil {
+			out.RetentionMargins(lags, c.Retention)
+		}
+		out.Pairs(lags)
+	}
+	if c.Health != nil {
+		c.Health.EndScrape()
+	}
+	if c.Progress != nil {
+		c.Progress.EndScrape()
+	}
+	tally.addAggregates(aggregates)
+	out.Aggregates(aggregates)
+	parts := est.Gauges(in.Gauged)
+	out.Partitions(parts)
+	if c.ProduceRates {
+		out.TopicProduceRates(lag.TopicProduceRates(parts))
+	}
+	return tally
+}
+
+// judge observes one group's health and writes its statuses; a group with
+// lags whose status the tracker left unjudged is a status withheld.
+func (c *Computer) judge(g *read.Group, lags []lag.PartitionLag, out *emit.Scrape, tally *Tally) {
+	var gh health.GroupHealth
+	if g.Unread {
+		gh = c.Health.ObserveUnread(g.Name, g.Description, g.Described)
+	} else {
+		gh = c.Health.ObserveGroup(g.Name, g.Description, g.Described, lags)
+		out.PartitionStatuses(lags, gh.Partitions)
+		if gh.Unjudged && len(lags) > 0 {
+			tally.EndOffsetUnread++
+		}
+	}
+	if g.Reported {
+		out.GroupHealth(gh)
+	}
+}
+
+func (t *Tally) addBeyondEnd(lags []lag.PartitionLag) {
+	for i := range lags {
+		pl := &lags[i]
+		if !pl.HasEnd || pl.Committed <= pl.End {
+			continue
+		}
+		t.BeyondEnd++
+		if len(t.BeyondEndExamples) < MaxBeyondEndExamples {
+			t.BeyondEndExamples = append(t.BeyondEndExamples, fmt.Sprintf("%s %s/%d committed %d, end %d", pl.Group, pl.Topic, pl.Partition, pl.Committed, pl.End))
+		}
+	}
+}
+
+func (t *Tally) addAggregates(aggs []lag.TopicLag) {
+	for i := range aggs {
+		switch {
+		case !aggs[i].HasLag:
+			t.EndOffsetUnread++
+		case !aggs[i].HasTimeLag:
+			t.TimeLagUnknown++
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package compute_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/compute"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+// tallyInput is a read of four topics: group a committed above the end of
+// the 12 partitions of "beyond" and inside the table of "dated"; group b
+// on "undated", which has no table; group c on "unread", whose end offset
+// was not read.
+func tallyInput() *read.Input {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := t0.Add(150 * time.Second).UnixNano()
+	dated := kafka.TopicPartition{Topic: "dated", Partition: 0}
+	tables := timetable.NewStore(16, 0, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{dated: {}}, t0, 0)
+	for i, offset := range []int64{100, 200} {
+		sampled := t0.Add(time.Duration(i) * 100 * time.Second)
+		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{dated: offset}, Sent: sampled, Received: sampled})
+	}
+	a := map[kafka.TopicPartition]int64{dated: 150}
+	end := map[kafka.TopicPartition]int64{dated: 200, {Topic: "undated", Partition: 0}: 10}
+	for p := range int32(12) {
+		tp := kafka.TopicPartition{Topic: "beyond", Partition: p}
+		a[tp], end[tp] = 12, 10
+	}
+	snap := &lag.Snapshot{
+		At: at,
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
+			"a": a,
+			"b": {{Topic: "undated", Partition: 0}: 3},
+			"c": {{Topic: "unread", Partition: 0}: 1},
+		}),
+		End:   end,
+		Start: map[kafka.TopicPartition]int64{},
+	}
+	idx := lag.NewIndex(snap)
+	idx.ResolveTables(tables)
+	in := &read.Input{Snap: snap, Index: idx, Tables: tables, Records: lag.NewRecordTimes(), Pairs: 15}
+	for _, g := range []string{"a", "b", "c"} {
+		in.Groups = append(in.Groups, read.Group{Name: g, Reported: true})
+	}
+	return in
+}
+
+// A scrape's tally counts its estimates by method, the pairs committed
+// above their end offset (naming the first ten) and the aggregates left
+// out by reason; its points are written.
+func TestScrapeTallies(t *testing.T) {
+	w, err := emit.New(emit.Settings{MetricsBuilderConfig: emit.DefaultMetricsBuilderConfig(), Replica: "test"}, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	in := tallyInput()
+	out := w.Begin(t.Context(), in.Snap.At, in.Pairs)
+	tally := (&compute.Computer{}).Scrape(in, out, time.Now())
+	md, err := out.Finish()
+	require.NoError(t, err)
+
+	var methods lag.MethodCounts
+	methods[lag.MethodCaughtUp], methods[lag.MethodTable], methods[lag.MethodNone] = 12, 1, 1
+	require.Equal(t, methods, tally.Methods)
+	require.Equal(t, int64(12), tally.BeyondEnd)
+	require.Len(t, tally.BeyondEndExamples, compute.MaxBeyondEndExamples)
+	require.Equal(t, "a beyond/0 committed 12, end 10", tally.BeyondEndExamples[0])
+	require.Equal(t, int64(1), tally.EndOffsetUnread, "c's end offset on unread")
+	require.Equal(t, int64(1), tally.TimeLagUnknown, "b's time lag on undated")
+
+	points := map[string]int{}
+	emit.EachMetric(md, func(m pmetric.Metric) {
+		if m.Type() == pmetric.MetricTypeGauge {
+			points[m.Name()] += m.Gauge().DataPoints().Len()
+		}
+	})
+	require.Equal(t, map[string]int{
+		"kafka.consumer_group.lag":          14, // but c's, whose end offset was not read
+		"kafka.consumer_group.time_lag":     13, // and b's, undated
+		"kafka.consumer_group.lag_sum":      3,  // (a, beyond), (a, dated), (b, undated)
+		"kafka.consumer_group.lag_max":      3,
+		"kafka.consumer_group.time_lag_max": 2, // (a, beyond), (a, dated)
+		"kafka.partition.current_offset":    14,
+	}, points)
+}
