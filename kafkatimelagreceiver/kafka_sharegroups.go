@@ -2,14 +2,16 @@ package kafkatimelagreceiver
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/sharegroups"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 )
 
 // newShareGroups builds the share-group reader from the same client
@@ -31,27 +33,42 @@ func newShareGroups(ctx context.Context, cfg *Config, host component.Host, logge
 	return sharegroups.New(s)
 }
 
-// shareGroupsNotice says once why share groups are not read (an older
-// cluster or protocol_version, Kerberos), rather than failing every scrape
-// for it; it says so again only when the reason changes. It is used by one
-// goroutine at a time.
-type shareGroupsNotice struct {
-	logger *zap.Logger
-	said   string
-}
-
-// filter returns err unless it only says that share groups cannot be read,
-// which it logs once instead.
-func (n *shareGroupsNotice) filter(err error) error {
-	if !errors.Is(err, kafka.ErrShareGroupsUnsupported) {
-		if err == nil {
-			n.said = ""
-		}
+// startShareGroups builds the share-group client when some share-group
+// metric is on. It connects lazily, and sends nothing while the cluster's
+// listing names no share group.
+func (s *timeLagScraper) startShareGroups(ctx context.Context, host component.Host) error {
+	if !s.wants.ShareGroups {
+		return nil
+	}
+	c, err := newShareGroups(ctx, s.cfg, host, s.logger, s.telemetry, s.tokens)
+	if err != nil {
 		return err
 	}
-	if reason := err.Error(); reason != n.said {
-		n.said = reason
-		n.logger.Info("share groups are not monitored; consumer groups are", zap.String("reason", reason))
-	}
+	s.shares = c
+	s.reader.Shares.Client = c
 	return nil
+}
+
+// reportShareGroups writes each reported share group's per-partition
+// gauges, state and members, then the per-(share group, topic) aggregates,
+// which are over every partition of the group on the topic or left out
+// (and counted in left).
+func reportShareGroups(out *emit.Scrape, in *read.Input, left *withheld) {
+	var (
+		lags       []lag.SharePartitionLag
+		aggregates []lag.TopicLag
+	)
+	for _, g := range in.Shares {
+		if g.Described {
+			out.ShareGroup(g.Name, g.Description)
+		}
+		if g.Unread {
+			continue
+		}
+		lags = in.Index.ShareGroupLags(lags[:0], g.Name, in.Snap.At)
+		aggregates = lag.AggregateShares(aggregates, lags)
+		out.SharePairs(lags)
+	}
+	left.addAggregates(aggregates)
+	out.ShareAggregates(aggregates)
 }

@@ -42,6 +42,9 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		s.retention = retention.NewCache(cl)
 		s.reader.Retention = s.retention
 	}
+	if err := s.startShareGroups(ctx, host); err != nil {
+		return err
+	}
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger, s.tokens); err != nil {
 			return err
@@ -93,6 +96,9 @@ func (s *timeLagScraper) interrupt(ctx context.Context) error {
 		}
 		if s.cluster != nil {
 			s.interruptErr = s.cluster.Close()
+		}
+		if s.shares != nil {
+			s.interruptErr = errors.Join(s.interruptErr, s.shares.Close())
 		}
 	})
 	return s.interruptErr

@@ -54,6 +54,7 @@ type Reader struct {
 	// by why (attribute timestamp).
 	UntimedRecords metric.Int64Counter
 	Logger         *zap.Logger
+	Shares         ShareSettings
 }
 
 // Input is what one scrape read.
@@ -66,7 +67,8 @@ type Input struct {
 	// Groups are the groups to compute, sorted by name: the reported
 	// groups and every group with commits.
 	Groups []Group
-	Pairs  int // (group, partition) pairs with a commit
+	Shares []ShareGroup // the share groups reported, sorted by name
+	Pairs  int          // (group, partition) pairs with a commit
 	// Owned is how many groups this replica reports, with coordination;
 	// Tracked how many partitions have a table.
 	Owned, Tracked int
@@ -168,16 +170,17 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	// by it was read.
 	unread := r.unreadGroups(groups, committed)
 	r.dropExcludedTopics(committed)
+	shares := r.readShareOffsets(ctx, owner, denials, errs)
 	owned := 0
 	if owner != nil {
-		committed, gauged = owner.Split(committed)
+		committed, gauged = shares.split(owner, committed)
 		owned = len(groups)
 	}
-	partitions := r.track(committed, gauged, complete)
+	partitions := r.track(committed, shares.tracked(gauged), complete)
 
 	// With nothing to read, the snapshot is of now; otherwise it is
 	// stamped with the end-offset read.
-	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets()}
+	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(), Shares: shares.owned}
 	var idx *lag.Index
 	if len(partitions) > 0 {
 		withStart := r.StartOffsets
@@ -239,6 +242,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	}
 	in := &Input{Snap: snap, Index: idx, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
+	in.Shares = r.describeShareGroups(ctx, shares, denials, errs)
 	return in, nil
 }
 
