@@ -52,8 +52,8 @@ func (s *timeLagScraper) startShareGroups(ctx context.Context, host component.Ho
 // reportShareGroups writes each reported share group's per-partition
 // gauges, state and members, then the per-(share group, topic) aggregates,
 // which are over every partition of the group on the topic or left out
-// (and counted in left).
-func reportShareGroups(out *emit.Scrape, in *read.Input, left *withheld) {
+// (and counted in left). It returns how their time lags were obtained.
+func reportShareGroups(out *emit.Scrape, in *read.Input, left *withheld) (methods lag.MethodCounts) {
 	var (
 		lags       []lag.SharePartitionLag
 		aggregates []lag.TopicLag
@@ -66,9 +66,11 @@ func reportShareGroups(out *emit.Scrape, in *read.Input, left *withheld) {
 			continue
 		}
 		lags = in.Index.ShareGroupLags(lags[:0], g.Name, in.Snap.At)
+		methods.AddShares(lags)
 		aggregates = lag.AggregateShares(aggregates, lags)
 		out.SharePairs(lags)
 	}
 	left.addAggregates(aggregates)
 	out.ShareAggregates(aggregates)
+	return methods
 }

@@ -351,7 +351,7 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	beyondEnd.report(ctx, s.telemetry, s.logger)
 	left.addAggregates(aggregates)
 	out.Aggregates(aggregates)
-	reportShareGroups(out, in, &left)
+	s.telemetry.estimates(ctx, reportShareGroups(out, in, &left))
 	left.report(ctx, s.telemetry)
 	parts := in.GaugedPartitions()
 	out.Partitions(parts)

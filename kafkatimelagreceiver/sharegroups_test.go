@@ -391,6 +391,12 @@ func TestReplicasShareShareGroups(t *testing.T) {
 			want[key] = v
 		}
 	}
+	// The partitions some share group has state on: their gauges need a
+	// replica too.
+	withState := map[int64]bool{}
+	for key := range want {
+		withState[key.partition] = true
+	}
 	var replicas []*timeLagScraper
 	for _, name := range []string{"a", "b", "c"} {
 		cfg := k.shareConfig()
@@ -422,11 +428,12 @@ func TestReplicasShareShareGroups(t *testing.T) {
 			}
 			for key := range pointsOf(md, "kafka.partition.current_offset") {
 				if key.topic == topic {
+					require.True(t, withState[key.partition], "replica %d gauges %v, where no share group has state", i, key)
 					gaugedBy[key.partition] = append(gaugedBy[key.partition], i)
 				}
 			}
 		}
-		once := len(reportedBy) == len(groups) && len(gaugedBy) == 3
+		once := len(reportedBy) == len(groups) && len(gaugedBy) == len(withState)
 		for _, by := range reportedBy {
 			once = once && len(by) == 1
 		}
