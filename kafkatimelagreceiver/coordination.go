@@ -72,7 +72,12 @@ func readShare(in *read.Input, err error) bool {
 			groupsRead++
 		}
 	}
-	if in.Owned > 0 && groupsRead == 0 {
+	for _, g := range in.Shares {
+		if !g.Unread {
+			groupsRead++
+		}
+	}
+	if in.Owned+len(in.Shares) > 0 && groupsRead == 0 {
 		return false
 	}
 	return in.Pairs == 0 || len(in.Snap.End) > 0

@@ -13,6 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 )
 
 // shareStep bounds each step of a share-group test against kfake; no
@@ -447,4 +451,15 @@ func TestReplicasShareShareGroups(t *testing.T) {
 			exact = 0
 		}
 	}
+}
+
+// A replica whose share is share groups only has read it when it read the
+// start offsets of one of them; reading none is not serving it.
+func TestReadShareCountsShareGroups(t *testing.T) {
+	snap := &lag.Snapshot{End: map[kafka.TopicPartition]int64{}}
+	unread := &read.Input{Snap: snap, Shares: []read.ShareGroup{{Name: "a", Unread: true}, {Name: "b", Unread: true}}}
+	require.False(t, readShare(unread, nil), "no share group read")
+	someRead := &read.Input{Snap: snap, Shares: []read.ShareGroup{{Name: "a", Unread: true}, {Name: "b"}}}
+	require.True(t, readShare(someRead, nil), "part of the share is worth keeping")
+	require.True(t, readShare(&read.Input{Snap: snap}, nil), "no group to read")
 }
