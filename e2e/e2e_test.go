@@ -33,6 +33,9 @@ const (
 	metricLag     = "kafka.consumer_group.lag"
 	metricTimeLag = "kafka.consumer_group.time_lag"
 
+	metricShareLag     = "kafka.share_group.lag"
+	metricShareTimeLag = "kafka.share_group.time_lag"
+
 	metricProduceRate = "kafka.partition.produce_rate"
 	metricConsumeRate = "kafka.consumer_group.consume_rate"
 	metricLagTrend    = "kafka.consumer_group.lag_trend"
@@ -105,8 +108,18 @@ func judge(s series) (string, error) {
 		fmt.Fprintf(&b, "  %-22s lag sum %6d over %d partitions, time lag max %8.1fs over %d partitions\n",
 			g, int64(s.sum(metricLag, g)), s.count(metricLag, g), s.max(metricTimeLag, g), s.count(metricTimeLag, g))
 	}
+	fmt.Fprintf(&b, "  %-22s unfinished %4d over %d partitions, oldest unfinished record %6.1fs old (share group)\n",
+		demo.GroupJobsWorkers, int64(s.sum(metricShareLag, demo.GroupJobsWorkers)), s.count(metricShareLag, demo.GroupJobsWorkers), s.max(metricShareTimeLag, demo.GroupJobsWorkers))
 	desc := b.String()
 
+	// jobs-workers' members take 250 ms over each record, three at a time:
+	// its oldest unfinished record is seconds old.
+	if n := s.count(metricShareTimeLag, demo.GroupJobsWorkers); n == 0 {
+		return desc, fmt.Errorf("no %s for share group %s yet", metricShareTimeLag, demo.GroupJobsWorkers)
+	}
+	if age := s.max(metricShareTimeLag, demo.GroupJobsWorkers); age < 0 || age > 120 {
+		return desc, fmt.Errorf("%s oldest unfinished record %.1fs old, want seconds (0-120s)", demo.GroupJobsWorkers, age)
+	}
 	for _, g := range groups {
 		if s.count(metricLag, g) == 0 {
 			return desc, fmt.Errorf("no %s for group %s yet", metricLag, g)
@@ -368,6 +381,7 @@ func (s *otlpSink) record(md pmetric.Metrics, _ int) {
 		switch metric {
 		case metricLag, metricTimeLag:
 		case metricProduceRate, metricConsumeRate, metricLagTrend, metricTimeToDrain, metricStuckTime:
+		case metricShareLag, metricShareTimeLag:
 		default:
 			return
 		}

@@ -77,6 +77,7 @@ func startPrometheusStack(t *testing.T) *stack {
       kafka.consumer_group.stable_lag: {enabled: true}
       kafka.consumer_group.partition_time_to_drain: {enabled: true}
       kafka.topic.produce_rate: {enabled: true}
+      kafka.share_group.start_offset: {enabled: true}
 exporters:
   debug:
     verbosity: basic

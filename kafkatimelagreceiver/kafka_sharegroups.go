@@ -2,7 +2,6 @@ package kafkatimelagreceiver
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
@@ -31,27 +30,18 @@ func newShareGroups(ctx context.Context, cfg *Config, host component.Host, logge
 	return sharegroups.New(s)
 }
 
-// shareGroupsNotice says once why share groups are not read (an older
-// cluster or protocol_version, Kerberos), rather than failing every scrape
-// for it; it says so again only when the reason changes. It is used by one
-// goroutine at a time.
-type shareGroupsNotice struct {
-	logger *zap.Logger
-	said   string
-}
-
-// filter returns err unless it only says that share groups cannot be read,
-// which it logs once instead.
-func (n *shareGroupsNotice) filter(err error) error {
-	if !errors.Is(err, kafka.ErrShareGroupsUnsupported) {
-		if err == nil {
-			n.said = ""
-		}
+// startShareGroups builds the share-group client when some share-group
+// metric is on. It connects lazily, and sends nothing while the cluster's
+// listing names no share group.
+func (s *timeLagScraper) startShareGroups(ctx context.Context, host component.Host) error {
+	if !s.wants.ShareGroups {
+		return nil
+	}
+	c, err := newShareGroups(ctx, s.cfg, host, s.logger, s.telemetry, s.tokens)
+	if err != nil {
 		return err
 	}
-	if reason := err.Error(); reason != n.said {
-		n.said = reason
-		n.logger.Info("share groups are not monitored; consumer groups are", zap.String("reason", reason))
-	}
+	s.shares = c
+	s.reader.Shares.Client = c
 	return nil
 }

@@ -43,6 +43,9 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		cache := retention.NewCache(cl)
 		s.reader.Retention, s.computer.Retention = cache, cache
 	}
+	if err := s.startShareGroups(ctx, host); err != nil {
+		return err
+	}
 	if s.cfg.Coordination.enabled() {
 		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger, s.tokens); err != nil {
 			return err
@@ -94,6 +97,9 @@ func (s *timeLagScraper) interrupt(ctx context.Context) error {
 		}
 		if s.cluster != nil {
 			s.interruptErr = s.cluster.Close()
+		}
+		if s.shares != nil {
+			s.interruptErr = errors.Join(s.interruptErr, s.shares.Close())
 		}
 	})
 	return s.interruptErr

@@ -67,6 +67,7 @@ type timeLagScraper struct {
 	// shares; nil without them.
 	tokens  saramacluster.TokenSource
 	cluster kafka.Cluster
+	shares  kafka.ShareGroups // nil when no share-group metric is on
 	sampler *sampler.Sampler
 	state   *statestore.State
 	// membership, when coordination is on, says which groups are ours;
@@ -137,6 +138,7 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 			Now:             time.Now,
 			UntimedRecords:  tb.KafkaTimeLagUntimedRecords,
 			Logger:          settings.Logger,
+			Shares:          read.ShareSettings{Describe: wants.ShareGroupHealth},
 		},
 		tables:     tables,
 		records:    records,
@@ -161,6 +163,7 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 			return nil, err
 		}
 		s.tokens = c.Tokens()
+		s.reader.Shares.Listed = c.ListedShareGroups
 		return c, nil
 	}
 	s.lifetime, s.endLifetime = context.WithCancel(context.Background())

@@ -54,6 +54,9 @@ func run(args []string) error {
 	fs.DurationVar(&o.ShipmentsSurgeFor, "shipments-surge-for", def.ShipmentsSurgeFor, "how long a shipments surge lasts")
 	fs.Float64Var(&o.ShipmentsCatchupReadRate, "shipments-catchup-read-rate", def.ShipmentsCatchupReadRate, "records/s shipments-catchup reads at most")
 	fs.Float64Var(&o.ShipmentsSlowReadRate, "shipments-slow-read-rate", def.ShipmentsSlowReadRate, "records/s shipments-slow reads at most")
+	fs.Float64Var(&o.JobsRate, "jobs-rate", def.JobsRate, "records/s produced to jobs")
+	fs.IntVar(&o.JobsMembers, "jobs-members", def.JobsMembers, "members of the jobs-workers share group")
+	fs.DurationVar(&o.JobsHandleTime, "jobs-handle-time", def.JobsHandleTime, "how long a jobs-workers member takes over each record")
 	fs.DurationVar(&o.StatusEvery, "status-every", def.StatusEvery, "period of the status line (negative disables it)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -4,7 +4,8 @@
 // batch group minutes behind, a group that stalls, a group that keeps
 // rebalancing, a topic whose producer goes away, and on a topic whose
 // production surges, a group that catches up after each surge and one that
-// falls further behind all the time.
+// falls further behind all the time; and a share group (KIP-932) whose
+// members take a while over each record.
 //
 // It backs `make run` (through cmd/kafkademo) and the end-to-end test, which
 // starts it on free ports.
@@ -32,6 +33,7 @@ const (
 	TopicInventory = "inventory"
 	TopicClicks    = "clicks"
 	TopicShipments = "shipments"
+	TopicJobs      = "jobs"
 
 	GroupOrdersFast       = "orders-fast"
 	GroupAuditBatch       = "audit-batch"
@@ -40,6 +42,8 @@ const (
 	GroupClicksReader     = "clicks-reader"
 	GroupShipmentsCatchup = "shipments-catchup"
 	GroupShipmentsSlow    = "shipments-slow"
+	// GroupJobsWorkers is a share group, not a consumer group.
+	GroupJobsWorkers = "jobs-workers"
 )
 
 // DefaultPorts are the broker ports `make run` and the collector config in
@@ -160,6 +164,7 @@ func (d *Demo) topics() []topicSpec {
 		{name: TopicInventory, partitions: 4},
 		{name: TopicClicks, partitions: 3},
 		{name: TopicShipments, partitions: 3},
+		{name: TopicJobs, partitions: 3},
 	}
 }
 
@@ -212,6 +217,10 @@ func (d *Demo) startWorkload(ctx context.Context) {
 	d.goRun(func() {
 		d.consumeLagging(ctx, laggingConsumer{group: GroupShipmentsSlow, topic: TopicShipments, readRate: o.ShipmentsSlowReadRate})
 	})
+	d.goRun(func() {
+		d.produce(ctx, stream{topic: TopicJobs, rate: o.JobsRate})
+	})
+	d.runShareGroup(ctx)
 	d.goRun(func() { d.runAuditBatch(ctx) })
 	d.goRun(func() { d.runInventoryGroup(ctx) })
 	if o.StatusEvery > 0 {

@@ -149,7 +149,7 @@ func TestStartOnFreePortsAndCloseLeavesNoGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatalf("list topics: %v", err)
 	}
-	for _, want := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks, TopicShipments} {
+	for _, want := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks, TopicShipments, TopicJobs} {
 		if !topics.Has(want) {
 			t.Errorf("topic %s missing; have %v", want, topics.Names())
 		}
@@ -359,6 +359,25 @@ func TestWorkloadBehaviours(t *testing.T) {
 		eventually(t, "a third member to join", func() bool { return events.contains("member inventory-rebalancing-3 joining") })
 		eventually(t, "inventory-rebalancing commits", func() bool {
 			return sumCommitted(committed(t, adm, GroupInventory), TopicInventory) > 0
+		})
+	})
+
+	t.Run("jobs-workers: a share group whose oldest unfinished record waits", func(t *testing.T) {
+		eventually(t, "jobs-workers to have its 3 members and to acknowledge records", func() bool {
+			described, err := adm.DescribeShareGroups(t.Context(), GroupJobsWorkers)
+			if err != nil || len(described[GroupJobsWorkers].Members) != 3 {
+				return false
+			}
+			offsets, err := adm.DescribeShareGroupOffsets(t.Context(), GroupJobsWorkers)
+			if err != nil {
+				return false
+			}
+			var started, behind bool
+			for _, o := range offsets[GroupJobsWorkers].Offsets.Sorted() {
+				started = started || o.StartOffset > 0
+				behind = behind || o.Lag > 0
+			}
+			return started && behind
 		})
 	})
 

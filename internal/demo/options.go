@@ -84,6 +84,16 @@ type Options struct {
 	// (default 15).
 	ShipmentsSlowReadRate float64
 
+	// JobsRate is records/s produced to jobs (default 10).
+	JobsRate float64
+	// JobsMembers is the member count of the jobs-workers share group
+	// (default 3).
+	JobsMembers int
+	// JobsHandleTime is how long a jobs-workers member takes over each
+	// record (default 250ms): 3 members at 250ms handle 12 records/s, just
+	// above JobsRate, so records wait seconds for a handler.
+	JobsHandleTime time.Duration
+
 	// StatusEvery is the period of the "status" line with produced counts
 	// (default 30s; negative disables it).
 	StatusEvery time.Duration
@@ -134,6 +144,9 @@ func (o Options) withDefaults() Options {
 	setD(&o.ShipmentsSurgeFor, 2*time.Minute)
 	setF(&o.ShipmentsCatchupReadRate, 60)
 	setF(&o.ShipmentsSlowReadRate, 15)
+	setF(&o.JobsRate, 10)
+	setI(&o.JobsMembers, 3)
+	setD(&o.JobsHandleTime, 250*time.Millisecond)
 	setD(&o.StatusEvery, 30*time.Second)
 	if o.Logger == nil {
 		o.Logger = log.New(io.Discard, "", 0)
@@ -156,6 +169,7 @@ func (o Options) validate() error {
 		"shipments surge-after": o.ShipmentsSurgeAfter.Seconds(), "shipments surge-every": o.ShipmentsSurgeEvery.Seconds(),
 		"shipments surge-for":         o.ShipmentsSurgeFor.Seconds(),
 		"shipments-catchup read rate": o.ShipmentsCatchupReadRate, "shipments-slow read rate": o.ShipmentsSlowReadRate,
+		"jobs rate": o.JobsRate, "jobs handle time": o.JobsHandleTime.Seconds(),
 	}
 	for name, v := range positive {
 		if v < 0 {
@@ -170,6 +184,9 @@ func (o Options) validate() error {
 	}
 	if o.ShipmentsSurgeFor >= o.ShipmentsSurgeEvery {
 		errs = append(errs, fmt.Errorf("shipments surge-for (%s) must be shorter than surge-every (%s)", o.ShipmentsSurgeFor, o.ShipmentsSurgeEvery))
+	}
+	if o.JobsMembers < 1 {
+		errs = append(errs, fmt.Errorf("jobs members must be at least 1, got %d", o.JobsMembers))
 	}
 	if o.InventoryMaxMembers < 1 {
 		errs = append(errs, fmt.Errorf("inventory max members must be at least 1, got %d", o.InventoryMaxMembers))

@@ -47,7 +47,7 @@ type counters struct {
 
 func newCounters() *counters {
 	c := &counters{ok: map[string]*atomic.Int64{}, failed: map[string]*atomic.Int64{}}
-	for _, t := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks, TopicShipments} {
+	for _, t := range []string{TopicOrders, TopicAudit, TopicPayments, TopicInventory, TopicClicks, TopicShipments, TopicJobs} {
 		c.topics = append(c.topics, t)
 		c.ok[t] = new(atomic.Int64)
 		c.failed[t] = new(atomic.Int64)
@@ -149,6 +149,8 @@ func groupOf(topic string) string {
 		return GroupClicksReader
 	case TopicShipments:
 		return GroupShipmentsCatchup + " and " + GroupShipmentsSlow
+	case TopicJobs:
+		return GroupJobsWorkers
 	}
 	return ""
 }

@@ -108,6 +108,7 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 	}
 	tally.addAggregates(aggregates)
 	out.Aggregates(aggregates)
+	c.shareGroups(in, est, out, &tally)
 	parts := est.Gauges(in.Gauged)
 	out.Partitions(parts)
 	if c.ProduceRates {
@@ -132,6 +133,31 @@ func (c *Computer) judge(g *read.Group, lags []lag.PartitionLag, out *emit.Scrap
 	if g.Reported {
 		out.GroupHealth(gh)
 	}
+}
+
+// shareGroups writes each reported share group's per-partition gauges,
+// state and members, then the per-(share group, topic) aggregates, which
+// are over every partition of the group on the topic or left out (and
+// counted in tally).
+func (c *Computer) shareGroups(in *read.Input, est *lag.Estimates, out *emit.Scrape, tally *Tally) {
+	var (
+		lags       []lag.SharePartitionLag
+		aggregates []lag.TopicLag
+	)
+	for _, g := range in.Shares {
+		if g.Described {
+			out.ShareGroup(g.Name, g.Description)
+		}
+		if g.Unread {
+			continue
+		}
+		lags = est.ShareGroupLags(lags[:0], g.Name, in.Snap.At)
+		tally.Methods.AddShares(lags)
+		aggregates = lag.AggregateShares(aggregates, lags)
+		out.SharePairs(lags)
+	}
+	tally.addAggregates(aggregates)
+	out.ShareAggregates(aggregates)
 }
 
 func (t *Tally) addBeyondEnd(lags []lag.PartitionLag) {

@@ -100,6 +100,9 @@ type Wants struct {
 	StableOffsets bool
 	// Retention: the topics' retention settings.
 	Retention bool
+	// ShareGroups: the share groups' start offsets; ShareGroupHealth: their
+	// state and members too.
+	ShareGroups, ShareGroupHealth bool
 }
 
 // WantsOf says what the enabled metrics of cfg need.
@@ -114,5 +117,8 @@ func WantsOf(cfg metadata.MetricsConfig) Wants {
 		StartOffsets:  m.oldestOffset.on,
 		StableOffsets: m.stableLag.on,
 		Retention:     m.retentionMargin.on || m.partitionRetentionMargin.on,
+		ShareGroups: m.share.lag.on || m.share.startOffset.on || m.share.timeLag.on || m.share.lagSum.on || m.share.timeLagMax.on ||
+			m.share.members.on || m.share.state.on,
+		ShareGroupHealth: m.share.members.on || m.share.state.on,
 	}
 }

@@ -86,6 +86,9 @@ func NewIndex(snap *Snapshot) *Index {
 		}
 		byRank.sort(commits)
 	}
+	if len(snap.Shares) > 0 {
+		idx.AddShareGroups(snap.Shares)
+	}
 	return idx
 }
 

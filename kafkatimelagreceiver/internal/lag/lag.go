@@ -25,6 +25,9 @@ type Snapshot struct {
 	End       map[kafka.TopicPartition]int64 // high watermarks
 	Start     map[kafka.TopicPartition]int64 // log start offsets, where read
 	Stable    map[kafka.TopicPartition]int64 // last stable offsets, where read
+	// Shares are the share groups' start offsets, by share group: indexed
+	// with the commits (AddShareGroups).
+	Shares map[string][]kafka.ShareOffset
 }
 
 // Method says how a time lag was obtained.

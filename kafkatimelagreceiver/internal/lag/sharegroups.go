@@ -140,3 +140,13 @@ func AggregateShares(out []TopicLag, lags []SharePartitionLag) []TopicLag {
 	}
 	return out
 }
+
+// AddShares counts the share-group lags whose end offset was read, by how
+// their time lag was obtained.
+func (c *MethodCounts) AddShares(lags []SharePartitionLag) {
+	for _, sl := range lags {
+		if sl.HasEnd {
+			c[sl.Method]++
+		}
+	}
+}

@@ -206,3 +206,14 @@ func TestAggregateSharesIsOverEveryPartitionOrAbsent(t *testing.T) {
 		{Group: "c", Topic: "jobs", LagSum: math.MaxInt64, LagMax: math.MaxInt64, HasLag: true, TimeLagMax: 1, HasTimeLag: true},
 	}, got)
 }
+
+func TestMethodCountsOfShareGroups(t *testing.T) {
+	var c MethodCounts
+	c.AddShares([]SharePartitionLag{
+		{HasEnd: true, HasTimeLag: true, Method: MethodRecord},
+		{HasEnd: true, HasTimeLag: true, Method: MethodCaughtUp},
+		{HasEnd: true, Method: MethodNone},
+		{Method: MethodNone}, // no end offset: nothing to estimate
+	})
+	require.Equal(t, MethodCounts{MethodNone: 1, MethodCaughtUp: 1, MethodRecord: 1}, c)
+}

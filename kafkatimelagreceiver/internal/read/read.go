@@ -57,6 +57,7 @@ type Reader struct {
 	// by why (attribute timestamp).
 	UntimedRecords metric.Int64Counter
 	Logger         *zap.Logger
+	Shares         ShareSettings
 }
 
 // Input is what one scrape read, and what its time lags are estimated
@@ -75,7 +76,8 @@ type Input struct {
 	// Groups are the groups to compute, sorted by name: the reported
 	// groups and every group with commits.
 	Groups []Group
-	Pairs  int // (group, partition) pairs with a commit
+	Shares []ShareGroup // the share groups reported, sorted by name
+	Pairs  int          // (group, partition) pairs with a commit
 	// Owned is how many groups this replica reports, with coordination;
 	// Tracked how many partitions have a table.
 	Owned, Tracked int
@@ -133,7 +135,12 @@ func (in *Input) Served() bool {
 			groupsRead++
 		}
 	}
-	if in.Owned > 0 && groupsRead == 0 {
+	for _, g := range in.Shares {
+		if !g.Unread {
+			groupsRead++
+		}
+	}
+	if in.Owned+len(in.Shares) > 0 && groupsRead == 0 {
 		return false
 	}
 	return in.Pairs == 0 || len(in.Snap.End) > 0
@@ -185,16 +192,17 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	if complete {
 		r.watchIncludes(r.TopicIncludes, "topics", "topic that a monitored group commits on", slices.Collect(maps.Keys(topicsSeen)))
 	}
+	shares := r.readShareOffsets(ctx, owner, denials, errs)
 	owned := 0
 	if owner != nil {
-		committed, gauged = owner.Split(committed)
+		committed, gauged = shares.split(owner, committed)
 		owned = len(groups)
 	}
-	partitions := r.track(committed, gauged, complete)
+	partitions := r.track(committed, shares.tracked(gauged), complete)
 
 	// With nothing to read, the snapshot is of now; otherwise it is
 	// stamped with the end-offset read.
-	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets()}
+	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(), Shares: shares.owned}
 	var idx *lag.Index
 	if len(partitions) > 0 {
 		withStart := r.StartOffsets
@@ -257,6 +265,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	}
 	in := &Input{Snap: snap, Index: idx, Tables: r.Tables, Records: r.Records, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
+	in.Shares = r.describeShareGroups(ctx, shares, denials, errs)
 	return in, nil
 }
 

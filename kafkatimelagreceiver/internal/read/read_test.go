@@ -167,3 +167,14 @@ func TestServed(t *testing.T) {
 		})
 	}
 }
+
+// A replica whose share is share groups only has read it when it read the
+// start offsets of one of them; reading none is not serving it.
+func TestServedCountsShareGroups(t *testing.T) {
+	snap := &lag.Snapshot{End: map[kafka.TopicPartition]int64{}}
+	unread := &read.Input{Snap: snap, Shares: []read.ShareGroup{{Name: "a", Unread: true}, {Name: "b", Unread: true}}}
+	require.False(t, unread.Served(), "no share group read")
+	someRead := &read.Input{Snap: snap, Shares: []read.ShareGroup{{Name: "a", Unread: true}, {Name: "b"}}}
+	require.True(t, someRead.Served(), "part of the share is worth keeping")
+	require.True(t, (&read.Input{Snap: snap}).Served(), "no group to read")
+}

@@ -48,6 +48,10 @@ type Cluster struct {
 	// left out and asked for the usual way.
 	listedMu sync.Mutex
 	listedBy map[string]int32
+	// listedShare are the share groups the last listing saw, sorted: the
+	// ListGroups that lists the consumer groups lists them too, so that
+	// reading share groups costs no listing of its own.
+	listedShare []string
 
 	// transportRefresh is when transport errors last refreshed the
 	// metadata, in unix nanoseconds (see refreshMetadata).

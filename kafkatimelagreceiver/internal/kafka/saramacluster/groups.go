@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -44,6 +45,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 	var (
 		mu       sync.Mutex
 		groups   = map[string]struct{}{}
+		shares   = map[string]struct{}{}
 		listedBy = map[string]int32{}
 		twice    = map[string]bool{}
 	)
@@ -66,8 +68,12 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		for id, protocolType := range resp.Groups {
+			if protocolType == shareProtocolType {
+				shares[id] = struct{}{}
+				continue
+			}
 			// Groups with only committed offsets have no protocol type;
-			// Connect workers and share groups have no consumer offsets.
+			// Connect workers have no consumer offsets.
 			if protocolType == "consumer" || protocolType == "" {
 				groups[id] = struct{}{}
 				if _, seen := listedBy[id]; seen {
@@ -83,6 +89,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 	}
 	c.listedMu.Lock()
 	c.listedBy = listedBy
+	c.listedShare = sortedKeys(shares)
 	c.listedMu.Unlock()
 	out := make([]string, 0, len(groups))
 	for g := range groups {
@@ -90,6 +97,28 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, err
+}
+
+// shareProtocolType is the protocol type ListGroups gives share groups
+// (KIP-932).
+const shareProtocolType = "share"
+
+// ListedShareGroups returns the share groups the last ConsumerGroups
+// listing saw, sorted. Share groups are read with another client; this
+// spares it a ListGroups per broker of its own.
+func (c *Cluster) ListedShareGroups() []string {
+	c.listedMu.Lock()
+	defer c.listedMu.Unlock()
+	return slices.Clone(c.listedShare)
+}
+
+func sortedKeys(set map[string]struct{}) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // offsetsRecorder stores one group's committed offsets and returns the
