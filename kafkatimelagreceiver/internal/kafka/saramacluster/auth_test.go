@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
 // staticTokens is a TokenSource handing out one token, or an error.
@@ -31,7 +32,7 @@ func (s *staticTokens) Token(ctx context.Context) (string, error) {
 func (s *staticTokens) Invalidate(string) { s.invalidated++ }
 
 func TestClientSettingsReachSarama(t *testing.T) {
-	sc, err := newConfig(defaultSettings())
+	sc, err := ClientConfig(defaultSettings())
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Second, sc.Net.DialTimeout, "the settings' dial timeout")
 	require.Equal(t, 10*time.Second, sc.Net.ReadTimeout)
@@ -43,7 +44,7 @@ func TestClientSettingsReachSarama(t *testing.T) {
 	s.DialTimeout = 2 * time.Second
 	s.RackID = "use1-az2"
 	s.Metadata = Metadata{RefreshInterval: time.Minute, RetryMax: 3, RetryBackoff: time.Second}
-	sc, err = newConfig(s)
+	sc, err = ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Second, sc.Net.DialTimeout)
 	require.Equal(t, 4*time.Second, sc.Net.ReadTimeout)
@@ -84,7 +85,7 @@ func TestOAuthBearerToSarama(t *testing.T) {
 			tokens := &staticTokens{token: "the-Token"}
 			s := defaultSettings()
 			s.SASL = &SASL{Mechanism: mechanism, HandshakeVersion: 1, Tokens: tokens, Extensions: map[string]string{"logicalCluster": "lkc-1"}}
-			sc, err := newConfig(s)
+			sc, err := ClientConfig(s)
 			require.NoError(t, err)
 			require.True(t, sc.Net.SASL.Enable)
 			require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeOAuth), sc.Net.SASL.Mechanism, "AWS MSK IAM is OAUTHBEARER on the wire")
@@ -92,7 +93,7 @@ func TestOAuthBearerToSarama(t *testing.T) {
 			tok, err := sc.Net.SASL.TokenProvider.Token()
 			require.NoError(t, err)
 			require.Equal(t, &sarama.AccessToken{Token: "the-Token", Extensions: map[string]string{"logicalCluster": "lkc-1"}}, tok)
-			summary := securitySummary(sc)
+			summary := saslauth.Summary(sc)
 			require.Equal(t, "plaintext, SASL "+kafka.SASLMechanism(mechanism), summary)
 			require.NotContains(t, summary, "the-Token")
 
@@ -100,7 +101,7 @@ func TestOAuthBearerToSarama(t *testing.T) {
 			_, err = sc.Net.SASL.TokenProvider.Token()
 			require.ErrorContains(t, err, kafka.SASLMechanism(mechanism)+": identity provider down")
 
-			tokenRefused(sc)
+			saslauth.TokenRefused(sc)
 			require.Equal(t, 1, tokens.invalidated)
 		})
 	}
@@ -134,7 +135,7 @@ func TestKerberosToSarama(t *testing.T) {
 	s := defaultSettings()
 	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", Password: securityTestPassword,
 		ConfigFile: "/etc/krb5.conf", DisableFAST: true}
-	sc, err := newConfig(s)
+	sc, err := ClientConfig(s)
 	require.NoError(t, err)
 	require.True(t, sc.Net.SASL.Enable)
 	require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeGSSAPI), sc.Net.SASL.Mechanism)
@@ -142,12 +143,12 @@ func TestKerberosToSarama(t *testing.T) {
 		AuthType: sarama.KRB5_USER_AUTH, KerberosConfigPath: "/etc/krb5.conf", ServiceName: "kafka",
 		Username: "lag-monitor", Password: securityTestPassword, Realm: "EXAMPLE.COM", DisablePAFXFAST: true,
 	}, sc.Net.SASL.GSSAPI)
-	summary := securitySummary(sc)
+	summary := saslauth.Summary(sc)
 	require.Equal(t, `plaintext, SASL GSSAPI as "lag-monitor@EXAMPLE.COM"`, summary)
 	require.NotContains(t, summary, securityTestPassword)
 
 	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", KeytabFile: "/etc/security/kafka.keytab", ConfigFile: "/etc/krb5.conf"}
-	sc, err = newConfig(s)
+	sc, err = ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.KRB5_KEYTAB_AUTH, sc.Net.SASL.GSSAPI.AuthType)
 	require.Equal(t, "/etc/security/kafka.keytab", sc.Net.SASL.GSSAPI.KeyTabPath)

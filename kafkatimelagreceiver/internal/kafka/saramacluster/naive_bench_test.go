@@ -46,7 +46,7 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 				}
 			}
 			b.Run("naive", func(b *testing.B) {
-				sc, err := newConfig(settings)
+				sc, err := ClientConfig(settings)
 				require.NoError(b, err)
 				client, err := sarama.NewClient(settings.Brokers, sc)
 				require.NoError(b, err)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 )
 
 // EndOffsets reads the high watermark of each partition.
@@ -39,17 +40,17 @@ func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPart
 // election costs no read: they come back in read.Retries, with times of
 // their own.
 func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
 	client, err := c.connected(ctx)
 	if err != nil {
 		return read, err
 	}
-	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, client, partitions)
+	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, call, client, partitions)
 	read.Unknown = unknown
 	read.Sent = time.Now()
-	last := c.listOffsetsFrom(ctx, byLeader, which, isolation, read.Offsets)
+	last := c.listOffsetsFrom(ctx, call, byLeader, which, isolation, read.Offsets)
 	read.Received = time.Now()
 	errs := []error{leaderErr}
 	for range leaderRetries {
@@ -57,7 +58,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		if len(moved) == 0 || ctx.Err() != nil {
 			break
 		}
-		c.refreshMetadata(ctx, client, topicsOf(moved), last.transport)
+		c.refreshMetadata(ctx, call, client, topicsOf(moved), last.transport)
 		if ctx.Err() != nil {
 			// The refresh took the rest of the call (sarama's lookup can
 			// wait behind another call's request to a broker that does
@@ -72,12 +73,12 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 			last.forget(tp)
 		}
 		errs = append(errs, last.err())
-		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, client, moved)
+		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved)
 		read.Unknown = append(read.Unknown, retryUnknown...)
 		errs = append(errs, retryLeaderErr)
 		retried := make(map[kafka.TopicPartition]int64, len(moved))
 		retry := kafka.Retry{Sent: time.Now()}
-		last = c.listOffsetsFrom(ctx, retryLeaders, which, isolation, retried)
+		last = c.listOffsetsFrom(ctx, call, retryLeaders, which, isolation, retried)
 		retry.Received = time.Now()
 		for tp, offset := range retried {
 			read.Offsets[tp] = offset
@@ -91,7 +92,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 	read.Unknown = append(read.Unknown, last.unknown...)
 	if len(last.moved()) > 0 && ctx.Err() == nil {
 		// Still not at the leader: the next call finds the metadata fresh.
-		c.refreshMetadata(ctx, client, topicsOf(last.moved()), last.transport)
+		c.refreshMetadata(ctx, call, client, topicsOf(last.moved()), last.transport)
 	}
 	return read, kafka.Join(append(errs, last.err())...)
 }
@@ -157,11 +158,11 @@ func (a *offsetsAnswer) err() error {
 
 // listOffsetsFrom sends one ListOffsets to each leader and puts what it
 // reads into offsets.
-func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
+func (c *Cluster) listOffsetsFrom(ctx context.Context, call *brokerwatch.Call, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
 	a := &offsetsAnswer{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}}
 	for b, tps := range byLeader {
 		// A skipped broker's partitions may have a new leader by now.
-		if err := c.conns.health.skipping(b.Addr(), time.Now()); err != nil {
+		if err := c.watch.Skipping(b.Addr()); err != nil {
 			err = fmt.Errorf("list offsets from broker %d (%s): %w", b.ID(), b.Addr(), err)
 			a.transport = true
 			for _, tp := range tps {
@@ -170,7 +171,7 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Brok
 			delete(byLeader, b)
 		}
 	}
-	err := perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+	err := perBroker(ctx, c, call, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		req := sarama.NewOffsetRequest(c.config.Version)
 		req.IsolationLevel = isolation
 		for _, tp := range tps {
@@ -253,19 +254,19 @@ func topicsOf(tps []kafka.TopicPartition) []string {
 
 // byLeader groups partitions by their leader broker. Partitions whose leader
 // cannot be found are reported in the error and left out.
-func (c *Cluster) byLeader(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, error) {
-	out, _, err := c.leadersOrUnknown(ctx, client, partitions)
+func (c *Cluster) byLeader(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, error) {
+	out, _, err := c.leadersOrUnknown(ctx, call, client, partitions)
 	return out, err
 }
 
 // leadersOrUnknown is byLeader that also returns the partitions the cluster
 // does not have, found with one metadata refresh for all of them.
-func (c *Cluster) leadersOrUnknown(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
+func (c *Cluster) leadersOrUnknown(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
 	var errs []error
 	out := map[*sarama.Broker][]kafka.TopicPartition{}
-	missing := c.unknownPartitions(ctx, client, partitions)
+	missing := c.unknownPartitions(ctx, call, client, partitions)
 	// A leader missing from the cache is looked up.
-	defer c.lookingUp(ctx)()
+	defer call.LookingUp()()
 	var unknown []kafka.TopicPartition
 	unknownPerTopic := map[string]int{}
 	failedTopics := map[string]bool{}
@@ -317,7 +318,7 @@ const transportRefreshInterval = 5 * time.Second
 // when a leader could not be reached. sarama runs it without a context;
 // the call's watch cuts a broker that does not answer, and skipped brokers
 // are not dialed, so that it moves on to another.
-func (c *Cluster) refreshMetadata(ctx context.Context, client sarama.Client, topics []string, transport bool) {
+func (c *Cluster) refreshMetadata(ctx context.Context, call *brokerwatch.Call, client sarama.Client, topics []string, transport bool) {
 	if transport {
 		now := time.Now().UnixNano()
 		last := c.transportRefresh.Load()
@@ -325,8 +326,7 @@ func (c *Cluster) refreshMetadata(ctx context.Context, client sarama.Client, top
 			return
 		}
 	}
-	defer c.lookingUp(ctx)()
-	if err := client.RefreshMetadata(topics...); err != nil {
+	if _, err := lookup(ctx, c, call, func() (struct{}, error) { return struct{}{}, client.RefreshMetadata(topics...) }); err != nil {
 		c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
 	}
 }

@@ -1,4 +1,4 @@
-package saramacluster
+package saslauth
 
 import (
 	"encoding/base64"
@@ -13,17 +13,18 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// beginSCRAM starts a conversation with the adapter newConfig wires for the
+// securityTestPassword is the password of the SCRAM conversations.
+const securityTestPassword = "s3cr3t-Pa55"
+
+// beginSCRAM starts a conversation with the adapter Configure wires for the
 // mechanism and returns it with its client-first message.
 func beginSCRAM(t *testing.T, mechanism string) (client sarama.SCRAMClient, clientFirst string) {
 	t.Helper()
-	s := defaultSettings()
-	s.SASL = &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
-	sc, err := newConfig(s)
-	require.NoError(t, err)
+	sc := sarama.NewConfig()
+	require.NoError(t, Configure(sc, &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}, nil))
 	client = sc.Net.SASL.SCRAMClientGeneratorFunc()
 	require.NoError(t, client.Begin("monitor", securityTestPassword, ""))
-	clientFirst, err = client.Step("")
+	clientFirst, err := client.Step("")
 	require.NoError(t, err)
 	return client, clientFirst
 }
@@ -84,4 +85,14 @@ func TestSCRAMServerFirstIterationCount(t *testing.T) {
 		_, err := scramIterations(msg)
 		require.Error(t, err, msg)
 	}
+}
+
+// TestSCRAMClientConversation runs the adapter against xdg-go/scram's own
+// server, so a wiring mistake (wrong hash, reused conversation) shows here
+// rather than as an authentication failure against a broker.
+func TestSCRAMClientConversation(t *testing.T) {
+	client, msg := beginSCRAM(t, kafka.SASLSCRAMSHA512)
+	require.Contains(t, msg, "n=monitor")
+	require.NotContains(t, msg, securityTestPassword, "SCRAM never sends the password")
+	require.False(t, client.Done())
 }

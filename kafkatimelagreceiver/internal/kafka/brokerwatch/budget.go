@@ -1,0 +1,216 @@
+// Package brokerwatch watches a Kafka client's broker connections across
+// calls, without the client: a call gets its Budget once, from its
+// deadline (Begin), and a connection awaiting an answer for longer than
+// the calls waiting on it will wait is cut, its broker skipped when it
+// answers nothing at all.
+//
+// Everything that decides when a request is cut is in three files:
+// budget.go here (the rules, each a short function, with one table-driven
+// test), calls.go here (which applies them to the calls running, and cuts a
+// call's connections when its context ends: Call.CutAtEnd, used by
+// PerBroker), and saramacluster's config.go
+// (the client's own read deadline, request_timeout, which bounds a request
+// no call waits on). The deadline itself is the caller's: the scrape's
+// context (the collection interval or `timeout`, and the receiver's
+// shutdown).
+package brokerwatch
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A broker that accepts connections and reads requests but answers none (a
+// broker stuck on its disk, a half-open network path) must cost a scrape
+// no more than what it leads or coordinates. The client gives a request no deadline but its read timeout, and its
+// lookups take no context and pick a broker of their own; so the
+// connections are watched: a request on the wire can only be tied to the
+// calls running when it was written (its sender is one of them) and to the
+// calls waiting on its broker.
+
+const (
+	// requestShare is the part of a call's time left that one request of
+	// its own may wait for its answer: a third, so that a broker that does
+	// not answer leaves most of a scrape to the others.
+	requestShare = 3
+	// minRequestBudget is the least a broker is given to begin answering
+	// before it is taken for silent: brokers answer in milliseconds, but a
+	// CPU-starved host (or broker) can take hundreds, and a broker skipped
+	// wrongly costs what it leads or coordinates for the rest of the call.
+	minRequestBudget = time.Second
+	// watchTicks is how many times per budget the connections are checked.
+	watchTicks = 4
+	// maxSkip bounds the backoff of a broker that keeps not answering: it
+	// is asked again at least this often.
+	maxSkip = time.Minute
+)
+
+// Budget is what one call may wait for the brokers, made once from its
+// deadline (Begin) and handed to everything the call sends.
+type Budget struct {
+	// Request is how long one request the call sends to a broker of its
+	// choosing may wait for its answer before the call gives up on it.
+	Request time.Duration
+	// Deadline is when the call ends; zero for a call without one.
+	Deadline time.Time
+}
+
+// NewBudget is the budget of a call with the deadline (zero: none), given
+// the client's request timeout: Rule 1.
+func NewBudget(now, deadline time.Time, requestTimeout time.Duration) Budget {
+	budget := requestTimeout
+	if !deadline.IsZero() {
+		budget = min(budget, deadline.Sub(now)/requestShare)
+	}
+	return Budget{Request: max(budget, minRequestBudget), Deadline: deadline}
+}
+
+// Rule 1 (NewBudget): a request the call sends to a broker it chose (a
+// leader, a coordinator) may wait the request timeout, or a requestShare of
+// the call's time left when that is shorter, and at least
+// minRequestBudget.
+
+// verdict is what the running calls make of a connection awaiting an
+// answer.
+type verdict struct {
+	cut    bool
+	silent bool          // the broker did not answer in time: skip it
+	budget time.Duration // that the answer was awaited for; sets the skip
+	// waitersDone are the calls that waited on the broker past their
+	// budget.
+	waitersDone []*Call
+}
+
+// judge gives the verdict of the calls on a connection to addr that has
+// been awaiting an answer since the unix nanosecond since: Rules 2 and 3.
+func judge(calls []*Call, addr string, since, now int64) verdict {
+	var (
+		senderWaiting bool          // a call that may have sent it is within its budget
+		overdue       time.Duration // the longest budget of the calls past theirs
+		waiterDone    time.Duration // the longest budget of the calls that waited on addr past it
+		waitersDone   []*Call
+	)
+	for _, w := range calls {
+		waiting, ok := w.waitingSince(addr)
+		patience := int64(w.budget.Request)
+		if ok && now-max(since, waiting) > patience {
+			waiterDone = max(waiterDone, w.budget.Request)
+			waitersDone = append(waitersDone, w)
+		}
+		switch {
+		case w.started <= since && now-since <= patience:
+			senderWaiting = true
+		case w.started <= since:
+			overdue = max(overdue, w.budget.Request)
+		case now-w.started > patience:
+			// Not its request (a background refresh's, say), but maybe
+			// one it waits on all the same (the client joins a metadata
+			// refresh in progress).
+			overdue = max(overdue, w.budget.Request)
+		}
+	}
+	switch {
+	case overdue > 0 && !senderWaiting:
+		return verdict{cut: true, silent: true, budget: overdue, waitersDone: waitersDone}
+	case waiterDone > 0:
+		return verdict{cut: true, budget: waiterDone, waitersDone: waitersDone}
+	}
+	return verdict{}
+}
+
+// Rule 2 (judge, silent): the broker did not answer in time when no call
+// that may have sent the request is still within its budget, and a call
+// has run for longer than its own: the connection is cut and the broker
+// skipped for everyone. A call with little time left (a scrape near its
+// deadline) thus never judges the slow answer that another call with time
+// to spare still awaits.
+//
+// Rule 3 (judge, given up): a call waiting on a broker (that it asked, or
+// in a lookup) for longer than its request budget stops waiting:
+// the connection is cut all the same, since the client holds a connection
+// for one request at a time and gives no other way to stop waiting for it,
+// and the call asks that broker nothing more, but the broker is not skipped
+// for the others. This keeps a scrape going on with the other brokers when
+// the sampler, with its longer budget, asked a wedged broker first.
+
+// ErrNotAnswering is wrapped by the errors of requests not sent to a
+// broker that is being skipped, or that the call gave up on.
+var ErrNotAnswering = errors.New("skipped: it did not answer in time")
+
+// skippedError says which broker is skipped, and until when.
+type skippedError struct {
+	until time.Time
+}
+
+func (e *skippedError) Error() string {
+	return fmt.Sprintf("%v; asked again from %s", ErrNotAnswering, e.until.UTC().Format(time.RFC3339Nano))
+}
+
+func (e *skippedError) Unwrap() error { return ErrNotAnswering }
+
+// brokerHealth remembers the brokers that did not answer, by address.
+type brokerHealth struct {
+	mu      sync.Mutex
+	skipped map[string]skip
+}
+
+type skip struct {
+	until   time.Time
+	strikes int
+}
+
+// skipping returns an error when requests to addr are not to be sent now.
+func (h *brokerHealth) skipping(addr string, now time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s, ok := h.skipped[addr]; ok && now.Before(s.until) {
+		return &skippedError{until: s.until}
+	}
+	return nil
+}
+
+// Rule 4 (unanswered, answered): a silent broker is skipped for
+// requestShare budgets (what was left of the call that found it: the rest
+// of a scrape or sample), doubled for every time in a row it did not
+// answer, up to maxSkip; answering ends the doubling, not the skip in
+// force.
+
+// unanswered skips addr after a silent verdict with the budget.
+func (h *brokerHealth) unanswered(addr string, budget time.Duration, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.skipped == nil {
+		h.skipped = map[string]skip{}
+	}
+	s := h.skipped[addr]
+	if now.Before(s.until) {
+		return // already skipped: one strike per outage window
+	}
+	s.strikes++
+	backoff := requestShare * budget << min(s.strikes-1, 16)
+	s.until = now.Add(min(backoff, maxSkip))
+	h.skipped[addr] = s
+}
+
+// answered forgets that addr did not answer, once its skip is over: a
+// broker that answers some requests (on another connection) and not others
+// is still skipped for the rest of the call that found it out.
+func (h *brokerHealth) answered(addr string, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.skipped[addr]
+	switch {
+	case !ok:
+	case now.Before(s.until):
+		s.strikes = 0
+		h.skipped[addr] = s
+	default:
+		delete(h.skipped, addr)
+	}
+}
+
+// Rule 5 (Call.CutAtEnd, in calls.go): when a call's context ends, the
+// connections of the brokers it still waits on directly are cut, which
+// ends their requests in flight at once.

@@ -1,0 +1,108 @@
+package brokerwatch
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A broker that does not answer is skipped for requestShare budgets (the
+// rest of the call that found it), then for twice as long each time it
+// still does not answer, up to maxSkip. Answering ends the doubling, but
+// not the skip in force: a broker that answers on one connection and not on
+// another stays skipped for the rest of that call.
+func TestUnansweredBrokerBackoff(t *testing.T) {
+	var h brokerHealth
+	const addr = "b:9092"
+	budget := time.Second
+	now := time.Unix(1_700_000_000, 0)
+	require.NoError(t, h.skipping(addr, now))
+
+	var skips []time.Duration
+	for range 8 {
+		h.unanswered(addr, budget, now)
+		err := h.skipping(addr, now)
+		require.ErrorIs(t, err, ErrNotAnswering)
+		var skipped *skippedError
+		require.True(t, errors.As(err, &skipped))
+		skips = append(skips, skipped.until.Sub(now))
+		h.unanswered(addr, budget, now.Add(time.Millisecond)) // while skipped: no new strike
+		now = skipped.until
+		require.NoError(t, h.skipping(addr, now), "asked again once the skip is over")
+	}
+	require.Equal(t, []time.Duration{3 * time.Second, 6 * time.Second, 12 * time.Second, 24 * time.Second, 48 * time.Second, maxSkip, maxSkip, maxSkip}, skips)
+
+	h.unanswered(addr, budget, now)
+	h.answered(addr, now)
+	require.Error(t, h.skipping(addr, now), "answering elsewhere does not end the skip in force")
+	h.unanswered(addr, budget, now.Add(maxSkip))
+	require.NoError(t, h.skipping(addr, now.Add(maxSkip+requestShare*budget)), "but the doubling starts over")
+}
+
+// TestDeadlineRules states the rules of budget.go, with the calls' times
+// made up: each row is calls running (their budget made from their
+// deadline as Begin makes it, or given), a request written at 10 s, and
+// the verdict at now: whether the request's connection is cut, and whether
+// its broker is then taken for silent.
+func TestDeadlineRules(t *testing.T) {
+	const addr = "b:9092"
+	at := func(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
+	clock := func(seconds float64) time.Time { return time.Unix(0, at(seconds)) }
+	// call has a request budget of budgetSeconds and no deadline, and waits
+	// on the broker (directly) since each of waitsSince.
+	call := func(budgetSeconds, startedAt float64, waitsSince ...float64) *Call {
+		w := &Call{budget: Budget{Request: time.Duration(at(budgetSeconds))}, started: at(startedAt), waits: map[string]brokerWait{}}
+		for _, since := range waitsSince {
+			w.waits[addr] = brokerWait{since: at(since), count: 1}
+		}
+		return w
+	}
+	// deadlineCall is a call begun at startedAt with its deadline at
+	// deadline and a request timeout of 10 s (Rule 1), waiting on the
+	// broker since waitsSince.
+	deadlineCall := func(startedAt, deadline float64, waitsSince ...float64) *Call {
+		w := call(0, startedAt, waitsSince...)
+		w.budget = NewBudget(clock(startedAt), clock(deadline), 10*time.Second)
+		return w
+	}
+	cut := func(silent bool, budgetSeconds float64) verdict {
+		return verdict{cut: true, silent: silent, budget: time.Duration(at(budgetSeconds))}
+	}
+	for _, tc := range []struct {
+		name  string
+		calls []*Call
+		now   float64 // the request was written at 10 s
+		want  verdict
+	}{
+		// Rule 1: a request budget is a third of the time left, at least
+		// 1 s, at most the request timeout.
+		{"rule 1: a third of the time left, within it", []*Call{deadlineCall(9, 15, 10)}, 11.9, verdict{}},
+		{"rule 1: a third of the time left, past it", []*Call{deadlineCall(9, 15, 10)}, 12.1, cut(true, 2)},
+		{"rule 1: at least a second, within it", []*Call{deadlineCall(9, 11, 10)}, 10.9, verdict{}},
+		{"rule 1: at least a second, past it", []*Call{deadlineCall(9, 11, 10)}, 11.1, cut(true, 1)},
+		{"rule 1: at most the request timeout", []*Call{deadlineCall(9, 100, 10)}, 20.1, cut(true, 10)},
+		// Rule 2: silent when no call that may have sent it is within its
+		// patience, and a call is past its budget.
+		{"rule 2: one call, within its budget", []*Call{call(1, 9)}, 10.9, verdict{}},
+		{"rule 2: one call, past its budget", []*Call{call(1, 9)}, 11.1, cut(true, 1)},
+		{"rule 2: a call that may have sent it is within its budget", []*Call{call(1, 9), call(3, 9.5)}, 11.5, verdict{}},
+		{"rule 2: every call that may have sent it is past its budget", []*Call{call(1, 9), call(3, 9.5)}, 13.1, cut(true, 3)},
+		{"rule 2: a call begun since, past its budget, with a possible sender within its own", []*Call{call(3, 9), call(1, 10.5)}, 12, verdict{}},
+		{"rule 2: a call begun since is past its budget and no call may have sent it", []*Call{call(1, 10.5)}, 11.6, cut(true, 1)},
+		{"rule 2: a call begun since, within its budget, and no call may have sent it", []*Call{call(1, 10.5)}, 11.4, verdict{}},
+		// Rule 3: a call waiting on the broker gives up on it past
+		// its request budget, without skipping it.
+		{"rule 3: a call waiting on the broker past its budget, a possible sender within its own", []*Call{call(60, 9), call(1, 10.5, 10.5)}, 11.6, cut(false, 1)},
+		{"rule 3: a call waiting on the broker within its budget", []*Call{call(60, 9), call(1, 10.5, 10.5)}, 11.4, verdict{}},
+		{"rule 3: a call waiting on the broker since before the request counts from the request", []*Call{call(60, 9), call(1, 5, 5)}, 10.9, verdict{}},
+		{"rule 3: a call waiting on the broker past its budget, no possible sender within its own", []*Call{call(1, 9, 9)}, 11.1, cut(true, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := judge(tc.calls, addr, at(10), at(tc.now))
+			got.waitersDone = nil
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
