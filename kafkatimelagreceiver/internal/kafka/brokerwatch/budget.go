@@ -24,7 +24,9 @@ import (
 
 // A broker that accepts connections and reads requests but answers none (a
 // broker stuck on its disk, a half-open network path) must cost a scrape
-// no more than what it leads or coordinates. The client gives a request no deadline but its read timeout, and its
+// no more than what it leads or coordinates, and a broker that answers
+// late (a loaded controller) nothing its answer arrives in time for. The
+// client gives a request no deadline but its read timeout, and its
 // lookups take no context and pick a broker of their own; so the
 // connections are watched: a request on the wire can only be tied to the
 // calls running when it was written (its sender is one of them) and to the
@@ -83,28 +85,65 @@ type verdict struct {
 	waitersDone []*Call
 }
 
+// waitsUntil is until when (unix nanoseconds) the call waits for an answer
+// it began to wait for at from: Rules 1 and 2.
+func (b Budget) waitsUntil(from int64, lookup bool) int64 {
+	until := from + int64(b.Request)
+	if lookup && !b.Deadline.IsZero() {
+		until = max(until, b.Deadline.UnixNano())
+	}
+	return until
+}
+
+// Rule 2 (waitsUntil): a lookup's request (isLookup), which any broker
+// answers and which the calls cannot go on without, is waited for until
+// the deadline of the calls that wait on it: a broker that answers it late
+// but within their time is slow, not silent. Cutting it would only send
+// the client to another broker as loaded (a lookup is slow on every broker
+// of a loaded cluster), and sarama forgets a broker whose metadata request
+// failed until its next refresh. The calls stop waiting at their deadline
+// without cutting (Lookup), so that the answer still reaches the next call.
+
+// Fits tells whether a wait as long as took ends before the call's
+// deadline: Rule 7.
+func (b Budget) Fits(now time.Time, took time.Duration) bool {
+	return b.Deadline.IsZero() || now.Add(took).Before(b.Deadline)
+}
+
+// Rule 7 (Fits): a call waits for a lookup it may do without (a second
+// chance at a partition whose leader moved) only when the last lookup like
+// it would end within the call's time; otherwise the lookup runs in the
+// background (Background), for the next call, and the call goes on with
+// what it has, leaving its time to its other reads.
+
+// isLookup tells whether a request of the API is a lookup's: Metadata or
+// FindCoordinator.
+func isLookup(apiKey int16) bool {
+	const metadata, findCoordinator = 3, 10
+	return apiKey == metadata || apiKey == findCoordinator
+}
+
 // judge gives the verdict of the calls on a connection to addr that has
-// been awaiting an answer since the unix nanosecond since: Rules 2 and 3.
-func judge(calls []*Call, addr string, since, now int64) verdict {
+// been awaiting an answer since the unix nanosecond since, to a lookup's
+// request or not: Rules 3 and 4.
+func judge(calls []*Call, addr string, lookup bool, since, now int64) verdict {
 	var (
-		senderWaiting bool          // a call that may have sent it is within its budget
+		senderWaiting bool          // a call that may have sent it still waits for it
 		overdue       time.Duration // the longest budget of the calls past theirs
 		waiterDone    time.Duration // the longest budget of the calls that waited on addr past it
 		waitersDone   []*Call
 	)
 	for _, w := range calls {
-		waiting, ok := w.waitingSince(addr)
-		patience := int64(w.budget.Request)
-		if ok && now-max(since, waiting) > patience {
+		if waiting, ok := w.waitingSince(addr); ok && now > w.budget.waitsUntil(max(since, waiting), lookup) {
 			waiterDone = max(waiterDone, w.budget.Request)
 			waitersDone = append(waitersDone, w)
 		}
 		switch {
-		case w.started <= since && now-since <= patience:
+		case w.started <= since && now <= w.budget.waitsUntil(since, lookup):
 			senderWaiting = true
 		case w.started <= since:
 			overdue = max(overdue, w.budget.Request)
-		case now-w.started > patience:
+		case now > w.budget.waitsUntil(w.started, lookup):
 			// Not its request (a background refresh's, say), but maybe
 			// one it waits on all the same (the client joins a metadata
 			// refresh in progress).
@@ -120,20 +159,20 @@ func judge(calls []*Call, addr string, since, now int64) verdict {
 	return verdict{}
 }
 
-// Rule 2 (judge, silent): the broker did not answer in time when no call
-// that may have sent the request is still within its budget, and a call
-// has run for longer than its own: the connection is cut and the broker
+// Rule 3 (judge, silent): the broker did not answer in time when no call
+// that may have sent the request still waits for it, and a call has run
+// for longer than it would wait: the connection is cut and the broker
 // skipped for everyone. A call with little time left (a scrape near its
 // deadline) thus never judges the slow answer that another call with time
 // to spare still awaits.
 //
-// Rule 3 (judge, given up): a call waiting on a broker (that it asked, or
-// in a lookup) for longer than its request budget stops waiting:
-// the connection is cut all the same, since the client holds a connection
-// for one request at a time and gives no other way to stop waiting for it,
-// and the call asks that broker nothing more, but the broker is not skipped
-// for the others. This keeps a scrape going on with the other brokers when
-// the sampler, with its longer budget, asked a wedged broker first.
+// Rule 4 (judge, given up): a call waiting on a broker (that it asked, or
+// in a lookup) for longer than it would wait stops waiting: the connection
+// is cut all the same, since the client holds a connection for one request
+// at a time and gives no other way to stop waiting for it, and the call
+// asks that broker nothing more, but the broker is not skipped for the
+// others. This keeps a scrape going on with the other brokers when the
+// sampler, with its longer budget, asked a wedged broker first.
 
 // ErrNotAnswering is wrapped by the errors of requests not sent to a
 // broker that is being skipped, or that the call gave up on.
@@ -171,7 +210,7 @@ func (h *brokerHealth) skipping(addr string, now time.Time) error {
 	return nil
 }
 
-// Rule 4 (unanswered, answered): a silent broker is skipped for
+// Rule 5 (unanswered, answered): a silent broker is skipped for
 // requestShare budgets (what was left of the call that found it: the rest
 // of a scrape or sample), doubled for every time in a row it did not
 // answer, up to maxSkip; answering ends the doubling, not the skip in
@@ -211,6 +250,7 @@ func (h *brokerHealth) answered(addr string, now time.Time) {
 	}
 }
 
-// Rule 5 (Call.CutAtEnd, in calls.go): when a call's context ends, the
+// Rule 6 (Call.CutAtEnd, in calls.go): when a call's context ends, the
 // connections of the brokers it still waits on directly are cut, which
-// ends their requests in flight at once.
+// ends their requests in flight at once; a lookup it waits in is left to
+// go on (Lookup).

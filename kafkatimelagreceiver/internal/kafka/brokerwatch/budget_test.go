@@ -71,36 +71,45 @@ func TestDeadlineRules(t *testing.T) {
 		return verdict{cut: true, silent: silent, budget: time.Duration(at(budgetSeconds))}
 	}
 	for _, tc := range []struct {
-		name  string
-		calls []*Call
-		now   float64 // the request was written at 10 s
-		want  verdict
+		name   string
+		calls  []*Call
+		lookup bool    // the request is a lookup's
+		now    float64 // the request was written at 10 s
+		want   verdict
 	}{
 		// Rule 1: a request budget is a third of the time left, at least
 		// 1 s, at most the request timeout.
-		{"rule 1: a third of the time left, within it", []*Call{deadlineCall(9, 15, 10)}, 11.9, verdict{}},
-		{"rule 1: a third of the time left, past it", []*Call{deadlineCall(9, 15, 10)}, 12.1, cut(true, 2)},
-		{"rule 1: at least a second, within it", []*Call{deadlineCall(9, 11, 10)}, 10.9, verdict{}},
-		{"rule 1: at least a second, past it", []*Call{deadlineCall(9, 11, 10)}, 11.1, cut(true, 1)},
-		{"rule 1: at most the request timeout", []*Call{deadlineCall(9, 100, 10)}, 20.1, cut(true, 10)},
-		// Rule 2: silent when no call that may have sent it is within its
+		{"rule 1: a third of the time left, within it", []*Call{deadlineCall(9, 15, 10)}, false, 11.9, verdict{}},
+		{"rule 1: a third of the time left, past it", []*Call{deadlineCall(9, 15, 10)}, false, 12.1, cut(true, 2)},
+		{"rule 1: at least a second, within it", []*Call{deadlineCall(9, 11, 10)}, false, 10.9, verdict{}},
+		{"rule 1: at least a second, past it", []*Call{deadlineCall(9, 11, 10)}, false, 11.1, cut(true, 1)},
+		{"rule 1: at most the request timeout", []*Call{deadlineCall(9, 100, 10)}, false, 20.1, cut(true, 10)},
+		// Rule 2: a lookup's request is waited for until the deadline of
+		// the calls that wait on it.
+		{"rule 2: a lookup's request past the request budget, before the deadline", []*Call{deadlineCall(9, 11.5, 10)}, true, 11.4, verdict{}},
+		{"rule 2: a lookup's request past the deadline of every call", []*Call{deadlineCall(9, 11.5, 10)}, true, 11.6, cut(true, 1)},
+		{"rule 2: a lookup's request no sooner than the request budget", []*Call{deadlineCall(9, 10.5, 10)}, true, 10.9, verdict{}},
+		{"rule 2: a call queued behind a lookup's request, before its deadline", []*Call{call(60, 9), deadlineCall(10.5, 13.5, 10.5)}, true, 12, verdict{}},
+		{"rule 2: a call queued behind another request, past its budget", []*Call{call(60, 9), deadlineCall(10.5, 13.5, 10.5)}, false, 12, cut(false, 1)},
+		{"rule 2: a lookup's request of a call without a deadline, past the request timeout", []*Call{call(1, 9)}, true, 11.1, cut(true, 1)},
+		// Rule 3: silent when no call that may have sent it is within its
 		// patience, and a call is past its budget.
-		{"rule 2: one call, within its budget", []*Call{call(1, 9)}, 10.9, verdict{}},
-		{"rule 2: one call, past its budget", []*Call{call(1, 9)}, 11.1, cut(true, 1)},
-		{"rule 2: a call that may have sent it is within its budget", []*Call{call(1, 9), call(3, 9.5)}, 11.5, verdict{}},
-		{"rule 2: every call that may have sent it is past its budget", []*Call{call(1, 9), call(3, 9.5)}, 13.1, cut(true, 3)},
-		{"rule 2: a call begun since, past its budget, with a possible sender within its own", []*Call{call(3, 9), call(1, 10.5)}, 12, verdict{}},
-		{"rule 2: a call begun since is past its budget and no call may have sent it", []*Call{call(1, 10.5)}, 11.6, cut(true, 1)},
-		{"rule 2: a call begun since, within its budget, and no call may have sent it", []*Call{call(1, 10.5)}, 11.4, verdict{}},
-		// Rule 3: a call waiting on the broker gives up on it past
+		{"rule 3: one call, within its budget", []*Call{call(1, 9)}, false, 10.9, verdict{}},
+		{"rule 3: one call, past its budget", []*Call{call(1, 9)}, false, 11.1, cut(true, 1)},
+		{"rule 3: a call that may have sent it is within its budget", []*Call{call(1, 9), call(3, 9.5)}, false, 11.5, verdict{}},
+		{"rule 3: every call that may have sent it is past its budget", []*Call{call(1, 9), call(3, 9.5)}, false, 13.1, cut(true, 3)},
+		{"rule 3: a call begun since, past its budget, with a possible sender within its own", []*Call{call(3, 9), call(1, 10.5)}, false, 12, verdict{}},
+		{"rule 3: a call begun since is past its budget and no call may have sent it", []*Call{call(1, 10.5)}, false, 11.6, cut(true, 1)},
+		{"rule 3: a call begun since, within its budget, and no call may have sent it", []*Call{call(1, 10.5)}, false, 11.4, verdict{}},
+		// Rule 4: a call waiting on the broker gives up on it past
 		// its request budget, without skipping it.
-		{"rule 3: a call waiting on the broker past its budget, a possible sender within its own", []*Call{call(60, 9), call(1, 10.5, 10.5)}, 11.6, cut(false, 1)},
-		{"rule 3: a call waiting on the broker within its budget", []*Call{call(60, 9), call(1, 10.5, 10.5)}, 11.4, verdict{}},
-		{"rule 3: a call waiting on the broker since before the request counts from the request", []*Call{call(60, 9), call(1, 5, 5)}, 10.9, verdict{}},
-		{"rule 3: a call waiting on the broker past its budget, no possible sender within its own", []*Call{call(1, 9, 9)}, 11.1, cut(true, 1)},
+		{"rule 4: a call waiting on the broker past its budget, a possible sender within its own", []*Call{call(60, 9), call(1, 10.5, 10.5)}, false, 11.6, cut(false, 1)},
+		{"rule 4: a call waiting on the broker within its budget", []*Call{call(60, 9), call(1, 10.5, 10.5)}, false, 11.4, verdict{}},
+		{"rule 4: a call waiting on the broker since before the request counts from the request", []*Call{call(60, 9), call(1, 5, 5)}, false, 10.9, verdict{}},
+		{"rule 4: a call waiting on the broker past its budget, no possible sender within its own", []*Call{call(1, 9, 9)}, false, 11.1, cut(true, 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := judge(tc.calls, addr, at(10), at(tc.now))
+			got := judge(tc.calls, addr, tc.lookup, at(10), at(tc.now))
 			got.waitersDone = nil
 			require.Equal(t, tc.want, got)
 		})

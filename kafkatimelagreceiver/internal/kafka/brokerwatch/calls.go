@@ -108,7 +108,7 @@ func (w *Call) waitingSince(addr string) (int64, bool) {
 // CutAtEnd cuts, once ctx ends, the connections of the brokers that
 // pending names (the brokers the call still waits on directly): the
 // client takes no context, and closing the socket ends the requests in
-// flight at once (Rule 5). The returned stop ends the watch, and waits for
+// flight at once (Rule 6). The returned stop ends the watch, and waits for
 // a cut that began: run late, a cut would close the connection the next
 // call opens to the same broker.
 func (w *Call) CutAtEnd(ctx context.Context, pending func() map[string]bool) (stop func()) {
@@ -175,7 +175,7 @@ func (cs *Watch) cutUnanswered(now time.Time) {
 	}
 	for tc := range cs.open {
 		if since := tc.awaiting.Load(); since != 0 {
-			if v := judge(calls, tc.addr, since, now.UnixNano()); v.cut {
+			if v := judge(calls, tc.addr, tc.awaitingLookup.Load(), since, now.UnixNano()); v.cut {
 				victims = append(victims, victim{tc, v})
 				for _, w := range v.waitersDone {
 					w.gaveUp[tc.addr] = true

@@ -18,11 +18,61 @@ type Addressed interface {
 }
 
 // Lookup runs one of the client's lookups (a metadata refresh, a
-// coordinator lookup), which take no context, as a wait of the call on
-// every broker.
+// coordinator or leader lookup), which take no context, as a wait of the
+// call on every broker. The call waits for it until its context ends and
+// no longer; the lookup goes on to its end without it (the client's own
+// timeouts, or Close, end it), so that a late answer still reaches the
+// next call through the client's cache instead of being cut (Rule 2).
 func Lookup[T any](ctx context.Context, call *Call, fn func() (T, error)) (T, error) {
 	defer call.LookingUp()()
-	return fn()
+	type result struct {
+		v   T
+		err error
+	}
+	answer := make(chan result, 1)
+	cs := call.watch
+	cs.mu.Lock()
+	if cs.closed {
+		cs.mu.Unlock()
+		var zero T
+		return zero, errConnectionsClosed
+	}
+	cs.lookups.Add(1) // before Close, which WaitLookups follows
+	cs.mu.Unlock()
+	go func() {
+		defer cs.lookups.Done()
+		v, err := fn()
+		answer <- result{v, err}
+	}()
+	select {
+	case r := <-answer:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// Background runs one of the client's lookups that the call does not wait
+// for, for the calls after it (Rule 7); Close ends it.
+func Background(call *Call, fn func()) {
+	cs := call.watch
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closed {
+		return
+	}
+	cs.lookups.Add(1) // before Close, which WaitLookups follows
+	go func() {
+		defer cs.lookups.Done()
+		fn()
+	}()
+}
+
+// WaitLookups waits for the lookups running (Lookup) to end: after Close,
+// which cuts what they wait on.
+func (cs *Watch) WaitLookups() {
+	cs.lookups.Wait()
 }
 
 // PerBroker runs fn once per broker concurrently and waits for all of them.

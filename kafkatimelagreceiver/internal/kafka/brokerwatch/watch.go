@@ -2,6 +2,7 @@ package brokerwatch
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -27,6 +28,10 @@ type Watch struct {
 
 	// health is which brokers are skipped for not answering (budget.go).
 	health brokerHealth
+
+	// lookups are the client's lookups run for calls, which stop waiting
+	// for them when their context ends (Lookup).
+	lookups sync.WaitGroup
 
 	mu   sync.Mutex
 	open map[*trackedConn]struct{}
@@ -93,10 +98,27 @@ func (cs *Watch) dial(ctx context.Context, network, addr string, attempt *Attemp
 		_ = tc.Close()
 		return nil, attempt.ctx.Err()
 	}
-	if cs.wrap == nil {
-		return tc, nil
+	var wrapped net.Conn = tc
+	if cs.wrap != nil {
+		wrapped = cs.wrap(tc, addr)
 	}
-	return cs.wrap(tc, addr), nil
+	return &requestConn{Conn: wrapped, tracked: tc}, nil
+}
+
+// requestConn is the client's side of a connection: it tells the tracked
+// socket below (under TLS, if any) which request it awaits the answer of.
+type requestConn struct {
+	net.Conn
+	tracked *trackedConn
+}
+
+// Write notes the API of a request that starts the wait for an answer: the
+// client writes each request in one call, from its size on.
+func (rc *requestConn) Write(p []byte) (int, error) {
+	if len(p) >= 6 && rc.tracked.awaiting.Load() == 0 {
+		rc.tracked.awaitingLookup.Store(isLookup(int16(binary.BigEndian.Uint16(p[4:6]))))
+	}
+	return rc.Conn.Write(p)
 }
 
 func (cs *Watch) isClosed() bool {
@@ -146,6 +168,8 @@ type trackedConn struct {
 	// in unix nanoseconds; 0 when nothing is awaited. Responses come in
 	// order: any data read means the broker is answering.
 	awaiting atomic.Int64
+	// awaitingLookup tells that the request awaited is a lookup's (isLookup).
+	awaitingLookup atomic.Bool
 	// cause, when a watch cut the connection, says why (see cutUnanswered).
 	cause atomic.Pointer[error]
 }

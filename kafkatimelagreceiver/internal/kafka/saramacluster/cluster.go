@@ -60,6 +60,9 @@ type Cluster struct {
 	// transportRefresh is when transport errors last refreshed the
 	// metadata, in unix nanoseconds (see refreshMetadata).
 	transportRefresh atomic.Int64
+	// refreshTook is how long the last metadata refresh that ended took,
+	// in nanoseconds: what waiting for the next one is taken to cost.
+	refreshTook atomic.Int64
 }
 
 // New builds and validates the client configuration and logs the settings
@@ -212,6 +215,7 @@ func (c *Cluster) Close() error {
 			err = nil
 		}
 	}
+	c.watch.WaitLookups()
 	return err
 }
 

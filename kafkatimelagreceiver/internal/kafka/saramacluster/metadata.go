@@ -43,9 +43,12 @@ func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identit
 // another, up to identifyAttempts. sarama's cache is left as it is.
 func (c *Cluster) metadata(ctx context.Context, call *brokerwatch.Call, client sarama.Client, topics []string) (*sarama.MetadataResponse, error) {
 	var errs []error
-	done := call.LookingUp()
-	candidates := identifyCandidates(client)
-	done()
+	// Weighing the brokers' load waits for the request each has on the
+	// wire.
+	candidates, err := lookup(ctx, c, call, func() ([]*sarama.Broker, error) { return identifyCandidates(client), nil })
+	if err != nil {
+		return nil, fmt.Errorf("pick a broker to ask for metadata: %w", err)
+	}
 	for _, b := range candidates {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
@@ -85,8 +88,8 @@ func (c *Cluster) metadataFrom(ctx context.Context, call *brokerwatch.Call, b *s
 // answeringBroker is the least loaded broker not skipped for silence, of
 // those Identify would ask, for a request any broker answers; nil: none.
 func (c *Cluster) answeringBroker(ctx context.Context, call *brokerwatch.Call, client sarama.Client) *sarama.Broker {
-	defer call.LookingUp()()
-	for _, b := range identifyCandidates(client) {
+	candidates, _ := lookup(ctx, c, call, func() ([]*sarama.Broker, error) { return identifyCandidates(client), nil })
+	for _, b := range candidates {
 		if c.watch.Skipping(b.Addr()) == nil {
 			return b
 		}

@@ -58,12 +58,10 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		if len(moved) == 0 || ctx.Err() != nil {
 			break
 		}
-		c.refreshMetadata(ctx, call, client, topicsOf(moved), last.transport)
-		if ctx.Err() != nil {
-			// The refresh took the rest of the call (sarama's lookup can
-			// wait behind another call's request to a broker that does
-			// not answer): asking again could only fail on the context,
-			// and would put that in place of why they went unread.
+		if !c.refreshMetadata(ctx, call, client, topicsOf(moved), last.transport) || ctx.Err() != nil {
+			// No fresh leaders in time (the refresh took the rest of the
+			// call, or would have): asking again could only fail the same
+			// way, and would put that in place of why they went unread.
 			break
 		}
 		// Asked again: this round's answer for them stands instead, and
@@ -90,9 +88,9 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		}
 	}
 	read.Unknown = append(read.Unknown, last.unknown...)
-	if len(last.moved()) > 0 && ctx.Err() == nil {
+	if len(last.moved()) > 0 {
 		// Still not at the leader: the next call finds the metadata fresh.
-		c.refreshMetadata(ctx, call, client, topicsOf(last.moved()), last.transport)
+		c.refreshInBackground(call, client, topicsOf(last.moved()), last.transport)
 	}
 	return read, kafka.Join(append(errs, last.err())...)
 }
@@ -262,42 +260,52 @@ func (c *Cluster) byLeader(ctx context.Context, call *brokerwatch.Call, client s
 // leadersOrUnknown is byLeader that also returns the partitions the cluster
 // does not have, found with one metadata refresh for all of them.
 func (c *Cluster) leadersOrUnknown(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
-	var errs []error
-	out := map[*sarama.Broker][]kafka.TopicPartition{}
 	missing := c.unknownPartitions(ctx, call, client, partitions)
-	// A leader missing from the cache is looked up.
-	defer call.LookingUp()()
-	var unknown []kafka.TopicPartition
-	unknownPerTopic := map[string]int{}
-	failedTopics := map[string]bool{}
-	for i, tp := range partitions {
-		if missing[tp] {
-			unknown = append(unknown, tp)
-			unknownPerTopic[tp.Topic]++
-			continue
-		}
-		if failedTopics[tp.Topic] {
-			continue
-		}
-		// A leader missing from the cache costs a metadata request.
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("find leaders of %d partitions: %w", len(partitions)-i, err))
-			break
-		}
-		leader, err := client.Leader(tp.Topic, tp.Partition)
-		if err != nil {
-			if errors.Is(err, sarama.ErrUnknownTopicOrPartition) || errors.Is(err, sarama.ErrLeaderNotAvailable) ||
-				errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
-				// Do not ask again for every partition of a missing (or
-				// forbidden) topic.
-				failedTopics[tp.Topic] = true
-			}
-			errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
-				fmt.Errorf("find leader of %s/%d: %w", tp.Topic, tp.Partition, authorization(err))))
-			continue
-		}
-		out[leader] = append(out[leader], tp)
+	type leaders struct {
+		out             map[*sarama.Broker][]kafka.TopicPartition
+		unknown         []kafka.TopicPartition
+		unknownPerTopic map[string]int
+		errs            []error
 	}
+	// A leader missing from the cache is looked up: the whole walk is one
+	// lookup, which the call stops waiting for when its context ends.
+	found, err := lookup(ctx, c, call, func() (leaders, error) {
+		l := leaders{out: map[*sarama.Broker][]kafka.TopicPartition{}, unknownPerTopic: map[string]int{}}
+		failedTopics := map[string]bool{}
+		for i, tp := range partitions {
+			if missing[tp] {
+				l.unknown = append(l.unknown, tp)
+				l.unknownPerTopic[tp.Topic]++
+				continue
+			}
+			if failedTopics[tp.Topic] {
+				continue
+			}
+			// A leader missing from the cache costs a metadata request.
+			if err := ctx.Err(); err != nil {
+				l.errs = append(l.errs, fmt.Errorf("find leaders of %d partitions: %w", len(partitions)-i, err))
+				break
+			}
+			leader, err := client.Leader(tp.Topic, tp.Partition)
+			if err != nil {
+				if errors.Is(err, sarama.ErrUnknownTopicOrPartition) || errors.Is(err, sarama.ErrLeaderNotAvailable) ||
+					errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
+					// Do not ask again for every partition of a missing (or
+					// forbidden) topic.
+					failedTopics[tp.Topic] = true
+				}
+				l.errs = append(l.errs, topicError(tp.Topic, kafka.OperationDescribe,
+					fmt.Errorf("find leader of %s/%d: %w", tp.Topic, tp.Partition, authorization(err))))
+				continue
+			}
+			l.out[leader] = append(l.out[leader], tp)
+		}
+		return l, nil
+	})
+	if err != nil {
+		return map[*sarama.Broker][]kafka.TopicPartition{}, nil, fmt.Errorf("find leaders of %d partitions: %w", len(partitions), err)
+	}
+	out, unknown, unknownPerTopic, errs := found.out, found.unknown, found.unknownPerTopic, found.errs
 	// One error per topic, in order: a deleted topic of 500 partitions is
 	// one fault.
 	for _, topic := range slices.Sorted(maps.Keys(unknownPerTopic)) {
@@ -313,20 +321,51 @@ func (c *Cluster) leadersOrUnknown(ctx context.Context, call *brokerwatch.Call, 
 // keeps leading.
 const transportRefreshInterval = 5 * time.Second
 
+// transportRefreshDue tells whether a refresh for a transport error may be
+// made now, and takes the turn when it may.
+func (c *Cluster) transportRefreshDue() bool {
+	now := time.Now().UnixNano()
+	last := c.transportRefresh.Load()
+	return now-last >= int64(transportRefreshInterval) && c.transportRefresh.CompareAndSwap(last, now)
+}
+
 // refreshMetadata refreshes the topics' metadata in sarama's cache: at once
 // when a broker said a leader moved, at most every transportRefreshInterval
-// when a leader could not be reached. sarama runs it without a context;
-// the call's watch cuts a broker that does not answer, and skipped brokers
-// are not dialed, so that it moves on to another.
-func (c *Cluster) refreshMetadata(ctx context.Context, call *brokerwatch.Call, client sarama.Client, topics []string, transport bool) {
-	if transport {
-		now := time.Now().UnixNano()
-		last := c.transportRefresh.Load()
-		if now-last < int64(transportRefreshInterval) || !c.transportRefresh.CompareAndSwap(last, now) {
-			return
+// when a leader could not be reached. sarama runs it without a context:
+// the call waits for it until its context ends (brokerwatch.Lookup), and
+// only when the last refresh would end in its time (brokerwatch's Rule 7);
+// otherwise the refresh runs for the next call, and waited is false.
+func (c *Cluster) refreshMetadata(ctx context.Context, call *brokerwatch.Call, client sarama.Client, topics []string, transport bool) (waited bool) {
+	if transport && !c.transportRefreshDue() {
+		return true
+	}
+	refresh := func() error {
+		start := time.Now()
+		err := client.RefreshMetadata(topics...)
+		if err == nil {
+			c.refreshTook.Store(int64(time.Since(start)))
+		} else {
+			c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
 		}
+		return err
 	}
-	if _, err := lookup(ctx, c, call, func() (struct{}, error) { return struct{}{}, client.RefreshMetadata(topics...) }); err != nil {
-		c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
+	if !call.Budget().Fits(time.Now(), time.Duration(c.refreshTook.Load())) {
+		brokerwatch.Background(call, func() { _ = refresh() })
+		return false
 	}
+	_, _ = lookup(ctx, c, call, func() (struct{}, error) { return struct{}{}, refresh() })
+	return true
+}
+
+// refreshInBackground refreshes the topics' metadata for the next call, as
+// refreshMetadata does, without waiting.
+func (c *Cluster) refreshInBackground(call *brokerwatch.Call, client sarama.Client, topics []string, transport bool) {
+	if transport && !c.transportRefreshDue() {
+		return
+	}
+	brokerwatch.Background(call, func() {
+		if err := client.RefreshMetadata(topics...); err != nil {
+			c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
+		}
+	})
 }
