@@ -1,18 +1,21 @@
 // Package brokerwatch watches a Kafka client's broker connections across
 // calls, without the client: a call gets its Budget once, from its
-// deadline (Begin), and a connection awaiting an answer for longer than
-// the calls waiting on it will wait is cut, its broker skipped when it
-// answers nothing at all.
+// deadline (Watch.Begin), hands it to everything it sends, and a
+// connection awaiting an answer for longer than the calls waiting on it
+// will wait is cut, its broker skipped when it answers nothing at all.
 //
 // Everything that decides when a request is cut is in three files:
-// budget.go here (the rules, each a short function, with one table-driven
-// test), calls.go here (which applies them to the calls running, and cuts a
-// call's connections when its context ends: Call.CutAtEnd, used by
-// PerBroker), and saramacluster's config.go
-// (the client's own read deadline, request_timeout, which bounds a request
-// no call waits on). The deadline itself is the caller's: the scrape's
-// context (the collection interval or `timeout`, and the receiver's
-// shutdown).
+//   - budget.go here: the rules (Rules 1-7), each a short function, stated
+//     by one table-driven test;
+//   - calls.go here: the calls running, which apply them (cutUnanswered),
+//     and the cut of a call's connections when its context ends
+//     (Call.CutAtEnd, which PerBroker uses);
+//   - saramaconfig's config.go: the client's own read deadline
+//     (request_timeout), which bounds a request no call waits on any more.
+//
+// The deadline itself is the caller's: the scrape's context (`timeout`,
+// else the collection interval, and the receiver's shutdown), or the
+// sampler's (request_timeout).
 package brokerwatch
 
 import (

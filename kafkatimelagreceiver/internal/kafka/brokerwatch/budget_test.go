@@ -1,7 +1,10 @@
 package brokerwatch
 
 import (
+	"context"
 	"errors"
+	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -114,4 +117,75 @@ func TestDeadlineRules(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
+	// Rule 5: a silent broker is skipped for requestShare budgets, doubled
+	// while it keeps not answering (TestUnansweredBrokerBackoff), and
+	// Rule 7: a call waits for a lookup it may do without only when the
+	// last one like it would end in its time.
+	for _, tc := range []struct {
+		name string
+		got  func() any
+		want any
+	}{
+		{"rule 5: a first skip lasts what was left of the call", func() any {
+			var h brokerHealth
+			h.unanswered(addr, time.Second, clock(10))
+			return h.skipped[addr].until
+		}, clock(13)},
+		{"rule 7: a lookup that ends in time is waited for", func() any {
+			return NewBudget(clock(9), clock(11), 10*time.Second).Fits(clock(9.4), 1500*time.Millisecond)
+		}, true},
+		{"rule 7: a lookup that would end past the deadline is not", func() any {
+			return NewBudget(clock(9), clock(11), 10*time.Second).Fits(clock(9.6), 1500*time.Millisecond)
+		}, false},
+		{"rule 7: a call without a deadline waits", func() any {
+			return NewBudget(clock(9), time.Time{}, 10*time.Second).Fits(clock(9.6), time.Hour)
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.got())
+		})
+	}
+}
+
+// TestCutAtEndClosesTheCallsConnections is Rule 6: when a call's context
+// ends, the connections to the brokers it still waits on are cut, which
+// ends a read waiting on them at once; those to other brokers stay open.
+func TestCutAtEndClosesTheCallsConnections(t *testing.T) {
+	listen := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				t.Cleanup(func() { _ = c.Close() })
+			}
+		}()
+		return l.Addr().String()
+	}
+	waited, other := listen(), listen()
+	w := New(time.Second, time.Second, nil)
+	t.Cleanup(w.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	call, end := w.Begin(ctx, time.Minute)
+	defer end()
+	cut, err := w.Dial("tcp", waited)
+	require.NoError(t, err)
+	kept, err := w.Dial("tcp", other)
+	require.NoError(t, err)
+	stop := call.CutAtEnd(ctx, func() map[string]bool { return map[string]bool{waited: true} })
+	read := make(chan error, 1)
+	go func() {
+		_, err := cut.Read(make([]byte, 1))
+		read <- err
+	}()
+	cancel()
+	require.ErrorIs(t, <-read, net.ErrClosed, "the read ends when the call's context does")
+	stop()
+	require.NoError(t, kept.SetReadDeadline(time.Now().Add(10*time.Millisecond)))
+	_, err = kept.Read(make([]byte, 1))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "the other broker's connection is open")
 }

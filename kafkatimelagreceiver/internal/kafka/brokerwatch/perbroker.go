@@ -56,7 +56,12 @@ func Lookup[T any](ctx context.Context, call *Call, fn func() (T, error)) (T, er
 // Background runs one of the client's lookups that the call does not wait
 // for, for the calls after it (Rule 7); Close ends it.
 func Background(call *Call, fn func()) {
-	cs := call.watch
+	call.watch.Go(fn)
+}
+
+// Go runs fn, which uses the connections, in the background until it
+// returns; WaitLookups waits for it. After Close it does not run fn.
+func (cs *Watch) Go(fn func()) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.closed {

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
@@ -82,7 +82,7 @@ type Member struct {
 
 // New checks the settings and starts joining in the background.
 // Close must be called to leave and stop.
-func New(s saramacluster.Settings, m Settings) (*Member, error) {
+func New(s saramaconfig.Settings, m Settings) (*Member, error) {
 	counts := newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic)
 	sc, err := clientConfig(s, m, counts)
 	if err != nil {
@@ -114,8 +114,8 @@ const membershipLookupRetries = 3
 // clientConfig is the Kafka client configuration with the group's
 // settings and strategy. A member holds no offsets and reads nothing: the
 // topic stays empty, only its partitions are dealt out.
-func clientConfig(s saramacluster.Settings, m Settings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
-	sc, err := saramacluster.ClientConfig(s)
+func clientConfig(s saramaconfig.Settings, m Settings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
+	sc, err := saramaconfig.ClientConfig(s)
 	if err != nil {
 		return nil, err
 	}
@@ -154,10 +154,10 @@ func clientConfig(s saramacluster.Settings, m Settings, strategy sarama.BalanceS
 // CheckVersion tells whether a protocol version speaks what the
 // membership needs: cooperative rebalancing came with Kafka 2.4.
 func CheckVersion(v string) error {
-	if err := saramacluster.CheckVersion(v); err != nil {
+	if err := saramaconfig.CheckVersion(v); err != nil {
 		return err
 	}
-	if !saramacluster.VersionAtLeast(v, "2.4.0") {
+	if !saramaconfig.VersionAtLeast(v, "2.4.0") {
 		return fmt.Errorf("coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got %s", v)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/batchguard"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
@@ -44,9 +46,13 @@ type Cluster struct {
 	// refusals are why the batch guard refused a partition's batches.
 	refusals *batchguard.Refusals
 
+	// settings are what lanes are made from (Lane).
+	settings Settings
+
 	mu     sync.Mutex
 	client sarama.Client
 	closed bool
+	lanes  []*Cluster // closed with the cluster
 
 	// listedBy is the broker whose ListGroups listed each group in the last
 	// listing: a broker lists exactly the groups it coordinates, so the
@@ -71,15 +77,61 @@ func New(s Settings) (*Cluster, error) {
 	if len(s.Brokers) == 0 {
 		return nil, errors.New("brokers: must list at least one broker")
 	}
-	sc, err := ClientConfig(s)
-	if err != nil {
-		return nil, err
-	}
 	logger := s.Logger
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	warnInsecureSecurity(s, logger)
+	saramaconfig.WarnInsecure(s, logger)
+	return newCluster(s, logger)
+}
+
+// Lane is another Cluster on the same settings and token source, with its
+// own connections, client and broker watch, closed with c. sarama sends one
+// request at a time on a broker's connection, and its lookups lock every
+// broker in turn: a caller in the background (the sampler) on a lane of its
+// own never holds the scrape's requests behind its own slow answers, nor
+// has them cut with it. Each broker then has one connection per lane.
+func (c *Cluster) Lane() (kafka.Cluster, error) {
+	lane, err := newCluster(c.settings, c.logger)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	c.lanes = append(c.lanes, lane)
+	return lane, nil
+}
+
+// warmUp connects a lane not connected yet, and its connection to every
+// broker, with its cluster's first connection: its first call then finds
+// them as the cluster's calls do. When that fails, its first call
+// connects.
+func (c *Cluster) warmUp(ctx context.Context) {
+	c.mu.Lock()
+	connected := c.client != nil
+	c.mu.Unlock()
+	if connected {
+		return
+	}
+	client, err := c.connected(ctx)
+	if err != nil {
+		c.logger.Debug("connect a lane with its cluster", zap.Error(err))
+		return
+	}
+	for _, b := range client.Brokers() {
+		_ = b.Open(c.config) // already open: ErrAlreadyConnected
+		_, _ = b.Connected() // waits for the dial
+	}
+}
+
+func newCluster(s Settings, logger *zap.Logger) (*Cluster, error) {
+	sc, err := saramaconfig.ClientConfig(s)
+	if err != nil {
+		return nil, err
+	}
 	refusals := new(batchguard.Refusals)
 	// The proxy dialer is sarama's one hook on its connections. TLS is
 	// layered by the dialer, below the check of each Fetch response
@@ -101,6 +153,7 @@ func New(s Settings) (*Cluster, error) {
 	sc.Net.Proxy.Enable = true
 	sc.Net.Proxy.Dialer = watch
 	c := &Cluster{
+		settings: s,
 		brokers:  append([]string(nil), s.Brokers...),
 		config:   sc,
 		logger:   logger,
@@ -178,8 +231,15 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 	client, err := c.adopt(existing, fresh)
 	if client != fresh {
 		_ = fresh.Close()
+		return client, err
 	}
-	return client, err
+	c.mu.Lock()
+	lanes := slices.Clone(c.lanes)
+	c.mu.Unlock()
+	for _, lane := range lanes {
+		lane.warmUp(ctx)
+	}
+	return client, nil
 }
 
 // adopt installs fresh as the client unless the cluster was closed or
@@ -198,25 +258,30 @@ func (c *Cluster) adopt(existing, fresh sarama.Client) (sarama.Client, error) {
 	return fresh, nil
 }
 
-// Close ends every connection, cutting the requests in flight, and later
-// calls fail.
+// Close ends every connection, its lanes' too, cutting the requests in
+// flight, and later calls fail.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	client := c.client
 	c.client = nil
+	lanes := c.lanes
+	c.lanes = nil
 	c.mu.Unlock()
 	// First, so that the client's own close does not wait on requests the
 	// brokers never answer.
 	c.watch.Close()
-	var err error
+	var errs []error
 	if client != nil {
-		if err = client.Close(); errors.Is(err, sarama.ErrClosedClient) {
-			err = nil
+		if err := client.Close(); !errors.Is(err, sarama.ErrClosedClient) {
+			errs = append(errs, err)
 		}
 	}
+	for _, lane := range lanes {
+		errs = append(errs, lane.Close())
+	}
 	c.watch.WaitLookups()
-	return err
+	return errors.Join(errs...)
 }
 
 // observe reports a request and, when it timed out or its response could not

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
@@ -42,7 +43,7 @@ func testSettings(brokers []string) Settings {
 
 func TestConfigureSecurity(t *testing.T) {
 	s := defaultSettings()
-	sc, err := ClientConfig(s)
+	sc, err := saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.False(t, sc.Net.SASL.Enable, "no auth by default")
 	require.False(t, sc.Net.TLS.Enable, "no TLS by default")
@@ -54,7 +55,7 @@ func TestConfigureSecurity(t *testing.T) {
 		kafka.SASLSCRAMSHA512: sarama.SASLTypeSCRAMSHA512,
 	} {
 		s.SASL = &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
-		sc, err := ClientConfig(s)
+		sc, err := saramaconfig.ClientConfig(s)
 		require.NoError(t, err, mechanism)
 		require.True(t, sc.Net.SASL.Enable)
 		require.Equal(t, want, sc.Net.SASL.Mechanism)
@@ -70,19 +71,19 @@ func TestConfigureSecurity(t *testing.T) {
 		}
 	}
 	s.SASL = &SASL{Mechanism: kafka.SASLSCRAMSHA512, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 0}
-	sc, err = ClientConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.SASLHandshakeV0, sc.Net.SASL.Version)
 	require.False(t, sc.ApiVersionsRequest, "a v0 handshake cannot follow an ApiVersions request")
 
 	// `insecure: true` without a CA is configkafka's way of saying plaintext.
 	s.TLS = &configtls.ClientConfig{Insecure: true}
-	sc, err = ClientConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.False(t, sc.Net.TLS.Enable)
 
 	s.TLS = &configtls.ClientConfig{ServerName: "kafka.internal", Config: configtls.Config{CAPem: configopaque.String(testca.New(t).CertPEM)}}
-	sc, err = ClientConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.True(t, sc.Net.TLS.Enable)
 	require.Equal(t, "kafka.internal", sc.Net.TLS.Config.ServerName)
@@ -95,7 +96,7 @@ func TestConfigureSecurity(t *testing.T) {
 func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
 	s := defaultSettings()
 	s.SASL = &SASL{Mechanism: " scram-sha-256", Username: "u", Password: "p", HandshakeVersion: 1}
-	sc, err := ClientConfig(s)
+	sc, err := saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeSCRAMSHA256), sc.Net.SASL.Mechanism)
 }
@@ -139,25 +140,18 @@ func TestNewNamesTheKey(t *testing.T) {
 	}
 }
 
-func TestCheckVersion(t *testing.T) {
-	require.NoError(t, CheckVersion("3.0.0"))
-	require.NoError(t, CheckVersion("4.0.0"))
-	require.Error(t, CheckVersion("three"))
-	require.Error(t, CheckVersion(""))
-}
-
 func TestWarnInsecureSecurity(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	s := defaultSettings()
-	warnInsecureSecurity(s, zap.New(core))
+	saramaconfig.WarnInsecure(s, zap.New(core))
 	require.Zero(t, logs.Len(), "nothing configured, nothing to warn about")
 
 	s.SASL = &SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: securityTestPassword, HandshakeVersion: 1}
-	warnInsecureSecurity(s, zap.New(core))
+	saramaconfig.WarnInsecure(s, zap.New(core))
 	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len())
 
 	s.TLS = &configtls.ClientConfig{InsecureSkipVerify: true}
-	warnInsecureSecurity(s, zap.New(core))
+	saramaconfig.WarnInsecure(s, zap.New(core))
 	require.Equal(t, 1, logs.FilterMessageSnippet("insecure_skip_verify").Len())
 	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len(), "TLS is on now")
 	for _, entry := range logs.All() {

@@ -72,6 +72,7 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		}
 		errs = append(errs, last.err())
 		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved)
+		c.reconnectRefusing(retryLeaders, last)
 		read.Unknown = append(read.Unknown, retryUnknown...)
 		errs = append(errs, retryLeaderErr)
 		retried := make(map[kafka.TopicPartition]int64, len(moved))
@@ -112,6 +113,8 @@ type offsetsAnswer struct {
 	failed  map[kafka.TopicPartition]error
 	stale   map[kafka.TopicPartition]bool
 	unknown []kafka.TopicPartition
+	// refusedBy is the broker that said it does not lead each partition.
+	refusedBy map[kafka.TopicPartition]*sarama.Broker
 	// transport tells that a broker could not be reached at all (it
 	// crashed, or does not answer): the refresh it calls for is rate
 	// limited, the broker failing every call until it is gone.
@@ -157,7 +160,7 @@ func (a *offsetsAnswer) err() error {
 // listOffsetsFrom sends one ListOffsets to each leader and puts what it
 // reads into offsets.
 func (c *Cluster) listOffsetsFrom(ctx context.Context, call *brokerwatch.Call, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
-	a := &offsetsAnswer{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}}
+	a := &offsetsAnswer{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}, refusedBy: map[kafka.TopicPartition]*sarama.Broker{}}
 	for b, tps := range byLeader {
 		// A skipped broker's partitions may have a new leader by now.
 		if err := c.watch.Skipping(b.Addr()); err != nil {
@@ -201,6 +204,9 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, call *brokerwatch.Call, b
 				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
 					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), authorization(block.Err))),
 					leaderMoved(block.Err))
+				if leaderMoved(block.Err) {
+					a.refusedBy[tp] = b
+				}
 				if errors.Is(block.Err, sarama.ErrUnknownTopicOrPartition) {
 					a.unknown = append(a.unknown, tp)
 				}
@@ -227,6 +233,25 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, call *brokerwatch.Call, b
 		a.others = append(a.others, err)
 	}
 	return a
+}
+
+// reconnectRefusing opens a new connection to each leader that the
+// refreshed metadata names for a partition it said it does not lead: its
+// connection may reach a broker that left the cluster at the same address
+// (a broker replaced behind a proxy or load balancer), which answers, but
+// for a cluster it is no longer part of.
+func (c *Cluster) reconnectRefusing(leaders map[*sarama.Broker][]kafka.TopicPartition, last *offsetsAnswer) {
+	for b, tps := range leaders {
+		for _, tp := range tps {
+			if last.refusedBy[tp] == b {
+				c.logger.Debug("reconnecting to a leader that said it does not lead what the metadata says it does",
+					zap.Int32("broker", b.ID()), zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition))
+				_ = b.Close()
+				_ = b.Open(c.config) // in the background: the retry waits for it
+				break
+			}
+		}
+	}
 }
 
 // leaderMoved tells whether a partition's error means that the metadata

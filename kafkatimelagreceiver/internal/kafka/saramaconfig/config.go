@@ -1,4 +1,8 @@
-package saramacluster
+// Package saramaconfig turns the receiver's Kafka client settings into a
+// checked sarama configuration: protocol version, timeouts, metadata, TLS
+// and, through saslauth, authentication. The cluster's reads and the
+// coordination membership build their clients from it.
+package saramaconfig
 
 import (
 	"context"
@@ -14,15 +18,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
-// SASL, Kerberos and TokenSource are the authentication settings
-// (saslauth), named here too for the callers that build Settings.
-type (
-	SASL        = saslauth.SASL
-	Kerberos    = saslauth.Kerberos
-	TokenSource = saslauth.TokenSource
-)
-
-// Settings are what New needs to reach a cluster.
+// Settings are what a client needs to reach a cluster.
 type Settings struct {
 	Brokers  []string
 	ClientID string
@@ -49,10 +45,10 @@ type Settings struct {
 	// `insecure: true` without a CA, as in contrib's configkafka.
 	TLS *configtls.ClientConfig
 	// SASL authenticates connections; nil means no SASL.
-	SASL *SASL
+	SASL *saslauth.SASL
 	// Kerberos authenticates connections with SASL/GSSAPI; nil means none.
 	// At most one of SASL and Kerberos is set.
-	Kerberos *Kerberos
+	Kerberos *saslauth.Kerberos
 	// Logger is told of insecure settings and of recoveries; nil means none.
 	Logger *zap.Logger
 	// Observer is told of every request sent, from several goroutines at
@@ -83,25 +79,25 @@ func NewestVersion() string {
 
 // CheckVersion tells whether the protocol version can be parsed.
 func CheckVersion(v string) error {
-	_, err := parseVersion(v)
+	_, err := ParseVersion(v)
 	return err
 }
 
 // VersionAtLeast tells whether the protocol version v is min or later; a
 // version that cannot be parsed is not.
 func VersionAtLeast(v, min string) bool {
-	have, err := parseVersion(v)
+	have, err := ParseVersion(v)
 	if err != nil {
 		return false
 	}
-	want, err := parseVersion(min)
+	want, err := ParseVersion(min)
 	return err == nil && have.IsAtLeast(want)
 }
 
-// parseVersion reads a protocol version in any spelling configkafka
+// ParseVersion reads a protocol version in any spelling configkafka
 // accepts ("3.7.0", "3.7", "v3.7", "0.10.2", "0.10.2.1"); sarama itself
 // wants the patch level ("3.7.0", "0.10.2.0").
-func parseVersion(v string) (sarama.KafkaVersion, error) {
+func ParseVersion(v string) (sarama.KafkaVersion, error) {
 	s := strings.TrimPrefix(strings.TrimSpace(v), "v")
 	want := 3 // components: major.minor.patch
 	if strings.HasPrefix(s, "0.") {
@@ -116,7 +112,7 @@ func parseVersion(v string) (sarama.KafkaVersion, error) {
 // ClientConfig is the sarama configuration of the settings, checked: the
 // cluster's, and the base of the coordination membership's.
 func ClientConfig(s Settings) (*sarama.Config, error) {
-	version, err := parseVersion(s.ProtocolVersion)
+	version, err := ParseVersion(s.ProtocolVersion)
 	if err != nil {
 		return nil, fmt.Errorf("protocol_version: %w", err)
 	}
@@ -169,9 +165,9 @@ func configureTLS(sc *sarama.Config, tlsCfg *configtls.ClientConfig) error {
 	return nil
 }
 
-// warnInsecureSecurity logs, once at start, settings that expose the
-// credentials or the connection.
-func warnInsecureSecurity(s Settings, logger *zap.Logger) {
+// WarnInsecure logs, once at start, settings that expose the credentials or
+// the connection.
+func WarnInsecure(s Settings, logger *zap.Logger) {
 	plaintext := s.TLS == nil || (s.TLS.Insecure && s.TLS.CAFile == "" && s.TLS.CAPem == "")
 	if mechanism := saslauth.Mechanism(s.SASL, s.Kerberos); mechanism != "" && plaintext {
 		logger.Warn("SASL is configured without TLS: the credentials (in the clear with PLAIN; bearer tokens can be replayed until they expire) and all metadata cross the network unencrypted",
