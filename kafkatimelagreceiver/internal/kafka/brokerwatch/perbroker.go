@@ -30,20 +30,13 @@ func Lookup[T any](ctx context.Context, call *Call, fn func() (T, error)) (T, er
 		err error
 	}
 	answer := make(chan result, 1)
-	cs := call.watch
-	cs.mu.Lock()
-	if cs.closed {
-		cs.mu.Unlock()
+	if !call.watch.run(func() {
+		v, err := fn()
+		answer <- result{v, err}
+	}) {
 		var zero T
 		return zero, errConnectionsClosed
 	}
-	cs.lookups.Add(1) // before Close, which WaitLookups follows
-	cs.mu.Unlock()
-	go func() {
-		defer cs.lookups.Done()
-		v, err := fn()
-		answer <- result{v, err}
-	}()
 	select {
 	case r := <-answer:
 		return r.v, r.err
@@ -56,26 +49,27 @@ func Lookup[T any](ctx context.Context, call *Call, fn func() (T, error)) (T, er
 // Background runs one of the client's lookups that the call does not wait
 // for, for the calls after it (Rule 7); Close ends it.
 func Background(call *Call, fn func()) {
-	call.watch.Go(fn)
+	call.watch.run(fn)
 }
 
-// Go runs fn, which uses the connections, in the background until it
-// returns; WaitLookups waits for it. After Close it does not run fn.
-func (cs *Watch) Go(fn func()) {
+// run runs fn, which uses the connections, in a goroutine that WaitLookups
+// waits for; false, and fn is not run, once the watch is closed.
+func (cs *Watch) run(fn func()) bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.closed {
-		return
+		return false
 	}
 	cs.lookups.Add(1) // before Close, which WaitLookups follows
 	go func() {
 		defer cs.lookups.Done()
 		fn()
 	}()
+	return true
 }
 
-// WaitLookups waits for the lookups running (Lookup) to end: after Close,
-// which cuts what they wait on.
+// WaitLookups waits for the lookups running (Lookup, Background) to end:
+// after Close, which cuts what they wait on.
 func (cs *Watch) WaitLookups() {
 	cs.lookups.Wait()
 }
