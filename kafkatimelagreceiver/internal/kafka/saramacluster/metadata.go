@@ -76,7 +76,7 @@ func (c *Cluster) metadata(ctx context.Context, call *brokerwatch.Call, client s
 }
 
 // metadataFrom sends one Metadata request for the topics to b, recorded as
-// a wait of the call on it (see cutUnanswered).
+// a wait of the call on it (brokerwatch.Call.WaitingOn).
 func (c *Cluster) metadataFrom(ctx context.Context, call *brokerwatch.Call, b *sarama.Broker, topics []string) (*sarama.MetadataResponse, error) {
 	defer call.WaitingOn(b.Addr())()
 	_ = b.Open(c.config) // already open: ErrAlreadyConnected
