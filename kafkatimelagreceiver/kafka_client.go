@@ -10,6 +10,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/membership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/oauthbearer"
 )
@@ -43,7 +44,7 @@ func (cfg *Config) checkProtocolVersion() error {
 		return fmt.Errorf("rack_id: needs protocol_version %s or later (Fetch v11, KIP-392), got %s", rackAwareVersion, cfg.ProtocolVersion)
 	}
 	if cfg.Coordination.enabled() {
-		if err := saramacluster.CheckMembershipVersion(cfg.ProtocolVersion); err != nil {
+		if err := membership.CheckVersion(cfg.ProtocolVersion); err != nil {
 			return fmt.Errorf("coordination::group_id: %w", err)
 		}
 	}
@@ -185,7 +186,7 @@ func newMembership(ctx context.Context, cfg *Config, host component.Host, logger
 		s.SASL.Tokens = tokens
 	}
 	c := cfg.Coordination
-	return saramacluster.NewMembership(s, saramacluster.MembershipSettings{
+	return membership.New(s, membership.Settings{
 		GroupID:           c.GroupID,
 		Topic:             c.Topic,
 		Partitions:        int32(c.TopicPartitions),        // validated: 1 to 10000

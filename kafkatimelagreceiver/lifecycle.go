@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
@@ -51,7 +52,18 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 			return err
 		}
 	}
-	s.sampler = sampler.New(cl, s.tables, sampler.Settings{
+	// The sampler reads on a lane of its own when the cluster has lanes:
+	// its slow answers (a loaded controller's metadata) then never hold the
+	// scrape's requests behind them.
+	var samples kafka.OffsetReader = cl
+	if laned, ok := cl.(interface {
+		Lane() (kafka.Cluster, error)
+	}); ok {
+		if samples, err = laned.Lane(); err != nil {
+			return err
+		}
+	}
+	s.sampler = sampler.New(samples, s.tables, sampler.Settings{
 		Interval: s.cfg.SamplingInterval,
 		Timeout:  s.cfg.requestTimeout(),
 		Logger:   s.logger,

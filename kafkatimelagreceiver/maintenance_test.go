@@ -85,6 +85,26 @@ func (l *maintenanceLoad) run(ctx context.Context, wg *sync.WaitGroup) {
 	})
 }
 
+// startMaintenanceLoad runs steady production on the six partitions of
+// "orders" with three groups held maintenanceLag behind (run), until the
+// test ends, and returns once the groups have fallen behind.
+func startMaintenanceLoad(t *testing.T, k *testKafka) *maintenanceLoad {
+	load := &maintenanceLoad{k: k, topic: "orders", partitions: 6, groups: []string{"billing", "search", "audit"}}
+	for range load.partitions {
+		load.logs = append(load.logs, &producedLog{})
+	}
+	k.CreateTopic(load.topic, load.partitions)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	load.run(ctx, &wg)
+	time.Sleep(maintenanceLag + 2*time.Second) // the groups fall behind
+	return load
+}
+
 // maintenanceScore is what a scrape showed of the load.
 type maintenanceScore struct {
 	pairs, lags, lagging, timeLags int
@@ -145,41 +165,8 @@ func TestRollingLeaderMoveKeepsSeriesAndTables(t *testing.T) {
 	}
 	requireNoLeakedGoroutines(t)
 	k := newTestKafka(t, 3)
-	load := &maintenanceLoad{k: k, topic: "orders", partitions: 6, groups: []string{"billing", "search", "audit"}}
-	for range load.partitions {
-		load.logs = append(load.logs, &producedLog{})
-	}
-	k.CreateTopic(load.topic, load.partitions)
-
-	// Only the receiver's Metadata is late: sarama asks at version 11 at
-	// most, the test's franz-go client at the newest kfake speaks, so that
-	// the records' timestamps stay the times they were appended.
-	var slowMetadata atomic.Bool
-	var delayed atomic.Int64
-	stopDelays := make(chan struct{})
-	t.Cleanup(func() { close(stopDelays) }) // before the cluster closes
-	k.Cluster.ControlKey(int16(kmsg.Metadata), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		k.Cluster.KeepControl()
-		if slowMetadata.Load() && req.GetVersion() <= 11 {
-			delayed.Add(1)
-			k.Cluster.SleepControl(func() {
-				select {
-				case <-time.After(1500 * time.Millisecond):
-				case <-stopDelays:
-				}
-			})
-		}
-		return nil, nil, false
-	})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
-	load.run(ctx, &wg)
-	time.Sleep(maintenanceLag + 2*time.Second) // the groups fall behind
+	slowMetadata, delayed := delayReceiverMetadata(t, k, 1500*time.Millisecond)
+	load := startMaintenanceLoad(t, k)
 
 	core, logs := observer.New(zap.InfoLevel)
 	settings := receivertest.NewNopSettings(metadata.Type)
@@ -223,34 +210,7 @@ func TestRollingLeaderMoveKeepsSeriesAndTables(t *testing.T) {
 	}
 	before := oldest()
 	const maintenance = 20 * time.Second
-	// A rolling move: every partition's leader moves once every 4 s, one
-	// partition after the other, so that reads find some leaders moved and
-	// others not.
-	moves := 0
-	moverDone := make(chan struct{})
-	stopMoves := make(chan struct{})
-	t.Cleanup(func() { // before the cluster closes, also when the test fails early
-		close(stopMoves)
-		<-moverDone
-	})
-	go func() {
-		defer close(moverDone)
-		for start := time.Now(); time.Since(start) < maintenance; {
-			for p := range load.partitions {
-				select {
-				case <-stopMoves:
-					return
-				default:
-				}
-				leader := k.Cluster.LeaderFor(load.topic, p)
-				if err := k.Cluster.MoveTopicPartition(load.topic, p, (leader+1)%3); err != nil {
-					t.Errorf("move %d: %v", p, err)
-				}
-				moves++
-				time.Sleep(4 * time.Second / time.Duration(load.partitions))
-			}
-		}
-	}()
+	moves, moverDone := load.moveLeadersRolling(t, maintenance)
 	for start := time.Now(); time.Since(start) < maintenance; {
 		line := load.score(t, s, &run)
 		t.Logf("%5.1f s: %s", time.Since(start).Seconds(), line)
@@ -272,13 +232,143 @@ func TestRollingLeaderMoveKeepsSeriesAndTables(t *testing.T) {
 	lagPresence := float64(run.lags) / float64(run.pairs)
 	coverage := float64(run.timeLags) / float64(run.lagging)
 	t.Logf("%d partition leader moves, %d Metadata answers delayed; lag presence %.3f (%d/%d), time-lag coverage %.3f (%d/%d), time-lag error p50 %.3f s p95 %.3f s max %.3f s; clock warnings %d",
-		moves, delayed.Load(), lagPresence, run.lags, run.pairs, coverage, run.timeLags, run.lagging,
+		moves.Load(), delayed.Load(), lagPresence, run.lags, run.pairs, coverage, run.timeLags, run.lagging,
 		run.errs[len(run.errs)/2], p95, run.errs[len(run.errs)-1], len(clockWarnings))
 	require.Positive(t, delayed.Load(), "the receiver's Metadata was delayed")
 	require.Empty(t, clockWarnings, "nothing touched the clock")
 	require.GreaterOrEqual(t, lagPresence, 0.99)
 	require.GreaterOrEqual(t, coverage, 0.99)
 	require.LessOrEqual(t, p95, 1.5)
+}
+
+// delayReceiverMetadata makes the cluster answer the receiver's Metadata
+// requests late by delay while the returned switch is on; the count is of
+// the answers delayed. Only the receiver's are late: sarama asks at version
+// 11 at most, the test's franz-go client at the newest kfake speaks.
+func delayReceiverMetadata(t *testing.T, k *testKafka, delay time.Duration) (on *atomic.Bool, delayed *atomic.Int64) {
+	on, delayed = new(atomic.Bool), new(atomic.Int64)
+	stopDelays := make(chan struct{})
+	t.Cleanup(func() { close(stopDelays) }) // before the cluster closes
+	k.Cluster.ControlKey(int16(kmsg.Metadata), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		if on.Load() && req.GetVersion() <= 11 {
+			delayed.Add(1)
+			k.Cluster.SleepControl(func() {
+				select {
+				case <-time.After(delay):
+				case <-stopDelays:
+				}
+			})
+		}
+		return nil, nil, false
+	})
+	return on, delayed
+}
+
+// moveLeadersRolling moves every partition's leader of the load's topic to
+// the next broker of three once every 4 s, one partition after the other,
+// for the given time, so that reads find some leaders moved and others not.
+// done is closed once it stops.
+func (l *maintenanceLoad) moveLeadersRolling(t *testing.T, total time.Duration) (moves *atomic.Int64, done <-chan struct{}) {
+	moves = new(atomic.Int64)
+	moverDone := make(chan struct{})
+	stopMoves := make(chan struct{})
+	t.Cleanup(func() { // before the cluster closes, also when the test fails early
+		close(stopMoves)
+		<-moverDone
+	})
+	go func() {
+		defer close(moverDone)
+		for start := time.Now(); time.Since(start) < total; {
+			for p := range l.partitions {
+				select {
+				case <-stopMoves:
+					return
+				default:
+				}
+				leader := l.k.Cluster.LeaderFor(l.topic, p)
+				if err := l.k.Cluster.MoveTopicPartition(l.topic, p, (leader+1)%3); err != nil {
+					t.Errorf("move %d: %v", p, err)
+				}
+				moves.Add(1)
+				time.Sleep(4 * time.Second / time.Duration(l.partitions))
+			}
+		}
+	}()
+	return moves, moverDone
+}
+
+// TestRollingLeaderMoveWithSlowMetadataAtTheScrapeInterval: the rolling
+// leader move above (every partition's leader moved every 4 s, here for
+// three rounds), the cluster answering Metadata 1.5 s late, with scrapes
+// bounded by a 2 s collection interval (a 20 s answer at a 30 s interval)
+// and sampling every second. A broker that answers within the scrape's
+// time is slow, not silent: it is waited for, so that the late answers
+// cost neither the scrape that asked nor the reads from the other brokers,
+// and at least 95 % of the pairs keep their lag and time lag in the
+// exports of the window.
+func TestRollingLeaderMoveWithSlowMetadataAtTheScrapeInterval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 30 s")
+	}
+	requireNoLeakedGoroutines(t)
+	k := newTestKafka(t, 3)
+	slowMetadata, delayed := delayReceiverMetadata(t, k, 1500*time.Millisecond)
+	load := startMaintenanceLoad(t, k)
+
+	cfg := k.testConfig()
+	cfg.Timeout = 0 // the default: a scrape is bounded by its interval
+	const interval = 2 * time.Second
+	cfg.CollectionInterval = interval
+	cfg.SamplingInterval = time.Second
+	require.NoError(t, cfg.Validate())
+	s, err := newTimeLagScraper(cfg, receivertest.NewNopSettings(metadata.Type), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	require.Eventually(t, func() bool {
+		var sc maintenanceScore
+		line := load.score(t, s, &sc)
+		t.Logf("warm-up: %s", line)
+		return sc.lags == sc.pairs && sc.lagging == sc.pairs && sc.timeLags == sc.lagging
+	}, faultDeadline, time.Second)
+
+	slowMetadata.Store(true)
+	const maintenance = 12 * time.Second // three rounds of moves
+	moves, moverDone := load.moveLeadersRolling(t, maintenance)
+	// As the collector's controller does, a scrape starts at each tick of
+	// the interval; a tick that comes while a scrape runs waits for it,
+	// and the ticks after it are dropped: those intervals export nothing,
+	// and their pairs count, absent.
+	var run maintenanceScore
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	start := time.Now()
+	intervals := int(maintenance / interval)
+	scrapes := 0
+	for {
+		tick := <-ticker.C
+		if int(tick.Sub(start).Round(interval)/interval) > intervals {
+			break
+		}
+		began := time.Now()
+		line := load.score(t, s, &run)
+		scrapes++
+		t.Logf("%5.1f s: %s (%s)", time.Since(start).Seconds(), line, time.Since(began).Round(time.Millisecond))
+	}
+	run.pairs += (intervals - scrapes) * len(load.groups) * int(load.partitions)
+	<-moverDone
+	slowMetadata.Store(false)
+
+	// Every pair lags (the groups stay maintenanceLag behind): each export
+	// should have its lag and time lag.
+	presence := float64(run.lags) / float64(run.pairs)
+	coverage := float64(run.timeLags) / float64(run.pairs)
+	t.Logf("%d partition leader moves, %d Metadata answers delayed; lag presence %.3f (%d/%d), time-lag coverage %.3f (%d/%d)",
+		moves.Load(), delayed.Load(), presence, run.lags, run.pairs, coverage, run.timeLags, run.pairs)
+	require.Positive(t, delayed.Load(), "the receiver's Metadata was delayed")
+	require.GreaterOrEqual(t, presence, 0.95)
+	require.GreaterOrEqual(t, coverage, 0.95)
 }
 
 // crash stops broker node the way a crashed broker does: every open

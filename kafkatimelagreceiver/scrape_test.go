@@ -953,6 +953,39 @@ func TestCoordinatorFromListing(t *testing.T) {
 	require.Zero(t, again.Of(kmsg.FindCoordinator))
 }
 
+// TestOneOffsetFetchPerCoordinatorEveryScrape: 30 groups on 3
+// coordinators, the sampler sampling meanwhile. Every scrape of ten sends
+// one batched OffsetFetch per coordinator, however many groups it holds,
+// and no FindCoordinator: the listing names each group's coordinator.
+func TestOneOffsetFetchPerCoordinatorEveryScrape(t *testing.T) {
+	k := newTestKafka(t, 3)
+	const partitions = 30
+	k.CreateTopic("orders", partitions)
+	offsets := map[int32]int64{}
+	for p := range int32(partitions) {
+		offsets[p] = 0
+	}
+	coordinators := map[int32]bool{}
+	for i := range 30 {
+		g := fmt.Sprintf("group-%02d", i)
+		k.Commit(g, "orders", offsets)
+		coordinators[k.Cluster.CoordinatorFor(g)] = true
+	}
+	require.Len(t, coordinators, 3, "every broker coordinates groups")
+	cfg := k.testConfig()
+	cfg.SamplingInterval = 100 * time.Millisecond
+	s := startScraper(t, cfg)
+	for i := range 10 {
+		before := k.Counts.Snapshot()
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		got := k.Counts.Snapshot().Since(before)
+		require.Len(t, pointsOf(md, "kafka.consumer_group.lag"), 30*partitions, "scrape %d", i)
+		require.Equal(t, int64(len(coordinators)), got.Of(kmsg.OffsetFetch), "scrape %d: OffsetFetch per coordinator", i)
+		require.Zero(t, got.Of(kmsg.FindCoordinator), "scrape %d", i)
+	}
+}
+
 // updateGolden rewrites testdata/golden_scrape.yaml from the scrape.
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden_scrape.yaml from TestGoldenScrape")
 

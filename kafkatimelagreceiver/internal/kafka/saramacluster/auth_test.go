@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
 // staticTokens is a TokenSource handing out one token, or an error.
@@ -31,7 +33,7 @@ func (s *staticTokens) Token(ctx context.Context) (string, error) {
 func (s *staticTokens) Invalidate(string) { s.invalidated++ }
 
 func TestClientSettingsReachSarama(t *testing.T) {
-	sc, err := newConfig(defaultSettings())
+	sc, err := saramaconfig.ClientConfig(defaultSettings())
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Second, sc.Net.DialTimeout, "the settings' dial timeout")
 	require.Equal(t, 10*time.Second, sc.Net.ReadTimeout)
@@ -43,7 +45,7 @@ func TestClientSettingsReachSarama(t *testing.T) {
 	s.DialTimeout = 2 * time.Second
 	s.RackID = "use1-az2"
 	s.Metadata = Metadata{RefreshInterval: time.Minute, RetryMax: 3, RetryBackoff: time.Second}
-	sc, err = newConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Second, sc.Net.DialTimeout)
 	require.Equal(t, 4*time.Second, sc.Net.ReadTimeout)
@@ -55,36 +57,13 @@ func TestClientSettingsReachSarama(t *testing.T) {
 	require.True(t, sc.Metadata.Full, "the receiver needs every broker whatever metadata::full says")
 }
 
-func TestProtocolVersionSpellings(t *testing.T) {
-	for spelling, want := range map[string]sarama.KafkaVersion{
-		"3.7.0":    sarama.V3_7_0_0,
-		"3.7":      sarama.V3_7_0_0,
-		"v3.7":     sarama.V3_7_0_0,
-		"2.8.1":    sarama.V2_8_1_0,
-		"0.10.2":   sarama.V0_10_2_0,
-		"0.10.2.1": sarama.V0_10_2_1,
-		"v0.11.0":  sarama.V0_11_0_0,
-	} {
-		got, err := parseVersion(spelling)
-		require.NoError(t, err, spelling)
-		require.Equal(t, want, got, spelling)
-	}
-	for _, bad := range []string{"", "3", "three", "3.7.0.1.2", "v"} {
-		require.Error(t, CheckVersion(bad), bad)
-	}
-	require.True(t, VersionAtLeast("3.0", "2.3.0"))
-	require.True(t, VersionAtLeast("2.3.0", "2.3.0"))
-	require.False(t, VersionAtLeast("2.2.1", "2.3.0"))
-	require.False(t, VersionAtLeast("bad", "2.3.0"))
-}
-
 func TestOAuthBearerToSarama(t *testing.T) {
 	for _, mechanism := range []string{kafka.SASLOAuthBearer, "aws_msk_iam_oauthbearer"} {
 		t.Run(mechanism, func(t *testing.T) {
 			tokens := &staticTokens{token: "the-Token"}
 			s := defaultSettings()
 			s.SASL = &SASL{Mechanism: mechanism, HandshakeVersion: 1, Tokens: tokens, Extensions: map[string]string{"logicalCluster": "lkc-1"}}
-			sc, err := newConfig(s)
+			sc, err := saramaconfig.ClientConfig(s)
 			require.NoError(t, err)
 			require.True(t, sc.Net.SASL.Enable)
 			require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeOAuth), sc.Net.SASL.Mechanism, "AWS MSK IAM is OAUTHBEARER on the wire")
@@ -92,7 +71,7 @@ func TestOAuthBearerToSarama(t *testing.T) {
 			tok, err := sc.Net.SASL.TokenProvider.Token()
 			require.NoError(t, err)
 			require.Equal(t, &sarama.AccessToken{Token: "the-Token", Extensions: map[string]string{"logicalCluster": "lkc-1"}}, tok)
-			summary := securitySummary(sc)
+			summary := saslauth.Summary(sc)
 			require.Equal(t, "plaintext, SASL "+kafka.SASLMechanism(mechanism), summary)
 			require.NotContains(t, summary, "the-Token")
 
@@ -100,7 +79,7 @@ func TestOAuthBearerToSarama(t *testing.T) {
 			_, err = sc.Net.SASL.TokenProvider.Token()
 			require.ErrorContains(t, err, kafka.SASLMechanism(mechanism)+": identity provider down")
 
-			tokenRefused(sc)
+			saslauth.TokenRefused(sc)
 			require.Equal(t, 1, tokens.invalidated)
 		})
 	}
@@ -134,7 +113,7 @@ func TestKerberosToSarama(t *testing.T) {
 	s := defaultSettings()
 	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", Password: securityTestPassword,
 		ConfigFile: "/etc/krb5.conf", DisableFAST: true}
-	sc, err := newConfig(s)
+	sc, err := saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.True(t, sc.Net.SASL.Enable)
 	require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeGSSAPI), sc.Net.SASL.Mechanism)
@@ -142,12 +121,12 @@ func TestKerberosToSarama(t *testing.T) {
 		AuthType: sarama.KRB5_USER_AUTH, KerberosConfigPath: "/etc/krb5.conf", ServiceName: "kafka",
 		Username: "lag-monitor", Password: securityTestPassword, Realm: "EXAMPLE.COM", DisablePAFXFAST: true,
 	}, sc.Net.SASL.GSSAPI)
-	summary := securitySummary(sc)
+	summary := saslauth.Summary(sc)
 	require.Equal(t, `plaintext, SASL GSSAPI as "lag-monitor@EXAMPLE.COM"`, summary)
 	require.NotContains(t, summary, securityTestPassword)
 
 	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", KeytabFile: "/etc/security/kafka.keytab", ConfigFile: "/etc/krb5.conf"}
-	sc, err = newConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.KRB5_KEYTAB_AUTH, sc.Net.SASL.GSSAPI.AuthType)
 	require.Equal(t, "/etc/security/kafka.keytab", sc.Net.SASL.GSSAPI.KeyTabPath)
@@ -179,7 +158,7 @@ func TestWarnKerberosWithoutTLS(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	s := defaultSettings()
 	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "R", Username: "u", Password: securityTestPassword, ConfigFile: "/c"}
-	warnInsecureSecurity(s, zap.New(core))
+	saramaconfig.WarnInsecure(s, zap.New(core))
 	warned := logs.FilterMessageSnippet("without TLS").All()
 	require.Len(t, warned, 1)
 	require.Equal(t, "GSSAPI", warned[0].ContextMap()["mechanism"])

@@ -1,5 +1,9 @@
-// Package saramacluster implements kafka.Cluster with sarama. It is the one
-// package of the receiver that imports sarama.
+// Package saramacluster implements kafka.Cluster with sarama: the admin
+// reads (offsets, groups, descriptions, metadata, topic configurations,
+// records). Its connections go through a brokerwatch.Watch, which cuts
+// requests on the call budgets (brokerwatch names the files that decide
+// when a request is cut), and a batchguard check of each Fetch response;
+// authentication is saslauth's.
 package saramacluster
 
 import (
@@ -7,16 +11,19 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/IBM/sarama"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/batchguard"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
 var errClosed = errors.New("kafka cluster access is closed")
@@ -31,14 +38,21 @@ type Cluster struct {
 	config   *sarama.Config
 	logger   *zap.Logger
 	observer kafka.RequestObserver
-	idle     *idleConns // nil: connections are never reopened for idleness
-	// conns holds every connection to a broker, so that a call whose
-	// context ends, or Close, cuts the requests it has in flight.
-	conns *connections
+	idle     *brokerwatch.Idle // nil: connections are never reopened for idleness
+	// watch holds every connection to a broker, so that a call whose
+	// context ends or budget is spent, or Close, cuts the requests it has
+	// in flight.
+	watch *brokerwatch.Watch
+	// refusals are why the batch guard refused a partition's batches.
+	refusals *batchguard.Refusals
+
+	// settings are what lanes are made from (Lane).
+	settings Settings
 
 	mu     sync.Mutex
 	client sarama.Client
 	closed bool
+	lanes  []*Cluster // closed with the cluster
 
 	// listedBy is the broker whose ListGroups listed each group in the last
 	// listing: a broker lists exactly the groups it coordinates, so the
@@ -56,6 +70,9 @@ type Cluster struct {
 	// transportRefresh is when transport errors last refreshed the
 	// metadata, in unix nanoseconds (see refreshMetadata).
 	transportRefresh atomic.Int64
+	// refreshTook is how long the last metadata refresh that ended took,
+	// in nanoseconds: what waiting for the next one is taken to cost.
+	refreshTook atomic.Int64
 }
 
 // New builds and validates the client configuration and logs the settings
@@ -64,49 +81,120 @@ func New(s Settings) (*Cluster, error) {
 	if len(s.Brokers) == 0 {
 		return nil, errors.New("brokers: must list at least one broker")
 	}
-	sc, err := newConfig(s)
-	if err != nil {
-		return nil, err
-	}
 	logger := s.Logger
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	warnInsecureSecurity(s, logger)
-	conns := newConnections(sc.Net.DialTimeout, sc.Net.KeepAlive)
+	saramaconfig.WarnInsecure(s, logger)
+	return newCluster(s, logger)
+}
+
+// Lane is another Cluster on the same settings and token source, with its
+// own connections, client and broker watch, closed with c. sarama sends one
+// request at a time on a broker's connection, and its lookups lock every
+// broker in turn: a caller in the background (the sampler) on a lane of its
+// own never holds the scrape's requests behind its own slow answers, nor
+// has them cut with it. Each broker then has one connection per lane.
+func (c *Cluster) Lane() (kafka.Cluster, error) {
+	lane, err := newCluster(c.settings, c.logger)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	c.lanes = append(c.lanes, lane)
+	return lane, nil
+}
+
+// warmUp connects a lane not connected yet, and its connection to every
+// broker, with its cluster's first connection: its first call then finds
+// them as the cluster's calls do. When that fails, its first call
+// connects.
+func (c *Cluster) warmUp(ctx context.Context) {
+	c.mu.Lock()
+	connected := c.client != nil
+	c.mu.Unlock()
+	if connected {
+		return
+	}
+	client, err := c.connected(ctx)
+	if err != nil {
+		c.logger.Debug("connect a lane with its cluster", zap.Error(err))
+		return
+	}
+	for _, b := range client.Brokers() {
+		_ = b.Open(c.config) // already open: ErrAlreadyConnected
+		_, _ = b.Connected() // waits for the dial
+	}
+}
+
+func newCluster(s Settings, logger *zap.Logger) (*Cluster, error) {
+	sc, err := saramaconfig.ClientConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	refusals := new(batchguard.Refusals)
 	// The proxy dialer is sarama's one hook on its connections. TLS is
 	// layered by the dialer, below the check of each Fetch response
-	// (guardedConn), so sarama speaks plaintext to it.
+	// (batchguard), so sarama speaks plaintext to it.
+	var secure *tls.Config
 	if sc.Net.TLS.Enable {
-		conns.tls = sc.Net.TLS.Config
-		if conns.tls == nil {
-			conns.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+		secure = sc.Net.TLS.Config
+		if secure == nil {
+			secure = &tls.Config{MinVersion: tls.VersionTLS12}
 		}
 		sc.Net.TLS.Enable = false
 	}
+	watch := brokerwatch.New(sc.Net.DialTimeout, sc.Net.KeepAlive, func(conn net.Conn, addr string) net.Conn {
+		if secure != nil {
+			conn = tls.Client(conn, withServerName(secure, addr))
+		}
+		return batchguard.Guard(conn, int64(sarama.MaxResponseSize), refusals)
+	})
 	sc.Net.Proxy.Enable = true
-	sc.Net.Proxy.Dialer = conns
+	sc.Net.Proxy.Dialer = watch
 	c := &Cluster{
+		settings: s,
 		brokers:  append([]string(nil), s.Brokers...),
 		config:   sc,
 		logger:   logger,
 		observer: s.Observer,
-		conns:    conns,
+		watch:    watch,
+		refusals: refusals,
 	}
 	if s.ConnIdleTimeout > 0 {
-		c.idle = newIdleConns(s.ConnIdleTimeout, sc, logger)
+		c.idle = brokerwatch.NewIdle(s.ConnIdleTimeout, logger)
 	}
 	return c, nil
+}
+
+// withServerName is cfg verifying the broker's host name, when cfg names no
+// server: what sarama does when it does TLS itself.
+func withServerName(cfg *tls.Config, addr string) *tls.Config {
+	if cfg.ServerName != "" {
+		return cfg
+	}
+	c := cfg.Clone()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		c.ServerName = host
+	}
+	return c
+}
+
+// begin starts a call: its budget comes from ctx's deadline, once, and is
+// handed to everything the call sends (brokerwatch.Watch.Begin).
+func (c *Cluster) begin(ctx context.Context) (*brokerwatch.Call, func()) {
+	return c.watch.Begin(ctx, c.config.Net.ReadTimeout)
 }
 
 // Tokens is the source of the OAUTHBEARER tokens the connections present,
 // nil without one: another client of the same principal (the membership's)
 // shares it, so that a token refused to either is dropped for both.
 func (c *Cluster) Tokens() TokenSource {
-	if tp, ok := c.config.Net.SASL.TokenProvider.(*tokenProvider); ok {
-		return tp.tokens
-	}
-	return nil
+	return saslauth.Tokens(c.config)
 }
 
 // connected returns a live client, connecting first if needed. The dial
@@ -127,10 +215,9 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 	}
 	// sarama takes no context: the attempt's dialer cuts its connections
 	// when ctx ends, and the client it makes keeps dialing through it.
-	attempt := &connectAttempt{conns: c.conns, ctx: ctx}
+	attempt, finish := c.watch.Connecting(ctx)
 	config := *c.config
 	config.Net.Proxy.Dialer = attempt
-	finish := attempt.watch()
 	fresh, err := sarama.NewClient(c.brokers, &config)
 	finish()
 	if err != nil {
@@ -138,18 +225,25 @@ func (c *Cluster) connected(ctx context.Context) (sarama.Client, error) {
 			// Only a refusal says the token is bad: a network error does
 			// not, and a new grant per attempt while Kafka is down would
 			// only load the identity provider.
-			tokenRefused(c.config)
+			saslauth.TokenRefused(c.config)
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w: %w", ctxErr, err)
 		}
-		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, securitySummary(c.config), authentication(err))
+		return nil, fmt.Errorf("connect to brokers %v (%s): %w", c.brokers, saslauth.Summary(c.config), saslauth.Authentication(err))
 	}
 	client, err := c.adopt(existing, fresh)
 	if client != fresh {
 		_ = fresh.Close()
+		return client, err
 	}
-	return client, err
+	c.mu.Lock()
+	lanes := slices.Clone(c.lanes)
+	c.mu.Unlock()
+	for _, lane := range lanes {
+		lane.warmUp(ctx)
+	}
+	return client, nil
 }
 
 // adopt installs fresh as the client unless the cluster was closed or
@@ -168,24 +262,30 @@ func (c *Cluster) adopt(existing, fresh sarama.Client) (sarama.Client, error) {
 	return fresh, nil
 }
 
-// Close ends every connection, cutting the requests in flight, and later
-// calls fail.
+// Close ends every connection, its lanes' too, cutting the requests in
+// flight, and later calls fail.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	client := c.client
 	c.client = nil
+	lanes := c.lanes
+	c.lanes = nil
 	c.mu.Unlock()
 	// First, so that the client's own close does not wait on requests the
 	// brokers never answer.
-	c.conns.closeAll()
-	if client == nil {
-		return nil
+	c.watch.Close()
+	var errs []error
+	if client != nil {
+		if err := client.Close(); !errors.Is(err, sarama.ErrClosedClient) {
+			errs = append(errs, err)
+		}
 	}
-	if err := client.Close(); err != nil && !errors.Is(err, sarama.ErrClosedClient) {
-		return err
+	for _, lane := range lanes {
+		errs = append(errs, lane.Close())
 	}
-	return nil
+	c.watch.WaitLookups()
+	return errors.Join(errs...)
 }
 
 // observe reports a request and, when it timed out or its response could not
@@ -200,7 +300,7 @@ func (c *Cluster) observe(ctx context.Context, b *sarama.Broker, api string, err
 	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
 		// A reconnect or re-authentication of an established client was
 		// refused: the next connection needs a new token.
-		tokenRefused(c.config)
+		saslauth.TokenRefused(c.config)
 	}
 	var netErr net.Error
 	switch {
@@ -225,76 +325,32 @@ func isDecodingError(err error) bool {
 	return errors.As(err, &decErr) || errors.Is(err, sarama.ErrInsufficientData)
 }
 
-// perBroker runs fn once per broker concurrently and waits for all of them.
-// sarama takes no context, so ctx is checked before each request is sent,
-// and when ctx ends the connections of the brokers still working are cut,
-// which ends their requests in flight (and any other request sharing the
-// connection) at once; their error then says that ctx ended. A connection
-// idle past conn_idle_timeout is reopened before its request.
-func perBroker[T any](ctx context.Context, c *Cluster, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		errs    []error
-		pending = make(map[string]bool, len(work)) // broker addresses still working
-	)
-	for broker := range work {
-		pending[broker.Addr()] = true
-	}
-	cutDone := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(cutDone)
-		mu.Lock()
-		addrs := maps.Clone(pending)
-		mu.Unlock()
-		c.conns.cut(addrs)
-	})
-	defer func() {
-		// A cut that started must end before the call returns: run late,
-		// it would close the connection the next call opens to the same
-		// broker, and fail that call's first request.
-		if !stop() {
-			<-cutDone
-		}
-	}()
-	for broker, item := range work {
-		wg.Go(func() {
-			var err error
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), ctxErr)
-			} else if skipped := c.conns.health.skipping(broker.Addr(), time.Now()); skipped != nil {
-				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), skipped)
-			} else if gaveUp := c.conns.gaveUpOn(ctx, broker.Addr()); gaveUp != nil {
-				err = fmt.Errorf("broker %d (%s): %w", broker.ID(), broker.Addr(), gaveUp)
-			} else {
-				err = awaitBroker(ctx, c, broker, item, fn)
-				if ctxErr := ctx.Err(); err != nil && ctxErr != nil && !errors.Is(err, ctxErr) {
-					err = fmt.Errorf("broker %d (%s): %w: %w", broker.ID(), broker.Addr(), ctxErr, err)
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			delete(pending, broker.Addr())
-			if err != nil {
-				errs = append(errs, err)
-			}
-		})
-	}
-	wg.Wait()
-	return kafka.Join(errs...)
+// perBroker runs fn once per broker concurrently for the call, and
+// waits for all of them (brokerwatch.PerBroker).
+func perBroker[T any](ctx context.Context, c *Cluster, call *brokerwatch.Call, work map[*sarama.Broker]T, fn func(*sarama.Broker, T) error) error {
+	return brokerwatch.PerBroker(ctx, call, c.idle, func(b *sarama.Broker) brokerwatch.Broker { return idleBroker{b, c.config} }, work, fn)
 }
 
-// awaitBroker runs fn on broker, recorded as a wait of the call on it: its
-// budget then judges the broker's connection whoever's request is on it
-// (see cutUnanswered). A connection idle past conn_idle_timeout is reopened
-// first.
-func awaitBroker[T any](ctx context.Context, c *Cluster, broker *sarama.Broker, item T, fn func(*sarama.Broker, T) error) error {
-	defer c.conns.waitingOn(ctx, broker.Addr())()
-	if err := c.idle.begin(ctx, broker); err != nil {
-		return err
+// lookup runs one of sarama's lookups for the call (brokerwatch.Lookup).
+func lookup[T any](ctx context.Context, c *Cluster, call *brokerwatch.Call, fn func() (T, error)) (T, error) {
+	return brokerwatch.Lookup(ctx, call, fn)
+}
+
+// idleBroker is a sarama broker as brokerwatch.Idle reopens it.
+type idleBroker struct {
+	*sarama.Broker
+	config *sarama.Config
+}
+
+func (b idleBroker) Reopen() error {
+	if err := b.Close(); err != nil && !errors.Is(err, sarama.ErrNotConnected) {
+		return fmt.Errorf("close: %w", err)
 	}
-	defer c.idle.end(broker)
-	return fn(broker, item)
+	// sarama's Open dials in the background; the next request waits for it.
+	if err := b.Open(b.config); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return fmt.Errorf("open: %w", err)
+	}
+	return nil
 }
 
 // authorization types a broker's refusal to let the principal see a group or
@@ -306,21 +362,13 @@ func authorization(err error) error {
 	return err
 }
 
-// clusterAuthorization is authorization for requests about the whole
+// ClusterAuthorization types a refusal of a request about the whole
 // cluster, which a principal without cluster permissions is refused.
-func clusterAuthorization(err error) error {
+func ClusterAuthorization(err error) error {
 	if errors.Is(err, sarama.ErrClusterAuthorizationFailed) {
 		return &kafka.AuthorizationError{Err: err}
 	}
 	return authorization(err)
-}
-
-// authentication types a broker's refusal of the credentials.
-func authentication(err error) error {
-	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
-		return &kafka.AuthenticationError{Err: err}
-	}
-	return err
 }
 
 func groupError(group string, err error) error {

@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
 const securityTestPassword = "s3cr3t-Pa55"
@@ -41,11 +43,11 @@ func testSettings(brokers []string) Settings {
 
 func TestConfigureSecurity(t *testing.T) {
 	s := defaultSettings()
-	sc, err := newConfig(s)
+	sc, err := saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.False(t, sc.Net.SASL.Enable, "no auth by default")
 	require.False(t, sc.Net.TLS.Enable, "no TLS by default")
-	require.Equal(t, "plaintext, no SASL", securitySummary(sc))
+	require.Equal(t, "plaintext, no SASL", saslauth.Summary(sc))
 
 	for mechanism, want := range map[string]sarama.SASLMechanism{
 		kafka.SASLPlain:       sarama.SASLTypePlaintext,
@@ -53,7 +55,7 @@ func TestConfigureSecurity(t *testing.T) {
 		kafka.SASLSCRAMSHA512: sarama.SASLTypeSCRAMSHA512,
 	} {
 		s.SASL = &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
-		sc, err := newConfig(s)
+		sc, err := saramaconfig.ClientConfig(s)
 		require.NoError(t, err, mechanism)
 		require.True(t, sc.Net.SASL.Enable)
 		require.Equal(t, want, sc.Net.SASL.Mechanism)
@@ -69,24 +71,24 @@ func TestConfigureSecurity(t *testing.T) {
 		}
 	}
 	s.SASL = &SASL{Mechanism: kafka.SASLSCRAMSHA512, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 0}
-	sc, err = newConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.SASLHandshakeV0, sc.Net.SASL.Version)
 	require.False(t, sc.ApiVersionsRequest, "a v0 handshake cannot follow an ApiVersions request")
 
 	// `insecure: true` without a CA is configkafka's way of saying plaintext.
 	s.TLS = &configtls.ClientConfig{Insecure: true}
-	sc, err = newConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.False(t, sc.Net.TLS.Enable)
 
 	s.TLS = &configtls.ClientConfig{ServerName: "kafka.internal", Config: configtls.Config{CAPem: configopaque.String(testca.New(t).CertPEM)}}
-	sc, err = newConfig(s)
+	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.True(t, sc.Net.TLS.Enable)
 	require.Equal(t, "kafka.internal", sc.Net.TLS.Config.ServerName)
 	require.NotNil(t, sc.Net.TLS.Config.RootCAs)
-	summary := securitySummary(sc)
+	summary := saslauth.Summary(sc)
 	require.Equal(t, `TLS, SASL SCRAM-SHA-512 as "monitor"`, summary, "what a connection error says was attempted")
 	require.NotContains(t, summary, securityTestPassword)
 }
@@ -94,7 +96,7 @@ func TestConfigureSecurity(t *testing.T) {
 func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
 	s := defaultSettings()
 	s.SASL = &SASL{Mechanism: " scram-sha-256", Username: "u", Password: "p", HandshakeVersion: 1}
-	sc, err := newConfig(s)
+	sc, err := saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeSCRAMSHA256), sc.Net.SASL.Mechanism)
 }
@@ -138,35 +140,18 @@ func TestNewNamesTheKey(t *testing.T) {
 	}
 }
 
-func TestCheckVersion(t *testing.T) {
-	require.NoError(t, CheckVersion("3.0.0"))
-	require.NoError(t, CheckVersion("4.0.0"))
-	require.Error(t, CheckVersion("three"))
-	require.Error(t, CheckVersion(""))
-}
-
-// TestSCRAMClientConversation runs the adapter against xdg-go/scram's own
-// server, so a wiring mistake (wrong hash, reused conversation) shows here
-// rather than as an authentication failure against a broker.
-func TestSCRAMClientConversation(t *testing.T) {
-	client, msg := beginSCRAM(t, kafka.SASLSCRAMSHA512)
-	require.Contains(t, msg, "n=monitor")
-	require.NotContains(t, msg, securityTestPassword, "SCRAM never sends the password")
-	require.False(t, client.Done())
-}
-
 func TestWarnInsecureSecurity(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	s := defaultSettings()
-	warnInsecureSecurity(s, zap.New(core))
+	saramaconfig.WarnInsecure(s, zap.New(core))
 	require.Zero(t, logs.Len(), "nothing configured, nothing to warn about")
 
 	s.SASL = &SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: securityTestPassword, HandshakeVersion: 1}
-	warnInsecureSecurity(s, zap.New(core))
+	saramaconfig.WarnInsecure(s, zap.New(core))
 	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len())
 
 	s.TLS = &configtls.ClientConfig{InsecureSkipVerify: true}
-	warnInsecureSecurity(s, zap.New(core))
+	saramaconfig.WarnInsecure(s, zap.New(core))
 	require.Equal(t, 1, logs.FilterMessageSnippet("insecure_skip_verify").Len())
 	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len(), "TLS is on now")
 	for _, entry := range logs.All() {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/batchguard"
 )
 
 // legacyEntry is one entry of a v1 message set: offset, size and a magic 1
@@ -50,8 +51,8 @@ func allocatedBy(fn func()) uint64 {
 
 // responseBound is what one record read's response may make the receiver
 // allocate, as docs/security.md states it: the response's decompressed
-// bytes are bounded in all (maxDecompressedResponse), plus decoding.
-const responseBound = maxDecompressedResponse + 16<<20
+// bytes are bounded in all (batchguard.MaxDecompressedResponse), plus decoding.
+const responseBound = batchguard.MaxDecompressedResponse + 16<<20
 
 // TestNestedLegacyWrappersCountAgainstOneBound: an old-format (v1) gzip
 // wrapper whose set holds further gzip wrappers, each inflating to 8 MiB

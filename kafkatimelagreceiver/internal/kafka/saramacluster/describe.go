@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 )
 
 // DescribeGroups sends DescribeGroups requests of at most
@@ -21,7 +22,7 @@ import (
 // protocol_version 3.7.0 or later. Without it they are reported in state
 // Unknown rather than as Dead groups with no members.
 func (c *Cluster) DescribeGroups(ctx context.Context, groups []string) (map[string]kafka.GroupDescription, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	out := make(map[string]kafka.GroupDescription, len(groups))
 	if len(groups) == 0 {
@@ -31,16 +32,16 @@ func (c *Cluster) DescribeGroups(ctx context.Context, groups []string) (map[stri
 	if err != nil {
 		return out, err
 	}
-	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, client, groups)
+	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, call, client, groups)
 	var mu sync.Mutex
-	err = perBroker(ctx, c, byCoordinator, func(b *sarama.Broker, groups []string) error {
+	err = perBroker(ctx, c, call, byCoordinator, func(b *sarama.Broker, groups []string) error {
 		var errs []error
 		for start := 0; start < len(groups); start += maxGroupsPerDescribe {
 			if ctx.Err() != nil {
 				errs = append(errs, fmt.Errorf("describe groups on coordinator %d: %d of %d groups not asked: %w", b.ID(), len(groups)-start, len(groups), ctx.Err()))
 				break
 			}
-			described, err := c.describeOn(ctx, client, b, groups[start:min(start+maxGroupsPerDescribe, len(groups))])
+			described, err := c.describeOn(ctx, call, client, b, groups[start:min(start+maxGroupsPerDescribe, len(groups))])
 			mu.Lock()
 			for g, d := range described {
 				out[g] = d
@@ -52,7 +53,7 @@ func (c *Cluster) DescribeGroups(ctx context.Context, groups []string) (map[stri
 		}
 		return kafka.Join(errs...)
 	})
-	return out, kafka.Join(coordinatorErr, err, c.nameAssignedTopics(ctx, client, out))
+	return out, kafka.Join(coordinatorErr, err, c.nameAssignedTopics(ctx, call, client, out))
 }
 
 // maxGroupsPerDescribe bounds the groups of one DescribeGroups request, for
@@ -81,7 +82,7 @@ func (c *Cluster) describeGroupsVersion() int16 {
 // unknown, not absent.
 var unknownGroup = kafka.GroupDescription{State: kafka.GroupStateUnknown, Epoch: -1}
 
-func (c *Cluster) describeOn(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string) (map[string]kafka.GroupDescription, error) {
+func (c *Cluster) describeOn(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string) (map[string]kafka.GroupDescription, error) {
 	resp, err := b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: c.describeGroupsVersion(), Groups: groups})
 	c.observe(ctx, b, "DescribeGroups", err)
 	if err != nil {
@@ -104,7 +105,7 @@ func (c *Cluster) describeOn(ctx context.Context, client sarama.Client, b *saram
 			continue
 		}
 		if !errors.Is(gd.Err, sarama.ErrNoError) {
-			c.refreshCoordinatorOn(ctx, client, gd.GroupId, gd.Err)
+			c.refreshCoordinatorOn(ctx, call, client, gd.GroupId, gd.Err)
 			errs = append(errs, groupError(gd.GroupId, fmt.Errorf("describe group %q on coordinator %d: %w",
 				gd.GroupId, b.ID(), authorization(gd.Err))))
 			continue
@@ -125,14 +126,14 @@ func (c *Cluster) describeOn(ctx context.Context, client sarama.Client, b *saram
 		}
 	}
 	if len(nextGen) > 0 {
-		errs = append(errs, c.describeNextGen(ctx, b, nextGen, out))
+		errs = append(errs, c.describeNextGen(ctx, call, b, nextGen, out))
 	}
 	return out, kafka.Join(errs...)
 }
 
 // describeNextGen describes groups with ConsumerGroupDescribe (KIP-848) and
 // replaces the classic descriptions of those that are KIP-848 groups.
-func (c *Cluster) describeNextGen(ctx context.Context, b *sarama.Broker, groups []string, out map[string]kafka.GroupDescription) error {
+func (c *Cluster) describeNextGen(ctx context.Context, call *brokerwatch.Call, b *sarama.Broker, groups []string, out map[string]kafka.GroupDescription) error {
 	if !c.config.Version.IsAtLeast(sarama.V3_7_0_0) {
 		// The broker may hold KIP-848 groups we are not allowed to ask about.
 		for _, g := range groups {

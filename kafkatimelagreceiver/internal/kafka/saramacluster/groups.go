@@ -12,12 +12,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 )
 
 // ConsumerGroups sends one ListGroups to every broker, and remembers which
 // broker listed each group as that group's coordinator.
 func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	client, err := c.connected(ctx)
 	if err != nil {
@@ -28,9 +29,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		// sarama forgets the brokers a metadata refresh could not reach
 		// (the whole cluster was down); only a refresh from the bootstrap
 		// brokers brings them back.
-		done := c.lookingUp(ctx)
-		err := client.RefreshMetadata()
-		done()
+		_, err := lookup(ctx, c, call, func() (struct{}, error) { return struct{}{}, client.RefreshMetadata() })
 		if err != nil {
 			return nil, fmt.Errorf("list groups: no brokers known: %w", err)
 		}
@@ -49,7 +48,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 		listedBy = map[string]int32{}
 		twice    = map[string]bool{}
 	)
-	err = perBroker(ctx, c, work, func(b *sarama.Broker, _ struct{}) error {
+	err = perBroker(ctx, c, call, work, func(b *sarama.Broker, _ struct{}) error {
 		if err := b.Open(client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 			return fmt.Errorf("list groups on broker %d: connect: %w", b.ID(), err)
 		}
@@ -63,7 +62,7 @@ func (c *Cluster) ConsumerGroups(ctx context.Context) ([]string, error) {
 			return fmt.Errorf("list groups on broker %d: %w", b.ID(), err)
 		}
 		if !errors.Is(resp.Err, sarama.ErrNoError) {
-			return fmt.Errorf("list groups on broker %d: %w", b.ID(), clusterAuthorization(resp.Err))
+			return fmt.Errorf("list groups on broker %d: %w", b.ID(), ClusterAuthorization(resp.Err))
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -129,13 +128,13 @@ type offsetsRecorder func(group string, blocks map[string]map[int32]*sarama.Offs
 // groups when the protocol allows it (v8, Kafka 3.0+), and one per group
 // otherwise or when the batched request is refused.
 func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]kafka.Commits, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	client, err := c.connected(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, client, groups)
+	byCoordinator, coordinatorErr := c.groupsByCoordinator(ctx, call, client, groups)
 	var (
 		mu  sync.Mutex
 		out = make(map[string]kafka.Commits, len(groups))
@@ -169,11 +168,11 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 		return kafka.Join(errs...)
 	}
 	batched := c.config.Version.IsAtLeast(sarama.V3_0_0_0)
-	err = perBroker(ctx, c, byCoordinator, func(b *sarama.Broker, groups []string) error {
+	err = perBroker(ctx, c, call, byCoordinator, func(b *sarama.Broker, groups []string) error {
 		if !batched || len(groups) == 1 {
-			return c.offsetFetchEach(ctx, client, b, groups, record)
+			return c.offsetFetchEach(ctx, call, client, b, groups, record)
 		}
-		return c.offsetFetchChunks(ctx, client, b, groups, record)
+		return c.offsetFetchChunks(ctx, call, client, b, groups, record)
 	})
 	return out, kafka.Join(coordinatorErr, err)
 }
@@ -192,7 +191,7 @@ const maxGroupsPerOffsetFetch = 100
 // whose response could not be decoded (too large, or garbled) is asked
 // again one group per request, so that one group's answer cannot fail the
 // others.
-func (c *Cluster) offsetFetchChunks(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+func (c *Cluster) offsetFetchChunks(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
 	var errs []error
 	for start := 0; start < len(groups); start += maxGroupsPerOffsetFetch {
 		if err := ctx.Err(); err != nil {
@@ -200,12 +199,12 @@ func (c *Cluster) offsetFetchChunks(ctx context.Context, client sarama.Client, b
 			break
 		}
 		chunk := groups[start:min(start+maxGroupsPerOffsetFetch, len(groups))]
-		err := c.offsetFetchBatch(ctx, client, b, chunk, record)
+		err := c.offsetFetchBatch(ctx, call, client, b, chunk, record)
 		switch {
 		case errors.Is(err, errBatchUnsupported):
 			c.logger.Debug("broker refused a batched OffsetFetch; falling back to one request per group",
 				zap.Int32("broker", b.ID()), zap.Error(err))
-			return kafka.Join(append(errs, c.offsetFetchEach(ctx, client, b, groups[start:], record))...)
+			return kafka.Join(append(errs, c.offsetFetchEach(ctx, call, client, b, groups[start:], record))...)
 		case isDecodingError(err):
 			c.logger.Debug("a batched OffsetFetch response could not be decoded; asking its groups one by one",
 				zap.Int32("broker", b.ID()), zap.Int("groups", len(chunk)), zap.Error(err))
@@ -214,7 +213,7 @@ func (c *Cluster) offsetFetchChunks(ctx context.Context, client sarama.Client, b
 				errs = append(errs, fmt.Errorf("fetch committed offsets from coordinator %d: reconnect: %w", b.ID(), err))
 				continue
 			}
-			errs = append(errs, c.offsetFetchEach(ctx, client, b, chunk, record))
+			errs = append(errs, c.offsetFetchEach(ctx, call, client, b, chunk, record))
 		default:
 			errs = append(errs, err)
 		}
@@ -223,7 +222,7 @@ func (c *Cluster) offsetFetchChunks(ctx context.Context, client sarama.Client, b
 }
 
 // offsetFetchEach sends one OffsetFetch per group.
-func (c *Cluster) offsetFetchEach(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+func (c *Cluster) offsetFetchEach(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
 	var errs []error
 	for _, g := range groups {
 		if err := ctx.Err(); err != nil {
@@ -243,7 +242,7 @@ func (c *Cluster) offsetFetchEach(ctx context.Context, client sarama.Client, b *
 			continue
 		}
 		if !errors.Is(resp.Err, sarama.ErrNoError) {
-			c.refreshCoordinatorOn(ctx, client, g, resp.Err)
+			c.refreshCoordinatorOn(ctx, call, client, g, resp.Err)
 			errs = append(errs, groupError(g, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w", g, b.ID(), authorization(resp.Err))))
 			continue
 		}
@@ -257,7 +256,7 @@ var errBatchUnsupported = errors.New("batched OffsetFetch unsupported")
 // offsetFetchBatch sends one OffsetFetch v8 for all the groups. It returns
 // an error wrapping errBatchUnsupported when the broker cannot take one, for
 // the caller to fall back to one request per group.
-func (c *Cluster) offsetFetchBatch(ctx context.Context, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+func (c *Cluster) offsetFetchBatch(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
 	req := &sarama.OffsetFetchRequest{Version: 8}
 	for _, g := range groups {
 		// Nil partitions: every partition the group has committed on.
@@ -278,7 +277,7 @@ func (c *Cluster) offsetFetchBatch(ctx context.Context, client sarama.Client, b 
 	var errs []error
 	for _, g := range resp.Groups {
 		if !errors.Is(g.Err, sarama.ErrNoError) {
-			c.refreshCoordinatorOn(ctx, client, g.GroupId, g.Err)
+			c.refreshCoordinatorOn(ctx, call, client, g.GroupId, g.Err)
 			errs = append(errs, groupError(g.GroupId, fmt.Errorf("fetch committed offsets of group %q from coordinator %d: %w",
 				g.GroupId, b.ID(), authorization(g.Err))))
 			continue
@@ -290,7 +289,7 @@ func (c *Cluster) offsetFetchBatch(ctx context.Context, client sarama.Client, b 
 
 // refreshCoordinatorOn looks the group's coordinator up again when the
 // broker asked says it is not (or not yet) the group's coordinator.
-func (c *Cluster) refreshCoordinatorOn(ctx context.Context, client sarama.Client, group string, kerr sarama.KError) {
+func (c *Cluster) refreshCoordinatorOn(ctx context.Context, call *brokerwatch.Call, client sarama.Client, group string, kerr sarama.KError) {
 	switch kerr {
 	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrOffsetsLoadInProgress:
 		// The next scrape asks again; refreshing now points it at the right
@@ -302,9 +301,7 @@ func (c *Cluster) refreshCoordinatorOn(ctx context.Context, client sarama.Client
 		if ctx.Err() != nil {
 			return // the next call finds it out
 		}
-		done := c.lookingUp(ctx)
-		err := client.RefreshCoordinator(group)
-		done()
+		_, err := lookup(ctx, c, call, func() (struct{}, error) { return struct{}{}, client.RefreshCoordinator(group) })
 		if err != nil {
 			c.logger.Debug("refresh coordinator", zap.String("group", group), zap.Error(err))
 		}
@@ -315,7 +312,7 @@ func (c *Cluster) refreshCoordinatorOn(ctx context.Context, client sarama.Client
 // broker that listed the group, else the client's answer, which it caches,
 // so that only a group missing from the listing and not seen before (or
 // whose coordinator moved) costs a FindCoordinator request.
-func (c *Cluster) groupsByCoordinator(ctx context.Context, client sarama.Client, groups []string) (map[*sarama.Broker][]string, error) {
+func (c *Cluster) groupsByCoordinator(ctx context.Context, call *brokerwatch.Call, client sarama.Client, groups []string) (map[*sarama.Broker][]string, error) {
 	listed := make([]int32, len(groups))
 	c.listedMu.Lock()
 	for i, g := range groups {
@@ -342,9 +339,7 @@ func (c *Cluster) groupsByCoordinator(ctx context.Context, client sarama.Client,
 			break
 		}
 		// A FindCoordinator on a cache miss: no lock held.
-		done := c.lookingUp(ctx)
-		coordinator, err := client.Coordinator(g)
-		done()
+		coordinator, err := lookup(ctx, c, call, func() (*sarama.Broker, error) { return client.Coordinator(g) })
 		if err != nil {
 			errs = append(errs, groupError(g, fmt.Errorf("find coordinator of group %q: %w", g, authorization(err))))
 			continue

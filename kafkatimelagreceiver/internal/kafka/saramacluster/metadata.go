@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/IBM/sarama"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 )
 
 // identifyAttempts bounds how many brokers Identify asks before giving up:
@@ -21,7 +21,7 @@ const identifyAttempts = 3
 // version 10, Kafka 2.8; the cluster id with version 2). Topics the cluster
 // does not know are absent without an error: the offset reads report them.
 func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identity, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	if len(topics) == 0 {
 		// A Metadata request without topic names asks for every topic.
@@ -31,7 +31,7 @@ func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identit
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.metadata(ctx, client, topics)
+	resp, err := c.metadata(ctx, call, client, topics)
 	if err != nil {
 		return nil, fmt.Errorf("read topic ids of %d topics: %w", len(topics), err)
 	}
@@ -41,25 +41,28 @@ func (c *Cluster) Identify(ctx context.Context, topics []string) (*kafka.Identit
 // metadata sends one Metadata request for the topics, without creating any,
 // to the least loaded broker; one that does not answer is passed over for
 // another, up to identifyAttempts. sarama's cache is left as it is.
-func (c *Cluster) metadata(ctx context.Context, client sarama.Client, topics []string) (*sarama.MetadataResponse, error) {
+func (c *Cluster) metadata(ctx context.Context, call *brokerwatch.Call, client sarama.Client, topics []string) (*sarama.MetadataResponse, error) {
 	var errs []error
-	done := c.lookingUp(ctx)
-	candidates := identifyCandidates(client)
-	done()
+	// Weighing the brokers' load waits for the request each has on the
+	// wire.
+	candidates, err := lookup(ctx, c, call, func() ([]*sarama.Broker, error) { return identifyCandidates(client), nil })
+	if err != nil {
+		return nil, fmt.Errorf("pick a broker to ask for metadata: %w", err)
+	}
 	for _, b := range candidates {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		if err := c.conns.health.skipping(b.Addr(), time.Now()); err != nil {
+		if err := c.watch.Skipping(b.Addr()); err != nil {
 			errs = append(errs, fmt.Errorf("metadata from broker %d: %w", b.ID(), err))
 			continue
 		}
-		if err := c.conns.gaveUpOn(ctx, b.Addr()); err != nil {
+		if err := call.GaveUpOn(b.Addr()); err != nil {
 			errs = append(errs, fmt.Errorf("metadata from broker %d: %w", b.ID(), err))
 			continue
 		}
-		resp, err := c.metadataFrom(ctx, b, topics)
+		resp, err := c.metadataFrom(ctx, call, b, topics)
 		c.observe(ctx, b, "Metadata", err)
 		if err == nil {
 			return resp, nil
@@ -73,13 +76,25 @@ func (c *Cluster) metadata(ctx context.Context, client sarama.Client, topics []s
 }
 
 // metadataFrom sends one Metadata request for the topics to b, recorded as
-// a wait of the call on it (see cutUnanswered).
-func (c *Cluster) metadataFrom(ctx context.Context, b *sarama.Broker, topics []string) (*sarama.MetadataResponse, error) {
-	defer c.conns.waitingOn(ctx, b.Addr())()
+// a wait of the call on it (brokerwatch.Call.WaitingOn).
+func (c *Cluster) metadataFrom(ctx context.Context, call *brokerwatch.Call, b *sarama.Broker, topics []string) (*sarama.MetadataResponse, error) {
+	defer call.WaitingOn(b.Addr())()
 	_ = b.Open(c.config) // already open: ErrAlreadyConnected
 	req := sarama.NewMetadataRequest(c.config.Version, topics)
 	req.AllowAutoTopicCreation = false
 	return b.GetMetadata(req)
+}
+
+// answeringBroker is the least loaded broker not skipped for silence, of
+// those Identify would ask, for a request any broker answers; nil: none.
+func (c *Cluster) answeringBroker(ctx context.Context, call *brokerwatch.Call, client sarama.Client) *sarama.Broker {
+	candidates, _ := lookup(ctx, c, call, func() ([]*sarama.Broker, error) { return identifyCandidates(client), nil })
+	for _, b := range candidates {
+		if c.watch.Skipping(b.Addr()) == nil {
+			return b
+		}
+	}
+	return nil
 }
 
 // identifyCandidates are the brokers to ask, the least loaded first.
@@ -130,7 +145,7 @@ func identityOf(resp *sarama.MetadataResponse) (*kafka.Identity, error) {
 // exist are then refreshed into sarama's cache together; those it does not
 // judge (denied, leaderless) are left to the leader lookup, which types
 // its error.
-func (c *Cluster) unknownPartitions(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) map[kafka.TopicPartition]bool {
+func (c *Cluster) unknownPartitions(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) map[kafka.TopicPartition]bool {
 	missing := missingFromMetadata(client, partitions)
 	if len(missing) == 0 {
 		return nil
@@ -143,7 +158,7 @@ func (c *Cluster) unknownPartitions(ctx context.Context, client sarama.Client, p
 			topics = append(topics, tp.Topic)
 		}
 	}
-	resp, err := c.metadata(ctx, client, topics)
+	resp, err := c.metadata(ctx, call, client, topics)
 	if err != nil {
 		c.logger.Debug("metadata of topics missing from the cache", zap.Int("topics", len(topics)), zap.Error(err))
 		return nil
@@ -160,7 +175,7 @@ func (c *Cluster) unknownPartitions(ctx context.Context, client sarama.Client, p
 		}
 	}
 	if len(existing) > 0 {
-		c.refreshMetadata(ctx, client, existing, false)
+		c.refreshMetadata(ctx, call, client, existing, false)
 	}
 	out := map[kafka.TopicPartition]bool{}
 	for _, tp := range missing {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkNaiveEndOffsets(b *testing.B) {
 				}
 			}
 			b.Run("naive", func(b *testing.B) {
-				sc, err := newConfig(settings)
+				sc, err := saramaconfig.ClientConfig(settings)
 				require.NoError(b, err)
 				client, err := sarama.NewClient(settings.Brokers, sc)
 				require.NoError(b, err)

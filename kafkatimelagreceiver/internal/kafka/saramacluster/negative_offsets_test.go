@@ -50,7 +50,9 @@ func TestNegativeListedOffsetIsNoOffset(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	offsets := map[kafka.TopicPartition]int64{}
-	a := c.listOffsetsFrom(ctx, map[*sarama.Broker][]kafka.TopicPartition{b: {tp(0), tp(1), tp(2)}}, sarama.OffsetNewest, sarama.ReadUncommitted, offsets)
+	call, stop := c.begin(ctx)
+	defer stop()
+	a := c.listOffsetsFrom(ctx, call, map[*sarama.Broker][]kafka.TopicPartition{b: {tp(0), tp(1), tp(2)}}, sarama.OffsetNewest, sarama.ReadUncommitted, offsets)
 	require.Equal(t, map[kafka.TopicPartition]int64{tp(1): 7}, offsets)
 	require.Empty(t, a.moved(), "not a leader move: not asked again")
 	err = a.err()

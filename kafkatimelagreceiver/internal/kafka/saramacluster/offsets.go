@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 )
 
 // EndOffsets reads the high watermark of each partition.
@@ -39,17 +40,17 @@ func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPart
 // election costs no read: they come back in read.Retries, with times of
 // their own.
 func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	read := kafka.OffsetRead{Offsets: make(map[kafka.TopicPartition]int64, len(partitions))}
 	client, err := c.connected(ctx)
 	if err != nil {
 		return read, err
 	}
-	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, client, partitions)
+	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, call, client, partitions)
 	read.Unknown = unknown
 	read.Sent = time.Now()
-	last := c.listOffsetsFrom(ctx, byLeader, which, isolation, read.Offsets)
+	last := c.listOffsetsFrom(ctx, call, byLeader, which, isolation, read.Offsets)
 	read.Received = time.Now()
 	errs := []error{leaderErr}
 	for range leaderRetries {
@@ -57,12 +58,10 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		if len(moved) == 0 || ctx.Err() != nil {
 			break
 		}
-		c.refreshMetadata(ctx, client, topicsOf(moved), last.transport)
-		if ctx.Err() != nil {
-			// The refresh took the rest of the call (sarama's lookup can
-			// wait behind another call's request to a broker that does
-			// not answer): asking again could only fail on the context,
-			// and would put that in place of why they went unread.
+		if !c.refreshMetadata(ctx, call, client, topicsOf(moved), last.transport) || ctx.Err() != nil {
+			// No fresh leaders in time (the refresh took the rest of the
+			// call, or would have): asking again could only fail the same
+			// way, and would put that in place of why they went unread.
 			break
 		}
 		// Asked again: this round's answer for them stands instead, and
@@ -72,12 +71,13 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 			last.forget(tp)
 		}
 		errs = append(errs, last.err())
-		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, client, moved)
+		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved)
+		c.reconnectRefusing(retryLeaders, last)
 		read.Unknown = append(read.Unknown, retryUnknown...)
 		errs = append(errs, retryLeaderErr)
 		retried := make(map[kafka.TopicPartition]int64, len(moved))
 		retry := kafka.Retry{Sent: time.Now()}
-		last = c.listOffsetsFrom(ctx, retryLeaders, which, isolation, retried)
+		last = c.listOffsetsFrom(ctx, call, retryLeaders, which, isolation, retried)
 		retry.Received = time.Now()
 		for tp, offset := range retried {
 			read.Offsets[tp] = offset
@@ -89,9 +89,9 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 		}
 	}
 	read.Unknown = append(read.Unknown, last.unknown...)
-	if len(last.moved()) > 0 && ctx.Err() == nil {
+	if len(last.moved()) > 0 {
 		// Still not at the leader: the next call finds the metadata fresh.
-		c.refreshMetadata(ctx, client, topicsOf(last.moved()), last.transport)
+		c.refreshInBackground(call, client, topicsOf(last.moved()), last.transport)
 	}
 	return read, kafka.Join(append(errs, last.err())...)
 }
@@ -113,6 +113,8 @@ type offsetsAnswer struct {
 	failed  map[kafka.TopicPartition]error
 	stale   map[kafka.TopicPartition]bool
 	unknown []kafka.TopicPartition
+	// refusedBy is the broker that said it does not lead each partition.
+	refusedBy map[kafka.TopicPartition]*sarama.Broker
 	// transport tells that a broker could not be reached at all (it
 	// crashed, or does not answer): the refresh it calls for is rate
 	// limited, the broker failing every call until it is gone.
@@ -157,11 +159,11 @@ func (a *offsetsAnswer) err() error {
 
 // listOffsetsFrom sends one ListOffsets to each leader and puts what it
 // reads into offsets.
-func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
-	a := &offsetsAnswer{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}}
+func (c *Cluster) listOffsetsFrom(ctx context.Context, call *brokerwatch.Call, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
+	a := &offsetsAnswer{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}, refusedBy: map[kafka.TopicPartition]*sarama.Broker{}}
 	for b, tps := range byLeader {
 		// A skipped broker's partitions may have a new leader by now.
-		if err := c.conns.health.skipping(b.Addr(), time.Now()); err != nil {
+		if err := c.watch.Skipping(b.Addr()); err != nil {
 			err = fmt.Errorf("list offsets from broker %d (%s): %w", b.ID(), b.Addr(), err)
 			a.transport = true
 			for _, tp := range tps {
@@ -170,7 +172,7 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Brok
 			delete(byLeader, b)
 		}
 	}
-	err := perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+	err := perBroker(ctx, c, call, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		req := sarama.NewOffsetRequest(c.config.Version)
 		req.IsolationLevel = isolation
 		for _, tp := range tps {
@@ -202,6 +204,9 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Brok
 				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
 					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), authorization(block.Err))),
 					leaderMoved(block.Err))
+				if leaderMoved(block.Err) {
+					a.refusedBy[tp] = b
+				}
 				if errors.Is(block.Err, sarama.ErrUnknownTopicOrPartition) {
 					a.unknown = append(a.unknown, tp)
 				}
@@ -230,6 +235,25 @@ func (c *Cluster) listOffsetsFrom(ctx context.Context, byLeader map[*sarama.Brok
 	return a
 }
 
+// reconnectRefusing opens a new connection to each leader that the
+// refreshed metadata names for a partition it said it does not lead: its
+// connection may reach a broker that left the cluster at the same address
+// (a broker replaced behind a proxy or load balancer), which answers, but
+// for a cluster it is no longer part of.
+func (c *Cluster) reconnectRefusing(leaders map[*sarama.Broker][]kafka.TopicPartition, last *offsetsAnswer) {
+	for b, tps := range leaders {
+		for _, tp := range tps {
+			if last.refusedBy[tp] == b {
+				c.logger.Debug("reconnecting to a leader that said it does not lead what the metadata says it does",
+					zap.Int32("broker", b.ID()), zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition))
+				_ = b.Close()
+				_ = b.Open(c.config) // in the background: the retry waits for it
+				break
+			}
+		}
+	}
+}
+
 // leaderMoved tells whether a partition's error means that the metadata
 // naming its leader is out of date.
 func leaderMoved(kerr sarama.KError) bool {
@@ -253,50 +277,60 @@ func topicsOf(tps []kafka.TopicPartition) []string {
 
 // byLeader groups partitions by their leader broker. Partitions whose leader
 // cannot be found are reported in the error and left out.
-func (c *Cluster) byLeader(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, error) {
-	out, _, err := c.leadersOrUnknown(ctx, client, partitions)
+func (c *Cluster) byLeader(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, error) {
+	out, _, err := c.leadersOrUnknown(ctx, call, client, partitions)
 	return out, err
 }
 
 // leadersOrUnknown is byLeader that also returns the partitions the cluster
 // does not have, found with one metadata refresh for all of them.
-func (c *Cluster) leadersOrUnknown(ctx context.Context, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
-	var errs []error
-	out := map[*sarama.Broker][]kafka.TopicPartition{}
-	missing := c.unknownPartitions(ctx, client, partitions)
-	// A leader missing from the cache is looked up.
-	defer c.lookingUp(ctx)()
-	var unknown []kafka.TopicPartition
-	unknownPerTopic := map[string]int{}
-	failedTopics := map[string]bool{}
-	for i, tp := range partitions {
-		if missing[tp] {
-			unknown = append(unknown, tp)
-			unknownPerTopic[tp.Topic]++
-			continue
-		}
-		if failedTopics[tp.Topic] {
-			continue
-		}
-		// A leader missing from the cache costs a metadata request.
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("find leaders of %d partitions: %w", len(partitions)-i, err))
-			break
-		}
-		leader, err := client.Leader(tp.Topic, tp.Partition)
-		if err != nil {
-			if errors.Is(err, sarama.ErrUnknownTopicOrPartition) || errors.Is(err, sarama.ErrLeaderNotAvailable) ||
-				errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
-				// Do not ask again for every partition of a missing (or
-				// forbidden) topic.
-				failedTopics[tp.Topic] = true
-			}
-			errs = append(errs, topicError(tp.Topic, kafka.OperationDescribe,
-				fmt.Errorf("find leader of %s/%d: %w", tp.Topic, tp.Partition, authorization(err))))
-			continue
-		}
-		out[leader] = append(out[leader], tp)
+func (c *Cluster) leadersOrUnknown(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
+	missing := c.unknownPartitions(ctx, call, client, partitions)
+	type leaders struct {
+		out             map[*sarama.Broker][]kafka.TopicPartition
+		unknown         []kafka.TopicPartition
+		unknownPerTopic map[string]int
+		errs            []error
 	}
+	// A leader missing from the cache is looked up: the whole walk is one
+	// lookup, which the call stops waiting for when its context ends.
+	found, err := lookup(ctx, c, call, func() (leaders, error) {
+		l := leaders{out: map[*sarama.Broker][]kafka.TopicPartition{}, unknownPerTopic: map[string]int{}}
+		failedTopics := map[string]bool{}
+		for i, tp := range partitions {
+			if missing[tp] {
+				l.unknown = append(l.unknown, tp)
+				l.unknownPerTopic[tp.Topic]++
+				continue
+			}
+			if failedTopics[tp.Topic] {
+				continue
+			}
+			// A leader missing from the cache costs a metadata request.
+			if err := ctx.Err(); err != nil {
+				l.errs = append(l.errs, fmt.Errorf("find leaders of %d partitions: %w", len(partitions)-i, err))
+				break
+			}
+			leader, err := client.Leader(tp.Topic, tp.Partition)
+			if err != nil {
+				if errors.Is(err, sarama.ErrUnknownTopicOrPartition) || errors.Is(err, sarama.ErrLeaderNotAvailable) ||
+					errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
+					// Do not ask again for every partition of a missing (or
+					// forbidden) topic.
+					failedTopics[tp.Topic] = true
+				}
+				l.errs = append(l.errs, topicError(tp.Topic, kafka.OperationDescribe,
+					fmt.Errorf("find leader of %s/%d: %w", tp.Topic, tp.Partition, authorization(err))))
+				continue
+			}
+			l.out[leader] = append(l.out[leader], tp)
+		}
+		return l, nil
+	})
+	if err != nil {
+		return map[*sarama.Broker][]kafka.TopicPartition{}, nil, fmt.Errorf("find leaders of %d partitions: %w", len(partitions), err)
+	}
+	out, unknown, unknownPerTopic, errs := found.out, found.unknown, found.unknownPerTopic, found.errs
 	// One error per topic, in order: a deleted topic of 500 partitions is
 	// one fault.
 	for _, topic := range slices.Sorted(maps.Keys(unknownPerTopic)) {
@@ -312,21 +346,51 @@ func (c *Cluster) leadersOrUnknown(ctx context.Context, client sarama.Client, pa
 // keeps leading.
 const transportRefreshInterval = 5 * time.Second
 
+// transportRefreshDue tells whether a refresh for a transport error may be
+// made now, and takes the turn when it may.
+func (c *Cluster) transportRefreshDue() bool {
+	now := time.Now().UnixNano()
+	last := c.transportRefresh.Load()
+	return now-last >= int64(transportRefreshInterval) && c.transportRefresh.CompareAndSwap(last, now)
+}
+
 // refreshMetadata refreshes the topics' metadata in sarama's cache: at once
 // when a broker said a leader moved, at most every transportRefreshInterval
-// when a leader could not be reached. sarama runs it without a context;
-// the call's watch cuts a broker that does not answer, and skipped brokers
-// are not dialed, so that it moves on to another.
-func (c *Cluster) refreshMetadata(ctx context.Context, client sarama.Client, topics []string, transport bool) {
-	if transport {
-		now := time.Now().UnixNano()
-		last := c.transportRefresh.Load()
-		if now-last < int64(transportRefreshInterval) || !c.transportRefresh.CompareAndSwap(last, now) {
-			return
+// when a leader could not be reached. sarama runs it without a context:
+// the call waits for it until its context ends (brokerwatch.Lookup), and
+// only when the last refresh would end in its time (brokerwatch's Rule 7);
+// otherwise the refresh runs for the next call, and waited is false.
+func (c *Cluster) refreshMetadata(ctx context.Context, call *brokerwatch.Call, client sarama.Client, topics []string, transport bool) (waited bool) {
+	if transport && !c.transportRefreshDue() {
+		return true
+	}
+	refresh := func() error {
+		start := time.Now()
+		err := client.RefreshMetadata(topics...)
+		if err == nil {
+			c.refreshTook.Store(int64(time.Since(start)))
+		} else {
+			c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
 		}
+		return err
 	}
-	defer c.lookingUp(ctx)()
-	if err := client.RefreshMetadata(topics...); err != nil {
-		c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
+	if !call.Budget().Fits(time.Now(), time.Duration(c.refreshTook.Load())) {
+		brokerwatch.Background(call, func() { _ = refresh() })
+		return false
 	}
+	_, _ = lookup(ctx, c, call, func() (struct{}, error) { return struct{}{}, refresh() })
+	return true
+}
+
+// refreshInBackground refreshes the topics' metadata for the next call, as
+// refreshMetadata does, without waiting.
+func (c *Cluster) refreshInBackground(call *brokerwatch.Call, client sarama.Client, topics []string, transport bool) {
+	if transport && !c.transportRefreshDue() {
+		return
+	}
+	brokerwatch.Background(call, func() {
+		if err := client.RefreshMetadata(topics...); err != nil {
+			c.logger.Debug("refresh metadata", zap.Strings("topics", topics), zap.Error(err))
+		}
+	})
 }

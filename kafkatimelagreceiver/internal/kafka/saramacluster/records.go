@@ -20,7 +20,7 @@ import (
 // read, so the groups of a partition sitting close together cost one read
 // between them; an offset beyond what came back is asked in the next round.
 func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	out := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(records))
 	if len(records) == 0 {
@@ -43,8 +43,8 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt
 		wants[tp] = slices.Compact(offsets)
 	}
 	var mu sync.Mutex
-	byLeader, err := c.byLeader(ctx, client, tps)
-	errs := []error{err, perBroker(ctx, c, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
+	byLeader, err := c.byLeader(ctx, call, client, tps)
+	errs := []error{err, perBroker(ctx, c, call, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		return c.fetchFrom(ctx, client, b, tps, wants, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
 			mu.Lock()
 			out[at] = ts
@@ -87,10 +87,11 @@ func (c *Cluster) fetchFromReplica(
 	if err != nil {
 		return fmt.Errorf("fetch records from preferred replica %d: %w", replica, err)
 	}
-	if err := c.idle.begin(ctx, b); err != nil {
+	idle := idleBroker{b, c.config}
+	if err := c.idle.Begin(ctx, idle); err != nil {
 		return err
 	}
-	defer c.idle.end(b)
+	defer c.idle.End(idle)
 	r := newLeaderRead(c, b, tps, wants, found)
 	err = r.rounds(ctx, tps)
 	if len(r.redirected) > 0 && err == nil {
@@ -228,12 +229,12 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 		from := r.from[tp]
 		scanned := firstRecordAtOrAfter(block, from, readAt)
 		switch {
-		case scanned.found:
-			r.found(at, scanned.record)
-		case scanned.next >= end && end > at.Offset:
+		case scanned.Found:
+			r.found(at, scanned.Record)
+		case scanned.Next >= end && end > at.Offset:
 			r.found(at, kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone})
-		case scanned.next > from:
-			r.from[tp] = scanned.next
+		case scanned.Next > from:
+			r.from[tp] = scanned.Next
 			return true, true, nil
 		case end > from && !r.large[tp]:
 			// Nothing complete came back: the batch at from may be larger
@@ -263,7 +264,7 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 func (r *leaderRead) isolate(ctx context.Context, pending []kafka.TopicPartition, cause error) error {
 	if len(pending) == 1 {
 		tp := pending[0]
-		if reason := r.c.conns.refusal(tp); reason != nil {
+		if reason := r.c.refusals.Take(tp); reason != nil {
 			cause = fmt.Errorf("%w, refused before decoding: %w", reason, cause)
 		}
 		r.found(kafka.RecordAt{TopicPartition: tp, Offset: r.wants[tp][0]}, kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed})

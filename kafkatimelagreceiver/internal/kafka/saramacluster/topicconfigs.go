@@ -10,6 +10,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 )
 
 // retentionConfigs are the only configs asked for: the response carries
@@ -27,7 +28,7 @@ const maxTopicsPerDescribeConfigs = 1000
 // answering), in requests of at most
 // maxTopicsPerDescribeConfigs, one after the other.
 func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
-	ctx, stop := c.watch(ctx)
+	call, stop := c.begin(ctx)
 	defer stop()
 	out := make(map[string]kafka.TopicRetention, len(topics))
 	if len(topics) == 0 {
@@ -37,13 +38,13 @@ func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[stri
 	if err != nil {
 		return out, err
 	}
-	b := c.answeringBroker(ctx, client)
+	b := c.answeringBroker(ctx, call, client)
 	if b == nil {
 		return out, errors.New("describe topic configs: no broker that answers")
 	}
 	_ = b.Open(c.config) // already open: ErrAlreadyConnected
 	var mu sync.Mutex
-	err = perBroker(ctx, c, map[*sarama.Broker][]string{b: topics}, func(b *sarama.Broker, topics []string) error {
+	err = perBroker(ctx, c, call, map[*sarama.Broker][]string{b: topics}, func(b *sarama.Broker, topics []string) error {
 		var errs []error
 		for start := 0; start < len(topics); start += maxTopicsPerDescribeConfigs {
 			if err := ctx.Err(); err != nil {
@@ -51,7 +52,7 @@ func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[stri
 				break
 			}
 			chunk := topics[start:min(start+maxTopicsPerDescribeConfigs, len(topics))]
-			found, err := c.describeRetention(ctx, b, chunk)
+			found, err := c.describeRetention(ctx, call, b, chunk)
 			errs = append(errs, err)
 			mu.Lock()
 			for topic, r := range found {
@@ -64,7 +65,7 @@ func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[stri
 	return out, err
 }
 
-func (c *Cluster) describeRetention(ctx context.Context, b *sarama.Broker, topics []string) (map[string]kafka.TopicRetention, error) {
+func (c *Cluster) describeRetention(ctx context.Context, call *brokerwatch.Call, b *sarama.Broker, topics []string) (map[string]kafka.TopicRetention, error) {
 	req := &sarama.DescribeConfigsRequest{Version: 1}
 	for _, t := range topics {
 		req.Resources = append(req.Resources, &sarama.ConfigResource{Type: sarama.TopicResource, Name: t, ConfigNames: retentionConfigs})

@@ -7,6 +7,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 )
 
 // nameAssignedTopics gives the topics of KIP-848 assignments their names
@@ -15,7 +16,7 @@ import (
 // the lag series by topic. Topics the client's metadata does not know are
 // looked up with one Metadata request for every topic; on brokers that
 // name their topics none is sent.
-func (c *Cluster) nameAssignedTopics(ctx context.Context, client sarama.Client, described map[string]kafka.GroupDescription) error {
+func (c *Cluster) nameAssignedTopics(ctx context.Context, call *brokerwatch.Call, client sarama.Client, described map[string]kafka.GroupDescription) error {
 	names, err := client.Topics()
 	if err != nil {
 		return nil // no metadata to compare with: the ids stay
@@ -38,7 +39,7 @@ func (c *Cluster) nameAssignedTopics(ctx context.Context, client sarama.Client, 
 	if !unnamed {
 		return nil
 	}
-	resp, err := c.metadata(ctx, client, nil)
+	resp, err := c.metadata(ctx, call, client, nil)
 	if err != nil {
 		return fmt.Errorf("name the topics of KIP-848 assignments: %w", err)
 	}

@@ -1,89 +1,76 @@
-package saramacluster
+package brokerwatch
 
 import (
 	"context"
-	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// connections dials the brokers for sarama (as its proxy dialer) and keeps
+// Watch dials the brokers for a Kafka client (as its dialer) and keeps
 // every connection open, so that a request in flight can be cut. sarama
 // takes no context and holds a broker's lock for the whole of a request:
 // closing the broker waits for the request's read deadline, but closing the
 // socket under it ends the request at once with an error. Cut connections
-// are opened again by the next request that asks sarama for the broker.
-type connections struct {
+// are opened again by the next request that asks the client for the broker.
+type Watch struct {
 	dialer net.Dialer
-	// life ends at closeAll, ending the dials in progress too.
+	// wrap layers what the client's bytes go through above the socket
+	// (TLS, the batch guard); nil: nothing.
+	wrap func(conn net.Conn, addr string) net.Conn
+	// life ends at Close, ending the dials in progress too.
 	life    context.Context
 	endLife context.CancelFunc
 
-	// health is which brokers are skipped for not answering (unanswered.go).
+	// health is which brokers are skipped for not answering (budget.go).
 	health brokerHealth
-	// tls, when set, encrypts every connection. It is done here rather
-	// than by sarama so that each Fetch response is checked in the clear
-	// before sarama decodes it (guardedConn).
-	tls *tls.Config
 
-	refusalsMu sync.Mutex
-	refusals   map[kafka.TopicPartition]error // why a partition's batch was refused (fetchScan)
+	// lookups are the client's lookups run for calls, which stop waiting
+	// for them when their context ends (Lookup).
+	lookups sync.WaitGroup
 
 	mu   sync.Mutex
 	open map[*trackedConn]struct{}
-	// watches are the calls running (unanswered.go).
-	watches map[*callWatch]struct{}
-	closed  bool
+	// calls are the calls running (calls.go).
+	calls  map[*Call]struct{}
+	closed bool
 }
 
 var errConnectionsClosed = errors.New("kafka cluster access is closed: no new connection")
 
-func newConnections(dialTimeout, keepAlive time.Duration) *connections {
+// New is a Watch dialing with the timeout and keep-alive; wrap, when not
+// nil, layers TLS or checks above each connection.
+func New(dialTimeout, keepAlive time.Duration, wrap func(conn net.Conn, addr string) net.Conn) *Watch {
 	life, endLife := context.WithCancel(context.Background())
-	return &connections{
+	return &Watch{
 		dialer:  net.Dialer{Timeout: dialTimeout, KeepAlive: keepAlive},
+		wrap:    wrap,
 		life:    life,
 		endLife: endLife,
 		open:    map[*trackedConn]struct{}{},
-		watches: map[*callWatch]struct{}{},
+		calls:   map[*Call]struct{}{},
 	}
 }
 
-// refuse remembers why a partition's batch was refused, for the error of
-// the read that isolates it.
-func (cs *connections) refuse(tp kafka.TopicPartition, reason error) {
-	cs.refusalsMu.Lock()
-	defer cs.refusalsMu.Unlock()
-	if cs.refusals == nil {
-		cs.refusals = map[kafka.TopicPartition]error{}
-	}
-	cs.refusals[tp] = reason
-}
-
-// refusal is, once, why tp's batch was last refused; nil when it was not.
-func (cs *connections) refusal(tp kafka.TopicPartition) error {
-	cs.refusalsMu.Lock()
-	defer cs.refusalsMu.Unlock()
-	reason := cs.refusals[tp]
-	delete(cs.refusals, tp)
-	return reason
-}
-
-// Dial is sarama's dialer; addr is the broker's address as sarama knows it
-// (sarama.Broker.Addr).
-func (cs *connections) Dial(network, addr string) (net.Conn, error) {
+// Dial is the client's dialer; addr is the broker's address as the client
+// knows it (sarama.Broker.Addr).
+func (cs *Watch) Dial(network, addr string) (net.Conn, error) {
 	return cs.dial(context.Background(), network, addr, nil)
+}
+
+// Skipping returns an error, wrapping ErrNotAnswering, when requests to the
+// broker at addr are not to be sent now.
+func (cs *Watch) Skipping(addr string) error {
+	return cs.health.skipping(addr, time.Now())
 }
 
 // dial dials addr until ctx or the connections end, and tracks the
 // connection, in attempt too when not nil.
-func (cs *connections) dial(ctx context.Context, network, addr string, attempt *connectAttempt) (net.Conn, error) {
+func (cs *Watch) dial(ctx context.Context, network, addr string, attempt *Attempt) (net.Conn, error) {
 	if cs.isClosed() {
 		return nil, errConnectionsClosed
 	}
@@ -111,34 +98,37 @@ func (cs *connections) dial(ctx context.Context, network, addr string, attempt *
 		_ = tc.Close()
 		return nil, attempt.ctx.Err()
 	}
-	var secured net.Conn = tc
-	if cs.tls != nil {
-		secured = tls.Client(tc, withServerName(cs.tls, addr))
+	var wrapped net.Conn = tc
+	if cs.wrap != nil {
+		wrapped = cs.wrap(tc, addr)
 	}
-	return guard(secured, cs.refuse), nil
+	return &requestConn{Conn: wrapped, tracked: tc}, nil
 }
 
-// withServerName is cfg verifying the broker's host name, when cfg names no
-// server: what sarama does when it does TLS itself.
-func withServerName(cfg *tls.Config, addr string) *tls.Config {
-	if cfg.ServerName != "" {
-		return cfg
-	}
-	c := cfg.Clone()
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		c.ServerName = host
-	}
-	return c
+// requestConn is the client's side of a connection: it tells the tracked
+// socket below (under TLS, if any) which request it awaits the answer of.
+type requestConn struct {
+	net.Conn
+	tracked *trackedConn
 }
 
-func (cs *connections) isClosed() bool {
+// Write notes the API of a request that starts the wait for an answer: the
+// client writes each request in one call, from its size on.
+func (rc *requestConn) Write(p []byte) (int, error) {
+	if len(p) >= 6 && rc.tracked.awaiting.Load() == 0 {
+		rc.tracked.awaitingLookup.Store(isLookup(int16(binary.BigEndian.Uint16(p[4:6]))))
+	}
+	return rc.Conn.Write(p)
+}
+
+func (cs *Watch) isClosed() bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	return cs.closed
 }
 
-// cut closes the open connections to the addresses.
-func (cs *connections) cut(addrs map[string]bool) {
+// Cut closes the open connections to the addresses.
+func (cs *Watch) Cut(addrs map[string]bool) {
 	cs.mu.Lock()
 	var victims []*trackedConn
 	for tc := range cs.open {
@@ -152,8 +142,8 @@ func (cs *connections) cut(addrs map[string]bool) {
 	}
 }
 
-// closeAll closes every connection and refuses new ones.
-func (cs *connections) closeAll() {
+// Close closes every connection and refuses new ones.
+func (cs *Watch) Close() {
 	cs.endLife()
 	cs.mu.Lock()
 	cs.closed = true
@@ -171,13 +161,15 @@ func (cs *connections) closeAll() {
 // knows since when it has been waiting for an answer.
 type trackedConn struct {
 	net.Conn
-	owner  *connections
+	owner  *Watch
 	addr   string
 	closed atomic.Bool
 	// awaiting is when the first write since the last data read was made,
 	// in unix nanoseconds; 0 when nothing is awaited. Responses come in
 	// order: any data read means the broker is answering.
 	awaiting atomic.Int64
+	// awaitingLookup tells that the request awaited is a lookup's (isLookup).
+	awaitingLookup atomic.Bool
 	// cause, when a watch cut the connection, says why (see cutUnanswered).
 	cause atomic.Pointer[error]
 }
@@ -218,12 +210,13 @@ func (tc *trackedConn) Close() error {
 	return tc.Conn.Close()
 }
 
-// connectAttempt is the dialer of one sarama.NewClient call, which dials
-// and asks the bootstrap brokers with no context: once ctx is done while it
+// Attempt is the dialer of one sarama.NewClient call, which dials and
+// asks the bootstrap brokers with no context: once ctx is done while it
 // connects, its connections are cut and it dials no more, so that it fails
-// at once. After the attempt (finish), the client it made dials as usual.
-type connectAttempt struct {
-	conns *connections
+// at once. After the attempt (the returned finish), the client it made
+// dials as usual.
+type Attempt struct {
+	conns *Watch
 	ctx   context.Context
 
 	mu       sync.Mutex
@@ -231,7 +224,13 @@ type connectAttempt struct {
 	opened   []*trackedConn
 }
 
-func (a *connectAttempt) Dial(network, addr string) (net.Conn, error) {
+// Connecting is the dialer of a client connecting under ctx, until finish.
+func (cs *Watch) Connecting(ctx context.Context) (a *Attempt, finish func()) {
+	a = &Attempt{conns: cs, ctx: ctx}
+	return a, a.watch()
+}
+
+func (a *Attempt) Dial(network, addr string) (net.Conn, error) {
 	a.mu.Lock()
 	finished := a.finished
 	a.mu.Unlock()
@@ -246,7 +245,7 @@ func (a *connectAttempt) Dial(network, addr string) (net.Conn, error) {
 
 // track remembers a connection opened while connecting; false when the
 // context is already done.
-func (a *connectAttempt) track(tc *trackedConn) bool {
+func (a *Attempt) track(tc *trackedConn) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.finished {
@@ -260,7 +259,7 @@ func (a *connectAttempt) track(tc *trackedConn) bool {
 }
 
 // watch cuts the attempt's connections if ctx ends before finish.
-func (a *connectAttempt) watch() (finish func()) {
+func (a *Attempt) watch() (finish func()) {
 	stop := context.AfterFunc(a.ctx, func() {
 		a.mu.Lock()
 		victims := a.opened

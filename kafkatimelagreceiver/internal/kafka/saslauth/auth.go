@@ -1,4 +1,8 @@
-package saramacluster
+// Package saslauth authenticates a sarama client's connections: SASL with a
+// password (PLAIN, SCRAM) or with bearer tokens (OAUTHBEARER, AWS MSK IAM),
+// and Kerberos (GSSAPI). It turns the receiver's auth settings into the
+// client's configuration and types the brokers' refusals.
+package saslauth
 
 import (
 	"context"
@@ -46,6 +50,36 @@ func (p *tokenProvider) Token() (*sarama.AccessToken, error) {
 	return &sarama.AccessToken{Token: token, Extensions: p.extensions}, nil
 }
 
+// TokenRefused drops the token this client presented last after a broker
+// refused it: a broker that refuses a token before its expiry (revoked, or
+// signed with keys the identity provider has rotated) would refuse it
+// again. A token another client sharing the source replaced already stays
+// replaced.
+func TokenRefused(sc *sarama.Config) {
+	if tp, ok := sc.Net.SASL.TokenProvider.(*tokenProvider); ok {
+		if presented := tp.presented.Load(); presented != nil {
+			tp.tokens.Invalidate(*presented)
+		}
+	}
+}
+
+// Tokens is the source of the tokens the client's connections present,
+// nil without one.
+func Tokens(sc *sarama.Config) TokenSource {
+	if tp, ok := sc.Net.SASL.TokenProvider.(*tokenProvider); ok {
+		return tp.tokens
+	}
+	return nil
+}
+
+// Authentication types a broker's refusal of the credentials.
+func Authentication(err error) error {
+	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		return &kafka.AuthenticationError{Err: err}
+	}
+	return err
+}
+
 // validateTokens checks what the token mechanisms need besides ValidateSASL.
 func (s *SASL) validateTokens() error {
 	uses := kafka.SASLUsesToken(s.Mechanism)
@@ -58,19 +92,6 @@ func (s *SASL) validateTokens() error {
 		return fmt.Errorf("mechanism: %s takes no SASL extensions", s.mechanism())
 	}
 	return nil
-}
-
-// tokenRefused drops the token this client presented last after a broker
-// refused it: a broker that refuses a token before its expiry (revoked, or
-// signed with keys the identity provider has rotated) would refuse it
-// again. A token another client sharing the source replaced already stays
-// replaced.
-func tokenRefused(sc *sarama.Config) {
-	if tp, ok := sc.Net.SASL.TokenProvider.(*tokenProvider); ok {
-		if presented := tp.presented.Load(); presented != nil {
-			tp.tokens.Invalidate(*presented)
-		}
-	}
 }
 
 // Kerberos is SASL/GSSAPI authentication with a password or a keytab, as
@@ -126,12 +147,12 @@ func (k *Kerberos) validate() error {
 	return kafka.ValidateKerberos(k.ServiceName, k.Realm, k.Username, k.Password, k.ConfigFile, k.KeytabFile)
 }
 
-// saslMechanism is the configured mechanism, GSSAPI for Kerberos, or empty.
-func (s Settings) saslMechanism() string {
+// Mechanism is the configured mechanism, GSSAPI for Kerberos, or empty.
+func Mechanism(sasl *SASL, k *Kerberos) string {
 	switch {
-	case s.SASL != nil:
-		return s.SASL.mechanism()
-	case s.Kerberos != nil:
+	case sasl != nil:
+		return sasl.mechanism()
+	case k != nil:
 		return sarama.SASLTypeGSSAPI
 	}
 	return ""

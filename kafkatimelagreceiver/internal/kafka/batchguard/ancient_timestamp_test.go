@@ -1,4 +1,4 @@
-package saramacluster
+package batchguard
 
 import (
 	"testing"
@@ -16,8 +16,8 @@ import (
 // already did; later timestamps are kept as they are.
 func TestRecordStampedBeforeKafkaExistedGivesNoTime(t *testing.T) {
 	now := time.Now()
-	require.Equal(t, kafka.RecordTimestamp{Offset: 7, Found: kafka.RecordUntimed}, timed(7, time.Unix(1, 0), now))
-	require.Equal(t, kafka.RecordTimestamp{Offset: 7, Found: kafka.RecordUntimed}, timed(7, time.Date(2009, 6, 1, 0, 0, 0, 0, time.UTC), now))
+	require.Equal(t, kafka.RecordTimestamp{Offset: 7, Found: kafka.RecordUntimed}, Timed(7, time.Unix(1, 0), now))
+	require.Equal(t, kafka.RecordTimestamp{Offset: 7, Found: kafka.RecordUntimed}, Timed(7, time.Date(2009, 6, 1, 0, 0, 0, 0, time.UTC), now))
 	old := time.Date(2015, 6, 1, 0, 0, 0, 0, time.UTC)
-	require.Equal(t, kafka.RecordTimestamp{Offset: 7, Timestamp: old.UnixNano()}, timed(7, old, now), "an old record of a real cluster keeps its time")
+	require.Equal(t, kafka.RecordTimestamp{Offset: 7, Timestamp: old.UnixNano()}, Timed(7, old, now), "an old record of a real cluster keeps its time")
 }

@@ -1,4 +1,4 @@
-package saramacluster
+package membership
 
 import (
 	"context"
@@ -11,13 +11,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
+// testSettings are the receiver's client defaults pointed at brokers (a
+// test's kfake cluster).
+func testSettings(brokers []string) saramacluster.Settings {
+	return saramacluster.Settings{
+		Brokers:         brokers,
+		ClientID:        "otel-kafkatimelag",
+		ProtocolVersion: "3.0.0",
+		RequestTimeout:  10 * time.Second,
+		DialTimeout:     10 * time.Second,
+		Metadata:        saramacluster.Metadata{RefreshInterval: 10 * time.Minute},
+	}
+}
+
 // testMembershipSettings keep sessions short so that tests do not wait on
 // the coordinator; kfake must allow them (kfake.GroupMinSessionTimeout).
-func testMembershipSettings(partitions int32) MembershipSettings {
-	return MembershipSettings{
+func testMembershipSettings(partitions int32) Settings {
+	return Settings{
 		GroupID:           "replicas",
 		Topic:             "coordination",
 		Partitions:        partitions,
@@ -32,9 +46,9 @@ func newShortSessionKafka(t *testing.T) *kfaketest.Kafka {
 	return kfaketest.New(t, 3, nil, kfake.GroupMinSessionTimeout(100*time.Millisecond))
 }
 
-func startMembership(t *testing.T, k *kfaketest.Kafka, ms MembershipSettings) *Membership {
+func startMembership(t *testing.T, k *kfaketest.Kafka, ms Settings) *Member {
 	t.Helper()
-	m, err := NewMembership(testSettings(k.Addrs), ms)
+	m, err := New(testSettings(k.Addrs), ms)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, m.Close(), "closing again is harmless") })
 	return m
@@ -43,7 +57,7 @@ func startMembership(t *testing.T, k *kfaketest.Kafka, ms MembershipSettings) *M
 // requireHeldPartitionsEventually waits until the members hold every
 // partition of count between them, each exactly once, and returns what
 // each holds.
-func requireHeldPartitionsEventually(t *testing.T, count int32, members ...*Membership) [][]int32 {
+func requireHeldPartitionsEventually(t *testing.T, count int32, members ...*Member) [][]int32 {
 	t.Helper()
 	var held [][]int32
 	require.Eventually(t, func() bool {
@@ -143,7 +157,7 @@ func TestMembershipSharesAndHandsOver(t *testing.T) {
 			case <-time.After(5 * time.Millisecond):
 			}
 			for name, w := range map[string]struct {
-				m    *Membership
+				m    *Member
 				kept []int32
 			}{"a": {a, keptA}, "c": {c, keptC}} {
 				now := w.m.Assignment().Partitions
@@ -225,8 +239,8 @@ func swallowLeave(c *kfake.Cluster, member string) {
 // TestMembershipCloseWhileUnreachable: a replica that never reached Kafka
 // closes promptly and leaves nothing running.
 func TestMembershipCloseWhileUnreachable(t *testing.T) {
-	s := Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second}
-	m, err := NewMembership(s, testMembershipSettings(4))
+	s := saramacluster.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second}
+	m, err := New(s, testMembershipSettings(4))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return m.Assignment().Err != nil }, 30*time.Second, 20*time.Millisecond)
 	require.ErrorContains(t, m.Assignment().Err, "connect to brokers [127.0.0.1:1]")
@@ -234,9 +248,9 @@ func TestMembershipCloseWhileUnreachable(t *testing.T) {
 }
 
 func TestMembershipNeedsCooperativeVersion(t *testing.T) {
-	s := Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "2.3.0", RequestTimeout: time.Second, DialTimeout: time.Second}
-	_, err := NewMembership(s, testMembershipSettings(4))
+	s := saramacluster.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "2.3.0", RequestTimeout: time.Second, DialTimeout: time.Second}
+	_, err := New(s, testMembershipSettings(4))
 	require.ErrorContains(t, err, "coordination needs protocol_version 2.4.0 or later")
 }
 
-var _ kafka.Membership = (*Membership)(nil)
+var _ kafka.Membership = (*Member)(nil)

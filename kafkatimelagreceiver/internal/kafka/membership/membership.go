@@ -1,4 +1,7 @@
-package saramacluster
+// Package membership is the receiver's replicas sharing the monitored
+// partitions through a Kafka consumer group (kafka.Membership), with
+// sarama's consumer group and the cooperative-sticky assignor.
+package membership
 
 import (
 	"context"
@@ -12,12 +15,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
-var _ kafka.Membership = (*Membership)(nil)
+var _ kafka.Membership = (*Member)(nil)
 
-// MembershipSettings configure the consumer group the replicas share.
-type MembershipSettings struct {
+var errClosed = errors.New("coordination group membership is closed")
+
+// Settings configure the consumer group the replicas share.
+type Settings struct {
 	// GroupID is the coordination consumer group's id.
 	GroupID string
 	// Topic is the coordination topic, whose partitions are dealt out.
@@ -44,12 +51,12 @@ const (
 	maxJoinRetry = 30 * time.Second
 )
 
-// Membership is a kafka.Membership through a sarama consumer group with the
+// Member is a kafka.Membership through a sarama consumer group with the
 // cooperative-sticky assignor: a rebalance moves only the partitions that
 // must move, and the others stay held throughout, so a replica joining or
 // leaving does not interrupt the rest.
-type Membership struct {
-	settings MembershipSettings
+type Member struct {
+	settings Settings
 	brokers  []string
 	config   *sarama.Config
 	counts   *countedAssignments // the leader's partition count, by generation
@@ -73,11 +80,11 @@ type Membership struct {
 	endSession context.CancelFunc
 }
 
-// NewMembership checks the settings and starts joining in the background.
+// New checks the settings and starts joining in the background.
 // Close must be called to leave and stop.
-func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
+func New(s saramaconfig.Settings, m Settings) (*Member, error) {
 	counts := newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic)
-	sc, err := membershipConfig(s, m, counts)
+	sc, err := clientConfig(s, m, counts)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +93,7 @@ func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
 		logger = zap.NewNop()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ms := &Membership{
+	ms := &Member{
 		settings: m,
 		brokers:  slices.Clone(s.Brokers),
 		config:   sc,
@@ -104,15 +111,15 @@ func NewMembership(s Settings, m MembershipSettings) (*Membership, error) {
 // retries the membership's client makes: sarama's default.
 const membershipLookupRetries = 3
 
-// membershipConfig is the Kafka client configuration with the group's
+// clientConfig is the Kafka client configuration with the group's
 // settings and strategy. A member holds no offsets and reads nothing: the
 // topic stays empty, only its partitions are dealt out.
-func membershipConfig(s Settings, m MembershipSettings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
-	sc, err := newConfig(s)
+func clientConfig(s saramaconfig.Settings, m Settings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
+	sc, err := saramaconfig.ClientConfig(s)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckMembershipVersion(s.ProtocolVersion); err != nil {
+	if err := CheckVersion(s.ProtocolVersion); err != nil {
 		return nil, err
 	}
 	g := &sc.Consumer.Group
@@ -144,14 +151,13 @@ func membershipConfig(s Settings, m MembershipSettings, strategy sarama.BalanceS
 	return sc, nil
 }
 
-// CheckMembershipVersion tells whether a protocol version speaks what the
+// CheckVersion tells whether a protocol version speaks what the
 // membership needs: cooperative rebalancing came with Kafka 2.4.
-func CheckMembershipVersion(v string) error {
-	version, err := parseVersion(v)
-	if err != nil {
+func CheckVersion(v string) error {
+	if err := saramaconfig.CheckVersion(v); err != nil {
 		return err
 	}
-	if !version.IsAtLeast(sarama.V2_4_0_0) {
+	if !saramaconfig.VersionAtLeast(v, "2.4.0") {
 		return fmt.Errorf("coordination needs protocol_version 2.4.0 or later (cooperative rebalancing), got %s", v)
 	}
 	return nil
@@ -163,7 +169,7 @@ func CheckMembershipVersion(v string) error {
 // the members' own metadata may disagree (the topic grew or was recreated
 // between their joins). An assignment from a leader that sent no count (an
 // older release) falls back to the count this member read when it joined.
-func (m *Membership) Assignment() kafka.Assignment {
+func (m *Member) Assignment() kafka.Assignment {
 	m.mu.Lock()
 	sess, count, lastErr, away := m.session, m.count, m.lastErr, m.away
 	m.mu.Unlock()
@@ -191,7 +197,7 @@ func (m *Membership) Assignment() kafka.Assignment {
 // Close leaves the group, so that the others take over at once, and waits
 // for the goroutine. A join in flight holds it for up to the client's read
 // deadline.
-func (m *Membership) Close() error {
+func (m *Member) Close() error {
 	m.mu.Lock()
 	m.closing = true
 	group := m.group
@@ -220,7 +226,7 @@ func (m *Membership) Close() error {
 // run joins and stays joined until Close, retrying with a growing wait
 // after failures: one warning per failure streak, and the error kept for
 // Assignment.
-func (m *Membership) run(ctx context.Context) {
+func (m *Member) run(ctx context.Context) {
 	defer close(m.done)
 	wait := minJoinRetry
 	for {
@@ -264,7 +270,7 @@ func (m *Membership) run(ctx context.Context) {
 
 // consume connects if needed, makes sure the topic is there and takes part
 // in the group until the session ends.
-func (m *Membership) consume(ctx context.Context) error {
+func (m *Member) consume(ctx context.Context) error {
 	client, group, err := m.connect(ctx)
 	if err != nil {
 		return err
@@ -290,7 +296,7 @@ func (m *Membership) consume(ctx context.Context) error {
 	m.mu.Unlock()
 	if err != nil {
 		m.refused(err)
-		return fmt.Errorf("join coordination group %q: %w", m.settings.GroupID, authentication(err))
+		return fmt.Errorf("join coordination group %q: %w", m.settings.GroupID, saslauth.Authentication(err))
 	}
 	return nil
 }
@@ -300,15 +306,15 @@ func (m *Membership) consume(ctx context.Context) error {
 // their own, and tell only through the errors that reach here), so that the
 // next connection, this client's or the cluster's with which it shares the
 // token, presents a new one rather than the refused one until it expires.
-func (m *Membership) refused(err error) {
+func (m *Member) refused(err error) {
 	if errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
-		tokenRefused(m.config)
+		saslauth.TokenRefused(m.config)
 	}
 }
 
 // connect returns the client and consumer group, making them first if
 // needed. The dial happens outside the lock.
-func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.ConsumerGroup, error) {
+func (m *Member) connect(ctx context.Context) (sarama.Client, sarama.ConsumerGroup, error) {
 	m.mu.Lock()
 	client, group, closing := m.client, m.group, m.closing
 	m.mu.Unlock()
@@ -325,7 +331,7 @@ func (m *Membership) connect(ctx context.Context) (sarama.Client, sarama.Consume
 	fresh, err := sarama.NewClient(m.brokers, m.config)
 	if err != nil {
 		m.refused(err)
-		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, securitySummary(m.config), authentication(err))
+		return nil, nil, fmt.Errorf("connect to brokers %v (%s): %w", m.brokers, saslauth.Summary(m.config), saslauth.Authentication(err))
 	}
 	freshGroup, err := sarama.NewConsumerGroupFromClient(m.settings.GroupID, holdOnly{Client: fresh, topic: m.settings.Topic})
 	if err != nil {

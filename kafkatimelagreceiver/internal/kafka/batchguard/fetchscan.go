@@ -1,4 +1,4 @@
-package saramacluster
+package batchguard
 
 import (
 	"bytes"
@@ -16,32 +16,32 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// maxDecompressedResponse bounds what the compressed batches of one Fetch
+// MaxDecompressedResponse bounds what the compressed batches of one Fetch
 // response inflate to, in all. sarama bounds each batch (and each old-format
 // wrapper) on its own, and decodes every batch of a response at once, so
 // without it a response of a thousand small batches that inflate to 16 MiB
 // each (anyone who can produce to a monitored topic can write them), or an
 // old-format wrapper holding wrappers that each inflate to 16 MiB, is
 // gigabytes from one record read.
-const maxDecompressedResponse = 32 << 20
+const MaxDecompressedResponse = 32 << 20
 
 // codecInvalid is the codec the first compressed batch of a refused response
-// is given, so that sarama stops there with a decoding error before it
-// inflates anything: the read then isolates the partition
-// (leaderRead.isolate).
+// is given, so that the client stops there with a decoding error before it
+// inflates anything: the read then isolates the partition and asks Refusals
+// why.
 const codecInvalid = 7
 
 var errNestedCompression = errors.New("a compressed old-format (v0/v1) message set holds a compressed message: nested compression, which Kafka never writes")
 
 // fetchScan checks a Fetch response body of the given version before sarama
 // decodes it: it inflates every compressed batch once, counting the bytes
-// against maxDecompressedResponse, and refuses nested old-format
+// against MaxDecompressedResponse, and refuses nested old-format
 // compression. A refused response has its first compressed batch marked
 // codecInvalid in body, and refused is told which partition held the batch
 // that was refused, and why. A body it cannot walk is left as it is, for
 // sarama to judge.
 func fetchScan(body []byte, version int16, refused func(kafka.TopicPartition, error)) {
-	s := &scanner{rest: body, budget: maxDecompressedResponse}
+	s := &scanner{rest: body, budget: MaxDecompressedResponse}
 	defer s.close()
 	if version >= 1 {
 		s.skip(4) // throttle time
@@ -258,7 +258,7 @@ func (s *scanner) inflate(codec byte, data []byte, keep bool) ([]byte, error) {
 		r = s.lz
 	case 4:
 		if s.zs == nil {
-			s.zs, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(maxDecompressedResponse))
+			s.zs, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(MaxDecompressedResponse))
 		}
 		if err == nil {
 			err = s.zs.Reset(bytes.NewReader(data))
@@ -338,7 +338,7 @@ func xerialBlocks(data []byte) ([][]byte, bool) {
 
 func (s *scanner) overBudget() error {
 	s.budget = 0
-	return fmt.Errorf("its batches decompress to more than %d MiB in one response", maxDecompressedResponse>>20)
+	return fmt.Errorf("its batches decompress to more than %d MiB in one response", MaxDecompressedResponse>>20)
 }
 
 func (s *scanner) close() {

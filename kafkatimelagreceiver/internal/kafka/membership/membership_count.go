@@ -1,4 +1,4 @@
-package saramacluster
+package membership
 
 import (
 	"bytes"

@@ -2,7 +2,6 @@ package saramacluster
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -11,42 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
-
-// A broker that does not answer is skipped for requestShare budgets (the
-// rest of the call that found it), then for twice as long each time it
-// still does not answer, up to maxSkip. Answering ends the doubling, but
-// not the skip in force: a broker that answers on one connection and not on
-// another stays skipped for the rest of that call.
-func TestUnansweredBrokerBackoff(t *testing.T) {
-	var h brokerHealth
-	const addr = "b:9092"
-	budget := time.Second
-	now := time.Unix(1_700_000_000, 0)
-	require.NoError(t, h.skipping(addr, now))
-
-	var skips []time.Duration
-	for range 8 {
-		h.unanswered(addr, budget, now)
-		err := h.skipping(addr, now)
-		require.ErrorIs(t, err, errNotAnswering)
-		var skipped *skippedError
-		require.True(t, errors.As(err, &skipped))
-		skips = append(skips, skipped.until.Sub(now))
-		h.unanswered(addr, budget, now.Add(time.Millisecond)) // while skipped: no new strike
-		now = skipped.until
-		require.NoError(t, h.skipping(addr, now), "asked again once the skip is over")
-	}
-	require.Equal(t, []time.Duration{3 * time.Second, 6 * time.Second, 12 * time.Second, 24 * time.Second, 48 * time.Second, maxSkip, maxSkip, maxSkip}, skips)
-
-	h.unanswered(addr, budget, now)
-	h.answered(addr, now)
-	require.Error(t, h.skipping(addr, now), "answering elsewhere does not end the skip in force")
-	h.unanswered(addr, budget, now.Add(maxSkip))
-	require.NoError(t, h.skipping(addr, now.Add(maxSkip+requestShare*budget)), "but the doubling starts over")
-}
 
 // listOffsetsStall holds the ListOffsets requests that reach some brokers
 // of a kfake cluster: each held request is answered once released, or
@@ -193,13 +160,13 @@ func TestShortCallLeavesAnotherCallsSlowAnswerAlone(t *testing.T) {
 	short := returnsWithin(t, time.Minute, func() offsetsResult {
 		return <-endOffsetsInBackground(shortCtx, c, tps[silentNode])
 	})
-	require.ErrorIs(t, short.err, errNotAnswering)
+	require.ErrorIs(t, short.err, brokerwatch.ErrNotAnswering)
 	stall.release()
 
 	slow := returnsWithin(t, time.Minute, func() offsetsResult { return <-slowDone })
 	require.NoError(t, slow.err, "the slow answer is not cut by a call that did not ask for it")
 	require.Contains(t, slow.read.Offsets, tps[slowNode])
-	require.NoError(t, c.conns.health.skipping(k.Addrs[slowNode], time.Now()), "the slow broker is not skipped")
+	require.NoError(t, c.watch.Skipping(k.Addrs[slowNode]), "the slow broker is not skipped")
 }
 
 // TestCallQueuedBehindAnotherCallsUnansweredRequestGivesUp: a broker
@@ -225,7 +192,7 @@ func TestCallQueuedBehindAnotherCallsUnansweredRequestGivesUp(t *testing.T) {
 	short := returnsWithin(t, time.Minute, func() offsetsResult {
 		return <-endOffsetsInBackground(shortCtx, c, tps[wedgedNode], tps[1])
 	})
-	require.ErrorIs(t, short.err, errNotAnswering, "the short call gave up on the broker on its own budget")
+	require.ErrorIs(t, short.err, brokerwatch.ErrNotAnswering, "the short call gave up on the broker on its own budget")
 	require.Contains(t, short.read.Offsets, tps[1], "and read the other broker")
 	// Close, not the long call's context: its retry may be on its way to the
 	// broker, past the check of its context.
@@ -257,50 +224,4 @@ func TestRefreshOutlivingTheCallKeepsWhyPartitionsWentUnread(t *testing.T) {
 	require.ErrorContains(t, result.err, "list offsets from broker 0: broker "+k.Addrs[0]+" did not answer within 1s", "why the partition went unread")
 	require.NotContains(t, result.err.Error(), "find leaders", "no leader lookup on a context that had ended")
 	require.NotContains(t, result.read.Offsets, tps[0])
-}
-
-// TestJudge is the cut rule on its own, with the calls' times made up:
-// which calls running decide that a connection's answer is given up on,
-// and whether its broker is then taken for silent.
-func TestJudge(t *testing.T) {
-	const addr = "b:9092"
-	at := func(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
-	call := func(budgetSeconds, startedAt float64, waitsSince ...float64) *callWatch {
-		w := &callWatch{budget: time.Duration(at(budgetSeconds)), started: at(startedAt), waits: map[string]brokerWait{}}
-		for _, since := range waitsSince {
-			w.waits[addr] = brokerWait{since: at(since), count: 1}
-		}
-		return w
-	}
-	cut := func(silent bool, budgetSeconds float64) verdict {
-		return verdict{cut: true, silent: silent, budget: time.Duration(at(budgetSeconds))}
-	}
-	for _, tc := range []struct {
-		name  string
-		calls []*callWatch
-		now   float64 // the request was written at 10 s
-		want  verdict
-	}{
-		{"one call, within its budget", []*callWatch{call(1, 9)}, 10.9, verdict{}},
-		{"one call, past its budget", []*callWatch{call(1, 9)}, 11.1, cut(true, 1)},
-		{"a call that may have sent it is within its budget", []*callWatch{call(1, 9), call(3, 9.5)}, 11.5, verdict{}},
-		{"every call that may have sent it is past its budget", []*callWatch{call(1, 9), call(3, 9.5)}, 13.1, cut(true, 3)},
-		{"a call begun since, past its budget, with a possible sender within its own", []*callWatch{call(3, 9), call(1, 10.5)}, 12, verdict{}},
-		{"a call begun since is past its budget and no call may have sent it", []*callWatch{call(1, 10.5)}, 11.6, cut(true, 1)},
-		{"a call begun since, within its budget, and no call may have sent it", []*callWatch{call(1, 10.5)}, 11.4, verdict{}},
-		{"a call waiting on the broker past its budget, a possible sender within its own", []*callWatch{call(60, 9), call(1, 10.5, 10.5)}, 11.6, cut(false, 1)},
-		{"a call waiting on the broker within its budget", []*callWatch{call(60, 9), call(1, 10.5, 10.5)}, 11.4, verdict{}},
-		{"a call waiting on the broker since before the request counts from the request", []*callWatch{call(60, 9), call(1, 5, 5)}, 10.9, verdict{}},
-		{"a call waiting on the broker past its budget, no possible sender within its own", []*callWatch{call(1, 9, 9)}, 11.1, cut(true, 1)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cs := newConnections(time.Second, time.Second)
-			for _, w := range tc.calls {
-				cs.watches[w] = struct{}{}
-			}
-			got := cs.judge(addr, at(10), at(tc.now))
-			got.waitersDone = nil
-			require.Equal(t, tc.want, got)
-		})
-	}
 }

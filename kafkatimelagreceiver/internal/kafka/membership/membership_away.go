@@ -1,4 +1,4 @@
-package saramacluster
+package membership
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // flight ends, the loop leaves the group (so that the others take over at
 // once, not after the session timeout) and stays out, with reason as
 // Assignment's Err, until Rejoin. It does no network I/O itself.
-func (m *Membership) Leave(reason error) {
+func (m *Member) Leave(reason error) {
 	if reason == nil {
 		return
 	}
@@ -30,7 +30,7 @@ func (m *Membership) Leave(reason error) {
 }
 
 // Rejoin takes part again after Leave.
-func (m *Membership) Rejoin() {
+func (m *Member) Rejoin() {
 	m.mu.Lock()
 	was := m.away
 	m.away = nil
@@ -47,7 +47,7 @@ func (m *Membership) Rejoin() {
 // stayAway, while the replica stands down, leaves the group, closes the
 // connections and waits for Rejoin; it returns ctx's error when Close ends
 // the wait, nil when the replica may take part.
-func (m *Membership) stayAway(ctx context.Context) error {
+func (m *Member) stayAway(ctx context.Context) error {
 	left := false
 	for {
 		m.mu.Lock()
@@ -76,7 +76,7 @@ func (m *Membership) stayAway(ctx context.Context) error {
 
 // leaveGroup sends LeaveGroup (sarama's Close of the group) and closes the
 // client, so that nothing of this member stays with the coordinator.
-func (m *Membership) leaveGroup(group sarama.ConsumerGroup, client sarama.Client, reason error) {
+func (m *Member) leaveGroup(group sarama.ConsumerGroup, client sarama.Client, reason error) {
 	var errs []error
 	if group != nil {
 		errs = append(errs, group.Close())

@@ -1,4 +1,8 @@
-package saramacluster
+// Package saramaconfig turns the receiver's Kafka client settings into a
+// checked sarama configuration: protocol version, timeouts, metadata, TLS
+// and, through saslauth, authentication. The cluster's reads and the
+// coordination membership build their clients from it.
+package saramaconfig
 
 import (
 	"context"
@@ -7,32 +11,14 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/xdg-go/scram"
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
-// SASL is SASL authentication with a username and password, or with
-// bearer tokens.
-type SASL struct {
-	// Mechanism is one of the kafka.SASL* mechanisms, in any case.
-	Mechanism string
-	Username  string
-	Password  string
-	// HandshakeVersion is 1 (Kafka 1.0+) or 0, for brokers that only speak
-	// the pre-KIP-152 handshake (such as Azure Event Hubs).
-	HandshakeVersion int
-	// Tokens supplies the tokens of kafka.SASLOAuthBearer and
-	// kafka.SASLAWSMSKIAM.
-	Tokens TokenSource
-	// Extensions are the SASL extensions (KIP-342) sent with every token,
-	// such as Confluent Cloud's logicalCluster and identityPoolId.
-	Extensions map[string]string
-}
-
-// Settings are what New needs to reach a cluster.
+// Settings are what a client needs to reach a cluster.
 type Settings struct {
 	Brokers  []string
 	ClientID string
@@ -59,10 +45,10 @@ type Settings struct {
 	// `insecure: true` without a CA, as in contrib's configkafka.
 	TLS *configtls.ClientConfig
 	// SASL authenticates connections; nil means no SASL.
-	SASL *SASL
+	SASL *saslauth.SASL
 	// Kerberos authenticates connections with SASL/GSSAPI; nil means none.
 	// At most one of SASL and Kerberos is set.
-	Kerberos *Kerberos
+	Kerberos *saslauth.Kerberos
 	// Logger is told of insecure settings and of recoveries; nil means none.
 	Logger *zap.Logger
 	// Observer is told of every request sent, from several goroutines at
@@ -93,25 +79,25 @@ func NewestVersion() string {
 
 // CheckVersion tells whether the protocol version can be parsed.
 func CheckVersion(v string) error {
-	_, err := parseVersion(v)
+	_, err := ParseVersion(v)
 	return err
 }
 
 // VersionAtLeast tells whether the protocol version v is min or later; a
 // version that cannot be parsed is not.
 func VersionAtLeast(v, min string) bool {
-	have, err := parseVersion(v)
+	have, err := ParseVersion(v)
 	if err != nil {
 		return false
 	}
-	want, err := parseVersion(min)
+	want, err := ParseVersion(min)
 	return err == nil && have.IsAtLeast(want)
 }
 
-// parseVersion reads a protocol version in any spelling configkafka
+// ParseVersion reads a protocol version in any spelling configkafka
 // accepts ("3.7.0", "3.7", "v3.7", "0.10.2", "0.10.2.1"); sarama itself
 // wants the patch level ("3.7.0", "0.10.2.0").
-func parseVersion(v string) (sarama.KafkaVersion, error) {
+func ParseVersion(v string) (sarama.KafkaVersion, error) {
 	s := strings.TrimPrefix(strings.TrimSpace(v), "v")
 	want := 3 // components: major.minor.patch
 	if strings.HasPrefix(s, "0.") {
@@ -123,8 +109,10 @@ func parseVersion(v string) (sarama.KafkaVersion, error) {
 	return sarama.ParseKafkaVersion(s)
 }
 
-func newConfig(s Settings) (*sarama.Config, error) {
-	version, err := parseVersion(s.ProtocolVersion)
+// ClientConfig is the sarama configuration of the settings, checked: the
+// cluster's, and the base of the coordination membership's.
+func ClientConfig(s Settings) (*sarama.Config, error) {
+	version, err := ParseVersion(s.ProtocolVersion)
 	if err != nil {
 		return nil, fmt.Errorf("protocol_version: %w", err)
 	}
@@ -147,10 +135,10 @@ func newConfig(s Settings) (*sarama.Config, error) {
 	// A refresh, retries included, ends within one request timeout: sarama
 	// runs it without a context.
 	sc.Metadata.Timeout = s.RequestTimeout
-	if err := configureSecurity(sc, s.SASL, s.TLS); err != nil {
+	if err := configureTLS(sc, s.TLS); err != nil {
 		return nil, err
 	}
-	if err := configureKerberos(sc, s.SASL, s.Kerberos); err != nil {
+	if err := saslauth.Configure(sc, s.SASL, s.Kerberos); err != nil {
 		return nil, err
 	}
 	if err := sc.Validate(); err != nil {
@@ -159,9 +147,9 @@ func newConfig(s Settings) (*sarama.Config, error) {
 	return sc, nil
 }
 
-// configureSecurity applies the SASL and TLS settings to the sarama
-// configuration. Its errors are prefixed with the receiver's config keys.
-func configureSecurity(sc *sarama.Config, sasl *SASL, tlsCfg *configtls.ClientConfig) error {
+// configureTLS applies the TLS settings to the sarama configuration. Its
+// errors are prefixed with the receiver's config keys.
+func configureTLS(sc *sarama.Config, tlsCfg *configtls.ClientConfig) error {
 	if tlsCfg != nil {
 		tc, err := tlsCfg.LoadTLSConfig(context.Background())
 		if err != nil {
@@ -174,85 +162,18 @@ func configureSecurity(sc *sarama.Config, sasl *SASL, tlsCfg *configtls.ClientCo
 			sc.Net.TLS.Config = tc
 		}
 	}
-	if sasl == nil {
-		return nil
-	}
-	if err := sasl.validate(); err != nil {
-		return fmt.Errorf("auth::sasl: %w", err)
-	}
-	sc.Net.SASL.Enable = true
-	sc.Net.SASL.Handshake = true
-	sc.Net.SASL.User = sasl.Username
-	sc.Net.SASL.Password = sasl.Password
-	sc.Net.SASL.Version = sarama.SASLHandshakeV1
-	if sasl.HandshakeVersion == 0 {
-		sc.Net.SASL.Version = sarama.SASLHandshakeV0
-		// A v0 broker reads the first bytes after the handshake as SASL
-		// tokens: sarama refuses to send ApiVersions first.
-		sc.ApiVersionsRequest = false
-	}
-	switch sasl.mechanism() {
-	case kafka.SASLPlain:
-		sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
-	case kafka.SASLSCRAMSHA256:
-		sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-		sc.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{hash: scram.SHA256} }
-	case kafka.SASLSCRAMSHA512:
-		sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
-		sc.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{hash: scram.SHA512} }
-	case kafka.SASLOAuthBearer, kafka.SASLAWSMSKIAM:
-		sc.Net.SASL.Mechanism = sarama.SASLTypeOAuth
-		sc.Net.SASL.TokenProvider = &tokenProvider{mechanism: sasl.mechanism(), tokens: sasl.Tokens, extensions: sasl.Extensions, timeout: sc.Net.ReadTimeout}
-	}
 	return nil
 }
 
-// validate names the offending key under auth::sasl.
-func (s *SASL) validate() error {
-	if err := kafka.ValidateSASL(s.Mechanism, s.Username, s.Password, s.HandshakeVersion); err != nil {
-		return err
-	}
-	return s.validateTokens()
-}
-
-func (s *SASL) mechanism() string {
-	return kafka.SASLMechanism(s.Mechanism)
-}
-
-// warnInsecureSecurity logs, once at start, settings that expose the
-// credentials or the connection.
-func warnInsecureSecurity(s Settings, logger *zap.Logger) {
+// WarnInsecure logs, once at start, settings that expose the credentials or
+// the connection.
+func WarnInsecure(s Settings, logger *zap.Logger) {
 	plaintext := s.TLS == nil || (s.TLS.Insecure && s.TLS.CAFile == "" && s.TLS.CAPem == "")
-	if mechanism := s.saslMechanism(); mechanism != "" && plaintext {
+	if mechanism := saslauth.Mechanism(s.SASL, s.Kerberos); mechanism != "" && plaintext {
 		logger.Warn("SASL is configured without TLS: the credentials (in the clear with PLAIN; bearer tokens can be replayed until they expire) and all metadata cross the network unencrypted",
 			zap.String("mechanism", mechanism))
 	}
 	if s.TLS != nil && s.TLS.InsecureSkipVerify {
 		logger.Warn("tls::insecure_skip_verify is set: the brokers' certificates are not verified, so a man in the middle can read the credentials and the data")
 	}
-}
-
-// securitySummary says how the client authenticates and encrypts, for
-// connection errors: a broker that drops a connection during SASL (as some
-// proxies and test brokers do on a wrong password) leaves only an EOF, which
-// means little without knowing that SASL was being attempted.
-func securitySummary(sc *sarama.Config) string {
-	transport := "plaintext"
-	// A Cluster's connections do TLS in its dialer: Enable is off there,
-	// the configuration kept.
-	if sc.Net.TLS.Enable || sc.Net.TLS.Config != nil {
-		transport = "TLS"
-	}
-	if !sc.Net.SASL.Enable {
-		return transport + ", no SASL"
-	}
-	switch sc.Net.SASL.Mechanism {
-	case sarama.SASLTypeOAuth:
-		if tp, ok := sc.Net.SASL.TokenProvider.(*tokenProvider); ok {
-			return fmt.Sprintf("%s, SASL %s", transport, tp.mechanism)
-		}
-	case sarama.SASLTypeGSSAPI:
-		return fmt.Sprintf("%s, SASL GSSAPI as %q", transport, sc.Net.SASL.GSSAPI.Username+"@"+sc.Net.SASL.GSSAPI.Realm)
-	}
-	return fmt.Sprintf("%s, SASL %s as %q", transport, sc.Net.SASL.Mechanism, sc.Net.SASL.User)
 }

@@ -1,26 +1,32 @@
-package saramacluster
+package brokerwatch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
 	"go.uber.org/zap"
 )
 
-// idleConns reopens a broker's connection that carried no request for
+// Broker is what Idle needs of one broker connection of the client.
+// Brokers are compared: the same broker of the same client is equal.
+type Broker interface {
+	ID() int32
+	// Reopen closes the connection and opens a new one, in the
+	// background; the next request waits for it.
+	Reopen() error
+}
+
+// Idle reopens a broker's connection that carried no request for
 // longer than the timeout before it carries the next one (contrib's
 // conn_idle_timeout). Brokers close connections idle for
 // connections.max.idle.ms (10 minutes by default), and load balancers and
 // NAT drop them silently; sarama notices only when a request on the dead
 // connection fails. A coordinator the scrape alone talks to is idle for a
 // whole collection_interval.
-type idleConns struct {
+type Idle struct {
 	timeout time.Duration
-	config  *sarama.Config
 	logger  *zap.Logger
 
 	mu   sync.Mutex
@@ -29,21 +35,22 @@ type idleConns struct {
 
 // brokerUse is what is known of one broker connection's use.
 type brokerUse struct {
-	broker   *sarama.Broker
+	broker   Broker
 	inflight int
 	last     time.Time
 	// reopening is closed when a reopen in progress is done.
 	reopening chan struct{}
 }
 
-func newIdleConns(timeout time.Duration, config *sarama.Config, logger *zap.Logger) *idleConns {
-	return &idleConns{timeout: timeout, config: config, logger: logger, byID: map[int32]*brokerUse{}}
+// NewIdle reopens connections idle for longer than timeout.
+func NewIdle(timeout time.Duration, logger *zap.Logger) *Idle {
+	return &Idle{timeout: timeout, logger: logger, byID: map[int32]*brokerUse{}}
 }
 
-// begin marks b in use, reopening its connection first when it has been
+// Begin marks b in use, reopening its connection first when it has been
 // idle too long. Requests that come while it reopens wait for it; nothing
 // is held while the connection closes. Every begin is followed by an end.
-func (ic *idleConns) begin(ctx context.Context, b *sarama.Broker) error {
+func (ic *Idle) Begin(ctx context.Context, b Broker) error {
 	if ic == nil {
 		return nil
 	}
@@ -83,8 +90,8 @@ func (ic *idleConns) begin(ctx context.Context, b *sarama.Broker) error {
 	}
 }
 
-// end marks the end of a use begun with begin.
-func (ic *idleConns) end(b *sarama.Broker) {
+// End marks the end of a use begun with Begin.
+func (ic *Idle) End(b Broker) {
 	if ic == nil {
 		return
 	}
@@ -96,15 +103,11 @@ func (ic *idleConns) end(b *sarama.Broker) {
 	}
 }
 
-// reopen closes the connection and starts a new one; sarama's Open dials in
-// the background, and the next request waits for it.
-func (ic *idleConns) reopen(b *sarama.Broker, idleFor time.Duration) {
+// reopen closes the connection and starts a new one.
+func (ic *Idle) reopen(b Broker, idleFor time.Duration) {
 	ic.logger.Debug("reopening a connection idle for longer than conn_idle_timeout",
 		zap.Int32("broker", b.ID()), zap.Duration("idle", idleFor), zap.Duration("conn_idle_timeout", ic.timeout))
-	if err := b.Close(); err != nil && !errors.Is(err, sarama.ErrNotConnected) {
-		ic.logger.Debug("close an idle connection", zap.Int32("broker", b.ID()), zap.Error(err))
-	}
-	if err := b.Open(ic.config); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+	if err := b.Reopen(); err != nil {
 		ic.logger.Debug("reopen an idle connection", zap.Int32("broker", b.ID()), zap.Error(err))
 	}
 }

@@ -1,4 +1,8 @@
-package saramacluster
+// Package batchguard reads Kafka record batches without a Kafka client: it
+// checks each Fetch response on the wire before the client decodes it
+// (Guard), bounding what its compressed batches inflate to, and finds the
+// first data record at or after an offset in decoded batches (FirstRecord).
+package batchguard
 
 import (
 	"encoding/binary"
@@ -6,21 +10,23 @@ import (
 	"net"
 	"sync"
 
-	"github.com/IBM/sarama"
-
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
 // apiKeyFetch is the Kafka API key of Fetch requests.
 const apiKeyFetch = 1
 
-// guardedConn is a broker connection, below sarama and above TLS, that
-// reads each Fetch response whole and checks it (fetchScan) before sarama
-// decodes it: sarama decodes a response in one go, with no hook between its
-// bytes and its decompression. Other responses stream through.
+// guardedConn is a broker connection, below the Kafka client and above
+// TLS, that reads each Fetch response whole and checks it (fetchScan)
+// before the client decodes it: sarama decodes a response in one go, with
+// no hook between its bytes and its decompression. Other responses stream
+// through.
 type guardedConn struct {
 	net.Conn
-	refused func(kafka.TopicPartition, error)
+	refused *Refusals
+	// maxResponse is the client's own bound on a response: one over it is
+	// refused by the client before it is read, so it is not read here.
+	maxResponse int64
 
 	mu      sync.Mutex
 	fetches map[int32]int16 // correlation id -> version, of Fetch requests in flight
@@ -37,8 +43,37 @@ type guardedConn struct {
 	stream       int
 }
 
-func guard(conn net.Conn, refused func(kafka.TopicPartition, error)) *guardedConn {
-	return &guardedConn{Conn: conn, refused: refused, fetches: map[int32]int16{}}
+// Guard is conn with every Fetch response checked before it is read; the
+// partitions whose batches were refused, and why, go to refused.
+// maxResponse is the client's bound on a response's size.
+func Guard(conn net.Conn, maxResponse int64, refused *Refusals) net.Conn {
+	return &guardedConn{Conn: conn, refused: refused, maxResponse: maxResponse, fetches: map[int32]int16{}}
+}
+
+// Refusals remembers why a partition's batch was refused, for the error of
+// the read that isolates it. The zero value is ready to use.
+type Refusals struct {
+	mu      sync.Mutex
+	reasons map[kafka.TopicPartition]error
+}
+
+// refuse remembers why tp's batch was refused.
+func (r *Refusals) refuse(tp kafka.TopicPartition, reason error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reasons == nil {
+		r.reasons = map[kafka.TopicPartition]error{}
+	}
+	r.reasons[tp] = reason
+}
+
+// Take is, once, why tp's batch was last refused; nil when it was not.
+func (r *Refusals) Take(tp kafka.TopicPartition) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reason := r.reasons[tp]
+	delete(r.reasons, tp)
+	return reason
 }
 
 // Write notes the Fetch requests: sarama writes each request in one call,
@@ -104,7 +139,7 @@ func (g *guardedConn) readHead() error {
 	version, isFetch := g.fetches[correlation]
 	delete(g.fetches, correlation)
 	g.mu.Unlock()
-	if !isFetch || version > 11 || size > int64(sarama.MaxResponseSize) {
+	if !isFetch || version > 11 || size > g.maxResponse {
 		// sarama refuses a response over its limit before reading it;
 		// fetchScan walks the versions the receiver asks (up to 11).
 		g.serve, g.stream = append([]byte(nil), g.head[:8]...), int(size-4)
@@ -120,6 +155,6 @@ func (g *guardedConn) readHead() error {
 func (g *guardedConn) finishFetch() {
 	frame := g.frame
 	g.frame, g.frameN = nil, 0
-	fetchScan(frame[8:], g.frameVersion, g.refused)
+	fetchScan(frame[8:], g.frameVersion, g.refused.refuse)
 	g.serve = frame
 }

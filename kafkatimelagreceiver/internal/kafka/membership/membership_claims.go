@@ -1,4 +1,4 @@
-package saramacluster
+package membership
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 // setSession and clearSession follow the consumer group's session, which
 // Assignment reads.
-func (m *Membership) setSession(sess sarama.ConsumerGroupSession) {
+func (m *Member) setSession(sess sarama.ConsumerGroupSession) {
 	m.mu.Lock()
 	m.session, m.lastErr = sess, nil
 	m.mu.Unlock()
@@ -17,7 +17,7 @@ func (m *Membership) setSession(sess sarama.ConsumerGroupSession) {
 		zap.String("group", m.settings.GroupID), zap.String("member", sess.MemberID()), zap.Int32("generation", sess.GenerationID()))
 }
 
-func (m *Membership) clearSession(sess sarama.ConsumerGroupSession) {
+func (m *Member) clearSession(sess sarama.ConsumerGroupSession) {
 	m.mu.Lock()
 	if m.session == sess {
 		m.session = nil
@@ -27,7 +27,7 @@ func (m *Membership) clearSession(sess sarama.ConsumerGroupSession) {
 
 // claimHandler tracks the session; the claims themselves need no work.
 type claimHandler struct {
-	m     *Membership
+	m     *Member
 	group sarama.ConsumerGroup
 }
 
