@@ -3,18 +3,15 @@ package kafkatimelagreceiver
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"os"
-	"regexp"
-	"slices"
-	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/oauthbearer"
 )
 
 // AuthConfig authenticates the receiver to the brokers: the `auth` block of
@@ -93,9 +90,6 @@ func (c *SASLConfig) Unmarshal(conf *confmap.Conf) error {
 	return conf.Unmarshal(c)
 }
 
-// saslExtensionKey is RFC 7628's key: letters only; `auth` is the token's.
-var saslExtensionKey = regexp.MustCompile(`^[A-Za-z]+$`)
-
 // Validate names the offending key; confmap prefixes it with auth::sasl.
 // Keys the mechanism does not use are refused, so that no credential is
 // silently left unused.
@@ -134,42 +128,8 @@ func (o *OAuthBearerConfig) validate(mechanism string) error {
 	if mechanism != kafka.SASLOAuthBearer {
 		return fmt.Errorf("oauthbearer: used only by %s; remove it", kafka.SASLOAuthBearer)
 	}
-	var errs []error
-	if o.TokenURL == "" {
-		for _, grantKey := range []struct {
-			key string
-			set bool
-		}{
-			{"client_id", o.ClientID != ""},
-			{"client_secret", o.ClientSecret != ""},
-			{"scopes", len(o.Scopes) > 0},
-			{"endpoint_params", len(o.EndpointParams) > 0},
-		} {
-			if grantKey.set {
-				errs = append(errs, fmt.Errorf("oauthbearer::%s: used only with oauthbearer::token_url", grantKey.key))
-			}
-		}
-	} else {
-		u, err := url.Parse(o.TokenURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("oauthbearer::token_url: %q is not an http(s) URL", o.TokenURL))
-		}
-		if o.ClientID == "" {
-			errs = append(errs, errors.New("oauthbearer::client_id: must be set with token_url"))
-		}
-		if o.ClientSecret == "" {
-			errs = append(errs, errors.New("oauthbearer::client_secret: must be set with token_url"))
-		}
-	}
-	for _, key := range slices.Sorted(maps.Keys(o.Extensions)) {
-		if !saslExtensionKey.MatchString(key) || key == "auth" {
-			errs = append(errs, fmt.Errorf("oauthbearer::extensions: %q is not a SASL extension name (letters only, not auth)", key))
-		}
-		if strings.ContainsRune(o.Extensions[key], '\x01') {
-			errs = append(errs, fmt.Errorf("oauthbearer::extensions::%s: must not contain the byte 0x01", key))
-		}
-	}
-	return errors.Join(errs...)
+	return oauthbearer.ValidateGrant(oauthbearer.Grant{TokenURL: o.TokenURL, ClientID: o.ClientID, HasClientSecret: o.ClientSecret != "",
+		Scopes: o.Scopes, EndpointParams: o.EndpointParams, Extensions: o.Extensions})
 }
 
 // KerberosConfig is configkafka's `auth::kerberos` block: SASL/GSSAPI.

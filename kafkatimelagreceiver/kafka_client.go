@@ -3,7 +3,6 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
@@ -55,6 +54,12 @@ func (cfg *Config) checkProtocolVersion() error {
 // key by key. host supplies the extension that oauthbearer_token_source
 // names; it may be nil otherwise.
 func (cfg *Config) clusterSettings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver) (saramacluster.Settings, error) {
+	return cfg.settings(ctx, host, logger, observer, nil)
+}
+
+// settings are clusterSettings with the OAUTHBEARER tokens of shared when
+// not nil, rather than a token source of their own.
+func (cfg *Config) settings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver, shared saramacluster.TokenSource) (saramacluster.Settings, error) {
 	s := saramacluster.Settings{
 		Brokers:         cfg.Brokers,
 		ClientID:        cfg.ClientID,
@@ -99,59 +104,40 @@ func (cfg *Config) clusterSettings(ctx context.Context, host component.Host, log
 	if !kafka.SASLUsesToken(sasl.Mechanism) {
 		return s, nil
 	}
+	if sasl.OAuthBearer != nil {
+		s.SASL.Extensions = sasl.OAuthBearer.Extensions
+	}
+	if shared != nil {
+		s.SASL.Tokens = shared
+		return s, nil
+	}
 	source, err := cfg.tokenSource(ctx, host, logger)
 	if err != nil {
 		return s, err
 	}
 	s.SASL.Tokens = oauthbearer.NewCache(source, cfg.requestTimeout())
-	if sasl.OAuthBearer != nil {
-		s.SASL.Extensions = sasl.OAuthBearer.Extensions
-	}
 	return s, nil
 }
 
-// tokenSource is where the OAUTHBEARER tokens come from: AWS signing for
-// MSK IAM, else the extension oauthbearer_token_source names, else the
-// receiver's own client-credentials grant.
+// tokenSource is where the OAUTHBEARER tokens come from.
 func (cfg *Config) tokenSource(ctx context.Context, host component.Host, logger *zap.Logger) (oauthbearer.Source, error) {
 	sasl := cfg.Auth.SASL
-	if kafka.SASLMechanism(sasl.Mechanism) == kafka.SASLAWSMSKIAM {
-		msk, err := oauthbearer.NewAWSMSKIAM(ctx, sasl.AWSMSK.Region)
-		if err != nil {
-			return nil, fmt.Errorf("auth::sasl::aws_msk: %w", err)
-		}
-		return msk.Token, nil
+	origin := oauthbearer.Origin{
+		AWSMSKIAM: kafka.SASLMechanism(sasl.Mechanism) == kafka.SASLAWSMSKIAM,
+		AWSRegion: sasl.AWSMSK.Region,
+		Extension: sasl.OAuthBearerTokenSource,
 	}
-	if id := sasl.OAuthBearerTokenSource; id != (component.ID{}) {
-		if host == nil {
-			return nil, fmt.Errorf("auth::sasl::oauthbearer_token_source: no collector host to find extension %q in", id)
-		}
-		ext, ok := host.GetExtensions()[id]
-		if !ok {
-			return nil, fmt.Errorf("auth::sasl::oauthbearer_token_source: extension %q is not configured (list it under service::extensions)", id)
-		}
-		ts, ok := ext.(oauthbearer.ContextTokenSource)
-		if !ok {
-			return nil, fmt.Errorf("auth::sasl::oauthbearer_token_source: extension %q does not supply tokens (no Token(context.Context) method)", id)
-		}
-		return oauthbearer.FromExtension(id.String(), ts), nil
+	if host != nil {
+		origin.Extensions = host.GetExtensions()
 	}
-	grant := sasl.OAuthBearer
-	if grant == nil || grant.TokenURL == "" {
-		return nil, fmt.Errorf("auth::sasl: %s needs oauthbearer_token_source or oauthbearer::token_url", kafka.SASLOAuthBearer)
+	if g := sasl.OAuthBearer; g != nil {
+		origin.Grant = &clientcredentials.Config{ClientID: g.ClientID, ClientSecret: string(g.ClientSecret), TokenURL: g.TokenURL, Scopes: g.Scopes, EndpointParams: g.EndpointParams}
 	}
-	if strings.HasPrefix(strings.ToLower(grant.TokenURL), "http:") {
-		logger.Warn("auth::sasl::oauthbearer::token_url is plain http: the client secret and the tokens cross the network unencrypted",
-			zap.String("token_url", grant.TokenURL))
+	source, err := oauthbearer.SourceOf(ctx, origin, logger)
+	if err != nil {
+		return nil, fmt.Errorf("auth::sasl::%w", err)
 	}
-	cc := &oauthbearer.ClientCredentials{Config: clientcredentials.Config{
-		ClientID:       grant.ClientID,
-		ClientSecret:   string(grant.ClientSecret),
-		TokenURL:       grant.TokenURL,
-		Scopes:         grant.Scopes,
-		EndpointParams: grant.EndpointParams,
-	}}
-	return cc.Token, nil
+	return source, nil
 }
 
 // newCluster builds the Kafka access layer, which connects lazily: a
@@ -169,21 +155,13 @@ func newCluster(ctx context.Context, cfg *Config, host component.Host, logger *z
 
 // newMembership joins the replicas sharing the monitored groups, in the
 // background: a cluster that is down does not stop the collector. It
-// connects with the same client settings as the cluster, without a request
-// observer: coordination traffic is not the scrape's. tokens, when not nil,
-// are the cluster's OAUTHBEARER tokens: shared, so that one grant serves
-// both clients and a token the brokers refused to either is dropped for
-// both.
+// connects with the same client settings as the cluster, sharing its
+// tokens, without a request observer: coordination traffic is not the
+// scrape's.
 func newMembership(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, tokens saramacluster.TokenSource) (kafka.Membership, error) {
-	if logger == nil {
-		logger = zap.NewNop()
-	}
-	s, err := cfg.clusterSettings(ctx, host, logger, nil)
+	s, err := cfg.sharingSettings(ctx, host, logger, nil, tokens)
 	if err != nil {
 		return nil, err
-	}
-	if s.SASL != nil && s.SASL.Tokens != nil && tokens != nil {
-		s.SASL.Tokens = tokens
 	}
 	c := cfg.Coordination
 	return membership.New(s, membership.Settings{
@@ -195,4 +173,15 @@ func newMembership(ctx context.Context, cfg *Config, host component.Host, logger
 		SessionTimeout:    c.SessionTimeout,
 		HeartbeatInterval: c.HeartbeatInterval,
 	})
+}
+
+// sharingSettings are the cluster's client settings for another client of
+// the same cluster, sharing tokens, the cluster's OAUTHBEARER tokens when
+// not nil: one grant serves every client, and a token the brokers refused
+// to one is dropped for all.
+func (cfg *Config) sharingSettings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver, tokens saramacluster.TokenSource) (saramacluster.Settings, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return cfg.settings(ctx, host, logger, observer, tokens)
 }

@@ -12,20 +12,12 @@ import (
 )
 
 // newShareGroups builds the share-group reader from the same client
-// settings as the cluster, with the same request observer. tokens, when not
-// nil, are the cluster's OAUTHBEARER tokens: shared, so that one grant
-// serves both clients and a token the brokers refused to either is dropped
-// for both. It connects lazily.
+// settings as the cluster, sharing its tokens, with the same request
+// observer. It connects lazily.
 func newShareGroups(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, observer kafka.RequestObserver, tokens saramacluster.TokenSource) (*sharegroups.Client, error) {
-	if logger == nil {
-		logger = zap.NewNop()
-	}
-	s, err := cfg.clusterSettings(ctx, host, logger, observer)
+	s, err := cfg.sharingSettings(ctx, host, logger, observer, tokens)
 	if err != nil {
 		return nil, err
-	}
-	if s.SASL != nil && s.SASL.Tokens != nil && tokens != nil {
-		s.SASL.Tokens = tokens
 	}
 	return sharegroups.New(s)
 }
