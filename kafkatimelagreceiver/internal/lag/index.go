@@ -12,7 +12,7 @@ import (
 // what the snapshot says of each. A group's commits are then sorted by an
 // integer rather than by topic name, and each partition's offsets (and
 // table) are looked up once per scrape rather than once per group that
-// commits on it (BENCHMARKS.md, "How we got here", has what that saved).
+// commits on it.
 type Index struct {
 	Parts []Partition // by rank
 	// commits is each group's committed offsets, in partition rank order.
