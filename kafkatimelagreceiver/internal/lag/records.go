@@ -141,12 +141,13 @@ func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 }
 
 // Retain keeps only the entries still in use.
-func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
+func (r *RecordTimes) Retain(used UsedRecords) {
 	r.changes++
 	for tp, pr := range r.known {
+		offsets := used[tp]
 		kept := pr[:0]
 		for _, e := range pr {
-			if _, ok := used[kafka.RecordAt{TopicPartition: tp, Offset: e.offset}]; ok {
+			if _, ok := slices.BinarySearch(offsets, e.offset); ok {
 				kept = append(kept, e)
 			}
 		}
@@ -155,6 +156,30 @@ func (r *RecordTimes) Retain(used map[kafka.RecordAt]struct{}) {
 			continue
 		}
 		r.known[tp] = slices.Clip(kept)
+	}
+}
+
+// UsedRecords are the records a scrape's estimates may date from: by
+// partition, its offsets ascending. A set of (partition, offset) pairs
+// would hash a topic name for every lagging offset of every scrape, a
+// million at a busy cluster's size; this looks each partition up once.
+type UsedRecords map[kafka.TopicPartition][]int64
+
+// Len is how many records are in use.
+func (u UsedRecords) Len() int {
+	n := 0
+	for _, offsets := range u {
+		n += len(offsets)
+	}
+	return n
+}
+
+// Merge adds other's records to u.
+func (u UsedRecords) Merge(other UsedRecords) {
+	for tp, offsets := range other {
+		merged := append(u[tp], offsets...)
+		slices.Sort(merged)
+		u[tp] = slices.Compact(merged)
 	}
 }
 
@@ -244,8 +269,8 @@ const IdleBeforeRecordRead = time.Second
 // yet, or read short of today's end, the ones no table dates first, then
 // the furthest behind (when a cap bites, the worst lags are the ones worth
 // knowing); used is every such record, read or not.
-func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (missing []kafka.RecordAt, used map[kafka.RecordAt]struct{}) {
-	used = map[kafka.RecordAt]struct{}{}
+func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (missing []kafka.RecordAt, used UsedRecords) {
+	used = UsedRecords{}
 	var wanted []wantedRecord
 	// Groups of a partition often share an offset: each record is judged
 	// once. The offsets are gathered by partition to find the distinct
@@ -253,7 +278,9 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 	lagging := idx.laggingOffsets()
 	for rank := range idx.Parts {
 		p := &idx.Parts[rank]
-		for _, from := range lagging.of(rank) {
+		var inUse []int64 // ascending, as lagging.of gives them
+		offsets := lagging.of(rank)
+		for i, from := range offsets {
 			b, ok := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
 			dated := ok && !b.Gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
 			coarse := dated && Coarse(b, from, ExpectedAppend(b.Lo, b.Hi, from), at)
@@ -261,13 +288,19 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 				continue
 			}
 			rec := kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: from}
-			used[rec] = struct{}{}
+			if inUse == nil {
+				inUse = make([]int64, 0, len(offsets)-i)
+			}
+			inUse = append(inUse, from)
 			if known, ok := records.Get(rec); !ok || known.Found == kafka.RecordNone && known.Offset < p.End {
 				// Not read yet, or read when it was followed by a
 				// transaction still open, or before the end moved on: what
 				// lies beyond needs a new read.
 				wanted = append(wanted, wantedRecord{rank: int32(rank), offset: from, behind: p.End - from, refine: coarse})
 			}
+		}
+		if len(inUse) > 0 {
+			used[p.TopicPartition] = inUse
 		}
 	}
 	slices.SortFunc(wanted, func(a, b wantedRecord) int {

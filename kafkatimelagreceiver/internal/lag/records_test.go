@@ -54,12 +54,12 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 		// time lag it yields (about 100 s): last.
 		{TopicPartition: tp, Offset: 150},
 	}, missing)
-	require.Len(t, used, 3)
+	require.Equal(t, 3, used.Len())
 
 	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}, Existed{Received: at})
 	missing, used = OutOfTable(idx, at, tables, records)
 	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 20}, {TopicPartition: tp, Offset: 150}}, missing, "a record read before is not read again")
-	require.Len(t, used, 3, "but it is still in use")
+	require.Equal(t, 3, used.Len(), "but it is still in use")
 }
 
 func TestAppendTimesTableThenRecord(t *testing.T) {
@@ -113,7 +113,7 @@ func TestAppendTimesInGap(t *testing.T) {
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0+int64(90*time.Second), got)
 
-	records.Retain(map[kafka.RecordAt]struct{}{})
+	records.Retain(UsedRecords{})
 	_, method, _ = AppendTimes(tables, records, at)(p, 150)
 	require.Equal(t, MethodTable, method, "entries no longer in use are dropped")
 }
@@ -298,7 +298,7 @@ func TestCoarseBracketsReadNearTheFurthestBehind(t *testing.T) {
 	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
 	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}, {TopicPartition: tp, Offset: 150}, {TopicPartition: tp, Offset: 180}}, missing,
 		"older than the table first, then the coarse ones from the furthest behind")
-	require.Len(t, used, 4, "every record in use stays cached")
+	require.Equal(t, 4, used.Len(), "every record in use stays cached")
 }
 
 // A coarse record further than refineSpan from the partition's furthest
@@ -327,5 +327,30 @@ func TestCoarseBracketsFarApartReadOnlyTheFurthestBehind(t *testing.T) {
 	idx.ResolveTables(tables)
 	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
 	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 100}, {TopicPartition: tp, Offset: far - 1}}, missing)
-	require.Len(t, used, 3, "every record in use stays cached")
+	require.Equal(t, 3, used.Len(), "every record in use stays cached")
+}
+
+// TestRetainKeepsTheRecordsInUse: records a scrape's estimates may still
+// date from stay cached, the others go; uses gathered in two passes (a
+// retry after log starts were read) merge.
+func TestRetainKeepsTheRecordsInUse(t *testing.T) {
+	a, b := kafka.TopicPartition{Topic: "a"}, kafka.TopicPartition{Topic: "b"}
+	records := NewRecordTimes()
+	found := map[kafka.RecordAt]kafka.RecordTimestamp{}
+	for _, at := range []kafka.RecordAt{{TopicPartition: a, Offset: 1}, {TopicPartition: a, Offset: 5}, {TopicPartition: a, Offset: 9}, {TopicPartition: b, Offset: 2}} {
+		found[at] = kafka.RecordTimestamp{Offset: at.Offset, Timestamp: 1}
+	}
+	records.PutAll(found, Existed{Received: 2})
+	used := UsedRecords{a: {5}}
+	used.Merge(UsedRecords{a: {1, 5}, b: {7}})
+	require.Equal(t, UsedRecords{a: {1, 5}, b: {7}}, used)
+	require.Equal(t, 3, used.Len())
+	records.Retain(used)
+	for at, want := range map[kafka.RecordAt]bool{
+		{TopicPartition: a, Offset: 1}: true, {TopicPartition: a, Offset: 5}: true,
+		{TopicPartition: a, Offset: 9}: false, {TopicPartition: b, Offset: 2}: false,
+	} {
+		_, ok := records.Get(at)
+		require.Equal(t, want, ok, "%v", at)
+	}
 }

@@ -46,9 +46,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, 
 			}
 			idx.SetStarts(startRead.Offsets)
 			retry, usedNow := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
-			for at := range usedNow {
-				used[at] = struct{}{}
-			}
+			used.Merge(usedNow)
 			retry, _ = withinPartitions(retry, budget)
 			if len(retry) > 0 {
 				found, err := r.Cluster.RecordTimestamps(ctx, retry)
