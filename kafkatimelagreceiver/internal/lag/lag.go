@@ -171,29 +171,38 @@ func Aggregate(out []TopicLag, lags []PartitionLag) []TopicLag {
 		if n := len(out); n == from || out[n-1].Group != pl.Group || out[n-1].Topic != pl.Topic {
 			out = append(out, TopicLag{Group: pl.Group, Topic: pl.Topic})
 		}
-		agg := &out[len(out)-1]
-		switch {
-		case !pl.HasEnd:
-			agg.Unread++
-		case !pl.HasTimeLag:
-			agg.Undated++
-		}
-		agg.LagSum = AddLags(agg.LagSum, pl.Lag)
-		agg.LagMax = max(agg.LagMax, pl.Lag)
-		agg.TimeLagMax = max(agg.TimeLagMax, pl.TimeLag)
+		out[len(out)-1].add(pl.HasEnd, pl.Lag, pl.HasTimeLag, pl.TimeLag)
 	}
 	for i := from; i < len(out); i++ {
-		agg := &out[i]
-		agg.HasLag = agg.Unread == 0
-		agg.HasTimeLag = agg.HasLag && agg.Undated == 0
-		if !agg.HasLag {
-			agg.LagSum, agg.LagMax = 0, 0
-		}
-		if !agg.HasTimeLag {
-			agg.TimeLagMax = 0
-		}
+		out[i].settle()
 	}
 	return out
+}
+
+// add folds one partition in: its lag, when known, and its time lag.
+func (agg *TopicLag) add(hasLag bool, lag int64, hasTimeLag bool, timeLag float64) {
+	switch {
+	case !hasLag:
+		agg.Unread++
+	case !hasTimeLag:
+		agg.Undated++
+	}
+	agg.LagSum = AddLags(agg.LagSum, lag)
+	agg.LagMax = max(agg.LagMax, lag)
+	agg.TimeLagMax = max(agg.TimeLagMax, timeLag)
+}
+
+// settle says what the partitions folded in make known, and zeroes the
+// rest: a sum or maximum over some of them is no value at all.
+func (agg *TopicLag) settle() {
+	agg.HasLag = agg.Unread == 0
+	agg.HasTimeLag = agg.HasLag && agg.Undated == 0
+	if !agg.HasLag {
+		agg.LagSum, agg.LagMax = 0, 0
+	}
+	if !agg.HasTimeLag {
+		agg.TimeLagMax = 0
+	}
 }
 
 // Complete says whether every one of lags, one group's on one topic or

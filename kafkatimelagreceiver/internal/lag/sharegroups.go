@@ -120,21 +120,12 @@ func (idx *Index) rank(tp kafka.TopicPartition) (int32, bool) {
 func AggregateShares(out []TopicLag, lags []SharePartitionLag) []TopicLag {
 	for start := 0; start < len(lags); {
 		end := start
-		agg := TopicLag{Group: lags[start].Group, Topic: lags[start].Topic, HasLag: true, HasTimeLag: true}
+		agg := TopicLag{Group: lags[start].Group, Topic: lags[start].Topic}
 		for ; end < len(lags) && lags[end].Group == agg.Group && lags[end].Topic == agg.Topic; end++ {
 			sl := &lags[end]
-			agg.HasLag = agg.HasLag && sl.HasLag
-			agg.HasTimeLag = agg.HasTimeLag && sl.HasTimeLag
-			agg.LagSum = AddLags(agg.LagSum, sl.Lag)
-			agg.LagMax = max(agg.LagMax, sl.Lag)
-			agg.TimeLagMax = max(agg.TimeLagMax, sl.TimeLag)
+			agg.add(sl.HasLag, sl.Lag, sl.HasTimeLag, sl.TimeLag)
 		}
-		if !agg.HasLag {
-			agg.LagSum, agg.LagMax = 0, 0
-		}
-		if !agg.HasTimeLag {
-			agg.TimeLagMax = 0
-		}
+		agg.settle()
 		out = append(out, agg)
 		start = end
 	}

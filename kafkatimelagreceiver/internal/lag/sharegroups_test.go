@@ -201,8 +201,8 @@ func TestAggregateSharesIsOverEveryPartitionOrAbsent(t *testing.T) {
 	})
 	require.Equal(t, []TopicLag{
 		{Group: "a", Topic: "jobs", LagSum: 12, LagMax: 7, HasLag: true, TimeLagMax: 30, HasTimeLag: true},
-		{Group: "a", Topic: "mail", LagSum: 4, LagMax: 3, HasLag: true},
-		{Group: "b", Topic: "jobs"},
+		{Group: "a", Topic: "mail", LagSum: 4, LagMax: 3, HasLag: true, Undated: 1},
+		{Group: "b", Topic: "jobs", Unread: 1},
 		{Group: "c", Topic: "jobs", LagSum: math.MaxInt64, LagMax: math.MaxInt64, HasLag: true, TimeLagMax: 1, HasTimeLag: true},
 	}, got)
 }
