@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"iter"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -62,6 +63,51 @@ func TestFirstRecordSkipsWhatIsNotData(t *testing.T) {
 	}
 	require.True(t, IsAbortMarker([]byte{0, 0, 0, 0}))
 	require.False(t, IsAbortMarker([]byte{0, 0, 0, 1}), "a commit marker")
+}
+
+// TestFirstRecordsAnswerEachOffsetAsAlone: one pass over a partition's
+// batches answers every wanted offset as a scan for that offset alone
+// would, over random logs of data, markers, aborted transactions and a
+// cut-off tail.
+func TestFirstRecordsAnswerEachOffsetAsAlone(t *testing.T) {
+	now := time.Now()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 2000 {
+		var batches []Batch
+		var aborted []AbortedTransaction
+		offset := int64(rng.IntN(5))
+		for range rng.IntN(8) {
+			last := offset + int64(rng.IntN(4))
+			ts := now.Add(-time.Duration(rng.IntN(1000)) * time.Millisecond)
+			switch rng.IntN(6) {
+			case 0:
+				batches = append(batches, Batch{LastOffset: last, Control: true, AbortMarker: rng.IntN(2) == 0, ProducerID: int64(rng.IntN(2))})
+			case 1:
+				producer := int64(rng.IntN(2))
+				if rng.IntN(2) == 0 {
+					aborted = append(aborted, AbortedTransaction{ProducerID: producer, FirstOffset: offset})
+				}
+				batches = append(batches, Batch{LastOffset: last, Transactional: true, ProducerID: producer, Records: records(offset, last, ts)})
+			default:
+				batches = append(batches, Batch{LastOffset: last, Records: records(offset, last, ts)})
+			}
+			offset = last + 1 + int64(rng.IntN(2))
+		}
+		if rng.IntN(4) == 0 {
+			batches = append(batches, Batch{Partial: true})
+		}
+		wants := make([]int64, 1+rng.IntN(5))
+		for i := range wants {
+			wants[i] = int64(rng.IntN(int(offset) + 3))
+		}
+		slices.Sort(wants)
+		scans := FirstRecords(slices.Values(batches), aborted, wants, now)
+		require.Len(t, scans, len(wants))
+		for i, want := range wants {
+			alone := FirstRecords(slices.Values(batches), aborted, []int64{want}, now)[0]
+			require.Equal(t, alone, scans[i], "round %d: offset %d of %v", round, want, wants)
+		}
+	}
 }
 
 // legacyEntry is one entry of a v1 message set: offset, size and a magic 1

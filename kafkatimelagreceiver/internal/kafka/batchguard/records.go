@@ -50,7 +50,21 @@ type Scan struct {
 // markers (control batches) and the records of aborted transactions are not
 // data. The record's timestamp is judged by Timed.
 func FirstRecord(batches iter.Seq[Batch], aborted []AbortedTransaction, want int64, readAt time.Time) Scan {
-	next := want
+	return FirstRecords(batches, aborted, []int64{want}, readAt)[0]
+}
+
+// FirstRecords is FirstRecord for each of wants, ascending, in one pass over
+// the batches: a read answering the offsets of a partition's groups would
+// otherwise scan the same batches once per group.
+func FirstRecords(batches iter.Seq[Batch], aborted []AbortedTransaction, wants []int64, readAt time.Time) []Scan {
+	scans := make([]Scan, len(wants))
+	if len(wants) == 0 {
+		return scans
+	}
+	answered := 0
+	// next is where a read for the first unanswered want goes on: past
+	// every complete batch seen, none of which held its record.
+	next := wants[0]
 	open := openAborted(aborted)
 	for batch := range batches {
 		if batch.Partial {
@@ -64,20 +78,23 @@ func FirstRecord(batches iter.Seq[Batch], aborted []AbortedTransaction, want int
 			next = max(next, batch.LastOffset+1)
 			continue
 		}
-		if batch.LastOffset < want {
-			// A read answering several offsets of a partition scans the
-			// same batches once per offset: skip those below.
-			next = max(next, batch.LastOffset+1)
-			continue
-		}
-		for offset, ts := range batch.Records {
-			if offset >= want {
-				return Scan{Record: Timed(offset, ts, readAt), Found: true}
+		if batch.LastOffset >= wants[answered] {
+			for offset, ts := range batch.Records {
+				for answered < len(wants) && offset >= wants[answered] {
+					scans[answered] = Scan{Record: Timed(offset, ts, readAt), Found: true}
+					answered++
+				}
+				if answered == len(wants) {
+					return scans
+				}
 			}
 		}
 		next = max(next, batch.LastOffset+1)
 	}
-	return Scan{Next: next}
+	for i := answered; i < len(wants); i++ {
+		scans[i] = Scan{Next: max(next, wants[i])}
+	}
+	return scans
 }
 
 // Timed judges a data record's timestamp. One that no clock could have

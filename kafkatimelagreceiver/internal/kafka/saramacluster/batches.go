@@ -47,16 +47,17 @@ func readable(block *sarama.FetchResponseBlock, version int16) int64 {
 	return block.HighWaterMarkOffset
 }
 
-// firstRecordAtOrAfter finds the first data record of a partition's part
-// of a Fetch response with offset >= want (batchguard.FirstRecord).
-func firstRecordAtOrAfter(block *sarama.FetchResponseBlock, want int64, readAt time.Time) batchguard.Scan {
+// firstRecordsAtOrAfter finds, for each of wants (ascending), the first
+// data record of a partition's part of a Fetch response with offset >= it
+// (batchguard.FirstRecords).
+func firstRecordsAtOrAfter(block *sarama.FetchResponseBlock, wants []int64, readAt time.Time) []batchguard.Scan {
 	aborted := make([]batchguard.AbortedTransaction, 0, len(block.AbortedTransactions))
 	for _, t := range block.AbortedTransactions {
 		if t != nil {
 			aborted = append(aborted, batchguard.AbortedTransaction{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset})
 		}
 	}
-	return batchguard.FirstRecord(batchesOf(block), aborted, want, readAt)
+	return batchguard.FirstRecords(batchesOf(block), aborted, wants, readAt)
 }
 
 // batchesOf is the block's record batches and old-format entries, as

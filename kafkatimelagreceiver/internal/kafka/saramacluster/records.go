@@ -224,10 +224,20 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 		return false, false, nil
 	}
 	end := readable(block, version)
-	for {
+	// Every wanted offset is looked for in one pass over the block: the
+	// first from where this read started, the others from themselves, or
+	// from the one before when that is further on (no data record lies
+	// between them).
+	looks := slices.Clone(r.wants[tp])
+	looks[0] = r.from[tp]
+	for i := 1; i < len(looks); i++ {
+		looks[i] = max(looks[i], looks[i-1])
+	}
+	scans := firstRecordsAtOrAfter(block, looks, readAt)
+	for i := 0; ; i++ {
 		at := kafka.RecordAt{TopicPartition: tp, Offset: r.wants[tp][0]}
 		from := r.from[tp]
-		scanned := firstRecordAtOrAfter(block, from, readAt)
+		scanned := scans[i]
 		switch {
 		case scanned.Found:
 			r.found(at, scanned.Record)
