@@ -86,29 +86,33 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 	idx := lag.NewIndex(snap)
 	idx.ResolveTables(m.tables)
 	missing, used := lag.OutOfTable(idx, snap.At, m.tables, m.records)
-	if m.refineOnce {
-		missing = m.firstRefining(idx.Parts[0], missing, snap.At)
+	var offsets []int64 // of the one partition
+	for _, w := range missing {
+		offsets = append(offsets, w.Offsets...)
 	}
-	if m.recordReads && len(missing) > 0 {
-		found := map[kafka.RecordAt]kafka.RecordTimestamp{}
+	if m.refineOnce {
+		offsets = m.firstRefining(idx.Parts[0], offsets, snap.At)
+	}
+	if m.recordReads && len(offsets) > 0 {
+		var found []kafka.RecordRead
 		var refining []int64
-		for _, at := range missing {
-			ts, bytes, ok := readRecord(s.Log, at.Offset, s.End)
-			if m.refines(idx.Parts[0], at.Offset, snap.At) {
-				refining = append(refining, at.Offset)
+		for _, offset := range offsets {
+			ts, bytes, ok := readRecord(s.Log, offset, s.End)
+			if m.refines(idx.Parts[0], offset, snap.At) {
+				refining = append(refining, offset)
 			} else {
 				m.cost.RecordReads++
 				m.cost.FetchBytes += bytes
 			}
 			if ok {
-				found[at] = kafka.RecordTimestamp{Offset: at.Offset, Timestamp: ts, Found: kafka.RecordTimed}
+				found = append(found, kafka.RecordRead{Wanted: offset, RecordTimestamp: kafka.RecordTimestamp{Offset: offset, Timestamp: ts, Found: kafka.RecordTimed}})
 			}
 		}
 		slices.Sort(refining)
 		rounds, bytes := s.Log.FetchRounds(refining, s.End, FetchMaxBytes)
 		m.cost.SharedReads += rounds
 		m.cost.SharedBytes += bytes
-		m.records.PutAll(found, lag.Existed{End: snap.End, EndAt: snap.At, Received: snap.At})
+		m.records.PutAll(kafka.RecordReads{simPartition: found}, lag.Existed{End: snap.End, EndAt: snap.At, Received: snap.At})
 	}
 	m.records.Retain(used)
 	estimates := lag.Estimate(idx, lag.AppendTimes(m.tables, m.records, snap.At))
@@ -129,18 +133,18 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 // groupName names the simulation's i-th group.
 func groupName(i int) string { return "group-" + strconv.Itoa(i) }
 
-// firstRefining drops, of the records missing, those listed to refine an
-// estimate but the first.
-func (m *receiverMethod) firstRefining(p lag.Partition, missing []kafka.RecordAt, at int64) []kafka.RecordAt {
+// firstRefining drops, of the offsets missing (ascending), those listed to
+// refine an estimate but the first.
+func (m *receiverMethod) firstRefining(p lag.Partition, missing []int64, at int64) []int64 {
 	kept, refined := missing[:0:0], false
-	for _, r := range missing {
-		if m.refines(p, r.Offset, at) {
+	for _, offset := range missing {
+		if m.refines(p, offset, at) {
 			if refined {
 				continue
 			}
 			refined = true
 		}
-		kept = append(kept, r)
+		kept = append(kept, offset)
 	}
 	return kept
 }

@@ -80,6 +80,24 @@ type RecordAt struct {
 	Offset int64
 }
 
+// PartitionOffsets are offsets of one partition, ascending and distinct.
+type PartitionOffsets struct {
+	TopicPartition
+	Offsets []int64
+}
+
+// RecordRead is what a record-timestamp read found of the record at Wanted.
+type RecordRead struct {
+	Wanted int64
+	RecordTimestamp
+}
+
+// RecordReads are what a record-timestamp read found, by partition: one
+// RecordRead for each offset answered. A read of a busy cluster answers
+// hundreds of thousands of offsets: kept by partition, each is found with
+// its partition's, not hashed one by one.
+type RecordReads map[TopicPartition][]RecordRead
+
 // RecordTimestamp is what a record-timestamp read found from the requested
 // offset on: the first data record (transaction markers and records of
 // aborted transactions are not data: a read_committed consumer never sees
@@ -160,13 +178,14 @@ type Cluster interface {
 	// of the oldest transaction still open, else the high watermark).
 	StableOffsets(ctx context.Context, partitions []TopicPartition) (OffsetRead, error)
 	Identifier
-	// RecordTimestamps reads the timestamp of the record at each offset: one
-	// request per leader per round, a round holding at most one offset per
-	// partition. Offsets below the log start or at the end have no record
-	// and are absent. Reads isolate what they cannot decode: a batch too
-	// large once decompressed, or corrupt, makes its partition's answer
-	// RecordUntimed (and an error naming it), not the whole request's.
-	RecordTimestamps(ctx context.Context, records []RecordAt) (map[RecordAt]RecordTimestamp, error)
+	// RecordTimestamps reads the timestamp of the record at each offset of
+	// each partition: one request per leader per round, a round holding at
+	// most one offset per partition. Offsets below the log start or at the
+	// end have no record and are not answered. Reads isolate what they
+	// cannot decode: a batch too large once decompressed, or corrupt, makes
+	// its partition's answer RecordUntimed (and an error naming it), not the
+	// whole request's.
+	RecordTimestamps(ctx context.Context, wanted []PartitionOffsets) (RecordReads, error)
 	RetentionReader
 	// Close ends every connection; later calls fail.
 	Close() error

@@ -37,12 +37,12 @@ func BenchmarkEstimates1M(b *testing.B) {
 	records := NewRecordTimes()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	found := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(missing))
-	for _, rec := range missing {
+	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: t0.Add(-time.Hour).UnixNano()}
 	}
-	records.PutAll(found, Existed{Received: at})
-	if len(missing) != 4*scalePartitions {
-		b.Fatalf("%d records out of table, want %d", len(missing), 4*scalePartitions)
+	records.PutAll(readsOf(found), Existed{Received: at})
+	if len(recordsOf(missing)) != 4*scalePartitions {
+		b.Fatalf("%d records out of table, want %d", len(recordsOf(missing)), 4*scalePartitions)
 	}
 	names := make([]string, 0, scaleGroups)
 	for g := range committed {

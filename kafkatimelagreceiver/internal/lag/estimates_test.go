@@ -76,10 +76,10 @@ func TestComputationLeavesIndexAlone(t *testing.T) {
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.NotEmpty(t, missing)
 	found := map[kafka.RecordAt]kafka.RecordTimestamp{}
-	for _, rec := range missing {
+	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: at - int64(time.Hour), Found: kafka.RecordTimed}
 	}
-	records.PutAll(found, Existed{Received: at})
+	records.PutAll(readsOf(found), Existed{Received: at})
 	_, _ = OutOfTable(twin, at, tables, records)
 	before := idx.GroupLags(nil, "old", at)
 

@@ -72,18 +72,27 @@ func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
 // it was appended: such a record gives no time (kafka.RecordUntimed), like
 // one no clock could have written; a producer clock minutes ahead would
 // otherwise date records at the scrape, and hide their lag.
-func (r *RecordTimes) PutAll(found map[kafka.RecordAt]kafka.RecordTimestamp, existed Existed) Untimed {
+func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed) Untimed {
 	r.changes++
 	var untimed Untimed
-	for at, ts := range found {
-		switch {
-		case ts.Found == kafka.RecordUntimed:
-			untimed.Invalid++
-		case ts.Found == kafka.RecordTimed && ts.Timestamp > existed.by(at.TopicPartition, ts.Offset):
-			ts = kafka.RecordTimestamp{Offset: ts.Offset, Found: kafka.RecordUntimed}
-			untimed.Future++
+	for tp, reads := range found {
+		if len(reads) == 0 {
+			continue
 		}
-		r.known[at.TopicPartition] = r.known[at.TopicPartition].put(at.Offset, ts)
+		end, hasEnd := existed.End[tp]
+		known := r.known[tp]
+		for _, read := range reads {
+			ts := read.RecordTimestamp
+			switch {
+			case ts.Found == kafka.RecordUntimed:
+				untimed.Invalid++
+			case ts.Found == kafka.RecordTimed && ts.Timestamp > existed.by(end, hasEnd, ts.Offset):
+				ts = kafka.RecordTimestamp{Offset: ts.Offset, Found: kafka.RecordUntimed}
+				untimed.Future++
+			}
+			known = known.put(read.Wanted, ts)
+		}
+		r.known[tp] = known
 	}
 	return untimed
 }
@@ -98,8 +107,10 @@ type Existed struct {
 	Received int64
 }
 
-func (e Existed) by(tp kafka.TopicPartition, offset int64) int64 {
-	if end, ok := e.End[tp]; ok && offset < end {
+// by is when the record at offset of a partition existed by, given the
+// partition's end offset in End (hasEnd when it has one).
+func (e Existed) by(end int64, hasEnd bool, offset int64) int64 {
+	if hasEnd && offset < end {
 		return min(e.EndAt, e.Received)
 	}
 	return e.Received
@@ -266,62 +277,97 @@ const IdleBeforeRecordRead = time.Second
 // clock; and last the records a table dates only coarsely (Coarse), whose
 // reads refine an estimate rather than make one, those of a partition
 // within refineSpan of its furthest behind. Missing are those not read
-// yet, or read short of today's end, the ones no table dates first, then
-// the furthest behind (when a cap bites, the worst lags are the ones worth
-// knowing); used is every such record, read or not.
-func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (missing []kafka.RecordAt, used UsedRecords) {
+// yet, or read short of today's end, by partition: first the partitions
+// holding a record no table dates, then the others, each furthest behind
+// first (when a cap bites, the worst lags are the ones worth knowing);
+// used is every such record, read or not.
+func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (missing []kafka.PartitionOffsets, used UsedRecords) {
 	used = UsedRecords{}
-	var wanted []wantedRecord
+	var wanted []wantedPartition
 	// Groups of a partition often share an offset: each record is judged
 	// once. The offsets are gathered by partition to find the distinct
 	// ones, rather than looked up pair by pair in a set.
 	lagging := idx.laggingOffsets()
 	for rank := range idx.Parts {
 		p := &idx.Parts[rank]
-		var inUse []int64 // ascending, as lagging.of gives them
 		offsets := lagging.of(rank)
+		if len(offsets) == 0 {
+			continue
+		}
+		// Looked up here, not through records.of: the read leaves the index
+		// as it built it.
+		known := records.known[p.TopicPartition]
+		idle := tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
+		var inUse []int64 // ascending, as lagging.of gives them
+		w := wantedPartition{rank: int32(rank)}
+		firstRefined := int64(-1)
 		for i, from := range offsets {
 			b, ok := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
-			dated := ok && !b.Gap && !tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
+			dated := ok && !b.Gap && !idle
 			coarse := dated && Coarse(b, from, ExpectedAppend(b.Lo, b.Hi, from), at)
 			if dated && !coarse {
 				continue
 			}
-			rec := kafka.RecordAt{TopicPartition: p.TopicPartition, Offset: from}
 			if inUse == nil {
 				inUse = make([]int64, 0, len(offsets)-i)
 			}
 			inUse = append(inUse, from)
-			if known, ok := records.Get(rec); !ok || known.Found == kafka.RecordNone && known.Offset < p.End {
-				// Not read yet, or read when it was followed by a
-				// transaction still open, or before the end moved on: what
-				// lies beyond needs a new read.
-				wanted = append(wanted, wantedRecord{rank: int32(rank), offset: from, behind: p.End - from, refine: coarse})
+			if rec, ok := known.get(from); ok && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) {
+				// Read before, and nothing since can change the answer: a
+				// read that found only an open transaction, or stopped
+				// short of today's end, needs a new read.
+				continue
 			}
+			behind := p.End - from
+			switch {
+			case !coarse:
+				if !w.undated {
+					w.undated, w.behind = true, behind
+				}
+			case firstRefined < 0:
+				firstRefined = from
+				if !w.undated {
+					w.behind = behind
+				}
+			case from-firstRefined >= refineSpan:
+				continue
+			}
+			w.offsets = append(w.offsets, from)
 		}
 		if len(inUse) > 0 {
 			used[p.TopicPartition] = inUse
 		}
+		if len(w.offsets) > 0 {
+			wanted = append(wanted, w)
+		}
 	}
-	slices.SortFunc(wanted, func(a, b wantedRecord) int {
-		if a.refine != b.refine {
-			if b.refine {
+	slices.SortFunc(wanted, func(a, b wantedPartition) int {
+		if a.undated != b.undated {
+			if a.undated {
 				return -1
 			}
 			return 1
 		}
 		// Ranks follow (topic, partition).
-		return cmp.Or(cmp.Compare(b.behind, a.behind), cmp.Compare(a.rank, b.rank), cmp.Compare(a.offset, b.offset))
+		return cmp.Or(cmp.Compare(b.behind, a.behind), cmp.Compare(a.rank, b.rank))
 	})
-	return nearFirstRefined(idx, wanted), used
+	missing = make([]kafka.PartitionOffsets, len(wanted))
+	for i, w := range wanted {
+		missing[i] = kafka.PartitionOffsets{TopicPartition: idx.Parts[w.rank].TopicPartition, Offsets: w.offsets}
+	}
+	return missing, used
 }
 
-// wantedRecord is a record OutOfTable lists, with what orders it.
-type wantedRecord struct {
-	rank   int32
-	offset int64
-	behind int64 // records between it and the end
-	refine bool  // dated by the table, coarsely
+// wantedPartition is a partition whose records OutOfTable lists, with what
+// orders it.
+type wantedPartition struct {
+	rank    int32
+	offsets []int64 // ascending
+	// undated: some record is one no table dates; behind is how many
+	// records lie between the furthest behind of those (else of the coarse
+	// ones) and the end.
+	undated bool
+	behind  int64
 }
 
 // refineSpan bounds how far past a partition's first record read to refine
@@ -332,24 +378,3 @@ type wantedRecord struct {
 // other, and are dated by that one read rather than left to the table's
 // coarse bracket. Offsets further out would each cost a Fetch round.
 const refineSpan = 512
-
-// nearFirstRefined keeps, of the records listed only to refine an
-// estimate, those of each partition within refineSpan of its first (the
-// furthest behind), so that refining costs a partition about one Fetch
-// round, not one per group near the head of a busy partition.
-func nearFirstRefined(idx *Index, wanted []wantedRecord) []kafka.RecordAt {
-	first := map[int32]int64{}
-	kept := make([]kafka.RecordAt, 0, len(wanted))
-	for _, w := range wanted {
-		if w.refine {
-			from, seen := first[w.rank]
-			if !seen {
-				first[w.rank] = w.offset
-			} else if w.offset-from >= refineSpan {
-				continue
-			}
-		}
-		kept = append(kept, kafka.RecordAt{TopicPartition: idx.Parts[w.rank].TopicPartition, Offset: w.offset})
-	}
-	return kept
-}

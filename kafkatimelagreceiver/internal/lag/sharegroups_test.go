@@ -141,11 +141,11 @@ func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 	}
 	idx.AddShareGroups(shares)
 	records := NewRecordTimes()
-	records.PutAll(map[kafka.RecordAt]kafka.RecordTimestamp{
+	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{
 		{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: time.Unix(1_699_999_000, 0).UnixNano()},
 		// A producer clock 10 hours ahead: the stamp gives no time.
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: at + int64(10*time.Hour)},
-	}, Existed{Received: at})
+	}), Existed{Received: at})
 	est := Estimate(idx, AppendTimes(tables, records, at))
 	for _, group := range groups {
 		consumer := est.GroupLags(nil, group, at)
@@ -179,7 +179,7 @@ func TestOutOfTableListsShareGroupStartOffsets(t *testing.T) {
 		{TopicPartition: tp, Offset: 30}, // the share group's
 		{TopicPartition: tp, Offset: 50},
 		{TopicPartition: tp, Offset: 150},
-	}, missing)
+	}, recordsOf(missing))
 	require.Equal(t, []SharePartitionLag{{Group: "unread", TopicPartition: kafka.TopicPartition{Topic: "gone", Partition: 0}, StartOffset: 1, Lag: 1, HasLag: true, LagFromBroker: true}},
 		idx.ShareGroupLags(nil, "unread", at), "a partition without an end offset: the broker's lag alone")
 }

@@ -2,7 +2,6 @@ package read
 
 import (
 	"context"
-	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -21,24 +20,25 @@ import (
 func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, idx *lag.Index) error {
 	budget := r.readPartitions(len(idx.Parts))
 	missing, used := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
-	wanted := len(missing)
-	if missing, budget = withinPartitions(missing, budget); len(missing) < wanted {
-		r.Logger.Debug("record reads capped for this scrape", zap.Int("wanted", wanted), zap.Int("read", len(missing)), zap.Int("partitions", r.readPartitions(len(idx.Parts))))
+	if len(missing) > budget {
+		r.Logger.Debug("record reads capped for this scrape", zap.Int("partitions wanted", len(missing)), zap.Int("partitions read", budget))
+		missing = missing[:budget]
 	}
+	budget -= len(missing)
 	var errs []error
 	if len(missing) > 0 {
 		found, err := r.Cluster.RecordTimestamps(ctx, missing)
 		errs = append(errs, err)
 		r.putRecords(ctx, snap, found)
 		var gone []kafka.TopicPartition
-		for _, at := range missing {
-			if _, ok := found[at]; !ok {
-				gone = append(gone, at.TopicPartition)
+		for _, w := range missing {
+			if len(found[w.TopicPartition]) < len(w.Offsets) {
+				gone = append(gone, w.TopicPartition)
 			}
 		}
 		if len(gone) > 0 {
 			kafka.SortPartitions(gone)
-			startRead, err := r.Cluster.StartOffsets(ctx, slices.Compact(gone))
+			startRead, err := r.Cluster.StartOffsets(ctx, gone)
 			errs = append(errs, err)
 			r.Tables.RecordStart(startRead)
 			for tp, start := range startRead.Offsets {
@@ -47,8 +47,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, 
 			idx.SetStarts(startRead.Offsets)
 			retry, usedNow := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
 			used.Merge(usedNow)
-			retry, _ = withinPartitions(retry, budget)
-			if len(retry) > 0 {
+			if retry = retry[:min(len(retry), budget)]; len(retry) > 0 {
 				found, err := r.Cluster.RecordTimestamps(ctx, retry)
 				errs = append(errs, err)
 				r.putRecords(ctx, snap, found)
@@ -62,7 +61,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, 
 // putRecords remembers the records a read found, those below the end
 // offsets of snap existing by then, the others by now (the read returned),
 // and counts those that give no time.
-func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, found map[kafka.RecordAt]kafka.RecordTimestamp) {
+func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, found kafka.RecordReads) {
 	untimed := r.Records.PutAll(found, lag.Existed{End: snap.End, EndAt: snap.At, Received: r.Now().UnixNano()})
 	if r.UntimedRecords == nil {
 		return
@@ -87,21 +86,4 @@ func (r *Reader) readPartitions(partitions int) int {
 		return 0
 	}
 	return max(r.MaxRecordReads, (partitions+1)/2)
-}
-
-// withinPartitions keeps, in order, the records of the first n partitions
-// they name, and returns how many of the n are left.
-func withinPartitions(records []kafka.RecordAt, n int) ([]kafka.RecordAt, int) {
-	chosen := map[kafka.TopicPartition]struct{}{}
-	kept := records[:0]
-	for _, rec := range records {
-		if _, ok := chosen[rec.TopicPartition]; !ok {
-			if len(chosen) >= n {
-				continue
-			}
-			chosen[rec.TopicPartition] = struct{}{}
-		}
-		kept = append(kept, rec)
-	}
-	return kept, n - len(chosen)
 }

@@ -48,7 +48,7 @@ func TestCompressionBombIsNoTimestampForItsPartitionOnly(t *testing.T) {
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			found, err := c.RecordTimestamps(ctx, []kafka.RecordAt{at(0), at(1)})
+			found, err := recordTimestamps(ctx, c, []kafka.RecordAt{at(0), at(1)})
 			// What stays in use is what the read holds on to, not garbage a
 			// collection has not reached yet.
 			runtime.GC()

@@ -3,6 +3,7 @@ package saramacluster
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -195,7 +196,7 @@ func TestClusterAgainstKfake(t *testing.T) {
 	at := func(p int32, offset int64) kafka.RecordAt {
 		return kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}, Offset: offset}
 	}
-	stamps, err := c.RecordTimestamps(ctx, []kafka.RecordAt{at(0, 1), at(0, 2), at(4, 0), at(5, 3)})
+	stamps, err := recordTimestamps(ctx, c, []kafka.RecordAt{at(0, 1), at(0, 2), at(4, 0), at(5, 3)})
 	require.NoError(t, err)
 	require.Equal(t, map[kafka.RecordAt]kafka.RecordTimestamp{
 		at(0, 1): {Offset: 1, Timestamp: stamp(0, 1).UnixNano()},
@@ -266,7 +267,7 @@ func TestLazyConnect(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "closing twice is harmless")
-	_, err = c.RecordTimestamps(context.Background(), []kafka.RecordAt{{TopicPartition: kafka.TopicPartition{Topic: "t"}}})
+	_, err = recordTimestamps(context.Background(), c, []kafka.RecordAt{{TopicPartition: kafka.TopicPartition{Topic: "t"}}})
 	require.ErrorIs(t, err, errClosed)
 	sent, _ := requests.snapshot()
 	require.Empty(t, sent, "no request reached a broker")
@@ -344,11 +345,37 @@ func TestDenialsAreTyped(t *testing.T) {
 	require.ErrorIs(t, err, sarama.ErrTopicAuthorizationFailed)
 	require.NoError(t, kafka.NewDenials().Split(err))
 
-	stamps, err := c.RecordTimestamps(ctx, []kafka.RecordAt{{TopicPartition: open}, {TopicPartition: secret}})
+	stamps, err := recordTimestamps(ctx, c, []kafka.RecordAt{{TopicPartition: open}, {TopicPartition: secret}})
 	require.Len(t, stamps, 1)
 	require.ErrorAs(t, err, &topicErr)
 	require.Equal(t, "secret", topicErr.Topic)
 	require.Equal(t, kafka.OperationRead, topicErr.Operation)
 	require.ErrorAs(t, err, &authz)
 	require.NoError(t, kafka.NewDenials().Split(err))
+}
+
+// recordTimestamps is Cluster.RecordTimestamps of records named one by one,
+// its answers by record.
+func recordTimestamps(ctx context.Context, c *Cluster, records []kafka.RecordAt) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
+	var wanted []kafka.PartitionOffsets
+	for _, r := range records {
+		i := slices.IndexFunc(wanted, func(w kafka.PartitionOffsets) bool { return w.TopicPartition == r.TopicPartition })
+		if i < 0 {
+			wanted = append(wanted, kafka.PartitionOffsets{TopicPartition: r.TopicPartition})
+			i = len(wanted) - 1
+		}
+		wanted[i].Offsets = append(wanted[i].Offsets, r.Offset)
+	}
+	for i := range wanted {
+		slices.Sort(wanted[i].Offsets)
+		wanted[i].Offsets = slices.Compact(wanted[i].Offsets)
+	}
+	reads, err := c.RecordTimestamps(ctx, wanted)
+	out := map[kafka.RecordAt]kafka.RecordTimestamp{}
+	for tp, found := range reads {
+		for _, r := range found {
+			out[kafka.RecordAt{TopicPartition: tp, Offset: r.Wanted}] = r.RecordTimestamp
+		}
+	}
+	return out, err
 }

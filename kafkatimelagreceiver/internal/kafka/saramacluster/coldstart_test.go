@@ -73,7 +73,7 @@ func (c *coldStart) recordRead(tb testing.TB) (fetches int64, errs []float64) {
 		wanted = append(wanted, kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: c.committed[p]})
 	}
 	before := c.k.Requests(int16(kmsg.Fetch))
-	found, err := c.cl.RecordTimestamps(ctx, wanted)
+	found, err := recordTimestamps(ctx, c.cl, wanted)
 	require.NoError(tb, err)
 	fetches = c.k.Requests(int16(kmsg.Fetch)) - before
 	for _, at := range wanted {
@@ -191,7 +191,7 @@ func TestRecordReadOfManyOffsetsPerPartitionIsOneFetchPerBroker(t *testing.T) {
 		}
 	}
 	before := c.k.Requests(int16(kmsg.Fetch))
-	found, err := c.cl.RecordTimestamps(context.Background(), wanted)
+	found, err := recordTimestamps(context.Background(), c.cl, wanted)
 	require.NoError(t, err)
 	require.LessOrEqual(t, c.k.Requests(int16(kmsg.Fetch))-before, int64(3), "Fetch requests for %d offsets on %d partitions", len(wanted), coldStartPartitions)
 	require.Len(t, found, len(wanted))
@@ -226,7 +226,7 @@ func TestRecordReadGoesOnPastWhatOneFetchReturned(t *testing.T) {
 	_, err = cl.EndOffsets(context.Background(), []kafka.TopicPartition{tp}) // connect first
 	require.NoError(t, err)
 	before := k.Requests(int16(kmsg.Fetch))
-	found, err := cl.RecordTimestamps(context.Background(), wanted)
+	found, err := recordTimestamps(context.Background(), cl, wanted)
 	require.NoError(t, err)
 	require.Equal(t, int64(2), k.Requests(int16(kmsg.Fetch))-before, "one Fetch from offset 0, one more from offset 2")
 	for _, at := range wanted {
@@ -262,7 +262,7 @@ func TestRecordReadAsksAgainForABatchLargerThanTheFirstRead(t *testing.T) {
 	require.NoError(t, err)
 	wanted := []kafka.RecordAt{{TopicPartition: tp(0), Offset: 1}, {TopicPartition: tp(1), Offset: 0}, {TopicPartition: tp(2), Offset: 0}}
 	before := k.Requests(int16(kmsg.Fetch))
-	found, err := cl.RecordTimestamps(context.Background(), wanted)
+	found, err := recordTimestamps(context.Background(), cl, wanted)
 	require.NoError(t, err)
 	require.Equal(t, int64(2), k.Requests(int16(kmsg.Fetch))-before, "64 KiB a partition, then 1 MiB for a large batch")
 	require.Equal(t, kafka.RecordTimestamp{Offset: 1, Timestamp: start.Add(time.Second).UnixNano()}, found[wanted[0]])

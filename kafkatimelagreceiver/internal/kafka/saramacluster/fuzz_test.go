@@ -174,15 +174,20 @@ func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[kafka.Re
 	defer cancel()
 	// One broker's read: a partition it sends to another replica
 	// (rack_id) gets no answer here, which the checks allow.
-	read := newLeaderRead(r.c, r.b, []kafka.TopicPartition{tp}, map[kafka.TopicPartition][]int64{tp: {want}}, func(got kafka.RecordAt, ts kafka.RecordTimestamp) {
-		if _, twice := answers[got]; twice {
-			t.Fatalf("%+v answered twice", got)
-		}
-		answers[got] = ts
-	})
+	found := kafka.RecordReads{}
+	read := newLeaderRead(r.c, r.b, []kafka.TopicPartition{tp}, map[kafka.TopicPartition][]int64{tp: {want}}, found)
 	err := read.rounds(ctx, []kafka.TopicPartition{tp})
 	if ctx.Err() != nil {
 		t.Fatal("the read did not end")
+	}
+	for got, reads := range found {
+		for _, rr := range reads {
+			at := kafka.RecordAt{TopicPartition: got, Offset: rr.Wanted}
+			if _, twice := answers[at]; twice {
+				t.Fatalf("%+v answered twice", at)
+			}
+			answers[at] = rr.RecordTimestamp
+		}
 	}
 	return answers, err
 }

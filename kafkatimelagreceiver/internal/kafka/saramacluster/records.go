@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -19,37 +20,40 @@ import (
 // partition that the batches it returns hold is answered from that one
 // read, so the groups of a partition sitting close together cost one read
 // between them; an offset beyond what came back is asked in the next round.
-func (c *Cluster) RecordTimestamps(ctx context.Context, records []kafka.RecordAt) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
+func (c *Cluster) RecordTimestamps(ctx context.Context, wanted []kafka.PartitionOffsets) (kafka.RecordReads, error) {
 	call, stop := c.begin(ctx)
 	defer stop()
-	out := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(records))
-	if len(records) == 0 {
+	out := make(kafka.RecordReads, len(wanted))
+	if len(wanted) == 0 {
 		return out, nil
 	}
 	client, err := c.connected(ctx)
 	if err != nil {
 		return out, err
 	}
-	wants := map[kafka.TopicPartition][]int64{}
-	var tps []kafka.TopicPartition
-	for _, r := range records {
-		if _, ok := wants[r.TopicPartition]; !ok {
-			tps = append(tps, r.TopicPartition)
+	wants := make(map[kafka.TopicPartition][]int64, len(wanted))
+	tps := make([]kafka.TopicPartition, 0, len(wanted))
+	for _, w := range wanted {
+		if _, ok := wants[w.TopicPartition]; !ok {
+			tps = append(tps, w.TopicPartition)
 		}
-		wants[r.TopicPartition] = append(wants[r.TopicPartition], r.Offset)
+		wants[w.TopicPartition] = append(wants[w.TopicPartition], w.Offsets...)
 	}
 	for tp, offsets := range wants {
-		slices.Sort(offsets)
+		if !slices.IsSorted(offsets) {
+			slices.Sort(offsets)
+		}
 		wants[tp] = slices.Compact(offsets)
 	}
 	var mu sync.Mutex
 	byLeader, err := c.byLeader(ctx, call, client, tps)
 	errs := []error{err, perBroker(ctx, c, call, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
-		return c.fetchFrom(ctx, client, b, tps, wants, func(at kafka.RecordAt, ts kafka.RecordTimestamp) {
-			mu.Lock()
-			out[at] = ts
-			mu.Unlock()
-		})
+		found := make(kafka.RecordReads, len(tps))
+		err := c.fetchFrom(ctx, client, b, tps, wants, found)
+		mu.Lock()
+		maps.Copy(out, found)
+		mu.Unlock()
+		return err
 	})}
 	return out, kafka.Join(errs...)
 }
@@ -63,7 +67,7 @@ func (c *Cluster) fetchFrom(
 	b *sarama.Broker,
 	tps []kafka.TopicPartition,
 	wants map[kafka.TopicPartition][]int64,
-	found func(kafka.RecordAt, kafka.RecordTimestamp),
+	found kafka.RecordReads,
 ) error {
 	r := newLeaderRead(c, b, tps, wants, found)
 	errs := []error{r.rounds(ctx, tps)}
@@ -81,7 +85,7 @@ func (c *Cluster) fetchFromReplica(
 	replica int32,
 	tps []kafka.TopicPartition,
 	wants map[kafka.TopicPartition][]int64,
-	found func(kafka.RecordAt, kafka.RecordTimestamp),
+	found kafka.RecordReads,
 ) error {
 	b, err := client.Broker(replica)
 	if err != nil {
@@ -112,13 +116,14 @@ type leaderRead struct {
 	// firstFetchBytesPerPartition: they are asked with
 	// fetchBytesPerPartition.
 	large map[kafka.TopicPartition]bool
-	found func(kafka.RecordAt, kafka.RecordTimestamp)
+	// found holds what this broker's read answered, its partitions only.
+	found kafka.RecordReads
 	// redirected holds the partitions the broker sent to another replica,
 	// by replica.
 	redirected map[int32][]kafka.TopicPartition
 }
 
-func newLeaderRead(c *Cluster, b *sarama.Broker, tps []kafka.TopicPartition, wants map[kafka.TopicPartition][]int64, found func(kafka.RecordAt, kafka.RecordTimestamp)) *leaderRead {
+func newLeaderRead(c *Cluster, b *sarama.Broker, tps []kafka.TopicPartition, wants map[kafka.TopicPartition][]int64, found kafka.RecordReads) *leaderRead {
 	r := &leaderRead{c: c, b: b, wants: make(map[kafka.TopicPartition][]int64, len(tps)), from: make(map[kafka.TopicPartition]int64, len(tps)), found: found}
 	for _, tp := range tps {
 		r.wants[tp] = slices.Clone(wants[tp])
@@ -234,15 +239,21 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 		looks[i] = max(looks[i], looks[i-1])
 	}
 	scans := firstRecordsAtOrAfter(block, looks, readAt)
+	answered := r.found[tp]
+	defer func() {
+		if len(answered) > 0 {
+			r.found[tp] = answered
+		}
+	}()
 	for i := 0; ; i++ {
-		at := kafka.RecordAt{TopicPartition: tp, Offset: r.wants[tp][0]}
+		wanted := r.wants[tp][0]
 		from := r.from[tp]
 		scanned := scans[i]
 		switch {
 		case scanned.Found:
-			r.found(at, scanned.Record)
-		case scanned.Next >= end && end > at.Offset:
-			r.found(at, kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone})
+			answered = append(answered, kafka.RecordRead{Wanted: wanted, RecordTimestamp: scanned.Record})
+		case scanned.Next >= end && end > wanted:
+			answered = append(answered, kafka.RecordRead{Wanted: wanted, RecordTimestamp: kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone}})
 		case scanned.Next > from:
 			r.from[tp] = scanned.Next
 			return true, true, nil
@@ -277,7 +288,7 @@ func (r *leaderRead) isolate(ctx context.Context, pending []kafka.TopicPartition
 		if reason := r.c.refusals.Take(tp); reason != nil {
 			cause = fmt.Errorf("%w, refused before decoding: %w", reason, cause)
 		}
-		r.found(kafka.RecordAt{TopicPartition: tp, Offset: r.wants[tp][0]}, kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed})
+		r.found[tp] = append(r.found[tp], kafka.RecordRead{Wanted: r.wants[tp][0], RecordTimestamp: kafka.RecordTimestamp{Offset: r.from[tp], Found: kafka.RecordUntimed}})
 		err := topicError(tp.Topic, kafka.OperationRead,
 			fmt.Errorf("fetch record %s/%d@%d from broker %d: no timestamp from this partition: %w", tp.Topic, tp.Partition, r.from[tp], r.b.ID(), cause))
 		if r.next(tp) {
