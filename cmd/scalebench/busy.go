@@ -38,6 +38,8 @@ type busyOptions struct {
 	noise float64
 	// telemetryPort serves the collector's own metrics (table points).
 	telemetryPort int
+	// appended, with -accuracy, remembers what the writes appended.
+	appended *appendLog
 }
 
 func (b *busyOptions) register(fs *flag.FlagSet) {
@@ -96,7 +98,11 @@ func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, 
 				}
 			}
 		}
-		if err := k.Client.ProduceSync(ctx, records...).FirstErr(); err != nil && ctx.Err() == nil {
+		results := k.Client.ProduceSync(ctx, records...)
+		if b.appended != nil {
+			b.appended.note(results)
+		}
+		if err := results.FirstErr(); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("busy write: %w", err)
 		}
 		select {

@@ -35,11 +35,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,6 +75,7 @@ type options struct {
 	prom        promOptions
 	busy        busyOptions
 	churn       churnOptions
+	accuracy    bool
 }
 
 func main() {
@@ -102,6 +105,7 @@ func run() error {
 	promArgs := o.prom.register(fs)
 	o.busy.register(fs)
 	o.churn.register(fs)
+	fs.BoolVar(&o.accuracy, "accuracy", false, "with -busy: compare every exported time lag with the age of the record at the committed offset (turns kafka.consumer_group.offset on)")
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
 	naiveWorkload := fs.String("naive-workload", "", "internal: workload of the naive worker")
@@ -130,6 +134,9 @@ func run() error {
 	}
 	if *promArgs != "" {
 		o.prom.args = strings.Split(*promArgs, ",")
+	}
+	if o.accuracy && !o.busy.on {
+		return errors.New("-accuracy needs -busy: the truth is what busy mode's writes appended")
 	}
 	if err := o.churn.check(o.busy.on); err != nil {
 		return err
@@ -215,7 +222,8 @@ type result struct {
 	naive    *naiveMeasurement
 	naiveErr error
 
-	busy *busyResult // busy mode's tables
+	busy     *busyResult      // busy mode's tables
+	accuracy *accuracySummary // -accuracy: time lags against the truth
 }
 
 func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result, error) {
@@ -237,6 +245,16 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	}
 	r.loadTime = time.Since(loadStart)
 	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), w.Partitions()*scaleload.RecordsPerPartition, w.Groups, r.coordinators)
+	var truth *accuracyCheck
+	if o.accuracy {
+		o.busy.appended = newAppendLog()
+		truth = newAccuracyCheck(o.busy.appended, o.sampling)
+		path, err := writeAccuracyConfig(o.workDir)
+		if err != nil {
+			return nil, err
+		}
+		o.extraConfig = append(slices.Clone(o.extraConfig), path)
+	}
 	if o.busy.on {
 		writeCtx, stopWriting := context.WithCancel(ctx)
 		writeErr := make(chan error, 1)
@@ -278,6 +296,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	if err != nil {
 		return nil, err
 	}
+	snk.check = truth
 	defer snk.close()
 
 	name := fmt.Sprintf("%s-%d", w, time.Now().UnixNano())
@@ -398,6 +417,14 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	seen, err := snk.seen()
 	if err != nil {
 		return nil, err
+	}
+	if truth != nil {
+		var measured []time.Time
+		for _, s := range seen[min(steadyFrom, len(seen)):min(steadyFrom+o.scrapes, len(seen))] {
+			measured = append(measured, s.at)
+		}
+		summary := truth.summary(measured, w.Pairs())
+		r.accuracy = &summary
 	}
 	if len(seen) > steadyFrom {
 		s := seen[steadyFrom]

@@ -54,6 +54,9 @@ func printReport(out io.Writer, o options, results []*result) {
 	if o.busy.on {
 		fmt.Fprintln(out)
 		printBusyReport(out, o, results)
+		if o.accuracy {
+			printAccuracy(out, o, results)
+		}
 	}
 
 	fmt.Fprintf(out, "\nKafka requests per collection interval (one scrape + %d samples), by API key:\n\n", samples)

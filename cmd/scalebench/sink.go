@@ -32,6 +32,8 @@ type sink struct {
 	server   *http.Server
 	listener net.Listener
 	onScrape func(at time.Time)
+	// check, when set, compares the exported time lags with the truth.
+	check *accuracyCheck
 
 	mu      sync.Mutex
 	scrapes map[int64]*scrapeSeen
@@ -73,6 +75,9 @@ func (s *sink) record(md pmetric.Metrics, size int) {
 			byAt[ts] = c
 		}
 		return c
+	}
+	if s.check != nil {
+		s.check.observe(md)
 	}
 	otlpsink.EachGaugePoint(md, func(metric string, dp pmetric.NumberDataPoint) {
 		c := seen(int64(dp.Timestamp()))
