@@ -78,6 +78,9 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		aggregates []lag.TopicLag
 		topics     []progress.Topic
 	)
+	if c.groupsUnread(in.Groups) {
+		out.GroupsUnread(false)
+	}
 	for i := range in.Groups {
 		g := &in.Groups[i]
 		lags = est.GroupLags(lags[:0], g.Name, at)
@@ -117,6 +120,18 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 	return tally
 }
 
+// groupsUnread tells whether a reported group was not read whole: its
+// committed offsets, or its description when group health is computed.
+func (c *Computer) groupsUnread(groups []read.Group) bool {
+	for i := range groups {
+		g := &groups[i]
+		if g.Reported && (g.Unread || c.Health != nil && !g.Described) {
+			return true
+		}
+	}
+	return false
+}
+
 // judge observes one group's health and writes its statuses; a group with
 // lags whose status the tracker left unjudged is a status withheld.
 func (c *Computer) judge(g *read.Group, lags []lag.PartitionLag, out *emit.Scrape, tally *Tally) {
@@ -145,6 +160,9 @@ func (c *Computer) shareGroups(in *read.Input, est *lag.Estimates, out *emit.Scr
 		aggregates []lag.TopicLag
 	)
 	for _, g := range in.Shares {
+		if g.Unread {
+			out.GroupsUnread(true)
+		}
 		if g.Described {
 			out.ShareGroup(g.Name, g.Description)
 		}

@@ -92,3 +92,35 @@ func TestScrapeTallies(t *testing.T) {
 		"kafka.partition.current_offset":    14,
 	}, points)
 }
+
+// A reported group whose commits were not read leaves out every point
+// folded over groups (here lag per topic): the group's part is missing from
+// whichever of them it would have folded into. Points that keep the group
+// are still sent.
+func TestGroupUnreadWithholdsPointsFoldedOverGroups(t *testing.T) {
+	cfg := emit.DefaultMetricsBuilderConfig()
+	cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes = []metadata.KafkaConsumerGroupLagMetricAttributeKey{metadata.KafkaConsumerGroupLagMetricAttributeKeyTopic}
+	w, err := emit.New(emit.Settings{MetricsBuilderConfig: cfg, Replica: "test"}, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	points := func(unread bool) map[string]int {
+		in := tallyInput()
+		in.Groups = append(in.Groups, read.Group{Name: "d", Reported: true, Unread: unread})
+		out := w.Begin(t.Context(), in.Snap.At, in.Pairs)
+		(&compute.Computer{}).Scrape(in, out, time.Now())
+		md, err := out.Finish()
+		require.NoError(t, err)
+		n := map[string]int{}
+		emit.EachMetric(md, func(m pmetric.Metric) {
+			if m.Type() == pmetric.MetricTypeGauge {
+				n[m.Name()] += m.Gauge().DataPoints().Len()
+			}
+		})
+		return n
+	}
+	whole := points(false)
+	require.Equal(t, 3, whole["kafka.consumer_group.lag"], "lag per topic: beyond, dated and undated (unread: its end offset was not read)")
+	partial := points(true)
+	require.NotContains(t, partial, "kafka.consumer_group.lag")
+	require.Equal(t, whole["kafka.consumer_group.time_lag"], partial["kafka.consumer_group.time_lag"])
+	require.Equal(t, whole["kafka.consumer_group.lag_sum"], partial["kafka.consumer_group.lag_sum"])
+}

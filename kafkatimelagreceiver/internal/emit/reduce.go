@@ -2,6 +2,8 @@ package emit
 
 import (
 	"encoding/binary"
+	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -37,17 +39,42 @@ type reductions struct {
 	// pairs or partitions had no value this scrape: a sum, minimum or
 	// maximum over the others would pass for one over all of them.
 	withheld []map[string]struct{}
-	key      []byte // buffer
+	// acrossGroups, by metric id, withholds every point of a metric whose
+	// points fold over groups (its group attribute removed): a group was
+	// not read this scrape, and the points it would have folded into are
+	// not known, so each of them may be missing a part.
+	acrossGroups []bool
+	key          []byte // buffer
 }
 
 func newReductions(m *metrics) *reductions {
 	return &reductions{
-		points:   newSection(m),
-		byKey:    make([]map[string]int, len(m.all)),
-		counts:   make([][]int64, len(m.all)),
-		withheld: make([]map[string]struct{}, len(m.all)),
+		points:       newSection(m),
+		byKey:        make([]map[string]int, len(m.all)),
+		counts:       make([][]int64, len(m.all)),
+		withheld:     make([]map[string]struct{}, len(m.all)),
+		acrossGroups: make([]bool, len(m.all)),
 	}
 }
+
+// withholdAcrossGroups withholds, of the metrics share says (the share
+// groups' or the consumer groups'), every point of those that fold over
+// groups.
+func (r *reductions) withholdAcrossGroups(m *metrics, share bool) {
+	for _, d := range m.all {
+		if strings.HasPrefix(d.name, shareGroupPrefix) != share {
+			continue
+		}
+		if i := slices.Index(d.keys, groupAttribute); i >= 0 && !d.kept[i] {
+			r.acrossGroups[d.id] = true
+		}
+	}
+}
+
+const (
+	groupAttribute   = "group"
+	shareGroupPrefix = "kafka.share_group."
+)
 
 // keyOf sets r.key to the kept attributes of a.
 func (r *reductions) keyOf(d *metric, a attrValues) {
@@ -167,12 +194,17 @@ func pointCount(m pmetric.Metric) int {
 
 // dropWithheld removes d's withheld points.
 func (r *reductions) dropWithheld(d *metric) {
-	if len(r.withheld[d.id]) == 0 || !r.points.made[d.id] {
+	if len(r.withheld[d.id]) == 0 && !r.acrossGroups[d.id] || !r.points.made[d.id] {
 		return
 	}
 	drop := make([]bool, len(r.counts[d.id]))
 	for key := range r.withheld[d.id] {
 		if i, ok := r.byKey[d.id][key]; ok {
+			drop[i] = true
+		}
+	}
+	if r.acrossGroups[d.id] {
+		for i := range drop {
 			drop[i] = true
 		}
 	}

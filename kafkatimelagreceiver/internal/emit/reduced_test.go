@@ -242,3 +242,43 @@ func TestReducedPointsOverUnreadPairsAreWithheld(t *testing.T) {
 	require.False(t, offsets["topic-000"])
 	require.True(t, offsets["topic-001"])
 }
+
+// TestPointsFoldedOverGroupsWithAGroupUnread: while a group is not read, a
+// point folded over groups (lag per topic, lag_max over everything) could
+// be missing that group's part, and is left out; points that keep the group
+// (time_lag per (group, topic)) and the partitions' own gauges are sent;
+// the share groups' metrics are withheld only for a share group unread.
+func TestPointsFoldedOverGroupsWithAGroupUnread(t *testing.T) {
+	cfg := reducedSettings()
+	cfg.Metrics.KafkaConsumerGroupLagMax.EnabledAttributes = []metadata.KafkaConsumerGroupLagMaxMetricAttributeKey{}
+	groups := reducedGroups(200)
+	write := func(unread, shareUnread bool) map[string]map[string]float64 {
+		out := newWriter(t, cfg).Begin(t.Context(), time.Now().UnixNano(), 200)
+		if unread {
+			out.GroupsUnread(false)
+		}
+		if shareUnread {
+			out.GroupsUnread(true)
+		}
+		var aggs []lag.TopicLag
+		for _, lags := range groups {
+			out.Pairs(lags)
+			aggs = lag.Aggregate(aggs, lags)
+		}
+		out.Aggregates(aggs)
+		md, err := out.Finish()
+		require.NoError(t, err)
+		return pointsByAttributes(md)
+	}
+
+	all := write(false, false)
+	require.Len(t, all["kafka.consumer_group.lag"], 20)
+	require.Len(t, all["kafka.consumer_group.lag_max"], 1)
+	require.Equal(t, all, write(false, true), "a share group unread leaves the consumer groups' points alone")
+
+	partial := write(true, false)
+	require.NotContains(t, partial, "kafka.consumer_group.lag", "lag per topic, summed over groups")
+	require.NotContains(t, partial, "kafka.consumer_group.lag_max", "lag_max over every group")
+	require.Equal(t, all["kafka.consumer_group.time_lag"], partial["kafka.consumer_group.time_lag"], "per (group, topic): each group's own")
+	require.Equal(t, all["kafka.consumer_group.lag_sum"], partial["kafka.consumer_group.lag_sum"])
+}

@@ -143,6 +143,14 @@ func (s *Scrape) GroupHealth(g health.GroupHealth) {
 	s.PartitionOwners(g)
 }
 
+// GroupsUnread withholds from the scrape every point of the consumer-group
+// metrics (share: the share-group metrics) whose group attribute was
+// removed: some group's offsets were not read, so each such point may lack
+// that group's part, and which ones it would have folded into is not known.
+func (s *Scrape) GroupsUnread(share bool) {
+	s.reduced.withholdAcrossGroups(s.w.m, share)
+}
+
 // Aggregates writes the per-(group, topic) sums and maxima.
 func (s *Scrape) Aggregates(aggs []lag.TopicLag) {
 	if !s.writing() {
