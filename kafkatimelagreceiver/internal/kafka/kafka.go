@@ -74,12 +74,6 @@ func (r OffsetRead) Split() (first OffsetRead, retries []OffsetRead) {
 	return first, retries
 }
 
-// RecordAt names the record at an offset of a partition.
-type RecordAt struct {
-	TopicPartition
-	Offset int64
-}
-
 // PartitionOffsets are offsets of one partition, ascending and distinct.
 type PartitionOffsets struct {
 	TopicPartition

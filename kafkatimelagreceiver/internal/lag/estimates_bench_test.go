@@ -36,7 +36,7 @@ func BenchmarkEstimates1M(b *testing.B) {
 	idx.ResolveTables(tables)
 	records := NewRecordTimes()
 	missing, _ := OutOfTable(idx, at, tables, records)
-	found := make(map[kafka.RecordAt]kafka.RecordTimestamp, len(missing))
+	found := make(map[recordAt]kafka.RecordTimestamp, len(missing))
 	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: t0.Add(-time.Hour).UnixNano()}
 	}

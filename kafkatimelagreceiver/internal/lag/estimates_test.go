@@ -75,7 +75,7 @@ func TestComputationLeavesIndexAlone(t *testing.T) {
 	records := NewRecordTimes()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.NotEmpty(t, missing)
-	found := map[kafka.RecordAt]kafka.RecordTimestamp{}
+	found := map[recordAt]kafka.RecordTimestamp{}
 	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: at - int64(time.Hour), Found: kafka.RecordTimed}
 	}

@@ -52,10 +52,10 @@ func TestRecordStampedAfterItExistedHidesNoLag(t *testing.T) {
 			idx.ResolveTables(tables)
 			records := NewRecordTimes()
 			missing, _ := OutOfTable(idx, snap.At, tables, records)
-			rec := kafka.RecordAt{TopicPartition: tp, Offset: committed}
-			require.Equal(t, []kafka.RecordAt{rec}, recordsOf(missing), "a coarse bracket: the record is read")
+			rec := recordAt{TopicPartition: tp, Offset: committed}
+			require.Equal(t, []recordAt{rec}, recordsOf(missing), "a coarse bracket: the record is read")
 			stamp := scrape.Add(-behind).Add(tt.producerAhead)
-			untimed := records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: committed, Timestamp: stamp.UnixNano()}}),
+			untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: committed, Timestamp: stamp.UnixNano()}}),
 				Existed{End: snap.End, EndAt: snap.At, Received: scrape.Add(tt.readAfter).UnixNano()})
 			require.Equal(t, Untimed{Future: 1}, untimed, "counted")
 
@@ -76,7 +76,7 @@ func TestRecordPastTheScrapesEndExistedByItsRead(t *testing.T) {
 	const endAt, received = int64(1000), int64(2000)
 	existed := Existed{End: map[kafka.TopicPartition]int64{tp: 10}, EndAt: endAt, Received: received}
 	records := NewRecordTimes()
-	untimed := records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{
+	untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{
 		{TopicPartition: tp, Offset: 5}:  {Offset: 5, Timestamp: endAt + 1},     // below the end: existed by endAt
 		{TopicPartition: tp, Offset: 6}:  {Offset: 12, Timestamp: endAt + 1},    // first data record past the end
 		{TopicPartition: tp, Offset: 7}:  {Offset: 13, Timestamp: received + 1}, // stamped after the read
@@ -86,7 +86,7 @@ func TestRecordPastTheScrapesEndExistedByItsRead(t *testing.T) {
 	}), existed)
 	require.Equal(t, Untimed{Future: 2, Invalid: 1}, untimed)
 	for offset, want := range map[int64]kafka.RecordFound{5: kafka.RecordUntimed, 6: kafka.RecordTimed, 7: kafka.RecordUntimed, 9: kafka.RecordTimed, 20: kafka.RecordNone} {
-		got, ok := records.Get(kafka.RecordAt{TopicPartition: tp, Offset: offset})
+		got, ok := records.known[tp].get(offset)
 		require.True(t, ok)
 		require.Equal(t, want, got.Found, "offset %d", offset)
 	}

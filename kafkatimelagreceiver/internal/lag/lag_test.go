@@ -18,14 +18,14 @@ type fakeLagEstimate struct {
 
 // fakeLagAppendTimes answers from a fixed map and records every call.
 type fakeLagAppendTimes struct {
-	known map[kafka.RecordAt]fakeLagEstimate
-	calls []kafka.RecordAt
+	known map[recordAt]fakeLagEstimate
+	calls []recordAt
 }
 
 func (f *fakeLagAppendTimes) appendTime(p *Partition, c int64) (int64, Method, bool) {
 	tp := p.TopicPartition
-	f.calls = append(f.calls, kafka.RecordAt{TopicPartition: tp, Offset: c})
-	e, ok := f.known[kafka.RecordAt{TopicPartition: tp, Offset: c}]
+	f.calls = append(f.calls, recordAt{TopicPartition: tp, Offset: c})
+	e, ok := f.known[recordAt{TopicPartition: tp, Offset: c}]
 	if !ok {
 		return 0, MethodNone, false
 	}
@@ -172,9 +172,9 @@ func TestComputeLags(t *testing.T) {
 			if tt.start != nil {
 				snap.Start[tp] = *tt.start
 			}
-			fake := &fakeLagAppendTimes{known: map[kafka.RecordAt]fakeLagEstimate{}}
+			fake := &fakeLagAppendTimes{known: map[recordAt]fakeLagEstimate{}}
 			for offset, e := range tt.known {
-				fake.known[kafka.RecordAt{TopicPartition: tp, Offset: offset}] = e
+				fake.known[recordAt{TopicPartition: tp, Offset: offset}] = e
 			}
 
 			got := computeLags(snap, fake.appendTime)
@@ -182,9 +182,9 @@ func TestComputeLags(t *testing.T) {
 			want := tt.want
 			want.Group, want.TopicPartition = "g", tp
 			require.Equal(t, []PartitionLag{want}, got)
-			var wantCalls []kafka.RecordAt
+			var wantCalls []recordAt
 			for _, offset := range tt.wantCalls {
-				wantCalls = append(wantCalls, kafka.RecordAt{TopicPartition: tp, Offset: offset})
+				wantCalls = append(wantCalls, recordAt{TopicPartition: tp, Offset: offset})
 			}
 			require.Equal(t, wantCalls, fake.calls)
 		})
@@ -269,7 +269,7 @@ func TestAggregateLags(t *testing.T) {
 			tp("audit", 1):  20,
 		},
 	}
-	fake := &fakeLagAppendTimes{known: map[kafka.RecordAt]fakeLagEstimate{
+	fake := &fakeLagAppendTimes{known: map[recordAt]fakeLagEstimate{
 		{TopicPartition: tp("orders", 0), Offset: 90}: {secondsAgo(5), MethodTable},
 		{TopicPartition: tp("audit", 0), Offset: 0}:   {secondsAgo(120), MethodRecord},
 		{TopicPartition: tp("orders", 0), Offset: 0}:  {secondsAgo(3600), MethodRecord},
@@ -426,13 +426,13 @@ func TestEstimateDatesEachRecordOnce(t *testing.T) {
 	require.False(t, before[0].HasTimeLag, "not estimated yet")
 	require.True(t, before[1].HasTimeLag && before[1].CaughtUp)
 
-	fake := &fakeLagAppendTimes{known: map[kafka.RecordAt]fakeLagEstimate{
+	fake := &fakeLagAppendTimes{known: map[recordAt]fakeLagEstimate{
 		{TopicPartition: p0, Offset: 5}: {at: unixSec(40), method: MethodTable},
 		{TopicPartition: p0, Offset: 7}: {at: unixSec(70), method: MethodRecord},
 		{TopicPartition: p1, Offset: 3}: {at: unixSec(90), method: MethodTable},
 	}}
 	est := Estimate(idx, fake.appendTime)
-	require.Equal(t, []kafka.RecordAt{
+	require.Equal(t, []recordAt{
 		{TopicPartition: p0, Offset: 5}, {TopicPartition: p0, Offset: 7}, {TopicPartition: p1, Offset: 3},
 	}, fake.calls, "each lagging record once, partition by partition")
 

@@ -63,10 +63,6 @@ func NewRecordTimes() *RecordTimes {
 	return &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}}
 }
 
-func (r *RecordTimes) Get(at kafka.RecordAt) (kafka.RecordTimestamp, bool) {
-	return r.known[at.TopicPartition].get(at.Offset)
-}
-
 // PutAll remembers the records a read found, and counts those that give no
 // time. A timestamp after the record provably existed (existed) is not when
 // it was appended: such a record gives no time (kafka.RecordUntimed), like

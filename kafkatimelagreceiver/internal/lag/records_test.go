@@ -47,7 +47,7 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 	records := NewRecordTimes()
 
 	missing, used := OutOfTable(idx, at, tables, records)
-	require.Equal(t, []kafka.RecordAt{
+	require.Equal(t, []recordAt{
 		{TopicPartition: tp, Offset: 20}, // furthest behind first
 		{TopicPartition: tp, Offset: 50},
 		// Dated by the table, but its bracket (100 s) is as wide as the
@@ -56,9 +56,9 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 	}, recordsOf(missing))
 	require.Equal(t, 3, used.Len())
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}), Existed{Received: at})
 	missing, used = OutOfTable(idx, at, tables, records)
-	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 20}, {TopicPartition: tp, Offset: 150}}, recordsOf(missing), "a record read before is not read again")
+	require.Equal(t, []recordAt{{TopicPartition: tp, Offset: 20}, {TopicPartition: tp, Offset: 150}}, recordsOf(missing), "a record read before is not read again")
 	require.Equal(t, 3, used.Len(), "but it is still in use")
 }
 
@@ -79,7 +79,7 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 	require.False(t, ok, "older than the table and not read: no estimate")
 	require.Equal(t, MethodNone, method)
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
 	got, method, ok = appendTime(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
@@ -100,14 +100,14 @@ func TestAppendTimesInGap(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
 	missing, _ := OutOfTable(idx, at, tables, records)
-	require.Contains(t, recordsOf(missing), kafka.RecordAt{TopicPartition: tp, Offset: 150}, "an offset in a gap is read")
+	require.Contains(t, recordsOf(missing), recordAt{TopicPartition: tp, Offset: 150}, "an offset in a gap is read")
 
 	got, method, ok := AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodTable, method, "not read: its expected place in the bracket")
 	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}}), Existed{Received: at})
 	got, method, ok = AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
@@ -127,26 +127,26 @@ func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) 
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(2*time.Minute)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(2*time.Minute)}}), Existed{Received: at})
 	got, method, ok := AppendTimes(tables, records, at)(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0, got, "a producer clock two minutes ahead is clamped to the oldest point (100@t0)")
 
-	untimed := records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at})
+	untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at})
 	require.Equal(t, Untimed{Future: 1}, untimed)
 	_, method, ok = AppendTimes(tables, records, at)(p, 50)
 	require.False(t, ok, "an hour ahead, after its read: no time, and older than the table")
 	require.Equal(t, MethodNone, method)
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
 	got, _, _ = AppendTimes(tables, records, at)(p, 20)
 	require.Equal(t, t0-int64(time.Hour), got, "an older timestamp is within what the table proves")
 
 	// Read a moment after the scrape's end offsets, stamped between the
 	// two.
 	untracked := &Partition{TopicPartition: kafka.TopicPartition{Topic: "untracked"}, End: 10, HasEnd: true}
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)})
 	got, _, ok = AppendTimes(tables, records, at)(untracked, 5)
 	require.True(t, ok)
 	require.Equal(t, at, got, "without a table, never after the scrape")
@@ -161,25 +161,25 @@ func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
 	records := NewRecordTimes()
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
-	in150 := kafka.RecordAt{TopicPartition: tp, Offset: 150}
+	in150 := recordAt{TopicPartition: tp, Offset: 150}
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}}), Existed{Received: at})
 	got, method, ok := AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0, got, "a day behind: clamped to the gap's start (100@t0)")
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(120*time.Second)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(120*time.Second)}}), Existed{Received: at})
 	got, _, _ = AppendTimes(tables, records, at)(p, 150)
 	require.Equal(t, t0+int64(100*time.Second), got, "after the gap, before the read: clamped to the gap's end (200@t0+100s)")
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at})
 	got, method, _ = AppendTimes(tables, records, at)(p, 150)
 	require.Equal(t, MethodTable, method, "an hour ahead, after its read: no time")
 	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
-	in220 := kafka.RecordAt{TopicPartition: tp, Offset: 220}
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)})
+	in220 := recordAt{TopicPartition: tp, Offset: 220}
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)})
 	got, _, _ = AppendTimes(tables, records, at)(p, 220)
 	require.Equal(t, at, got, "in the stretch up to the scrape's own read: never after the scrape")
 }
@@ -241,19 +241,19 @@ func TestCoarseBracketIsDatedByTheRecord(t *testing.T) {
 
 	idx, tables, at, tp = coarseFixture(t, 2*time.Second)
 	missing, _ = OutOfTable(idx, at, tables, records)
-	rec := kafka.RecordAt{TopicPartition: tp, Offset: 150}
-	require.Equal(t, []kafka.RecordAt{rec}, recordsOf(missing), "a 1 s bracket, 1.5 s behind")
+	rec := recordAt{TopicPartition: tp, Offset: 150}
+	require.Equal(t, []recordAt{rec}, recordsOf(missing), "a 1 s bracket, 1.5 s behind")
 	got, method, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 150)
 	require.Equal(t, MethodTable, method, "not read (capped): the table's expected place")
 	require.Equal(t, t0+int64(time.Second)*51/101, got)
 
 	burst := t0 + int64(900*time.Millisecond)
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}}), Existed{Received: at})
 	got, method, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, burst, got)
 
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
 	got, _, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
 	require.Equal(t, t0, got, "never older than the bracket proves")
 }
@@ -296,7 +296,7 @@ func TestCoarseBracketsReadNearTheFurthestBehind(t *testing.T) {
 	idx = NewIndex(snap)
 	idx.ResolveTables(tables)
 	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
-	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}, {TopicPartition: tp, Offset: 150}, {TopicPartition: tp, Offset: 180}}, recordsOf(missing),
+	require.Equal(t, []recordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}, {TopicPartition: tp, Offset: 150}, {TopicPartition: tp, Offset: 180}}, recordsOf(missing),
 		"older than the table first, then the coarse ones from the furthest behind")
 	require.Equal(t, 4, used.Len(), "every record in use stays cached")
 }
@@ -326,7 +326,7 @@ func TestCoarseBracketsFarApartReadOnlyTheFurthestBehind(t *testing.T) {
 	idx := NewIndex(snap)
 	idx.ResolveTables(tables)
 	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
-	require.Equal(t, []kafka.RecordAt{{TopicPartition: tp, Offset: 100}, {TopicPartition: tp, Offset: far - 1}}, recordsOf(missing))
+	require.Equal(t, []recordAt{{TopicPartition: tp, Offset: 100}, {TopicPartition: tp, Offset: far - 1}}, recordsOf(missing))
 	require.Equal(t, 3, used.Len(), "every record in use stays cached")
 }
 
@@ -336,8 +336,8 @@ func TestCoarseBracketsFarApartReadOnlyTheFurthestBehind(t *testing.T) {
 func TestRetainKeepsTheRecordsInUse(t *testing.T) {
 	a, b := kafka.TopicPartition{Topic: "a"}, kafka.TopicPartition{Topic: "b"}
 	records := NewRecordTimes()
-	found := map[kafka.RecordAt]kafka.RecordTimestamp{}
-	for _, at := range []kafka.RecordAt{{TopicPartition: a, Offset: 1}, {TopicPartition: a, Offset: 5}, {TopicPartition: a, Offset: 9}, {TopicPartition: b, Offset: 2}} {
+	found := map[recordAt]kafka.RecordTimestamp{}
+	for _, at := range []recordAt{{TopicPartition: a, Offset: 1}, {TopicPartition: a, Offset: 5}, {TopicPartition: a, Offset: 9}, {TopicPartition: b, Offset: 2}} {
 		found[at] = kafka.RecordTimestamp{Offset: at.Offset, Timestamp: 1}
 	}
 	records.PutAll(readsOf(found), Existed{Received: 2})
@@ -346,31 +346,37 @@ func TestRetainKeepsTheRecordsInUse(t *testing.T) {
 	require.Equal(t, UsedRecords{a: {1, 5}, b: {7}}, used)
 	require.Equal(t, 3, used.Len())
 	records.Retain(used)
-	for at, want := range map[kafka.RecordAt]bool{
+	for at, want := range map[recordAt]bool{
 		{TopicPartition: a, Offset: 1}: true, {TopicPartition: a, Offset: 5}: true,
 		{TopicPartition: a, Offset: 9}: false, {TopicPartition: b, Offset: 2}: false,
 	} {
-		_, ok := records.Get(at)
+		_, ok := records.known[at.TopicPartition].get(at.Offset)
 		require.Equal(t, want, ok, "%v", at)
 	}
 }
 
 // recordsOf is missing record by record, partition by partition.
-func recordsOf(missing []kafka.PartitionOffsets) []kafka.RecordAt {
-	var out []kafka.RecordAt
+func recordsOf(missing []kafka.PartitionOffsets) []recordAt {
+	var out []recordAt
 	for _, w := range missing {
 		for _, offset := range w.Offsets {
-			out = append(out, kafka.RecordAt{TopicPartition: w.TopicPartition, Offset: offset})
+			out = append(out, recordAt{TopicPartition: w.TopicPartition, Offset: offset})
 		}
 	}
 	return out
 }
 
 // readsOf is found as a read returns it.
-func readsOf(found map[kafka.RecordAt]kafka.RecordTimestamp) kafka.RecordReads {
+func readsOf(found map[recordAt]kafka.RecordTimestamp) kafka.RecordReads {
 	reads := kafka.RecordReads{}
 	for at, ts := range found {
 		reads[at.TopicPartition] = append(reads[at.TopicPartition], kafka.RecordRead{Wanted: at.Offset, RecordTimestamp: ts})
 	}
 	return reads
+}
+
+// recordAt names the record at an offset of a partition.
+type recordAt struct {
+	kafka.TopicPartition
+	Offset int64
 }

@@ -104,9 +104,9 @@ func TestShareGroupLags(t *testing.T) {
 			if tc.start != nil {
 				snap.Start[tp] = *tc.start
 			}
-			known := map[kafka.RecordAt]fakeLagEstimate{}
+			known := map[recordAt]fakeLagEstimate{}
 			for o, e := range tc.known {
-				known[kafka.RecordAt{TopicPartition: tp, Offset: o}] = e
+				known[recordAt{TopicPartition: tp, Offset: o}] = e
 			}
 			fake := &fakeLagAppendTimes{known: known}
 			offset := tc.offset
@@ -141,7 +141,7 @@ func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 	}
 	idx.AddShareGroups(shares)
 	records := NewRecordTimes()
-	records.PutAll(readsOf(map[kafka.RecordAt]kafka.RecordTimestamp{
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{
 		{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: time.Unix(1_699_999_000, 0).UnixNano()},
 		// A producer clock 10 hours ahead: the stamp gives no time.
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: at + int64(10*time.Hour)},
@@ -174,7 +174,7 @@ func TestOutOfTableListsShareGroupStartOffsets(t *testing.T) {
 		"unread":  {{TopicPartition: kafka.TopicPartition{Topic: "gone", Partition: 0}, StartOffset: 1, Lag: 1}},
 	})
 	missing, _ := OutOfTable(idx, at, tables, NewRecordTimes())
-	require.Equal(t, []kafka.RecordAt{
+	require.Equal(t, []recordAt{
 		{TopicPartition: tp, Offset: 20},
 		{TopicPartition: tp, Offset: 30}, // the share group's
 		{TopicPartition: tp, Offset: 50},

@@ -37,8 +37,8 @@ func TestCompressionBombIsNoTimestampForItsPartitionOnly(t *testing.T) {
 			c, err := New(testSettings(k.Addrs))
 			require.NoError(t, err)
 			defer c.Close()
-			at := func(p int32) kafka.RecordAt {
-				return kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "bombed", Partition: p}}
+			at := func(p int32) recordAt {
+				return recordAt{TopicPartition: kafka.TopicPartition{Topic: "bombed", Partition: p}}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -48,7 +48,7 @@ func TestCompressionBombIsNoTimestampForItsPartitionOnly(t *testing.T) {
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			found, err := recordTimestamps(ctx, c, []kafka.RecordAt{at(0), at(1)})
+			found, err := recordTimestamps(ctx, c, []recordAt{at(0), at(1)})
 			// What stays in use is what the read holds on to, not garbage a
 			// collection has not reached yet.
 			runtime.GC()

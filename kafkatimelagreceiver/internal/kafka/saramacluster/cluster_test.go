@@ -193,12 +193,12 @@ func TestClusterAgainstKfake(t *testing.T) {
 		require.Equal(t, int64(0), start.Offsets[tp], tp)
 	}
 
-	at := func(p int32, offset int64) kafka.RecordAt {
-		return kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}, Offset: offset}
+	at := func(p int32, offset int64) recordAt {
+		return recordAt{TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}, Offset: offset}
 	}
-	stamps, err := recordTimestamps(ctx, c, []kafka.RecordAt{at(0, 1), at(0, 2), at(4, 0), at(5, 3)})
+	stamps, err := recordTimestamps(ctx, c, []recordAt{at(0, 1), at(0, 2), at(4, 0), at(5, 3)})
 	require.NoError(t, err)
-	require.Equal(t, map[kafka.RecordAt]kafka.RecordTimestamp{
+	require.Equal(t, map[recordAt]kafka.RecordTimestamp{
 		at(0, 1): {Offset: 1, Timestamp: stamp(0, 1).UnixNano()},
 		at(0, 2): {Offset: 2, Timestamp: stamp(0, 2).UnixNano()},
 		at(4, 0): {Offset: 0, Timestamp: stamp(4, 0).UnixNano()},
@@ -267,7 +267,7 @@ func TestLazyConnect(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "closing twice is harmless")
-	_, err = recordTimestamps(context.Background(), c, []kafka.RecordAt{{TopicPartition: kafka.TopicPartition{Topic: "t"}}})
+	_, err = recordTimestamps(context.Background(), c, []recordAt{{TopicPartition: kafka.TopicPartition{Topic: "t"}}})
 	require.ErrorIs(t, err, errClosed)
 	sent, _ := requests.snapshot()
 	require.Empty(t, sent, "no request reached a broker")
@@ -345,7 +345,7 @@ func TestDenialsAreTyped(t *testing.T) {
 	require.ErrorIs(t, err, sarama.ErrTopicAuthorizationFailed)
 	require.NoError(t, kafka.NewDenials().Split(err))
 
-	stamps, err := recordTimestamps(ctx, c, []kafka.RecordAt{{TopicPartition: open}, {TopicPartition: secret}})
+	stamps, err := recordTimestamps(ctx, c, []recordAt{{TopicPartition: open}, {TopicPartition: secret}})
 	require.Len(t, stamps, 1)
 	require.ErrorAs(t, err, &topicErr)
 	require.Equal(t, "secret", topicErr.Topic)
@@ -356,7 +356,7 @@ func TestDenialsAreTyped(t *testing.T) {
 
 // recordTimestamps is Cluster.RecordTimestamps of records named one by one,
 // its answers by record.
-func recordTimestamps(ctx context.Context, c *Cluster, records []kafka.RecordAt) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
+func recordTimestamps(ctx context.Context, c *Cluster, records []recordAt) (map[recordAt]kafka.RecordTimestamp, error) {
 	var wanted []kafka.PartitionOffsets
 	for _, r := range records {
 		i := slices.IndexFunc(wanted, func(w kafka.PartitionOffsets) bool { return w.TopicPartition == r.TopicPartition })
@@ -371,11 +371,17 @@ func recordTimestamps(ctx context.Context, c *Cluster, records []kafka.RecordAt)
 		wanted[i].Offsets = slices.Compact(wanted[i].Offsets)
 	}
 	reads, err := c.RecordTimestamps(ctx, wanted)
-	out := map[kafka.RecordAt]kafka.RecordTimestamp{}
+	out := map[recordAt]kafka.RecordTimestamp{}
 	for tp, found := range reads {
 		for _, r := range found {
-			out[kafka.RecordAt{TopicPartition: tp, Offset: r.Wanted}] = r.RecordTimestamp
+			out[recordAt{TopicPartition: tp, Offset: r.Wanted}] = r.RecordTimestamp
 		}
 	}
 	return out, err
+}
+
+// recordAt names the record at an offset of a partition.
+type recordAt struct {
+	kafka.TopicPartition
+	Offset int64
 }

@@ -68,9 +68,9 @@ func newColdStart(tb testing.TB) *coldStart {
 // Fetch requests it took and each record time's error in seconds.
 func (c *coldStart) recordRead(tb testing.TB) (fetches int64, errs []float64) {
 	ctx := context.Background()
-	var wanted []kafka.RecordAt
+	var wanted []recordAt
 	for p := range int32(coldStartPartitions) {
-		wanted = append(wanted, kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: c.committed[p]})
+		wanted = append(wanted, recordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: c.committed[p]})
 	}
 	before := c.k.Requests(int16(kmsg.Fetch))
 	found, err := recordTimestamps(ctx, c.cl, wanted)
@@ -183,11 +183,11 @@ func maxOf(xs []float64) float64 {
 func TestRecordReadOfManyOffsetsPerPartitionIsOneFetchPerBroker(t *testing.T) {
 	c := newColdStart(t)
 	const perPartition = 10
-	var wanted []kafka.RecordAt
+	var wanted []recordAt
 	for p := range int32(coldStartPartitions) {
 		for i := range int64(perPartition) {
 			offset := (c.committed[p] + i*int64(len(c.stamps))/perPartition) % int64(len(c.stamps))
-			wanted = append(wanted, kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: offset})
+			wanted = append(wanted, recordAt{TopicPartition: kafka.TopicPartition{Topic: "history", Partition: p}, Offset: offset})
 		}
 	}
 	before := c.k.Requests(int16(kmsg.Fetch))
@@ -222,7 +222,7 @@ func TestRecordReadGoesOnPastWhatOneFetchReturned(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, cl.Close()) })
 	tp := kafka.TopicPartition{Topic: "large", Partition: 0}
-	wanted := []kafka.RecordAt{{TopicPartition: tp, Offset: 0}, {TopicPartition: tp, Offset: 2}}
+	wanted := []recordAt{{TopicPartition: tp, Offset: 0}, {TopicPartition: tp, Offset: 2}}
 	_, err = cl.EndOffsets(context.Background(), []kafka.TopicPartition{tp}) // connect first
 	require.NoError(t, err)
 	before := k.Requests(int16(kmsg.Fetch))
@@ -260,7 +260,7 @@ func TestRecordReadAsksAgainForABatchLargerThanTheFirstRead(t *testing.T) {
 	tp := func(p int32) kafka.TopicPartition { return kafka.TopicPartition{Topic: "mixed", Partition: p} }
 	_, err = cl.EndOffsets(context.Background(), []kafka.TopicPartition{tp(0), tp(1), tp(2)}) // connect first
 	require.NoError(t, err)
-	wanted := []kafka.RecordAt{{TopicPartition: tp(0), Offset: 1}, {TopicPartition: tp(1), Offset: 0}, {TopicPartition: tp(2), Offset: 0}}
+	wanted := []recordAt{{TopicPartition: tp(0), Offset: 1}, {TopicPartition: tp(1), Offset: 0}, {TopicPartition: tp(2), Offset: 0}}
 	before := k.Requests(int16(kmsg.Fetch))
 	found, err := recordTimestamps(context.Background(), cl, wanted)
 	require.NoError(t, err)

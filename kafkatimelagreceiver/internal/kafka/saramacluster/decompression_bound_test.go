@@ -121,7 +121,7 @@ func TestCompressedBatchesUnderTheBoundAreRead(t *testing.T) {
 	} {
 		answers, err := r.read(t, 0, fetchResponseV11(records, 3, 3, -1, 0))
 		require.NoError(t, err, name)
-		require.Equal(t, kafka.RecordTimestamp{Offset: 0, Timestamp: now.UnixNano()}, answers[kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}], name)
+		require.Equal(t, kafka.RecordTimestamp{Offset: 0, Timestamp: now.UnixNano()}, answers[recordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}], name)
 	}
 }
 
@@ -132,14 +132,14 @@ func TestCompressedBatchesUnderTheBoundAreRead(t *testing.T) {
 func requireRefusedWithinTheBound(t *testing.T, records []byte, count int64, why string) {
 	t.Helper()
 	r := newScriptedRead(t)
-	var answers map[kafka.RecordAt]kafka.RecordTimestamp
+	var answers map[recordAt]kafka.RecordTimestamp
 	var err error
 	allocated := allocatedBy(func() {
 		answers, err = r.read(t, 0, fetchResponseV11(records, count, count, -1, 0))
 	})
 	t.Logf("record read allocated %d MiB", allocated>>20)
 	require.Less(t, allocated, uint64(responseBound), "one bound for the whole response")
-	require.Equal(t, kafka.RecordTimestamp{Offset: 0, Found: kafka.RecordUntimed}, answers[kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}])
+	require.Equal(t, kafka.RecordTimestamp{Offset: 0, Found: kafka.RecordUntimed}, answers[recordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}}])
 	require.ErrorContains(t, err, "t/0")
 	require.ErrorContains(t, err, why)
 }

@@ -158,7 +158,7 @@ func newScriptedRead(t testing.TB) *scriptedRead {
 
 // read asks for the record at want of partition t/0, which the broker
 // answers with body, and returns the answers given.
-func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[kafka.RecordAt]kafka.RecordTimestamp, error) {
+func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[recordAt]kafka.RecordTimestamp, error) {
 	t.Helper()
 	r.broker.answer(body)
 	if connected, _ := r.b.Connected(); !connected {
@@ -169,7 +169,7 @@ func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[kafka.Re
 		}
 	}
 	tp := kafka.TopicPartition{Topic: "t"}
-	answers := map[kafka.RecordAt]kafka.RecordTimestamp{}
+	answers := map[recordAt]kafka.RecordTimestamp{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// One broker's read: a partition it sends to another replica
@@ -182,7 +182,7 @@ func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[kafka.Re
 	}
 	for got, reads := range found {
 		for _, rr := range reads {
-			at := kafka.RecordAt{TopicPartition: got, Offset: rr.Wanted}
+			at := recordAt{TopicPartition: got, Offset: rr.Wanted}
 			if _, twice := answers[at]; twice {
 				t.Fatalf("%+v answered twice", at)
 			}
@@ -208,7 +208,7 @@ func FuzzRecordRead(f *testing.F) {
 		records = append([]byte(nil), records...)
 		fixBatchHeaders(records)
 		answers, _ := r.read(t, want, fetchResponseV11(records, highWatermark, lastStable, abortedProducer, abortedFirst))
-		at := kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}, Offset: want}
+		at := recordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}, Offset: want}
 		for got, ts := range answers {
 			if got != at {
 				t.Fatalf("answered %+v, asked %+v", got, at)

@@ -66,7 +66,7 @@ func TestRecordReadOfHostileBatches(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			answers, err := r.read(t, tt.want, fetchResponseV11(tt.records, tt.hw, tt.lso, tt.aborted, tt.abortsAt))
-			got, ok := answers[kafka.RecordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}, Offset: tt.want}]
+			got, ok := answers[recordAt{TopicPartition: kafka.TopicPartition{Topic: "t"}, Offset: tt.want}]
 			require.Equal(t, tt.answered, ok, "answers %v, error %v", answers, err)
 			require.Equal(t, tt.answer, got)
 		})
