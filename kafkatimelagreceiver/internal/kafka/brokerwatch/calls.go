@@ -160,6 +160,20 @@ func (cs *Watch) begin(budget Budget, now time.Time) (*Call, func()) {
 	}
 }
 
+// NotAnsweredError is why the watch cut a connection: no answer came
+// within Budget, the budget of the calls that gave up on it (Rules 3 and
+// 4). It is a deadline exceeded.
+type NotAnsweredError struct {
+	Addr   string
+	Budget time.Duration
+}
+
+func (e *NotAnsweredError) Error() string {
+	return fmt.Sprintf("broker %s did not answer within %s: %v", e.Addr, e.Budget, context.DeadlineExceeded)
+}
+
+func (e *NotAnsweredError) Unwrap() error { return context.DeadlineExceeded }
+
 // cutUnanswered closes the connections that the running calls have given
 // up on (judge), and skips the brokers found not to answer.
 func (cs *Watch) cutUnanswered(now time.Time) {
@@ -188,7 +202,7 @@ func (cs *Watch) cutUnanswered(now time.Time) {
 		if victim.v.silent {
 			cs.health.unanswered(victim.tc.addr, victim.v.budget, now)
 		}
-		err := fmt.Errorf("broker %s did not answer within %s: %w", victim.tc.addr, victim.v.budget, context.DeadlineExceeded)
+		var err error = &NotAnsweredError{Addr: victim.tc.addr, Budget: victim.v.budget}
 		victim.tc.cause.Store(&err)
 		_ = victim.tc.Close()
 	}
