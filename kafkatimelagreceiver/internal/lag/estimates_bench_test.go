@@ -59,20 +59,26 @@ func BenchmarkEstimates1M(b *testing.B) {
 			b.Fatalf("%d records still missing", len(missing))
 		}
 		records.Retain(used)
-		est := Estimate(idx, AppendTimes(tables, records, at))
-		timed := 0
-		for _, g := range names {
-			lags = est.GroupLags(lags[:0], g, at)
-			for i := range lags {
-				if lags[i].HasTimeLag {
-					timed++
-				}
+		lags = everyPairDated(b, Estimate(idx, AppendTimes(tables, records, at)), names, at, lags)
+	}
+}
+
+// everyPairDated gathers every group's lags from est, as a scrape does, and
+// fails unless each of the 1,000,000 pairs has a time lag. lags is reused.
+func everyPairDated(b *testing.B, est *Estimates, names []string, at int64, lags []PartitionLag) []PartitionLag {
+	timed := 0
+	for _, g := range names {
+		lags = est.GroupLags(lags[:0], g, at)
+		for i := range lags {
+			if lags[i].HasTimeLag {
+				timed++
 			}
 		}
-		if timed != scaleGroups*scalePartitions {
-			b.Fatalf("%d time lags, want %d", timed, scaleGroups*scalePartitions)
-		}
 	}
+	if timed != scaleGroups*scalePartitions {
+		b.Fatalf("%d time lags, want %d", timed, scaleGroups*scalePartitions)
+	}
+	return lags
 }
 
 // BenchmarkIndex1M is what a scrape does with 1,000,000 commits before any
