@@ -8,8 +8,10 @@ import (
 )
 
 // document is docs/accuracy.md: the prose around the generated tables.
-// beforeAfter are the runs of our method against its earlier rule.
-func document(results, beforeAfter []accuracy.Result, plot func(accuracy.Shape) string, seed uint64) string {
+// beforeAfter and clocks are the runs of our method against its earlier
+// rules: reading one refining record per partition, and trusting
+// producers' clocks.
+func document(results, beforeAfter, clocks []accuracy.Result, plot func(accuracy.Shape) string, seed uint64) string {
 	var legend []string
 	for i, m := range accuracy.Methods() {
 		legend = append(legend, fmt.Sprintf("%d %s: %s", i+1, accuracy.ColorNames[i], m.Name))
@@ -49,9 +51,9 @@ scrapes of |error| / that bound, a scrape without an estimate counting as
 a miss: at most 1 meets the target (✓), above 1 misses it (✗). A fast
 subset of this simulation runs in `+"`make test`"+`
 (`+"`TestAccuracyTarget`"+` in `+"`kafkatimelagreceiver/internal/accuracy`"+`) and fails
-when the receiver's row misses the target on any shape but the skewed
-clocks, where it is held to the skew instead
-(`+"`TestSkewedClocksBoundTheError`"+`).
+when the receiver's row misses the target on any shape at any interval;
+`+"`TestProducerClocksAreMeasured`"+` holds it to a few milliseconds on
+skewed clocks.
 
 ## The methods
 
@@ -106,11 +108,15 @@ error is likely larger than here:
 
 - **Producer clocks**, but for one shape. Record timestamps are exact
   append times everywhere except in "steady, skewed clocks", where two
-  producers' clocks are 1.5 s behind and 0.3 s ahead of the broker's. In
-  production timestamps are the producers' clocks (CreateTime) unless the
-  topic uses LogAppendTime: method 6, and this receiver's record reads,
-  are then off by the producers' clock skew and batching delay (linger),
-  which the tables (broker-side end offsets) are not.
+  producers' clocks are 1.5 s behind and 0.3 s ahead of the broker's, each
+  constant. In production timestamps are the producers' clocks
+  (CreateTime) unless the topic uses LogAppendTime: method 6 is then off
+  by the producers' clock skew and batching delay (linger), which the
+  tables (broker-side end offsets) are not; this receiver measures each
+  producer's clock (see what each method gets wrong, 1), which needs
+  producer IDs on the batches (idempotent producers, every client's
+  default since Kafka 3.0; the simulation's producers all have one) and
+  clocks that stay put for minutes.
 - **Retention.** No record is ever deleted: the log starts at the first
   record of the simulated history (1 to 4 h before watching starts). On a
   topic keeping days of data, method 5's line spans days and its error on
@@ -166,8 +172,7 @@ scrape (186 requests), which is what brings its requests within 10 times
 ours. Method 5 is listed
 on sparse traffic because a group one record behind there sits on the
 newest record, which is its max-timestamp anchor: exact; two records
-behind, it is minutes off (its max column). On skewed clocks the methods
-that read no record beat ours: see what each method gets wrong, 1.
+behind, it is minutes off (its max column).
 
 ## What changing the estimator bought
 
@@ -184,6 +189,17 @@ rules list):
 
 %s
 The shapes with one group are unchanged by it.
+
+Record reads used to date a record by its producer's timestamp as it
+stands, clamped to the bracket the table proves: on skewed clocks the
+error was the skew (1.5 s), or the bracket's width where that is
+narrower, and the row missed the target at 1 s and 10 s sampling. Each
+producer's clock is now measured from the records read (what each method
+gets wrong, 1). Before and after, in the same run:
+
+%s
+The other shapes are unchanged by it: their clocks are exact, and an
+offset the reads cannot tell from none moves nothing.
 
 ## Results by shape
 
@@ -213,17 +229,23 @@ thick grey line, and estimates above the plot's top are drawn on its edge.
    is read to tell data from a transaction marker, and read again each
    time the group moves, so there it reads nearly as much as method 6. A
    group catching up from hours behind costs a read per scrape too, while
-   its records are older than the table. Record reads trust the producers'
-   clocks, bounded by the bracket the table proves: where those clocks are
-   off (steady, skewed clocks), the error is the skew, or the bracket's
-   width where that is narrower, and our row misses the target at 1 s and
-   10 s sampling (by the target ratios shown: a record stamped 1.5 s early
-   is dated 1.5 s early unless the bracket is narrower), where the tables
-   alone (row 2) meet it at 10 s and above.
-   No reading of CreateTime stamps can meet a bound tighter than the
-   clocks' skew; a topic with LogAppendTime timestamps, stamped by the
-   broker, does not have the problem, and `+"`max_record_reads_per_scrape: 0`"+`
-   avoids it at the tables' accuracy.
+   its records are older than the table. A record's timestamp is its
+   producer's clock, which may be off by seconds; but every record read
+   lies in a bracket the table proves, so its producer's clock offset
+   (append time minus timestamp) lies between the bracket's ends minus the
+   timestamp. A read also answers, from the batches it returns anyway, the
+   records on either side of the next two samples, whose brackets bound
+   the offset to within the time between two appends. Each producer ID's
+   reads narrow its offset, and its records are dated by their timestamps
+   moved by the offset the reads allow closest to none (none below 10 ms,
+   the end-offset read's round trip), then clamped to the bracket. On
+   skewed clocks that is a few milliseconds off once a few reads have
+   measured each producer (the max column is the first scrapes). What it
+   cannot measure: producers without an ID (not idempotent), whose records
+   are dated by their timestamps clamped to the bracket; a clock that
+   drifts by more than 0.1 s between reads is measured again from then on;
+   a topic with LogAppendTime timestamps, stamped by the broker, needs
+   none of it.
 2. **No record reads.** The same tables without the reads: on bursty and
    batch traffic a burst lands anywhere in its bracket, so the error is up to
    the sampling interval; a group behind everything the table has watched
@@ -286,6 +308,6 @@ faults, and producers' clocks.
 `, seed, accuracy.ReceiverMaxSamples,
 		accuracy.CostPartitions, accuracy.CostGroups, accuracy.CostBrokers, accuracy.CostGroups, accuracy.CostBrokers,
 		accuracy.RecordSize, accuracy.FetchMaxBytes>>10,
-		accuracy.Summary(results), accuracy.BeforeAfter(beforeAfter), strings.Join(legend, "; "), accuracy.Tables(results, plot))
+		accuracy.Summary(results), accuracy.BeforeAfter(beforeAfter), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot))
 	return b.String()
 }

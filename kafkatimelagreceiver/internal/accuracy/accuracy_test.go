@@ -41,11 +41,13 @@ func TestTimelineAnswersEndOffsetsAndAppendTimes(t *testing.T) {
 
 func TestTimelineKeepsProducerStampsApartFromAppendTimes(t *testing.T) {
 	tl := &Timeline{}
-	tl.AppendStamped(10, 12, 2) // offsets 0-1, a clock 2 ahead
-	tl.AppendStamped(20, 15, 1) // offset 2, a clock 5 behind
+	tl.AppendStamped(1, 10, 12, 2) // offsets 0-1, a clock 2 ahead
+	tl.AppendStamped(2, 20, 15, 1) // offset 2, a clock 5 behind
 	at, _ := tl.AppendTime(2)
 	stamp, _ := tl.Stamp(2)
 	require.Equal(t, []int64{20, 15}, []int64{at, stamp})
+	producer, _ := tl.Producer(1)
+	require.Equal(t, int64(1), producer, "each batch's producer")
 	offset, max := tl.MaxStamp(3)
 	require.Equal(t, []int64{2, 15}, []int64{offset, max}, "the largest timestamp, first of its batch")
 	offset, max = tl.MaxStamp(2)

@@ -34,7 +34,10 @@ type receiverMethod struct {
 	// narrower rule, to measure what refining every group near that one
 	// buys.
 	refineOnce bool
-	cost       Cost
+	// trustClocks dates a record by its producer's clock as it stands:
+	// the reads do not tell whose clock stamped it, so none is measured.
+	trustClocks bool
+	cost        Cost
 }
 
 // NewReceiver is the receiver as shipped (recordReads) or with
@@ -53,6 +56,15 @@ func NewReceiver(sampling int64, recordReads bool) Method {
 var RefineOnce = MethodSpec{Key: "receiver-refine-once", Name: "this receiver, one refining read per partition (before)", New: func(s int64) Method {
 	m := NewReceiver(s, true).(*receiverMethod)
 	m.refineOnce = true
+	return m
+}}
+
+// TrustClocks is the receiver dating a record read by its producer's
+// timestamp as it stands, clamped to its bracket, rather than moved by
+// that producer's clock offset as its reads measured it.
+var TrustClocks = MethodSpec{Key: "receiver-trust-clocks", Name: "this receiver, producers' clocks not measured (before)", New: func(s int64) Method {
+	m := NewReceiver(s, true).(*receiverMethod)
+	m.trustClocks = true
 	return m
 }}
 
@@ -105,14 +117,29 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 				m.cost.FetchBytes += bytes
 			}
 			if ok {
-				found = append(found, kafka.RecordRead{Wanted: offset, RecordTimestamp: kafka.RecordTimestamp{Offset: offset, Timestamp: ts, Found: kafka.RecordTimed}})
+				found = append(found, kafka.RecordRead{Wanted: offset, RecordTimestamp: m.recordAt(s.Log, offset, ts)})
+			}
+		}
+		// The records on either side of samples (Near), where the reads
+		// return them.
+		var near []int64
+		for _, w := range missing {
+			near = append(near, w.Near...)
+		}
+		reads := s.Log.Fetched(offsets, s.End, FetchMaxBytes)
+		for _, o := range near {
+			if !slices.ContainsFunc(reads, func(r FetchedRange) bool { return r.From <= o && o < r.UpTo }) {
+				continue
+			}
+			if ts, _, ok := readRecord(s.Log, o, s.End); ok {
+				found = append(found, kafka.RecordRead{Wanted: o, RecordTimestamp: m.recordAt(s.Log, o, ts)})
 			}
 		}
 		slices.Sort(refining)
 		rounds, bytes := s.Log.FetchRounds(refining, s.End, FetchMaxBytes)
 		m.cost.SharedReads += rounds
 		m.cost.SharedBytes += bytes
-		m.records.PutAll(kafka.RecordReads{simPartition: found}, lag.Existed{End: snap.End, EndAt: snap.At, Received: snap.At})
+		m.records.PutAll(kafka.RecordReads{simPartition: found}, lag.Existed{End: snap.End, EndAt: snap.At, Received: snap.At}, lag.Proof{Index: idx, Tables: m.tables, At: snap.At})
 	}
 	m.records.Retain(used)
 	estimates := lag.Estimate(idx, lag.AppendTimes(m.tables, m.records, snap.At))
@@ -128,6 +155,17 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 		e.Groups = append(e.Groups, g)
 	}
 	return e
+}
+
+// recordAt is what a read finds of the record at offset, stamped ts: the
+// producer whose clock stamped it, unless the method trusts the clocks.
+func (m *receiverMethod) recordAt(log *Timeline, offset, ts int64) kafka.RecordTimestamp {
+	rec := kafka.RecordTimestamp{Offset: offset, Timestamp: ts, Found: kafka.RecordTimed}
+	if !m.trustClocks {
+		rec.Producer, _ = log.Producer(offset)
+		rec.ByProducer = true
+	}
+	return rec
 }
 
 // groupName names the simulation's i-th group.

@@ -141,7 +141,8 @@ func Shapes() []Shape {
 				skews := []int64{-1500 * int64(1e6), 300 * int64(1e6)}
 				for t := Epoch; t < s.End(); t += lingerInterval {
 					at := t + rng.Int64N(lingerInterval)
-					tl.AppendStamped(at, at+skews[rng.IntN(len(skews))], poisson(rng, rate*float64(lingerInterval)/1e9))
+					producer := rng.IntN(len(skews))
+					tl.AppendStamped(int64(producer), at, at+skews[producer], poisson(rng, rate*float64(lingerInterval)/1e9))
 				}
 				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl)}
 			},

@@ -18,24 +18,28 @@ var Epoch = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC).UnixNano()
 // Timeline is what a partition's producers appended: batches of records,
 // each batch appended at one instant, the records of a batch at
 // consecutive offsets, every record stamped with its batch's timestamp
-// (its producer's clock when it sent the batch). Offsets start at 0.
+// (its producer's clock when it sent the batch). Every producer has an ID,
+// as idempotent producers (the clients' default since Kafka 3.0) do, which
+// its batches carry. Offsets start at 0.
 type Timeline struct {
 	at    []int64 // append time of each batch, non-decreasing
 	end   []int64 // end offset after each batch (cumulative count)
 	stamp []int64 // each batch's timestamp
+	// producer is each batch's producer ID.
+	producer []int64
 	// maxUpTo[i] is the first batch of those up to i with the largest
 	// timestamp.
 	maxUpTo []int32
 }
 
-// Append adds a batch of n records appended at at, stamped at at (a
-// producer whose clock is the broker's); n <= 0 or a time before the last
+// Append adds a batch of n records appended at at, stamped at at by
+// producer 0, whose clock is the broker's; n <= 0 or a time before the last
 // batch's is ignored.
-func (tl *Timeline) Append(at, n int64) { tl.AppendStamped(at, at, n) }
+func (tl *Timeline) Append(at, n int64) { tl.AppendStamped(0, at, at, n) }
 
 // AppendStamped adds a batch of n records appended at at and stamped
-// stamp by a producer whose clock is off by stamp-at.
-func (tl *Timeline) AppendStamped(at, stamp, n int64) {
+// stamp by producer, whose clock is off by stamp-at.
+func (tl *Timeline) AppendStamped(producer, at, stamp, n int64) {
 	if n <= 0 || len(tl.at) > 0 && at < tl.at[len(tl.at)-1] {
 		return
 	}
@@ -46,6 +50,7 @@ func (tl *Timeline) AppendStamped(at, stamp, n int64) {
 		best = tl.maxUpTo[n-1]
 	}
 	tl.stamp = append(tl.stamp, stamp)
+	tl.producer = append(tl.producer, producer)
 	tl.maxUpTo = append(tl.maxUpTo, best)
 }
 
@@ -96,6 +101,15 @@ func (tl *Timeline) Stamp(offset int64) (int64, bool) {
 	return tl.stamp[i], true
 }
 
+// Producer is the ID of the producer that wrote the record at offset.
+func (tl *Timeline) Producer(offset int64) (int64, bool) {
+	i, ok := tl.batchOf(offset)
+	if !ok {
+		return 0, false
+	}
+	return tl.producer[i], true
+}
+
 // MaxStamp is the offset and timestamp of the record with the largest
 // timestamp below end (the first such), as ListOffsets for the max
 // timestamp answers.
@@ -144,14 +158,31 @@ func (tl *Timeline) Fetch(offset, end, maxBytes int64) (upTo, bytes int64) {
 // each read answers every wanted offset the batches it returns hold, as
 // the receiver's reads do: how many reads, and their bytes.
 func (tl *Timeline) FetchRounds(offsets []int64, end, maxBytes int64) (rounds, bytes int64) {
+	for _, r := range tl.Fetched(offsets, end, maxBytes) {
+		rounds, bytes = rounds+1, bytes+r.Bytes
+	}
+	return rounds, bytes
+}
+
+// FetchedRange is what one read returned: the records from From up to
+// (not including) UpTo, in Bytes.
+type FetchedRange struct {
+	From, UpTo, Bytes int64
+}
+
+// Fetched is what reading the records at offsets (sorted) returns, read by
+// read, when each read answers every wanted offset the batches it returns
+// hold and the next starts from the first offset left.
+func (tl *Timeline) Fetched(offsets []int64, end, maxBytes int64) []FetchedRange {
+	var reads []FetchedRange
 	for i := 0; i < len(offsets); {
 		upTo, b := tl.Fetch(offsets[i], end, maxBytes)
-		rounds, bytes = rounds+1, bytes+b
+		reads = append(reads, FetchedRange{From: offsets[i], UpTo: upTo, Bytes: b})
 		for i < len(offsets) && (offsets[i] < upTo || b == 0) {
 			i++
 		}
 	}
-	return rounds, bytes
+	return reads
 }
 
 // Commits are a group's committed offsets over time: offset[i] from at[i].

@@ -74,10 +74,25 @@ func (r OffsetRead) Split() (first OffsetRead, retries []OffsetRead) {
 	return first, retries
 }
 
-// PartitionOffsets are offsets of one partition, ascending and distinct.
+// PartitionOffsets are offsets of one partition to read the records at,
+// ascending and distinct.
 type PartitionOffsets struct {
 	TopicPartition
 	Offsets []int64
+	// Near are offsets answered only where the batches read for Offsets
+	// hold them: they cost no read of their own. Ascending, distinct.
+	Near []int64
+}
+
+// Answered tells whether reads answer each of w's Offsets (Near aside).
+func (w PartitionOffsets) Answered(reads []RecordRead) bool {
+	n := 0
+	for _, read := range reads {
+		if _, ok := slices.BinarySearch(w.Offsets, read.Wanted); ok {
+			n++
+		}
+	}
+	return n >= len(w.Offsets)
 }
 
 // RecordRead is what a record-timestamp read found of the record at Wanted.
@@ -106,6 +121,14 @@ type RecordTimestamp struct {
 	// RecordTimed only.
 	Timestamp int64
 	Found     RecordFound
+	// ByProducer tells that Timestamp is the clock of the producer whose ID
+	// is Producer (an idempotent or transactional producer's batch stamped
+	// with CreateTime): that producer's records share its clock's error,
+	// which the tables can measure (lag.RecordTimes). It is false for
+	// timestamps the broker wrote (LogAppendTime) and batches of producers
+	// without an ID.
+	ByProducer bool
+	Producer   int64
 }
 
 // RecordFound says what a record-timestamp read found.

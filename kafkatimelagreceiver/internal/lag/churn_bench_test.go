@@ -75,12 +75,15 @@ func BenchmarkRecordReadsChurn1M(b *testing.B) {
 		for _, w := range missing {
 			reads := make([]kafka.RecordRead, len(w.Offsets))
 			for j, o := range w.Offsets {
-				reads[j] = kafka.RecordRead{Wanted: o, RecordTimestamp: kafka.RecordTimestamp{Offset: o, Timestamp: at - (snap.End[w.TopicPartition]-o)*int64(time.Second)/rate}}
+				// Stamped by one of a few idempotent producers, as the
+				// default clients since Kafka 3.0 are: their clocks are
+				// measured.
+				reads[j] = kafka.RecordRead{Wanted: o, RecordTimestamp: kafka.RecordTimestamp{Offset: o, Timestamp: at - (snap.End[w.TopicPartition]-o)*int64(time.Second)/rate, ByProducer: true, Producer: o % 3}}
 			}
 			found[w.TopicPartition] = reads
 			read += len(reads)
 		}
-		records.PutAll(found, Existed{End: snap.End, EndAt: at, Received: at})
+		records.PutAll(found, Existed{End: snap.End, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
 		records.Retain(used)
 		lags = everyPairDated(b, Estimate(idx, AppendTimes(tables, records, at)), names, at, lags)
 	}

@@ -40,7 +40,7 @@ func BenchmarkEstimates1M(b *testing.B) {
 	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: t0.Add(-time.Hour).UnixNano()}
 	}
-	records.PutAll(readsOf(found), Existed{Received: at})
+	records.PutAll(readsOf(found), Existed{Received: at}, Proof{})
 	if len(recordsOf(missing)) != 4*scalePartitions {
 		b.Fatalf("%d records out of table, want %d", len(recordsOf(missing)), 4*scalePartitions)
 	}

@@ -79,7 +79,7 @@ func TestComputationLeavesIndexAlone(t *testing.T) {
 	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: at - int64(time.Hour), Found: kafka.RecordTimed}
 	}
-	records.PutAll(readsOf(found), Existed{Received: at})
+	records.PutAll(readsOf(found), Existed{Received: at}, Proof{})
 	_, _ = OutOfTable(twin, at, tables, records)
 	before := idx.GroupLags(nil, "old", at)
 

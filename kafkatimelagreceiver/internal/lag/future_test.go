@@ -56,7 +56,7 @@ func TestRecordStampedAfterItExistedHidesNoLag(t *testing.T) {
 			require.Equal(t, []recordAt{rec}, recordsOf(missing), "a coarse bracket: the record is read")
 			stamp := scrape.Add(-behind).Add(tt.producerAhead)
 			untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: committed, Timestamp: stamp.UnixNano()}}),
-				Existed{End: snap.End, EndAt: snap.At, Received: scrape.Add(tt.readAfter).UnixNano()})
+				Existed{End: snap.End, EndAt: snap.At, Received: scrape.Add(tt.readAfter).UnixNano()}, Proof{})
 			require.Equal(t, Untimed{Future: 1}, untimed, "counted")
 
 			lags := Estimate(idx, AppendTimes(tables, records, snap.At)).GroupLags(nil, "g", snap.At)
@@ -83,7 +83,7 @@ func TestRecordPastTheScrapesEndExistedByItsRead(t *testing.T) {
 		{TopicPartition: tp, Offset: 8}:  {Offset: 8, Found: kafka.RecordUntimed},
 		{TopicPartition: tp, Offset: 9}:  {Offset: 9, Timestamp: endAt},
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Found: kafka.RecordNone},
-	}), existed)
+	}), existed, Proof{})
 	require.Equal(t, Untimed{Future: 2, Invalid: 1}, untimed)
 	for offset, want := range map[int64]kafka.RecordFound{5: kafka.RecordUntimed, 6: kafka.RecordTimed, 7: kafka.RecordUntimed, 9: kafka.RecordTimed, 20: kafka.RecordNone} {
 		got, ok := records.known[tp].get(offset)

@@ -198,3 +198,12 @@ func TopicProduceRates(parts []PartitionGauge) []TopicRate {
 	}
 	return out
 }
+
+// partition is tp's partition in the index.
+func (idx *Index) partition(tp kafka.TopicPartition) (*Partition, bool) {
+	i, ok := slices.BinarySearchFunc(idx.Parts, tp, func(p Partition, tp kafka.TopicPartition) int { return p.Compare(tp) })
+	if !ok {
+		return nil, false
+	}
+	return &idx.Parts[i], true
+}

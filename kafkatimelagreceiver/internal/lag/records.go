@@ -17,6 +17,9 @@ import (
 // partition's once and not once per group committed on it.
 type RecordTimes struct {
 	known map[kafka.TopicPartition]partitionRecords
+	// clocks are the producers' clocks the reads measured (Proof), by
+	// partition.
+	clocks map[kafka.TopicPartition]partitionClocks
 	// changes counts the calls that changed known, so that a lookup
 	// remembered (AppendTimes) is known to be current.
 	changes int
@@ -60,21 +63,26 @@ func (pr partitionRecords) put(offset int64, ts kafka.RecordTimestamp) partition
 func compareOffset(e recordEntry, offset int64) int { return cmp.Compare(e.offset, offset) }
 
 func NewRecordTimes() *RecordTimes {
-	return &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}}
+	return &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}, clocks: map[kafka.TopicPartition]partitionClocks{}}
 }
 
 // PutAll remembers the records a read found, and counts those that give no
 // time. A timestamp after the record provably existed (existed) is not when
 // it was appended: such a record gives no time (kafka.RecordUntimed), like
 // one no clock could have written; a producer clock minutes ahead would
-// otherwise date records at the scrape, and hide their lag.
-func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed) Untimed {
+// otherwise date records at the scrape, and hide their lag. The records'
+// brackets in proof measure their producers' clocks.
+func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Proof) Untimed {
 	r.changes++
+	if proof.Index != nil {
+		r.forgetOldClocks(proof.At)
+	}
 	var untimed Untimed
 	for tp, reads := range found {
 		if len(reads) == 0 {
 			continue
 		}
+		r.learnClocks(tp, reads, proof)
 		end, hasEnd := existed.End[tp]
 		known := r.known[tp]
 		for _, read := range reads {
@@ -123,19 +131,20 @@ type Untimed struct {
 
 // of returns p's records. A scrape asks once per group committed on the
 // partition: p remembers them until the records change.
-func (r *RecordTimes) of(p *Partition) partitionRecords {
+func (r *RecordTimes) of(p *Partition) *resolvedRecords {
 	if p.records.from != r || p.records.changes != r.changes {
-		p.records = resolvedRecords{from: r, changes: r.changes, records: r.known[p.TopicPartition]}
+		p.records = resolvedRecords{from: r, changes: r.changes, records: r.known[p.TopicPartition], clocks: r.clocks[p.TopicPartition]}
 	}
-	return p.records.records
+	return &p.records
 }
 
-// resolvedRecords are a partition's records as RecordTimes held them after
-// changes changes.
+// resolvedRecords are a partition's records and its producers' clocks as
+// RecordTimes held them after changes changes.
 type resolvedRecords struct {
 	from    *RecordTimes
 	changes int
 	records partitionRecords
+	clocks  partitionClocks
 }
 
 // Forget drops everything known about the partitions, whose logs were
@@ -144,6 +153,7 @@ func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 	r.changes++
 	for _, tp := range partitions {
 		delete(r.known, tp)
+		delete(r.clocks, tp)
 	}
 }
 
@@ -198,8 +208,10 @@ func (u UsedRecords) Merge(other UsedRecords) {
 // a watched stretch (ExpectedAppend), unless the bracket is coarse against
 // the time lag and the record's timestamp was read, which then dates it
 // inside the bracket; else the record's own timestamp, when it was read,
-// clamped to what the table proves (trusting a producer's clock no further
-// than that); else the table's straight line across an unwatched stretch.
+// moved by its producer's clock offset as reads measured it (clocks.go)
+// and clamped to what the table proves (trusting a producer's clock no
+// further than that); else the table's straight line across an unwatched
+// stretch.
 //
 // This is where record timestamps are bounded by what is known; the Kafka
 // layer has already turned the ones no clock could have written into
@@ -208,7 +220,11 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 	return func(p *Partition, c int64) (int64, Method, bool) {
 		// The scrape's own end-offset read is the newest point there is.
 		upper := timetable.Sample{Offset: p.End, At: at}
-		rec, read := records.of(p).get(c)
+		resolved := records.of(p)
+		rec, read := resolved.records.get(c)
+		if read && rec.Found == kafka.RecordTimed {
+			rec.Timestamp += resolved.clocks.offset(rec)
+		}
 		from := c
 		if read {
 			if rec.Found == kafka.RecordNone && rec.Offset >= p.End {
@@ -349,7 +365,8 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 	})
 	missing = make([]kafka.PartitionOffsets, len(wanted))
 	for i, w := range wanted {
-		missing[i] = kafka.PartitionOffsets{TopicPartition: idx.Parts[w.rank].TopicPartition, Offsets: w.offsets}
+		p := &idx.Parts[w.rank]
+		missing[i] = kafka.PartitionOffsets{TopicPartition: p.TopicPartition, Offsets: w.offsets, Near: clockBoundaries(p, w.offsets, at, tables)}
 	}
 	return missing, used
 }

@@ -56,7 +56,7 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 	}, recordsOf(missing))
 	require.Equal(t, 3, used.Len())
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}), Existed{Received: at}, Proof{})
 	missing, used = OutOfTable(idx, at, tables, records)
 	require.Equal(t, []recordAt{{TopicPartition: tp, Offset: 20}, {TopicPartition: tp, Offset: 150}}, recordsOf(missing), "a record read before is not read again")
 	require.Equal(t, 3, used.Len(), "but it is still in use")
@@ -79,7 +79,7 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 	require.False(t, ok, "older than the table and not read: no estimate")
 	require.Equal(t, MethodNone, method)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at}, Proof{})
 	got, method, ok = appendTime(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
@@ -107,7 +107,7 @@ func TestAppendTimesInGap(t *testing.T) {
 	require.Equal(t, MethodTable, method, "not read: its expected place in the bracket")
 	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}}), Existed{Received: at}, Proof{})
 	got, method, ok = AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
@@ -127,26 +127,26 @@ func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) 
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(2*time.Minute)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(2*time.Minute)}}), Existed{Received: at}, Proof{})
 	got, method, ok := AppendTimes(tables, records, at)(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0, got, "a producer clock two minutes ahead is clamped to the oldest point (100@t0)")
 
-	untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at})
+	untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at}, Proof{})
 	require.Equal(t, Untimed{Future: 1}, untimed)
 	_, method, ok = AppendTimes(tables, records, at)(p, 50)
 	require.False(t, ok, "an hour ahead, after its read: no time, and older than the table")
 	require.Equal(t, MethodNone, method)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at}, Proof{})
 	got, _, _ = AppendTimes(tables, records, at)(p, 20)
 	require.Equal(t, t0-int64(time.Hour), got, "an older timestamp is within what the table proves")
 
 	// Read a moment after the scrape's end offsets, stamped between the
 	// two.
 	untracked := &Partition{TopicPartition: kafka.TopicPartition{Topic: "untracked"}, End: 10, HasEnd: true}
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)}, Proof{})
 	got, _, ok = AppendTimes(tables, records, at)(untracked, 5)
 	require.True(t, ok)
 	require.Equal(t, at, got, "without a table, never after the scrape")
@@ -163,23 +163,23 @@ func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 	in150 := recordAt{TopicPartition: tp, Offset: 150}
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}}), Existed{Received: at}, Proof{})
 	got, method, ok := AppendTimes(tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0, got, "a day behind: clamped to the gap's start (100@t0)")
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(120*time.Second)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(120*time.Second)}}), Existed{Received: at}, Proof{})
 	got, _, _ = AppendTimes(tables, records, at)(p, 150)
 	require.Equal(t, t0+int64(100*time.Second), got, "after the gap, before the read: clamped to the gap's end (200@t0+100s)")
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at}, Proof{})
 	got, method, _ = AppendTimes(tables, records, at)(p, 150)
 	require.Equal(t, MethodTable, method, "an hour ahead, after its read: no time")
 	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
 	in220 := recordAt{TopicPartition: tp, Offset: 220}
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)}, Proof{})
 	got, _, _ = AppendTimes(tables, records, at)(p, 220)
 	require.Equal(t, at, got, "in the stretch up to the scrape's own read: never after the scrape")
 }
@@ -248,12 +248,12 @@ func TestCoarseBracketIsDatedByTheRecord(t *testing.T) {
 	require.Equal(t, t0+int64(time.Second)*51/101, got)
 
 	burst := t0 + int64(900*time.Millisecond)
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}}), Existed{Received: at}, Proof{})
 	got, method, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, burst, got)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at}, Proof{})
 	got, _, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
 	require.Equal(t, t0, got, "never older than the bracket proves")
 }
@@ -340,7 +340,7 @@ func TestRetainKeepsTheRecordsInUse(t *testing.T) {
 	for _, at := range []recordAt{{TopicPartition: a, Offset: 1}, {TopicPartition: a, Offset: 5}, {TopicPartition: a, Offset: 9}, {TopicPartition: b, Offset: 2}} {
 		found[at] = kafka.RecordTimestamp{Offset: at.Offset, Timestamp: 1}
 	}
-	records.PutAll(readsOf(found), Existed{Received: 2})
+	records.PutAll(readsOf(found), Existed{Received: 2}, Proof{})
 	used := UsedRecords{a: {5}}
 	used.Merge(UsedRecords{a: {1, 5}, b: {7}})
 	require.Equal(t, UsedRecords{a: {1, 5}, b: {7}}, used)

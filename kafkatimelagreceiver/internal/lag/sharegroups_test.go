@@ -145,7 +145,7 @@ func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 		{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: time.Unix(1_699_999_000, 0).UnixNano()},
 		// A producer clock 10 hours ahead: the stamp gives no time.
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: at + int64(10*time.Hour)},
-	}), Existed{Received: at})
+	}), Existed{Received: at}, Proof{})
 	est := Estimate(idx, AppendTimes(tables, records, at))
 	for _, group := range groups {
 		consumer := est.GroupLags(nil, group, at)

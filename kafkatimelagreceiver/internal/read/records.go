@@ -29,10 +29,10 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, 
 	if len(missing) > 0 {
 		found, err := r.Cluster.RecordTimestamps(ctx, missing)
 		errs = append(errs, err)
-		r.putRecords(ctx, snap, found)
+		r.putRecords(ctx, snap, idx, found)
 		var gone []kafka.TopicPartition
 		for _, w := range missing {
-			if len(found[w.TopicPartition]) < len(w.Offsets) {
+			if !w.Answered(found[w.TopicPartition]) {
 				gone = append(gone, w.TopicPartition)
 			}
 		}
@@ -50,7 +50,7 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, 
 			if retry = retry[:min(len(retry), budget)]; len(retry) > 0 {
 				found, err := r.Cluster.RecordTimestamps(ctx, retry)
 				errs = append(errs, err)
-				r.putRecords(ctx, snap, found)
+				r.putRecords(ctx, snap, idx, found)
 			}
 		}
 	}
@@ -60,9 +60,11 @@ func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, 
 
 // putRecords remembers the records a read found, those below the end
 // offsets of snap existing by then, the others by now (the read returned),
-// and counts those that give no time.
-func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, found kafka.RecordReads) {
-	untimed := r.Records.PutAll(found, lag.Existed{End: snap.End, EndAt: snap.At, Received: r.Now().UnixNano()})
+// measures their producers' clocks by the brackets of idx's tables, and
+// counts those that give no time.
+func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, found kafka.RecordReads) {
+	existed := lag.Existed{End: snap.End, EndAt: snap.At, Received: r.Now().UnixNano()}
+	untimed := r.Records.PutAll(found, existed, lag.Proof{Index: idx, Tables: r.Tables, At: snap.At})
 	if r.UntimedRecords == nil {
 		return
 	}

@@ -26,6 +26,10 @@ type Batch struct {
 	// hold no data.
 	Transactional bool
 	ProducerID    int64
+	// ProducerClock tells that the records' timestamps are the clock of
+	// the producer ProducerID names (CreateTime, and an ID the producer was
+	// given), not the broker's.
+	ProducerClock bool
 	// Records are the batch's records, by offset, each with its timestamp
 	// (the batch's append time under LogAppendTime).
 	Records iter.Seq2[int64, time.Time]
@@ -81,7 +85,11 @@ func FirstRecords(batches iter.Seq[Batch], aborted []AbortedTransaction, wants [
 		if batch.LastOffset >= wants[answered] {
 			for offset, ts := range batch.Records {
 				for answered < len(wants) && offset >= wants[answered] {
-					scans[answered] = Scan{Record: Timed(offset, ts, readAt), Found: true}
+					record := Timed(offset, ts, readAt)
+					if batch.ProducerClock && record.Found == kafka.RecordTimed {
+						record.ByProducer, record.Producer = true, batch.ProducerID
+					}
+					scans[answered] = Scan{Record: record, Found: true}
 					answered++
 				}
 				if answered == len(wants) {

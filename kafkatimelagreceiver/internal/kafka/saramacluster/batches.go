@@ -92,6 +92,7 @@ func recordBatch(batch *sarama.RecordBatch) batchguard.Batch {
 		Control:       batch.Control,
 		Transactional: batch.IsTransactional,
 		ProducerID:    batch.ProducerID,
+		ProducerClock: !batch.LogAppendTime && batch.ProducerID >= 0,
 		Records: func(yield func(int64, time.Time) bool) {
 			for _, r := range batch.Records {
 				if r == nil {

@@ -127,7 +127,12 @@ func TestClusterAgainstKfake(t *testing.T) {
 			records = append(records, &kgo.Record{Topic: topic, Partition: p, Timestamp: stamp(p, i), Value: []byte("x")})
 		}
 	}
-	require.NoError(t, producer.ProduceSync(ctx, records...).FirstErr())
+	produced := producer.ProduceSync(ctx, records...)
+	require.NoError(t, produced.FirstErr())
+	// An idempotent producer (franz-go's default): its records carry its
+	// ID, whose clock stamped them.
+	producerID := produced[0].Record.ProducerID
+	require.GreaterOrEqual(t, producerID, int64(0))
 	commit := func(group string, offsets map[int32]int64) {
 		os := kadm.Offsets{}
 		for p, at := range offsets {
@@ -199,9 +204,9 @@ func TestClusterAgainstKfake(t *testing.T) {
 	stamps, err := recordTimestamps(ctx, c, []recordAt{at(0, 1), at(0, 2), at(4, 0), at(5, 3)})
 	require.NoError(t, err)
 	require.Equal(t, map[recordAt]kafka.RecordTimestamp{
-		at(0, 1): {Offset: 1, Timestamp: stamp(0, 1).UnixNano()},
-		at(0, 2): {Offset: 2, Timestamp: stamp(0, 2).UnixNano()},
-		at(4, 0): {Offset: 0, Timestamp: stamp(4, 0).UnixNano()},
+		at(0, 1): {Offset: 1, Timestamp: stamp(0, 1).UnixNano(), ByProducer: true, Producer: producerID},
+		at(0, 2): {Offset: 2, Timestamp: stamp(0, 2).UnixNano(), ByProducer: true, Producer: producerID},
+		at(4, 0): {Offset: 0, Timestamp: stamp(4, 0).UnixNano(), ByProducer: true, Producer: producerID},
 	}, stamps, "no record at the end offset")
 
 	var described map[string]kafka.GroupDescription

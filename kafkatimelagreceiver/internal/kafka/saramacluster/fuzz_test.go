@@ -175,7 +175,7 @@ func (r *scriptedRead) read(t testing.TB, want int64, body []byte) (map[recordAt
 	// One broker's read: a partition it sends to another replica
 	// (rack_id) gets no answer here, which the checks allow.
 	found := kafka.RecordReads{}
-	read := newLeaderRead(r.c, r.b, []kafka.TopicPartition{tp}, map[kafka.TopicPartition][]int64{tp: {want}}, found)
+	read := newLeaderRead(r.c, r.b, []kafka.TopicPartition{tp}, wantedOffsets{offsets: map[kafka.TopicPartition][]int64{tp: {want}}}, found)
 	err := read.rounds(ctx, []kafka.TopicPartition{tp})
 	if ctx.Err() != nil {
 		t.Fatal("the read did not end")

@@ -26,6 +26,9 @@ func TestRecordReadOfHostileBatches(t *testing.T) {
 	}
 	logAppend := dataBatch(0, 1, ms)
 	logAppend.attributes |= attrLogAppendTime
+	logAppend.producerID = 7 // the broker's clock: not the producer's
+	idempotent := dataBatch(0, 1, ms)
+	idempotent.producerID = 7
 	cat := func(bs ...rawBatch) []byte {
 		var out []byte
 		for _, b := range bs {
@@ -44,6 +47,8 @@ func TestRecordReadOfHostileBatches(t *testing.T) {
 	}{
 		{name: "a plain record", records: cat(dataBatch(0, 1, ms)), hw: 1, lso: 1, aborted: -1, answer: timed, answered: true},
 		{name: "under LogAppendTime", records: cat(logAppend), hw: 1, lso: 1, aborted: -1, answer: timed, answered: true},
+		{name: "an idempotent producer's record carries its clock", records: cat(idempotent), hw: 1, lso: 1, aborted: -1,
+			answer: kafka.RecordTimestamp{Offset: 0, Timestamp: now.UnixNano(), ByProducer: true, Producer: 7}, answered: true},
 		{name: "timestamp -1 (no timestamp)", records: cat(dataBatch(0, 1, -1)), hw: 1, lso: 1, aborted: -1,
 			answer: kafka.RecordTimestamp{Offset: 0, Found: kafka.RecordUntimed}, answered: true},
 		{name: "timestamp 0", records: cat(dataBatch(0, 1, 0)), hw: 1, lso: 1, aborted: -1,
@@ -59,7 +64,7 @@ func TestRecordReadOfHostileBatches(t *testing.T) {
 		{name: "an aborted transaction", records: cat(txData(0, 2, 7), markerBatch(2, 7, false, ms)), hw: 3, lso: 3, aborted: 7, abortsAt: 0,
 			answer: kafka.RecordTimestamp{Offset: 3, Found: kafka.RecordNone}, answered: true},
 		{name: "aborted, then committed", records: cat(txData(0, 2, 7), markerBatch(2, 7, false, ms), txData(3, 1, 7), markerBatch(4, 7, true, ms)), hw: 5, lso: 5, aborted: 7, abortsAt: 0,
-			answer: kafka.RecordTimestamp{Offset: 3, Timestamp: now.UnixNano()}, answered: true},
+			answer: kafka.RecordTimestamp{Offset: 3, Timestamp: now.UnixNano(), ByProducer: true, Producer: 7}, answered: true},
 		{name: "a transaction still open", records: nil, want: 1, hw: 3, lso: 1, aborted: -1},
 		{name: "a batch too large once decompressed", records: cat(bombBatch(t, codecZstd, 2*maxDecompressedBatch, ms)), hw: 1, lso: 1, aborted: -1,
 			answer: kafka.RecordTimestamp{Offset: 0, Found: kafka.RecordUntimed}, answered: true},

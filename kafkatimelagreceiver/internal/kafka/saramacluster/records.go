@@ -32,24 +32,30 @@ func (c *Cluster) RecordTimestamps(ctx context.Context, wanted []kafka.Partition
 		return out, err
 	}
 	wants := make(map[kafka.TopicPartition][]int64, len(wanted))
+	near := map[kafka.TopicPartition][]int64{}
 	tps := make([]kafka.TopicPartition, 0, len(wanted))
 	for _, w := range wanted {
 		if _, ok := wants[w.TopicPartition]; !ok {
 			tps = append(tps, w.TopicPartition)
 		}
 		wants[w.TopicPartition] = append(wants[w.TopicPartition], w.Offsets...)
-	}
-	for tp, offsets := range wants {
-		if !slices.IsSorted(offsets) {
-			slices.Sort(offsets)
+		if len(w.Near) > 0 {
+			near[w.TopicPartition] = append(near[w.TopicPartition], w.Near...)
 		}
-		wants[tp] = slices.Compact(offsets)
+	}
+	for _, offsets := range []map[kafka.TopicPartition][]int64{wants, near} {
+		for tp, o := range offsets {
+			if !slices.IsSorted(o) {
+				slices.Sort(o)
+			}
+			offsets[tp] = slices.Compact(o)
+		}
 	}
 	var mu sync.Mutex
 	byLeader, err := c.byLeader(ctx, call, client, tps)
 	errs := []error{err, perBroker(ctx, c, call, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
 		found := make(kafka.RecordReads, len(tps))
-		err := c.fetchFrom(ctx, client, b, tps, wants, found)
+		err := c.fetchFrom(ctx, client, b, tps, wantedOffsets{offsets: wants, near: near}, found)
 		mu.Lock()
 		maps.Copy(out, found)
 		mu.Unlock()
@@ -66,13 +72,13 @@ func (c *Cluster) fetchFrom(
 	client sarama.Client,
 	b *sarama.Broker,
 	tps []kafka.TopicPartition,
-	wants map[kafka.TopicPartition][]int64,
+	wants wantedOffsets,
 	found kafka.RecordReads,
 ) error {
 	r := newLeaderRead(c, b, tps, wants, found)
 	errs := []error{r.rounds(ctx, tps)}
 	for replica, tps := range r.redirected {
-		errs = append(errs, c.fetchFromReplica(ctx, client, replica, tps, r.wants, found))
+		errs = append(errs, c.fetchFromReplica(ctx, client, replica, tps, wantedOffsets{offsets: r.wants, near: r.near}, found))
 	}
 	return kafka.Join(errs...)
 }
@@ -84,7 +90,7 @@ func (c *Cluster) fetchFromReplica(
 	client sarama.Client,
 	replica int32,
 	tps []kafka.TopicPartition,
-	wants map[kafka.TopicPartition][]int64,
+	wants wantedOffsets,
 	found kafka.RecordReads,
 ) error {
 	b, err := client.Broker(replica)
@@ -104,6 +110,13 @@ func (c *Cluster) fetchFromReplica(
 	return err
 }
 
+// wantedOffsets are the offsets a record read answers, by partition: offsets it
+// reads until each is answered, and near ones it answers only from the
+// batches read for those (kafka.PartitionOffsets.Near).
+type wantedOffsets struct {
+	offsets, near map[kafka.TopicPartition][]int64
+}
+
 // leaderRead is one broker's part of a record read.
 type leaderRead struct {
 	c *Cluster
@@ -111,7 +124,10 @@ type leaderRead struct {
 	// wants holds each partition's offsets not answered yet, ascending; its
 	// own copy, since every broker's read runs in a goroutine of its own.
 	wants map[kafka.TopicPartition][]int64
-	from  map[kafka.TopicPartition]int64 // where the next Fetch reads from
+	// near holds each partition's near offsets not answered yet, its own
+	// copy too.
+	near map[kafka.TopicPartition][]int64
+	from map[kafka.TopicPartition]int64 // where the next Fetch reads from
 	// large holds the partitions whose batch did not fit
 	// firstFetchBytesPerPartition: they are asked with
 	// fetchBytesPerPartition.
@@ -123,10 +139,13 @@ type leaderRead struct {
 	redirected map[int32][]kafka.TopicPartition
 }
 
-func newLeaderRead(c *Cluster, b *sarama.Broker, tps []kafka.TopicPartition, wants map[kafka.TopicPartition][]int64, found kafka.RecordReads) *leaderRead {
-	r := &leaderRead{c: c, b: b, wants: make(map[kafka.TopicPartition][]int64, len(tps)), from: make(map[kafka.TopicPartition]int64, len(tps)), found: found}
+func newLeaderRead(c *Cluster, b *sarama.Broker, tps []kafka.TopicPartition, wants wantedOffsets, found kafka.RecordReads) *leaderRead {
+	r := &leaderRead{c: c, b: b, wants: make(map[kafka.TopicPartition][]int64, len(tps)), near: map[kafka.TopicPartition][]int64{}, from: make(map[kafka.TopicPartition]int64, len(tps)), found: found}
 	for _, tp := range tps {
-		r.wants[tp] = slices.Clone(wants[tp])
+		if near := wants.near[tp]; len(near) > 0 {
+			r.near[tp] = slices.Clone(near)
+		}
+		r.wants[tp] = slices.Clone(wants.offsets[tp])
 		if len(r.wants[tp]) > 0 {
 			r.from[tp] = r.wants[tp][0]
 		}
@@ -239,7 +258,7 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 		looks[i] = max(looks[i], looks[i-1])
 	}
 	scans := firstRecordsAtOrAfter(block, looks, readAt)
-	answered := r.found[tp]
+	answered := r.answerNear(tp, block, readAt, r.found[tp])
 	defer func() {
 		if len(answered) > 0 {
 			r.found[tp] = answered
@@ -275,6 +294,29 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 			return false, true, nil
 		}
 	}
+}
+
+// answerNear appends to answered the near offsets of tp that block holds,
+// those at or after where the read started (the batches before it were not
+// returned), and keeps the others for a later round's block.
+func (r *leaderRead) answerNear(tp kafka.TopicPartition, block *sarama.FetchResponseBlock, readAt time.Time, answered []kafka.RecordRead) []kafka.RecordRead {
+	near := r.near[tp]
+	if len(near) == 0 {
+		return answered
+	}
+	from := r.from[tp]
+	near = slices.DeleteFunc(near, func(o int64) bool { return o < from })
+	scans := firstRecordsAtOrAfter(block, near, readAt)
+	left := near[:0]
+	for i, o := range near {
+		if scans[i].Found {
+			answered = append(answered, kafka.RecordRead{Wanted: o, RecordTimestamp: scans[i].Record})
+		} else {
+			left = append(left, o)
+		}
+	}
+	r.near[tp] = left
+	return answered
 }
 
 // isolate splits a request whose response could not be decoded (a batch too

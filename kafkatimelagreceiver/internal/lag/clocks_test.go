@@ -1,0 +1,149 @@
+package lag
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+)
+
+func TestProducerClockOffset(t *testing.T) {
+	s := func(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
+	type bounds struct{ lo, hi int64 }
+	for _, tt := range []struct {
+		name  string
+		reads []bounds
+		want  int64
+	}{
+		{name: "a read that allows an exact clock", reads: []bounds{{s(-3), s(7)}}, want: 0},
+		{name: "reads that prove it 1.5 s behind, narrowing", reads: []bounds{{s(1.4), s(3)}, {s(0.5), s(1.6)}}, want: s(1.4)},
+		{name: "reads that prove it 0.3 s ahead", reads: []bounds{{s(-2), s(-0.25)}}, want: s(-0.25)},
+		{name: "reads disagreeing within the tolerance: the middle", reads: []bounds{{s(1.5), s(2)}, {s(1), s(1.45)}}, want: s(1.475)},
+		{name: "a clock stepped past the tolerance starts over", reads: []bounds{{s(1.5), s(2)}, {s(-0.5), s(-0.2)}}, want: s(-0.2)},
+		{name: "an offset within the resolution is none", reads: []bounds{{s(0.005), s(1)}}, want: 0},
+		{name: "a record older than its table bounds it from above only", reads: []bounds{{unbounded, s(-0.5)}}, want: s(-0.5)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var clocks partitionClocks
+			for i, b := range tt.reads {
+				clocks = clocks.learn(7, b.lo, b.hi, int64(i))
+			}
+			require.Len(t, clocks, 1)
+			require.Equal(t, tt.want, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: 7}))
+			require.Zero(t, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: 8}), "another producer's clock is not measured")
+			require.Zero(t, clocks.offset(kafka.RecordTimestamp{Producer: 7}), "a timestamp not of a producer's clock (LogAppendTime) is not moved")
+		})
+	}
+}
+
+func TestPartitionClocksKeepTheProducersReadLatest(t *testing.T) {
+	second := int64(time.Second)
+	var clocks partitionClocks
+	for producer := range int64(clocksPerPartition + 1) {
+		clocks = clocks.learn(producer, 2*second, 3*second, producer)
+	}
+	require.Len(t, clocks, clocksPerPartition)
+	require.Zero(t, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: 0}), "the producer read longest ago made room")
+	for producer := int64(1); producer <= clocksPerPartition; producer++ {
+		require.Equal(t, 2*second, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: producer}))
+	}
+}
+
+// clocksFixture is a partition written 10 records a second, record o
+// appended at t0 + (o + 0.5) x 100 ms, sampled every second from t0 (end
+// offset 10k at t0 + k s) up to t0 + 10 s, and scraped at t0 + 10.5 s
+// with a group committed at 55.
+func clocksFixture(t *testing.T) (*Index, *timetable.Store, int64, func(offset int64) int64) {
+	t.Helper()
+	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
+	t0 := time.Unix(1_700_000_000, 0)
+	tables := timetable.NewStore(64, 0, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	for k := range int64(11) {
+		at := t0.Add(time.Duration(k) * time.Second)
+		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 10 * k}, Sent: at, Received: at})
+	}
+	at := t0.Add(10500 * time.Millisecond).UnixNano()
+	snap := &Snapshot{
+		At:        at,
+		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 55}}),
+		End:       map[kafka.TopicPartition]int64{tp: 100},
+		Start:     map[kafka.TopicPartition]int64{},
+	}
+	idx := NewIndex(snap)
+	idx.ResolveTables(tables)
+	appended := func(offset int64) int64 { return t0.UnixNano() + (2*offset+1)*int64(50*time.Millisecond) }
+	return idx, tables, at, appended
+}
+
+// A producer whose clock is 2 s behind: the records on either side of the
+// samples past the group's (Near) show it, and the group's record is dated
+// by its timestamp moved by that, not clamped to its bracket's start.
+func TestRecordDatedByItsProducersMeasuredClock(t *testing.T) {
+	idx, tables, at, appended := clocksFixture(t)
+	tp := idx.Parts[0].TopicPartition
+	records := NewRecordTimes()
+
+	missing, _ := OutOfTable(idx, at, tables, records)
+	require.Len(t, missing, 1)
+	require.Equal(t, []int64{55}, missing[0].Offsets, "the group's bracket (1 s) is coarse against its time lag (5 s)")
+	require.Equal(t, []int64{59, 60, 69, 70}, missing[0].Near, "either side of the next two samples")
+
+	const behind = 2 * time.Second
+	stamped := func(offset, producer int64) kafka.RecordTimestamp {
+		ms := (appended(offset) - int64(behind)) / 1e6 * 1e6
+		return kafka.RecordTimestamp{Offset: offset, Timestamp: ms, ByProducer: true, Producer: producer}
+	}
+	found := map[recordAt]kafka.RecordTimestamp{}
+	for _, o := range append(missing[0].Offsets, missing[0].Near...) {
+		found[recordAt{TopicPartition: tp, Offset: o}] = stamped(o, 7)
+	}
+	records.PutAll(readsOf(found), Existed{End: map[kafka.TopicPartition]int64{tp: 100}, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
+
+	got, method, ok := AppendTimes(tables, records, at)(&idx.Parts[0], 55)
+	require.True(t, ok)
+	require.Equal(t, MethodRecord, method)
+	require.InDelta(t, appended(55), got, float64(60*time.Millisecond), "dated %v off the truth", time.Duration(got-appended(55)))
+
+	// The same record by a producer whose clock no read measured: its
+	// timestamp clamped to the bracket's start, 0.55 s early.
+	other := NewRecordTimes()
+	other.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 55}: stamped(55, 8)}),
+		Existed{End: map[kafka.TopicPartition]int64{tp: 100}, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
+	got, _, _ = AppendTimes(tables, other, at)(&idx.Parts[0], 55)
+	require.Equal(t, appended(55)-int64(550*time.Millisecond), got)
+}
+
+// Records stamped by exact clocks move nothing, and a producer's clock no
+// read measured for an hour is forgotten.
+func TestExactClocksMoveNothingAndOldClocksAreForgotten(t *testing.T) {
+	idx, tables, at, appended := clocksFixture(t)
+	tp := idx.Parts[0].TopicPartition
+	records := NewRecordTimes()
+	found := map[recordAt]kafka.RecordTimestamp{}
+	for _, o := range []int64{55, 59, 60, 69, 70} {
+		found[recordAt{TopicPartition: tp, Offset: o}] = kafka.RecordTimestamp{Offset: o, Timestamp: appended(o), ByProducer: true, Producer: 7}
+	}
+	proof := Proof{Index: idx, Tables: tables, At: at}
+	records.PutAll(readsOf(found), Existed{Received: at}, proof)
+	require.Len(t, records.clocks[tp], 1)
+	require.Zero(t, records.clocks[tp].offset(kafka.RecordTimestamp{ByProducer: true, Producer: 7}))
+	got, _, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 55)
+	require.Equal(t, appended(55), got)
+
+	proof.At += int64(time.Hour) + 1
+	records.PutAll(kafka.RecordReads{}, Existed{Received: proof.At}, proof)
+	require.Empty(t, records.clocks, "no read of the producer for over an hour")
+}
+
+func TestForgetDropsThePartitionsClocks(t *testing.T) {
+	records := NewRecordTimes()
+	tp := kafka.TopicPartition{Topic: "orders"}
+	records.clocks[tp] = partitionClocks{}.learn(7, 0, 1, 0)
+	records.Forget([]kafka.TopicPartition{tp})
+	require.Empty(t, records.clocks, fmt.Sprint(records.clocks))
+}
