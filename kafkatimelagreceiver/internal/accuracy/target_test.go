@@ -66,7 +66,7 @@ func TestAccuracyTarget(t *testing.T) {
 
 // TestProducerClocksAreMeasured: where producers' clocks are off (1.5 s
 // behind and 0.3 s ahead), the receiver measures each producer's clock
-// from the records it reads and dates their records to within a few
+// from the records it reads and dates their records to within tens of
 // milliseconds, where trusting the clocks as they stand is off by up to
 // the skew at every sampling interval.
 func TestProducerClocksAreMeasured(t *testing.T) {
@@ -83,7 +83,7 @@ func TestProducerClocksAreMeasured(t *testing.T) {
 		measured, trusted := Score(series[0].Points, iv.Sampling), Score(series[1].Points, iv.Sampling)
 		t.Logf("sampling %s: p95 error %.3f s measured, %.3f s trusted", intervalName(iv), measured.P95, trusted.P95)
 		assert.True(t, measured.Met(), "sampling %s: the target (ratio %.2f)", intervalName(iv), measured.TargetP95)
-		assert.Less(t, measured.P95, 0.01, "sampling %s: p95 error with the clocks measured", intervalName(iv))
+		assert.Less(t, measured.P95, 0.05, "sampling %s: p95 error with the clocks measured", intervalName(iv))
 		assert.Greater(t, trusted.P95, 0.29, "sampling %s: p95 error with the clocks trusted, against skews of 0.3 and 1.5 s", intervalName(iv))
 	}
 }

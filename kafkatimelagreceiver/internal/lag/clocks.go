@@ -30,6 +30,10 @@ import (
 // dropped.
 const clockTolerance = int64(100 * time.Millisecond)
 
+// clockPinned is how narrow the offsets the reads allow must be for their
+// middle to be taken: it is then within half of it of the clock's.
+const clockPinned = int64(200 * time.Millisecond)
+
 // clockResolution is the smallest clock offset a record's date is moved
 // by. The tables time a sample when its read returned, so a record
 // appended while the read was on its way back looks appended before it:
@@ -72,12 +76,19 @@ func (c *producerClock) learn(lo, hi, at int64) {
 }
 
 // offset is how far the producer's timestamps are moved to date its
-// records: the offset the reads allow that is closest to none, or the
-// middle of two that disagree; none when that is within clockResolution.
+// records: none while the reads allow an exact clock; the middle of what
+// they allow once that is narrower than clockPinned (or where they
+// disagree); else, with little known yet, the offset they allow closest to
+// none, since clocks are mostly close. Within clockResolution it is none.
 func (c producerClock) offset() int64 {
-	o := min(max(0, c.lo), c.hi)
-	if c.lo > c.hi {
+	var o int64
+	switch {
+	case c.lo <= 0 && 0 <= c.hi:
+		return 0
+	case c.lo > c.hi || c.hi-c.lo <= clockPinned:
 		o = c.lo/2 + c.hi/2
+	default:
+		o = min(max(0, c.lo), c.hi)
 	}
 	if o > -clockResolution && o < clockResolution {
 		return 0

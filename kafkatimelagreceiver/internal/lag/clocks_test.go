@@ -20,7 +20,8 @@ func TestProducerClockOffset(t *testing.T) {
 		want  int64
 	}{
 		{name: "a read that allows an exact clock", reads: []bounds{{s(-3), s(7)}}, want: 0},
-		{name: "reads that prove it 1.5 s behind, narrowing", reads: []bounds{{s(1.4), s(3)}, {s(0.5), s(1.6)}}, want: s(1.4)},
+		{name: "reads that prove it 1.5 s behind, narrowing", reads: []bounds{{s(1.2), s(3)}, {s(0.5), s(1.6)}}, want: s(1.2)},
+		{name: "reads that pin it: the middle", reads: []bounds{{s(1.4), s(3)}, {s(1), s(1.55)}}, want: s(1.475)},
 		{name: "reads that prove it 0.3 s ahead", reads: []bounds{{s(-2), s(-0.25)}}, want: s(-0.25)},
 		{name: "reads disagreeing within the tolerance: the middle", reads: []bounds{{s(1.5), s(2)}, {s(1), s(1.45)}}, want: s(1.475)},
 		{name: "a clock stepped past the tolerance starts over", reads: []bounds{{s(1.5), s(2)}, {s(-0.5), s(-0.2)}}, want: s(-0.2)},
