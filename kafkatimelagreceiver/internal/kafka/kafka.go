@@ -201,7 +201,8 @@ type Cluster interface {
 	// end have no record and are not answered. Reads isolate what they
 	// cannot decode: a batch too large once decompressed, or corrupt, makes
 	// its partition's answer RecordUntimed (and an error naming it), not the
-	// whole request's.
+	// whole request's. Near offsets are answered only from the batches
+	// read for the others, with no read of their own.
 	RecordTimestamps(ctx context.Context, wanted []PartitionOffsets) (RecordReads, error)
 	RetentionReader
 	// Close ends every connection; later calls fail.

@@ -20,6 +20,8 @@ import (
 // partition that the batches it returns hold is answered from that one
 // read, so the groups of a partition sitting close together cost one read
 // between them; an offset beyond what came back is asked in the next round.
+// A partition's near offsets are answered where those batches hold them,
+// and never asked for.
 func (c *Cluster) RecordTimestamps(ctx context.Context, wanted []kafka.PartitionOffsets) (kafka.RecordReads, error) {
 	call, stop := c.begin(ctx)
 	defer stop()
