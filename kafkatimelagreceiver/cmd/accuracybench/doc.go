@@ -237,8 +237,11 @@ thick grey line, and estimates above the plot's top are drawn on its edge.
    records on either side of the next two samples, whose brackets bound
    the offset to within the time between two appends. Each producer ID's
    reads narrow its offset, and its records are dated by their timestamps
-   moved by the offset the reads allow closest to none (none below 10 ms,
-   the end-offset read's round trip), then clamped to the bracket. On
+   moved by it, then clamped to the bracket: by none while the reads allow
+   an exact clock, by the middle of what they allow once that is under
+   0.2 s wide, else by the offset they allow closest to none; and by none
+   below 0.1 s, which a producer's batching and the end-offset read's
+   round trip make an exact clock look. On
    skewed clocks that is a few milliseconds off once a few reads have
    measured each producer (the max column is the first scrapes). What it
    cannot measure: producers without an ID (not idempotent), whose records

@@ -35,11 +35,12 @@ const clockTolerance = int64(100 * time.Millisecond)
 const clockPinned = int64(200 * time.Millisecond)
 
 // clockResolution is the smallest clock offset a record's date is moved
-// by. The tables time a sample when its read returned, so a record
-// appended while the read was on its way back looks appended before it:
-// the end-offset read's round trip, and Kafka's millisecond timestamps,
-// make an exact clock look a few milliseconds off.
-const clockResolution = int64(10 * time.Millisecond)
+// by. A producer stamps a record before it batches and sends it, and the
+// tables time a sample when its read returned, so that a record appended
+// while the read was on its way back looks appended before it: a busy
+// producer and a loaded end-offset read make an exact clock look tens of
+// milliseconds off. Below this, the timestamp is taken as it stands.
+const clockResolution = int64(100 * time.Millisecond)
 
 // clockForgetAfter is how long a producer's clock is kept after the last
 // read of one of its records: producers restart under new IDs.

@@ -25,7 +25,8 @@ func TestProducerClockOffset(t *testing.T) {
 		{name: "reads that prove it 0.3 s ahead", reads: []bounds{{s(-2), s(-0.25)}}, want: s(-0.25)},
 		{name: "reads disagreeing within the tolerance: the middle", reads: []bounds{{s(1.5), s(2)}, {s(1), s(1.45)}}, want: s(1.475)},
 		{name: "a clock stepped past the tolerance starts over", reads: []bounds{{s(1.5), s(2)}, {s(-0.5), s(-0.2)}}, want: s(-0.2)},
-		{name: "an offset within the resolution is none", reads: []bounds{{s(0.005), s(1)}}, want: 0},
+		{name: "an offset within the resolution is none", reads: []bounds{{s(0.05), s(1)}}, want: 0},
+		{name: "pinned within the resolution is none", reads: []bounds{{s(0.05), s(0.09)}}, want: 0},
 		{name: "a record older than its table bounds it from above only", reads: []bounds{{unbounded, s(-0.5)}}, want: s(-0.5)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
