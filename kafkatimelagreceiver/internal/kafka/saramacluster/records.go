@@ -112,9 +112,9 @@ func (c *Cluster) fetchFromReplica(
 	return err
 }
 
-// wantedOffsets are the offsets a record read answers, by partition: offsets it
-// reads until each is answered, and near ones it answers only from the
-// batches read for those (kafka.PartitionOffsets.Near).
+// wantedOffsets are the offsets a record read answers, by partition:
+// offsets it reads until each is answered, and near ones it answers only
+// from the batches read for those (kafka.PartitionOffsets.Near).
 type wantedOffsets struct {
 	offsets, near map[kafka.TopicPartition][]int64
 }
