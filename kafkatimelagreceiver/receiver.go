@@ -210,6 +210,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 			s.telemetry.coordinationGroups(ctx, in.Owned)
 		}
 		s.telemetry.tables(ctx, in.Tracked, s.tables.Points())
+		s.telemetry.producerClocks(ctx, s.records)
 	} else {
 		// Not a member (yet): another replica may own any group.
 		in = s.reader.Empty()

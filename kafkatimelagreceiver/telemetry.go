@@ -39,6 +39,14 @@ func (t *selfTelemetry) tables(ctx context.Context, partitions, points int) {
 	t.builder.KafkaTimeLagTablePoints.Record(ctx, int64(points))
 }
 
+// producerClocks records how many producers' clocks record reads measured
+// off, and the largest offset.
+func (t *selfTelemetry) producerClocks(ctx context.Context, records *lag.RecordTimes) {
+	off, largest := records.ClocksOff()
+	t.builder.KafkaTimeLagProducerClocksOff.Record(ctx, int64(off))
+	t.builder.KafkaTimeLagProducerClockOffsetMax.Record(ctx, largest.Seconds())
+}
+
 // computed counts a scrape's estimates by method, its values withheld by
 // reason and its pairs committed above their end offset, which it names in
 // one debug line. It adds even 0, so that each counter exists from the first

@@ -26,8 +26,9 @@ import (
 )
 
 // TestSelfTelemetry: one scrape reports its duration, the Kafka requests it
-// sent by API and outcome, the tracked partitions, table points and how each
-// time lag was estimated, through the component's MeterProvider.
+// sent by API and outcome, the tracked partitions, table points, the
+// producers' clocks measured off and how each time lag was estimated,
+// through the component's MeterProvider.
 func TestSelfTelemetry(t *testing.T) {
 	k := newTestKafka(t, 1)
 	k.CreateTopic("observed", 2)
@@ -68,6 +69,11 @@ func TestSelfTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualKafkaTimeLagTablePoints(t, tt,
 		[]metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
+	// The record read is the test client's, whose clock is the broker's.
+	metadatatest.AssertEqualKafkaTimeLagProducerClocksOff(t, tt,
+		[]metricdata.DataPoint[int64]{{Value: 0}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualKafkaTimeLagProducerClockOffsetMax(t, tt,
+		[]metricdata.DataPoint[float64]{{Value: 0}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualKafkaTimeLagEstimates(t, tt, []metricdata.DataPoint[int64]{
 		{Attributes: attribute.NewSet(attribute.String("method", "caught_up")), Value: 1},
 		{Attributes: attribute.NewSet(attribute.String("method", "record_timestamp")), Value: 1},

@@ -224,6 +224,23 @@ func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordR
 	}
 }
 
+// ClocksOff counts the producers' clocks, once per partition, that reads
+// measured at least clockResolution off (their records' timestamps are
+// moved), and the largest of those offsets, ahead or behind.
+func (r *RecordTimes) ClocksOff() (clocks int, largest time.Duration) {
+	for _, pc := range r.clocks {
+		for _, c := range pc {
+			o := c.offset()
+			if o == 0 {
+				continue
+			}
+			clocks++
+			largest = max(largest, time.Duration(max(o, -o)))
+		}
+	}
+	return clocks, largest
+}
+
 // forgetOldClocks drops the clocks no read has measured for
 // clockForgetAfter before at.
 func (r *RecordTimes) forgetOldClocks(at int64) {

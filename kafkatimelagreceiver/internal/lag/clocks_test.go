@@ -42,6 +42,20 @@ func TestProducerClockOffset(t *testing.T) {
 	}
 }
 
+func TestClocksOffCountsTheClocksMoved(t *testing.T) {
+	second := int64(time.Second)
+	records := NewRecordTimes()
+	orders, audit := kafka.TopicPartition{Topic: "orders"}, kafka.TopicPartition{Topic: "audit"}
+	records.clocks[orders] = partitionClocks{}.
+		learn(1, 2*second, 3*second, 0).                      // 2 s behind
+		learn(2, -second, second, 0).                         // allows an exact clock
+		learn(3, -second/2-second/20, -second/2+second/20, 0) // pinned 0.5 s ahead
+	records.clocks[audit] = partitionClocks{}.learn(1, second/20, second, 0) // within the resolution
+	clocks, largest := records.ClocksOff()
+	require.Equal(t, 2, clocks)
+	require.Equal(t, 2*time.Second, largest)
+}
+
 func TestPartitionClocksKeepTheProducersReadLatest(t *testing.T) {
 	second := int64(time.Second)
 	var clocks partitionClocks

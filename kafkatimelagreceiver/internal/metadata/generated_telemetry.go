@@ -31,6 +31,8 @@ type TelemetryBuilder struct {
 	KafkaTimeLagCoordinationGroups     metric.Int64Gauge
 	KafkaTimeLagCoordinationPartitions metric.Int64Gauge
 	KafkaTimeLagEstimates              metric.Int64Counter
+	KafkaTimeLagProducerClockOffsetMax metric.Float64Gauge
+	KafkaTimeLagProducerClocksOff      metric.Int64Gauge
 	KafkaTimeLagRequests               metric.Int64Counter
 	KafkaTimeLagRestoreTablesLeftOut   metric.Int64Counter
 	KafkaTimeLagSamplingDuration       metric.Float64Histogram
@@ -97,6 +99,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_kafka_time_lag_estimates",
 		metric.WithDescription("Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted). [Alpha]"),
 		metric.WithUnit("{estimate}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagProducerClockOffsetMax, err = builder.meter.Float64Gauge(
+		"otelcol_kafka_time_lag_producer_clock_offset_max",
+		metric.WithDescription("The largest offset, ahead or behind, of the producers' clocks in kafka_time_lag_producer_clocks_off; 0 when none is off. [Alpha]"),
+		metric.WithUnit("s"),
+	)
+	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagProducerClocksOff, err = builder.meter.Int64Gauge(
+		"otelcol_kafka_time_lag_producer_clocks_off",
+		metric.WithDescription("Producers' clocks, counted once for each partition they write, that record reads measured at least 0.1 s off the broker's (the time a record was appended minus the timestamp its producer gave it, bounded by the interpolation table). The records of those producers are dated by their timestamps moved by the measured offset. [Alpha]"),
+		metric.WithUnit("{clock}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagRequests, err = builder.meter.Int64Counter(

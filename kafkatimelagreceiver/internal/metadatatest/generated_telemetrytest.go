@@ -97,6 +97,34 @@ func AssertEqualKafkaTimeLagEstimates(t *testing.T, tt *componenttest.Telemetry,
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualKafkaTimeLagProducerClockOffsetMax(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_producer_clock_offset_max",
+		Description: "The largest offset, ahead or behind, of the producers' clocks in kafka_time_lag_producer_clocks_off; 0 when none is off. [Alpha]",
+		Unit:        "s",
+		Data: metricdata.Gauge[float64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_producer_clock_offset_max")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualKafkaTimeLagProducerClocksOff(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_producer_clocks_off",
+		Description: "Producers' clocks, counted once for each partition they write, that record reads measured at least 0.1 s off the broker's (the time a record was appended minus the timestamp its producer gave it, bounded by the interpolation table). The records of those producers are dated by their timestamps moved by the measured offset. [Alpha]",
+		Unit:        "{clock}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_producer_clocks_off")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualKafkaTimeLagRequests(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_requests",

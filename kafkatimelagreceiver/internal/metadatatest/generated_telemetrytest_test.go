@@ -24,6 +24,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.KafkaTimeLagCoordinationGroups.Record(context.Background(), 1)
 	tb.KafkaTimeLagCoordinationPartitions.Record(context.Background(), 1)
 	tb.KafkaTimeLagEstimates.Add(context.Background(), 1)
+	tb.KafkaTimeLagProducerClockOffsetMax.Record(context.Background(), 1)
+	tb.KafkaTimeLagProducerClocksOff.Record(context.Background(), 1)
 	tb.KafkaTimeLagRequests.Add(context.Background(), 1)
 	tb.KafkaTimeLagRestoreTablesLeftOut.Add(context.Background(), 1)
 	tb.KafkaTimeLagSamplingDuration.Record(context.Background(), 1)
@@ -44,6 +46,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagEstimates(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagProducerClockOffsetMax(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagProducerClocksOff(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagRequests(t, testTel,
