@@ -59,9 +59,14 @@ type appendMark struct {
 type appendLog struct {
 	mu    sync.Mutex
 	marks map[partitionKey][]appendMark
+	// skew is how far the writer's clock is off (-busy-clock-skew), in
+	// nanoseconds: a record stamped t was written at t - skew.
+	skew int64
 }
 
-func newAppendLog() *appendLog { return &appendLog{marks: map[partitionKey][]appendMark{}} }
+func newAppendLog(skew time.Duration) *appendLog {
+	return &appendLog{marks: map[partitionKey][]appendMark{}, skew: int64(skew)}
+}
 
 // note remembers one ProduceSync's records.
 func (l *appendLog) note(results kgo.ProduceResults) {
@@ -71,7 +76,7 @@ func (l *appendLog) note(results kgo.ProduceResults) {
 			continue
 		}
 		key := partitionKey{r.Record.Topic, r.Record.Partition}
-		stamp := r.Record.Timestamp.UnixMilli() * int64(time.Millisecond)
+		stamp := r.Record.Timestamp.UnixMilli()*int64(time.Millisecond) - l.skew
 		m, ok := writes[key]
 		if !ok {
 			m = appendMark{first: r.Record.Offset, end: r.Record.Offset + 1, stamp: stamp}

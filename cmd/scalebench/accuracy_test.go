@@ -15,7 +15,7 @@ import (
 // there, unknown before the log starts.
 func TestTrueTimeLagFromTheWrites(t *testing.T) {
 	start := time.Now().Truncate(time.Millisecond)
-	log := newAppendLog()
+	log := newAppendLog(0)
 	write := func(first, n int64, at time.Time) {
 		var results kgo.ProduceResults
 		for o := first; o < first+n; o++ {
@@ -54,7 +54,7 @@ func TestTrueTimeLagFromTheWrites(t *testing.T) {
 // a time lag is counted apart.
 func TestAccuracyCheckComparesEachPair(t *testing.T) {
 	start := time.Now().Truncate(time.Millisecond)
-	log := newAppendLog()
+	log := newAppendLog(0)
 	log.note(kgo.ProduceResults{
 		{Record: &kgo.Record{Topic: "t", Partition: 0, Offset: 0, Timestamp: start}},
 		{Record: &kgo.Record{Topic: "t", Partition: 0, Offset: 1, Timestamp: start}},
@@ -87,4 +87,16 @@ func TestAccuracyCheckComparesEachPair(t *testing.T) {
 	require.InDelta(t, 0.5, s.ratio95, 1e-9, "0.25 s against max(0.5 s, 0.1 s)")
 	require.Zero(t, check.summary([]time.Time{start}, 2).pairs, "another scrape")
 	require.Zero(t, check.summary([]time.Time{scrape}, 3).scrapes, "a scrape not all of whose pairs arrived")
+}
+
+// TestAccuracyTruthTakesTheWritersSkewOut: with -busy-clock-skew the
+// records are stamped by a clock that is off; the truth is when they were
+// written by the broker's clock.
+func TestAccuracyTruthTakesTheWritersSkewOut(t *testing.T) {
+	start := time.Now().Truncate(time.Millisecond)
+	log := newAppendLog(-1500 * time.Millisecond) // the writer's clock is 1.5 s behind
+	log.note(kgo.ProduceResults{{Record: &kgo.Record{Topic: "t", Partition: 0, Offset: 0, Timestamp: start}}})
+	marks := log.marks[partitionKey{"t", 0}]
+	require.Len(t, marks, 1)
+	require.Equal(t, start.Add(1500*time.Millisecond).UnixNano(), marks[0].stamp)
 }

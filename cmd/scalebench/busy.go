@@ -40,6 +40,9 @@ type busyOptions struct {
 	telemetryPort int
 	// appended, with -accuracy, remembers what the writes appended.
 	appended *appendLog
+	// clockSkew is how far the writing producer's clock is off the
+	// broker's: its records are stamped by it.
+	clockSkew time.Duration
 }
 
 func (b *busyOptions) register(fs *flag.FlagSet) {
@@ -48,6 +51,7 @@ func (b *busyOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.every, "busy-every", time.Second, "busy mode: how often every partition is written")
 	fs.Float64Var(&b.rate, "busy-rate", 20, "busy mode: records a second per partition, on average (at 10,000 partitions, e.g. -busy-rate 1 -busy-every 10s)")
 	fs.Float64Var(&b.noise, "busy-noise", 0.2, "busy mode: each write strays from the rate by up to this fraction, uniformly")
+	fs.DurationVar(&b.clockSkew, "busy-clock-skew", 0, "busy mode: the writing producer's clock is this far off the broker's (negative: behind); its records are stamped by it, and -accuracy's truth takes it out")
 }
 
 // telemetryConfig is the service telemetry block of a busy run: the
@@ -90,11 +94,15 @@ func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, 
 	var records []*kgo.Record
 	for {
 		records = records[:0]
+		var stamp time.Time // the client's own stamp, when the clock is right
+		if b.clockSkew != 0 {
+			stamp = time.Now().Add(b.clockSkew)
+		}
 		for t := range w.Topics {
 			for p := range w.PartitionsPerTopic {
 				n := max(1, int(perWrite*(1-b.noise+2*b.noise*rng.Float64())+0.5))
 				for range n {
-					records = append(records, &kgo.Record{Topic: w.Topic(t), Partition: p, Value: value})
+					records = append(records, &kgo.Record{Topic: w.Topic(t), Partition: p, Value: value, Timestamp: stamp})
 				}
 			}
 		}

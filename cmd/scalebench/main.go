@@ -247,7 +247,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), w.Partitions()*scaleload.RecordsPerPartition, w.Groups, r.coordinators)
 	var truth *accuracyCheck
 	if o.accuracy {
-		o.busy.appended = newAppendLog()
+		o.busy.appended = newAppendLog(o.busy.clockSkew)
 		truth = newAccuracyCheck(o.busy.appended, o.sampling)
 		path, err := writeAccuracyConfig(o.workDir)
 		if err != nil {

@@ -31,8 +31,17 @@ import (
 const clockTolerance = int64(100 * time.Millisecond)
 
 // clockPinned is how narrow the offsets the reads allow must be for their
-// middle to be taken: it is then within half of it of the clock's.
+// middle to be taken before clockSettled reads: it is then within half of
+// it of the clock's.
 const clockPinned = int64(200 * time.Millisecond)
+
+// clockSettled is how many reads of a producer's records make the range
+// they allow what the data can tell: its middle is taken however wide it
+// is. A producer writing once a second, sampled on the same beat, is never
+// read closer to a sample than its beat allows, and its range stays as
+// wide; with fewer reads, a wide range is more likely a record stamped
+// before a sample and appended after it by an exact clock.
+const clockSettled = 16
 
 // clockResolution is the smallest clock offset a record's date is moved
 // by. A producer stamps a record before it batches and sends it, and the
@@ -63,30 +72,34 @@ type producerClock struct {
 	lo, hi int64
 	// learned is when a read last narrowed the range.
 	learned int64
+	// reads counts the reads the range is made of.
+	reads uint32
 }
 
 // learn narrows the clock's range by one record read: its offset lies
 // between lo and hi.
 func (c *producerClock) learn(lo, hi, at int64) {
 	if lo > c.hi+clockTolerance || hi < c.lo-clockTolerance {
-		c.lo, c.hi = lo, hi
+		c.lo, c.hi, c.reads = lo, hi, 0
 	} else {
 		c.lo, c.hi = max(c.lo, lo), min(c.hi, hi)
 	}
 	c.learned = at
+	c.reads = min(c.reads+1, clockSettled)
 }
 
 // offset is how far the producer's timestamps are moved to date its
-// records: none while the reads allow an exact clock; the middle of what
-// they allow once that is narrower than clockPinned (or where they
-// disagree); else, with little known yet, the offset they allow closest to
-// none, since clocks are mostly close. Within clockResolution it is none.
+// records: none while the reads allow an exact clock; once they prove it
+// off, the middle of what they allow when that is narrower than
+// clockPinned, where reads disagree, or after clockSettled reads; before
+// that, the offset they allow closest to none, since clocks are mostly
+// close. Within clockResolution it is none.
 func (c producerClock) offset() int64 {
 	var o int64
 	switch {
 	case c.lo <= 0 && 0 <= c.hi:
 		return 0
-	case c.lo > c.hi || c.hi-c.lo <= clockPinned:
+	case c.lo > c.hi || c.hi-c.lo <= clockPinned || c.reads >= clockSettled:
 		o = c.lo/2 + c.hi/2
 	default:
 		o = min(max(0, c.lo), c.hi)
@@ -124,7 +137,7 @@ func (pc partitionClocks) learn(producer, lo, hi, at int64) partitionClocks {
 			return pc
 		}
 	}
-	c := producerClock{producer: producer, lo: lo, hi: hi, learned: at}
+	c := producerClock{producer: producer, lo: lo, hi: hi, learned: at, reads: 1}
 	if len(pc) < clocksPerPartition {
 		return append(pc, c)
 	}

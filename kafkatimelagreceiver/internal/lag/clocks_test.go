@@ -2,6 +2,7 @@ package lag
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,10 +24,11 @@ func TestProducerClockOffset(t *testing.T) {
 		{name: "reads that prove it 1.5 s behind, narrowing", reads: []bounds{{s(1.2), s(3)}, {s(0.5), s(1.6)}}, want: s(1.2)},
 		{name: "reads that pin it: the middle", reads: []bounds{{s(1.4), s(3)}, {s(1), s(1.55)}}, want: s(1.475)},
 		{name: "reads that prove it 0.3 s ahead", reads: []bounds{{s(-2), s(-0.25)}}, want: s(-0.25)},
+		{name: "a range that many reads leave wide: the middle", reads: slices.Repeat([]bounds{{s(0.8), s(1.8)}}, clockSettled), want: s(1.3)},
 		{name: "reads disagreeing within the tolerance: the middle", reads: []bounds{{s(1.5), s(2)}, {s(1), s(1.45)}}, want: s(1.475)},
 		{name: "a clock stepped past the tolerance starts over", reads: []bounds{{s(1.5), s(2)}, {s(-0.5), s(-0.2)}}, want: s(-0.2)},
 		{name: "an offset within the resolution is none", reads: []bounds{{s(0.05), s(1)}}, want: 0},
-		{name: "pinned within the resolution is none", reads: []bounds{{s(0.05), s(0.09)}}, want: 0},
+		{name: "pinned within the resolution is none", reads: []bounds{{s(0.02), s(0.15)}}, want: 0},
 		{name: "a record older than its table bounds it from above only", reads: []bounds{{unbounded, s(-0.5)}}, want: s(-0.5)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
