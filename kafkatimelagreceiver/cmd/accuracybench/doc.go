@@ -239,7 +239,8 @@ thick grey line, and estimates above the plot's top are drawn on its edge.
    reads narrow its offset, and its records are dated by their timestamps
    moved by it, then clamped to the bracket: by none while the reads allow
    an exact clock, by the middle of what they allow once that is under
-   0.2 s wide, else by the offset they allow closest to none; and by none
+   0.2 s wide or 16 reads have narrowed it, else by the offset they allow
+   closest to none; and by none
    below 0.1 s, which a producer's batching and the end-offset read's
    round trip make an exact clock look. On
    skewed clocks that is a few milliseconds off once a few reads have
