@@ -191,18 +191,25 @@ type Proof struct {
 	At     int64
 }
 
-// appendedWithin is when the record at offset of p was appended, as far
-// as the tables prove it: after lo (unbounded when the record is older
-// than its table) and by hi; ok is false when they prove nothing.
-func (pr Proof) appendedWithin(p *Partition, offset int64) (lo, hi int64, ok bool) {
-	b, inTable := pr.Tables.Bracket(p.Table, offset, timetable.Sample{Offset: p.End, At: pr.At})
+// appendedWithin is what bracket b (inTable as Tables.Bracket returned it)
+// proves of when the record at offset was appended: after lo (unbounded for
+// an offset older than the table) and by hi; ok is false when it proves
+// nothing.
+func appendedWithin(b timetable.Bracket, inTable bool, offset int64) (lo, hi int64, ok bool) {
 	switch {
 	case inTable:
 		return b.Lo.At, b.Hi.At, true
-	case b.Hi.At != 0 && offset < b.Hi.Offset:
+	case offset < b.Hi.Offset:
 		return unbounded, b.Hi.At, true
 	}
 	return 0, 0, false
+}
+
+// proven is when the record at offset of p was appended, as far
+// as the tables prove it (appendedWithin of its bracket).
+func (pr Proof) proven(p *Partition, offset int64) (lo, hi int64, ok bool) {
+	b, inTable := pr.Tables.Bracket(p.Table, offset, timetable.Sample{Offset: p.End, At: pr.At})
+	return appendedWithin(b, inTable, offset)
 }
 
 // learnClocks measures the clocks of the producers whose records a read
@@ -222,7 +229,7 @@ func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordR
 		if rec.Found != kafka.RecordTimed || !rec.ByProducer {
 			continue
 		}
-		lo, hi, ok := proof.appendedWithin(p, rec.Offset)
+		lo, hi, ok := proof.proven(p, rec.Offset)
 		if !ok {
 			continue
 		}

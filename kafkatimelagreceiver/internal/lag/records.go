@@ -260,11 +260,8 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 // bracket of an unwatched stretch; no later than the table's oldest point
 // for an offset older than the table (b.Hi then); never after the scrape.
 func clampToTable(b timetable.Bracket, inTable bool, offset, ts, scrape int64) int64 {
-	if inTable {
-		return min(max(ts, b.Lo.At), b.Hi.At, scrape)
-	}
-	if offset < b.Hi.Offset {
-		ts = min(ts, b.Hi.At)
+	if lo, hi, ok := appendedWithin(b, inTable, offset); ok {
+		ts = min(max(ts, lo), hi)
 	}
 	return min(ts, scrape)
 }
