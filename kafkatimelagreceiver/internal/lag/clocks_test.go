@@ -78,23 +78,14 @@ func TestPartitionClocksKeepTheProducersReadLatest(t *testing.T) {
 func clocksFixture(t *testing.T) (*Index, *timetable.Store, int64, func(offset int64) int64) {
 	t.Helper()
 	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
-	t0 := time.Unix(1_700_000_000, 0)
-	tables := timetable.NewStore(64, 0, nil)
-	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	var samples []timetable.Sample
 	for k := range int64(11) {
-		at := t0.Add(time.Duration(k) * time.Second)
-		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 10 * k}, Sent: at, Received: at})
+		samples = append(samples, timetable.Sample{Offset: 10 * k, At: t0 + k*int64(time.Second)})
 	}
-	at := t0.Add(10500 * time.Millisecond).UnixNano()
-	snap := &Snapshot{
-		At:        at,
-		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 55}}),
-		End:       map[kafka.TopicPartition]int64{tp: 100},
-		Start:     map[kafka.TopicPartition]int64{},
-	}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
-	appended := func(offset int64) int64 { return t0.UnixNano() + (2*offset+1)*int64(50*time.Millisecond) }
+	at := t0 + int64(10500*time.Millisecond)
+	idx, tables := partitionFixture(t, tp, 64, 0, samples, at, 100, map[string]int64{"g": 55})
+	appended := func(offset int64) int64 { return t0 + (2*offset+1)*int64(50*time.Millisecond) }
 	return idx, tables, at, appended
 }
 

@@ -10,35 +10,43 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
+// partitionFixture is one partition, tp, whose table (up to maxSamples
+// points, gaps after maxGap) read the samples, scraped at at with its end
+// offset at end and the groups committed where committed says.
+func partitionFixture(t *testing.T, tp kafka.TopicPartition, maxSamples int, maxGap time.Duration, samples []timetable.Sample, at, end int64, committed map[string]int64) (*Index, *timetable.Store) {
+	t.Helper()
+	tables := timetable.NewStore(maxSamples, maxGap, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	for _, s := range samples {
+		read := time.Unix(0, s.At)
+		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: s.Offset}, Sent: read, Received: read})
+	}
+	commits := map[string]map[kafka.TopicPartition]int64{}
+	for group, offset := range committed {
+		commits[group] = map[kafka.TopicPartition]int64{tp: offset}
+	}
+	snap := &Snapshot{
+		At:        at,
+		Committed: kafka.CommitsByGroup(commits),
+		End:       map[kafka.TopicPartition]int64{tp: end},
+		Start:     map[kafka.TopicPartition]int64{},
+	}
+	idx := NewIndex(snap)
+	idx.ResolveTables(tables)
+	return idx, tables
+}
+
 // recordsFixture is one partition whose table holds end offset 100 at t0
 // and 200 at t0+100s, read again at 250 at t0+150s by the scrape; groups
 // are committed older than the table, inside it and at its end.
 func recordsFixture(t *testing.T, maxGap time.Duration) (*Index, *timetable.Store, int64, kafka.TopicPartition) {
 	t.Helper()
 	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
-	t0 := time.Unix(1_700_000_000, 0)
-	tables := timetable.NewStore(16, maxGap, nil)
-	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
-	for _, p := range []struct {
-		offset int64
-		at     time.Time
-	}{{100, t0}, {200, t0.Add(100 * time.Second)}} {
-		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: p.offset}, Sent: p.at, Received: p.at})
-	}
-	at := t0.Add(150 * time.Second).UnixNano()
-	snap := &Snapshot{
-		At: at,
-		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
-			"old":       {tp: 50},
-			"older":     {tp: 20},
-			"in-table":  {tp: 150},
-			"caught-up": {tp: 250},
-		}),
-		End:   map[kafka.TopicPartition]int64{tp: 250},
-		Start: map[kafka.TopicPartition]int64{},
-	}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	at := t0 + int64(150*time.Second)
+	idx, tables := partitionFixture(t, tp, 16, maxGap,
+		[]timetable.Sample{{Offset: 100, At: t0}, {Offset: 200, At: t0 + int64(100*time.Second)}}, at, 250,
+		map[string]int64{"old": 50, "older": 20, "in-table": 150, "caught-up": 250})
 	return idx, tables, at, tp
 }
 
@@ -205,24 +213,11 @@ func TestExpectedAppendPlacesRecordsAsOrderStatistics(t *testing.T) {
 func coarseFixture(t *testing.T, scrape time.Duration) (*Index, *timetable.Store, int64, kafka.TopicPartition) {
 	t.Helper()
 	tp := kafka.TopicPartition{Topic: "bursts", Partition: 0}
-	t0 := time.Unix(1_700_000_000, 0)
-	tables := timetable.NewStore(16, 0, nil)
-	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
-	for _, p := range []struct {
-		offset int64
-		at     time.Time
-	}{{100, t0}, {200, t0.Add(time.Second)}} {
-		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: p.offset}, Sent: p.at, Received: p.at})
-	}
-	at := t0.Add(scrape).UnixNano()
-	snap := &Snapshot{
-		At:        at,
-		Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"reader": {tp: 150}}),
-		End:       map[kafka.TopicPartition]int64{tp: 250},
-		Start:     map[kafka.TopicPartition]int64{},
-	}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	at := t0 + int64(scrape)
+	idx, tables := partitionFixture(t, tp, 16, 0,
+		[]timetable.Sample{{Offset: 100, At: t0}, {Offset: 200, At: t0 + int64(time.Second)}}, at, 250,
+		map[string]int64{"reader": 150})
 	return idx, tables, at, tp
 }
 
