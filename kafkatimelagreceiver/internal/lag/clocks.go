@@ -21,14 +21,25 @@ import (
 // its timestamp moved by the offset in the range closest to none: a clock
 // the tables never contradict is trusted as it is.
 
-// clockTolerance is how far the reads of one producer may disagree about
-// its clock's offset and still be one clock: the time between a record's
-// stamping and its append (linger, retries, the end-offset read's round
-// trip) varies by that much. Where they disagree, the offset is the middle
-// of what they say. A larger disagreement is a clock that was stepped, or
-// a producer ID reused by another process: what older reads said is
-// dropped.
+// clockTolerance is how far a read of a producer whose reads have
+// agreed so far may disagree with them and still be the same clock: the
+// time between a record's stamping and its append (linger, retries, the
+// end-offset read's round trip) varies by that much. A larger
+// disagreement is a clock that was stepped, or a producer ID reused by
+// another process: what older reads said is dropped (and the records read
+// before keep the offset they were dated by, RecordTimes.bake).
 const clockTolerance = int64(100 * time.Millisecond)
+
+// clockStepMin is the least disagreement taken for a step while a clock has
+// fewer than clockKnown reads: a producer whose batches wait for linger and
+// in-flight slots stamps records hundreds of milliseconds before they are
+// appended, by a delay that varies batch to batch, and its first reads
+// disagree by that spread before it is measured.
+const clockStepMin = int64(time.Second)
+
+// clockKnown is how many reads measure a producer's spread well enough that
+// a read beyond twice it (or clockTolerance) is a step.
+const clockKnown = 4
 
 // clockPinned is how narrow the offsets the reads allow must be for their
 // middle to be taken before clockSettled reads: it is then within half of
@@ -37,11 +48,18 @@ const clockPinned = int64(200 * time.Millisecond)
 
 // clockSettled is how many reads of a producer's records make the range
 // they allow what the data can tell: its middle is taken however wide it
-// is. A producer writing once a second, sampled on the same beat, is never
-// read closer to a sample than its beat allows, and its range stays as
-// wide; with fewer reads, a wide range is more likely a record stamped
-// before a sample and appended after it by an exact clock.
+// is, when it is bounded on both sides. A producer writing once a second,
+// sampled on the same beat, is never read closer to a sample than its beat
+// allows, and its range stays as wide; with fewer reads, a wide range is
+// more likely a record stamped before a sample and appended after it by an
+// exact clock.
 const clockSettled = 16
+
+// clockWindow is how many reads a clock's bounds are gathered over before
+// they start a new window; a clock is measured by its last two windows,
+// so that a clock drifting slowly, or a producer whose delays changed, is
+// followed rather than held to what reads said hours ago.
+const clockWindow = 32
 
 // clockResolution is the smallest clock offset a record's date is moved
 // by. A producer stamps a record before it batches and sends it, and the
@@ -59,50 +77,92 @@ const clockForgetAfter = int64(time.Hour)
 // for; the one read longest ago makes room for a new one.
 const clocksPerPartition = 16
 
-// unbounded stands for no bound on a clock's offset, far enough from
-// math.MinInt64 that subtracting a time or the tolerance cannot wrap.
-const unbounded = math.MinInt64 / 4
+// unbounded stands for no lower bound on a clock's offset, noBound for no
+// upper one, far enough from the int64 limits that subtracting a time or
+// the tolerance cannot wrap.
+const (
+	unbounded = math.MinInt64 / 4
+	noBound   = math.MaxInt64 / 4
+)
 
 // producerClock is what reads tell of one producer's clock on a partition.
 type producerClock struct {
 	producer int64
-	// lo and hi bound the clock's offset, in nanoseconds: an append time
-	// minus the timestamp the producer gave the record. lo > hi when reads
-	// disagree within the tolerance.
-	lo, hi int64
+	// lo and hi bound the clock's offset, in nanoseconds (an append time
+	// minus the timestamp the producer gave the record), over the reads
+	// of the current window; prevLo and prevHi over the window before.
+	// lo > hi when reads disagree: the producer's delay between stamping
+	// and appending varies by that much.
+	lo, hi, prevLo, prevHi int64
 	// learned is when a read last narrowed the range.
 	learned int64
-	// reads counts the reads the range is made of.
-	reads uint32
+	// reads counts the reads the bounds are made of (up to clockSettled),
+	// windowReads those of the current window.
+	reads, windowReads uint16
+}
+
+func newProducerClock(producer, lo, hi, at int64) producerClock {
+	return producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1}
+}
+
+// bounds are the clock's bounds over its last two windows.
+func (c producerClock) bounds() (lo, hi int64) {
+	return max(c.lo, c.prevLo), min(c.hi, c.prevHi)
+}
+
+// stepped tells whether a read allowing offsets lo to hi disagrees with the
+// clock by more than its spread explains.
+func (c producerClock) stepped(lo, hi int64) bool {
+	blo, bhi := c.bounds()
+	spread := max(0, blo-bhi)
+	from, to := min(blo, bhi), max(blo, bhi)
+	gap := max(lo-to, from-hi, 0)
+	limit := clockTolerance
+	if c.reads < clockKnown {
+		limit = clockStepMin
+	}
+	return gap > max(limit, 2*spread)
 }
 
 // learn narrows the clock's range by one record read: its offset lies
-// between lo and hi.
-func (c *producerClock) learn(lo, hi, at int64) {
-	if lo > c.hi+clockTolerance || hi < c.lo-clockTolerance {
-		c.lo, c.hi, c.reads = lo, hi, 0
+// between lo and hi. It returns false when the read starts the clock over
+// (stepped).
+func (c *producerClock) learn(lo, hi, at int64) (same bool) {
+	if c.stepped(lo, hi) {
+		*c = newProducerClock(c.producer, lo, hi, at)
+		return false
+	}
+	if c.windowReads >= clockWindow {
+		c.prevLo, c.prevHi = c.lo, c.hi
+		c.lo, c.hi, c.windowReads = lo, hi, 0
 	} else {
 		c.lo, c.hi = max(c.lo, lo), min(c.hi, hi)
 	}
 	c.learned = at
 	c.reads = min(c.reads+1, clockSettled)
+	c.windowReads++
+	return true
 }
 
 // offset is how far the producer's timestamps are moved to date its
 // records: none while the reads allow an exact clock; once they prove it
-// off, the middle of what they allow when that is narrower than
-// clockPinned, where reads disagree, or after clockSettled reads; before
-// that, the offset they allow closest to none, since clocks are mostly
-// close. Within clockResolution it is none.
+// off, the middle of what they allow when that is bounded on both sides
+// and narrower than clockPinned, where reads disagree, or after
+// clockSettled reads; before that (and always for a range open on one
+// side: records older than their table bound it from above only), the
+// offset they allow closest to none, since clocks are mostly close. Within
+// clockResolution it is none.
 func (c producerClock) offset() int64 {
+	lo, hi := c.bounds()
+	bounded := lo > unbounded && hi < noBound
 	var o int64
 	switch {
-	case c.lo <= 0 && 0 <= c.hi:
+	case lo <= 0 && 0 <= hi:
 		return 0
-	case c.lo > c.hi || c.hi-c.lo <= clockPinned || c.reads >= clockSettled:
-		o = c.lo/2 + c.hi/2
+	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled):
+		o = lo/2 + hi/2
 	default:
-		o = min(max(0, c.lo), c.hi)
+		o = min(max(0, lo), hi)
 	}
 	if o > -clockResolution && o < clockResolution {
 		return 0
@@ -110,36 +170,49 @@ func (c producerClock) offset() int64 {
 	return o
 }
 
+// lowest is the earliest offset the clock's reads allow: a date is never
+// moved earlier than that. For a range open below, the offset taken.
+func (c producerClock) lowest() int64 {
+	lo, hi := c.bounds()
+	if lo > unbounded {
+		return min(lo, hi)
+	}
+	return min(0, hi)
+}
+
 // partitionClocks are the producers' clocks of one partition.
 type partitionClocks []producerClock
 
-// offset is how far the timestamp of rec is moved: by its producer's
-// clock offset, when the record carries its producer's clock and reads
-// have measured it.
-func (pc partitionClocks) offset(rec kafka.RecordTimestamp) int64 {
+// offset is how far the timestamp of rec is moved (move): by its
+// producer's clock offset, when the record carries its producer's clock
+// and reads have measured it; and the earliest offset those reads allow
+// (lowest), which bounds the move.
+func (pc partitionClocks) offset(rec kafka.RecordTimestamp) (move, lowest int64) {
 	if !rec.ByProducer {
-		return 0
+		return 0, 0
 	}
 	for _, c := range pc {
 		if c.producer == rec.Producer {
-			return c.offset()
+			return c.offset(), c.lowest()
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // learn narrows the clock of producer by a read: its offset lies between
-// lo and hi.
-func (pc partitionClocks) learn(producer, lo, hi, at int64) partitionClocks {
+// lo and hi. When the read starts the clock over (a step, or the producer
+// ID reused by another process), stepped is the offset the clock moved
+// records by until then.
+func (pc partitionClocks) learn(producer, lo, hi, at int64) (_ partitionClocks, stepped bool, before int64) {
 	for i := range pc {
 		if pc[i].producer == producer {
-			pc[i].learn(lo, hi, at)
-			return pc
+			before = pc[i].offset()
+			return pc, !pc[i].learn(lo, hi, at), before
 		}
 	}
-	c := producerClock{producer: producer, lo: lo, hi: hi, learned: at, reads: 1}
+	c := newProducerClock(producer, lo, hi, at)
 	if len(pc) < clocksPerPartition {
-		return append(pc, c)
+		return append(pc, c), false, 0
 	}
 	oldest := 0
 	for i := range pc {
@@ -148,7 +221,7 @@ func (pc partitionClocks) learn(producer, lo, hi, at int64) partitionClocks {
 		}
 	}
 	pc[oldest] = c
-	return pc
+	return pc, false, 0
 }
 
 // boundariesRead is how many of a partition's samples past its first record
@@ -213,7 +286,8 @@ func (pr Proof) proven(p *Partition, offset int64) (lo, hi int64, ok bool) {
 }
 
 // learnClocks measures the clocks of the producers whose records a read
-// found on tp, by the brackets the tables prove.
+// found on tp, by the brackets the tables prove. A clock that starts over
+// leaves the records read before it dated as they were (bake).
 func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordRead, proof Proof) {
 	if proof.Index == nil || proof.Tables == nil {
 		return
@@ -236,11 +310,32 @@ func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordR
 		if lo != unbounded {
 			lo -= rec.Timestamp
 		}
-		clocks = clocks.learn(rec.Producer, lo, hi-rec.Timestamp, proof.At)
+		var stepped bool
+		var before int64
+		clocks, stepped, before = clocks.learn(rec.Producer, lo, hi-rec.Timestamp, proof.At)
+		if stepped {
+			r.bake(tp, rec.Producer, before)
+		}
 		learned = true
 	}
 	if learned {
 		r.clocks[tp] = clocks
+	}
+}
+
+// bake moves the remembered records of producer on tp by offset, the one
+// its clock dated them by, and takes them off that clock: a clock that
+// starts over measures a producer that is not the one that wrote them (a
+// restarted process under the same ID, a stepped clock), and must not date
+// them again.
+func (r *RecordTimes) bake(tp kafka.TopicPartition, producer, offset int64) {
+	known := r.known[tp]
+	for i := range known {
+		ts := &known[i].ts
+		if ts.Found == kafka.RecordTimed && ts.ByProducer && ts.Producer == producer {
+			ts.Timestamp += offset
+			ts.ByProducer = false
+		}
 	}
 }
 

@@ -30,16 +30,22 @@ func TestProducerClockOffset(t *testing.T) {
 		{name: "an offset within the resolution is none", reads: []bounds{{s(0.05), s(1)}}, want: 0},
 		{name: "pinned within the resolution is none", reads: []bounds{{s(0.02), s(0.15)}}, want: 0},
 		{name: "a record older than its table bounds it from above only", reads: []bounds{{unbounded, s(-0.5)}}, want: s(-0.5)},
+		{name: "a range open below stays at its bound however many reads", reads: slices.Repeat([]bounds{{unbounded, s(-4)}}, 2*clockSettled), want: s(-4)},
+		{name: "a range open below, then bounded: the bounds", reads: append(slices.Repeat([]bounds{{unbounded, s(-4)}}, clockSettled), bounds{s(-4.2), s(-3)}), want: -4_100_000_000},
+		{name: "first reads of a jittery producer disagreeing by 0.5 s: the middle, not a restart", reads: []bounds{{s(0.6), s(2)}, {s(-1), s(0.1)}}, want: s(0.35)},
+		{name: "a clock measured exact, then 0.55 s behind: a new clock", reads: append(slices.Repeat([]bounds{{s(-0.05), s(0.05)}}, clockKnown), bounds{s(0.5), s(0.6)}), want: s(0.55)},
+		{name: "a spread measured 1 s wide: a read 0.6 s out is the same clock", reads: []bounds{{s(1), s(2)}, {s(-1), s(0)}, {s(0.9), s(2)}, {s(-1), s(0.1)}, {s(1.6), s(3)}}, want: s(0.8)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var clocks partitionClocks
 			for i, b := range tt.reads {
-				clocks = clocks.learn(7, b.lo, b.hi, int64(i))
+				clocks, _, _ = clocks.learn(7, b.lo, b.hi, int64(i))
 			}
 			require.Len(t, clocks, 1)
-			require.Equal(t, tt.want, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: 7}))
-			require.Zero(t, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: 8}), "another producer's clock is not measured")
-			require.Zero(t, clocks.offset(kafka.RecordTimestamp{Producer: 7}), "a timestamp not of a producer's clock (LogAppendTime) is not moved")
+			require.Equal(t, tt.want, moveOf(clocks, 7))
+			require.Zero(t, moveOf(clocks, 8), "another producer's clock is not measured")
+			move, _ := clocks.offset(kafka.RecordTimestamp{Producer: 7})
+			require.Zero(t, move, "a timestamp not of a producer's clock (LogAppendTime) is not moved")
 		})
 	}
 }
@@ -48,11 +54,12 @@ func TestClocksOffCountsTheClocksMoved(t *testing.T) {
 	second := int64(time.Second)
 	records := NewRecordTimes()
 	orders, audit := kafka.TopicPartition{Topic: "orders"}, kafka.TopicPartition{Topic: "audit"}
-	records.clocks[orders] = partitionClocks{}.
-		learn(1, 2*second, 3*second, 0).                      // 2 s behind
-		learn(2, -second, second, 0).                         // allows an exact clock
-		learn(3, -second/2-second/20, -second/2+second/20, 0) // pinned 0.5 s ahead
-	records.clocks[audit] = partitionClocks{}.learn(1, second/20, second, 0) // within the resolution
+	records.clocks[orders] = learnClocks(
+		clockRead{1, 2 * second, 3 * second},                       // 2 s behind
+		clockRead{2, -second, second},                              // allows an exact clock
+		clockRead{3, -second/2 - second/20, -second/2 + second/20}, // pinned 0.5 s ahead
+	)
+	records.clocks[audit] = learnClocks(clockRead{1, second / 20, second}) // within the resolution
 	clocks, largest := records.ClocksOff()
 	require.Equal(t, 2, clocks)
 	require.Equal(t, 2*time.Second, largest)
@@ -62,12 +69,12 @@ func TestPartitionClocksKeepTheProducersReadLatest(t *testing.T) {
 	second := int64(time.Second)
 	var clocks partitionClocks
 	for producer := range int64(clocksPerPartition + 1) {
-		clocks = clocks.learn(producer, 2*second, 3*second, producer)
+		clocks, _, _ = clocks.learn(producer, 2*second, 3*second, producer)
 	}
 	require.Len(t, clocks, clocksPerPartition)
-	require.Zero(t, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: 0}), "the producer read longest ago made room")
+	require.Zero(t, moveOf(clocks, 0), "the producer read longest ago made room")
 	for producer := int64(1); producer <= clocksPerPartition; producer++ {
-		require.Equal(t, 2*second, clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: producer}))
+		require.Equal(t, 2*second, moveOf(clocks, producer))
 	}
 }
 
@@ -140,7 +147,7 @@ func TestExactClocksMoveNothingAndOldClocksAreForgotten(t *testing.T) {
 	proof := Proof{Index: idx, Tables: tables, At: at}
 	records.PutAll(readsOf(found), Existed{Received: at}, proof)
 	require.Len(t, records.clocks[tp], 1)
-	require.Zero(t, records.clocks[tp].offset(kafka.RecordTimestamp{ByProducer: true, Producer: 7}))
+	require.Zero(t, moveOf(records.clocks[tp], 7))
 	got, _, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 55)
 	require.Equal(t, appended(55), got)
 
@@ -152,7 +159,113 @@ func TestExactClocksMoveNothingAndOldClocksAreForgotten(t *testing.T) {
 func TestForgetDropsThePartitionsClocks(t *testing.T) {
 	records := NewRecordTimes()
 	tp := kafka.TopicPartition{Topic: "orders"}
-	records.clocks[tp] = partitionClocks{}.learn(7, 0, 1, 0)
+	records.clocks[tp] = learnClocks(clockRead{7, 0, 1})
 	records.Forget([]kafka.TopicPartition{tp})
 	require.Empty(t, records.clocks, fmt.Sprint(records.clocks))
+}
+
+// clockRead is one read's bounds on a producer's clock offset.
+type clockRead struct{ producer, lo, hi int64 }
+
+// learnClocks is a partition's clocks after reads, in order.
+func learnClocks(reads ...clockRead) partitionClocks {
+	var clocks partitionClocks
+	for i, r := range reads {
+		clocks, _, _ = clocks.learn(r.producer, r.lo, r.hi, int64(i))
+	}
+	return clocks
+}
+
+// moveOf is how far the clocks move a record of producer.
+func moveOf(clocks partitionClocks, producer int64) int64 {
+	move, _ := clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: producer})
+	return move
+}
+
+// A fresh start: the table's first point is newer than the records the
+// groups sit on, so every read bounds its producer's clock from above
+// only. A producer whose clock runs 4 s ahead stamps 16 such records, and
+// 16 groups are committed on them: their clock is never taken from the
+// middle of a range open below, and no date leaves what the table proves.
+func TestClockAheadAtColdStartDatesNothingBeforeTheTable(t *testing.T) {
+	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
+	t0 := time.Unix(1_700_000_000, 0).UnixNano()
+	second := int64(time.Second)
+	// The records 0-15 were appended at t0 - 5 s + o x 100 ms; the table
+	// starts at t0, end offset 16, and the scrape reads 16 again at t0 + 1 s.
+	appended := func(o int64) int64 { return t0 - 5*second + o*second/10 }
+	at := t0 + second
+	committed := map[string]int64{}
+	for o := range int64(16) {
+		committed[fmt.Sprint("g", o)] = o
+	}
+	tables := timetable.NewStore(64, 0, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	read := time.Unix(0, t0)
+	tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 16}, Sent: read, Received: read})
+	commits := map[string]map[kafka.TopicPartition]int64{}
+	for g, o := range committed {
+		commits[g] = map[kafka.TopicPartition]int64{tp: o}
+	}
+	idx := NewIndex(&Snapshot{At: at, Committed: kafka.CommitsByGroup(commits), End: map[kafka.TopicPartition]int64{tp: 16}, Start: map[kafka.TopicPartition]int64{}})
+	idx.ResolveTables(tables)
+
+	records := NewRecordTimes()
+	missing, _ := OutOfTable(idx, at, tables, records)
+	require.Len(t, missing, 1)
+	require.Len(t, missing[0].Offsets, 16, "every group's record is older than the table")
+	found := map[recordAt]kafka.RecordTimestamp{}
+	for _, o := range missing[0].Offsets {
+		found[recordAt{TopicPartition: tp, Offset: o}] = kafka.RecordTimestamp{Offset: o, Timestamp: appended(o) + 4*second, ByProducer: true, Producer: 9}
+	}
+	for scrape := range 3 {
+		records.PutAll(readsOf(found), Existed{End: map[kafka.TopicPartition]int64{tp: 16}, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
+		est := Estimate(idx, AppendTimes(tables, records, at))
+		for g, o := range committed {
+			lags := est.GroupLags(nil, g, at)
+			require.Len(t, lags, 1)
+			pl := lags[0]
+			require.True(t, pl.HasTimeLag, "scrape %d, offset %d", scrape, o)
+			// Appended 5 s - o x 100 ms before t0, stamped 4 s later: the
+			// table proves it appended by t0, so it is at least 1 s old;
+			// its stamp says 1 s - o x 100 ms, clamped to the table's 1 s.
+			require.GreaterOrEqual(t, pl.TimeLag, 1.0, "scrape %d, offset %d", scrape, o)
+			require.LessOrEqual(t, pl.TimeLag, 6.0, "scrape %d, offset %d: a time lag of %.0f s", scrape, o, pl.TimeLag)
+		}
+	}
+	clocks, largest := records.ClocksOff()
+	require.LessOrEqual(t, clocks, 1)
+	require.Less(t, largest, 10*time.Second, "the clock offset measured")
+}
+
+// A producer ID reused by another process (a restarted transactional
+// producer) whose clock is 0.55 s behind the first's: the first
+// process's record, read and remembered before, keeps its date.
+func TestReusedProducerIDDoesNotRedateRecordsReadBefore(t *testing.T) {
+	idx, tables, at, appended := clocksFixture(t)
+	tp := idx.Parts[0].TopicPartition
+	records := NewRecordTimes()
+	existed := Existed{End: map[kafka.TopicPartition]int64{tp: 100}, EndAt: at, Received: at}
+	proof := Proof{Index: idx, Tables: tables, At: at}
+	exact := map[recordAt]kafka.RecordTimestamp{}
+	for _, o := range []int64{55, 59, 60, 69, 70} {
+		exact[recordAt{TopicPartition: tp, Offset: o}] = kafka.RecordTimestamp{Offset: o, Timestamp: appended(o), ByProducer: true, Producer: 7}
+	}
+	for range clockKnown {
+		records.PutAll(readsOf(exact), existed, proof)
+	}
+	before, _, ok := AppendTimes(tables, records, at)(&idx.Parts[0], 55)
+	require.True(t, ok)
+	require.Equal(t, appended(55), before)
+
+	behind := int64(550 * time.Millisecond)
+	restarted := map[recordAt]kafka.RecordTimestamp{}
+	for _, o := range []int64{79, 80} {
+		restarted[recordAt{TopicPartition: tp, Offset: o}] = kafka.RecordTimestamp{Offset: o, Timestamp: appended(o) - behind, ByProducer: true, Producer: 7}
+	}
+	records.PutAll(readsOf(restarted), existed, proof)
+	require.NotZero(t, moveOf(records.clocks[tp], 7), "the new process's clock is measured")
+	after, _, ok := AppendTimes(tables, records, at)(&idx.Parts[0], 55)
+	require.True(t, ok)
+	require.Equal(t, before, after, "re-dated %v by the new process's clock", time.Duration(after-before))
 }

@@ -38,6 +38,10 @@ const (
 	MethodCaughtUp               // nothing left to consume: 0
 	MethodTable                  // interpolated in the partition's table
 	MethodRecord                 // the record's own timestamp
+	// MethodWithheld: an estimate outside what the tables and the scrape
+	// prove of the record's append time (AppendTimes): a time lag below 0
+	// or older than the oldest bound, withheld rather than sent.
+	MethodWithheld
 )
 
 func (m Method) String() string {
@@ -48,6 +52,8 @@ func (m Method) String() string {
 		return "interpolation"
 	case MethodRecord:
 		return "record_timestamp"
+	case MethodWithheld:
+		return "withheld"
 	default:
 		return "none"
 	}
@@ -127,6 +133,8 @@ func (e *Estimates) GroupLags(out []PartitionLag, group string, at int64) []Part
 				// Never negative: a producer clock ahead of ours, or a
 				// point taken a moment after the read, is not a lead.
 				pl.TimeLag = float64(max(0, at-d.at)) / 1e9
+			} else {
+				pl.Method = d.method // none, or withheld
 			}
 		}
 		if p.HasStable && pl.HasEnd {
@@ -229,7 +237,7 @@ func AddLags(a, b int64) int64 {
 }
 
 // MethodCounts counts a scrape's estimates by method.
-type MethodCounts [MethodRecord + 1]int64
+type MethodCounts [MethodWithheld + 1]int64
 
 // Add counts the lags whose end offset was read: the others had nothing to
 // estimate.

@@ -213,6 +213,9 @@ func (u UsedRecords) Merge(other UsedRecords) {
 // further than that); else the table's straight line across an unwatched
 // stretch.
 //
+// Every date is checked last against what the tables and the scrape prove
+// (proven): one outside it is MethodWithheld, never a time lag.
+//
 // This is where record timestamps are bounded by what is known; the Kafka
 // layer has already turned the ones no clock could have written into
 // kafka.RecordUntimed, which dates nothing.
@@ -222,8 +225,13 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 		upper := timetable.Sample{Offset: p.End, At: at}
 		resolved := records.of(p)
 		rec, read := resolved.records.get(c)
+		// stamp is the record's timestamp as its producer wrote it, moved
+		// no earlier than its clock's reads allow.
+		stamp := rec.Timestamp
 		if read && rec.Found == kafka.RecordTimed {
-			rec.Timestamp += resolved.clocks.offset(rec)
+			move, lowest := resolved.clocks.offset(rec)
+			rec.Timestamp += move
+			stamp += lowest
 		}
 		from := c
 		if read {
@@ -235,25 +243,49 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 		timed := read && rec.Found == kafka.RecordTimed
 		b, inTable := tables.Bracket(p.Table, from, upper)
 		lo, hi, gap := b.Lo, b.Hi, b.Gap
-		if inTable && !gap {
-			expected := ExpectedAppend(lo, hi, from)
-			if timed && Coarse(b, from, expected, at) {
-				return clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord, true
+		date, method := int64(0), MethodNone
+		switch {
+		case inTable && !gap:
+			date, method = ExpectedAppend(lo, hi, from), MethodTable
+			if timed && Coarse(b, from, date, at) {
+				date, method = clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord
 			}
-			return expected, MethodTable, true
-		}
-		if timed {
-			return clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord, true
-		}
-		if inTable {
+		case timed:
+			date, method = clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord
+		case inTable:
 			// An unwatched stretch, and no record read this time (capped),
 			// or one that gave no time: the expected place in the bracket
 			// is still the best guess there is.
-			return ExpectedAppend(lo, hi, from), MethodTable, true
+			date, method = ExpectedAppend(lo, hi, from), MethodTable
+		default:
+			return 0, MethodNone, false
 		}
-		return 0, MethodNone, false
+		if !proven(b, inTable, from, date, at) || method == MethodRecord && rec.Timestamp < stamp {
+			return 0, MethodWithheld, false
+		}
+		return date, method, true
 	}
 }
+
+// proven tells whether date, the append time estimated for the record at
+// offset from its bracket b (inTable as Tables.Bracket returned it), lies
+// where the tables and the scrape prove the record was appended: by the
+// scrape (at) and by the bracket's end; after the bracket's start when the
+// table holds one; never before Kafka could have appended anything
+// (kafka.MinRecordTime). A date from a record is also checked for its
+// clock's move: never earlier than the earliest offset that producer's
+// reads allow. Whatever breaks one of these is a fault of the estimate,
+// and a time lag from it would be wrong, not late.
+func proven(b timetable.Bracket, inTable bool, offset, date, at int64) bool {
+	if date > at || date < minRecordTime {
+		return false
+	}
+	lo, hi, ok := appendedWithin(b, inTable, offset)
+	return !ok || date <= hi && (!inTable || date >= lo)
+}
+
+// minRecordTime is kafka.MinRecordTime in unix nanoseconds.
+var minRecordTime = kafka.MinRecordTime.UnixNano()
 
 // clampToTable bounds a record's own timestamp by what the table proves of
 // when the record at offset was appended, from its bracket b: inside the

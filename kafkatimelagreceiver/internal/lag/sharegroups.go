@@ -92,6 +92,8 @@ func (e *Estimates) ShareGroupLags(out []SharePartitionLag, group string, at int
 				// lead.
 				sl.TimeLag = float64(max(0, at-d.at)) / 1e9
 			}
+		} else {
+			sl.Method = d.method // none, or withheld
 		}
 		out = append(out, sl)
 	}
