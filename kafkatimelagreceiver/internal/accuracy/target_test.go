@@ -2,6 +2,7 @@ package accuracy
 
 import (
 	"flag"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,5 +86,54 @@ func TestProducerClocksAreMeasured(t *testing.T) {
 		assert.True(t, measured.Met(), "sampling %s: the target (ratio %.2f)", intervalName(iv), measured.TargetP95)
 		assert.Less(t, measured.P95, 0.05, "sampling %s: p95 error with the clocks measured", intervalName(iv))
 		assert.Greater(t, trusted.P95, 0.29, "sampling %s: p95 error with the clocks trusted, against skews of 0.3 and 1.5 s", intervalName(iv))
+	}
+}
+
+// jitteryShape is the steady traffic from two producers whose batches
+// wait a linger of 0 to 600 ms between stamping and appending, and whose
+// stamps jitter by up to 300 ms either way, on clocks off by skews.
+func jitteryShape(skews [2]int64) Shape {
+	const ms = int64(1e6)
+	return Shape{
+		Key: "jitter", Name: "steady, jittery stamps", History: hour, Duration: 2 * hour,
+		build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			tl := &Timeline{}
+			for t := Epoch; t < s.End(); t += lingerInterval {
+				at := t + rng.Int64N(lingerInterval)
+				producer := rng.IntN(len(skews))
+				stamp := at - rng.Int64N(600*ms) + rng.Int64N(600*ms) - 300*ms + skews[producer]
+				tl.AppendStamped(int64(producer), at, stamp, poisson(rng, 20*float64(lingerInterval)/1e9))
+			}
+			return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl)}
+		},
+	}
+}
+
+// TestProducerClocksUnderJitter: producers whose stamps wait a linger of
+// 0 to 600 ms and jitter by 300 ms either way disagree, read by read, by
+// over a second about their clock. Measuring the clocks is not worse than
+// trusting the stamps where the clocks are exact, and better where they
+// are 1.5 s behind and 0.3 s ahead (at 1 s sampling the tables bound
+// either within the second).
+func TestProducerClocksUnderJitter(t *testing.T) {
+	const ms = int64(1e6)
+	for _, tt := range []struct {
+		name  string
+		skews [2]int64
+	}{
+		{name: "exact clocks", skews: [2]int64{0, 0}},
+		{name: "clocks 1.5 s behind and 0.3 s ahead", skews: [2]int64{-1500 * ms, 300 * ms}},
+	} {
+		for _, iv := range Intervals() {
+			series := Run(jitteryShape(tt.skews), iv, []MethodSpec{Methods()[0], TrustClocks}, 1)
+			measured, trusted := Score(series[0].Points, iv.Sampling), Score(series[1].Points, iv.Sampling)
+			t.Logf("%s, sampling %s: p95 error %.3f s measured, %.3f s trusted; without an estimate %.1f %% / %.1f %%",
+				tt.name, intervalName(iv), measured.P95, trusted.P95, 100*measured.NoEstimate, 100*trusted.NoEstimate)
+			assert.LessOrEqual(t, measured.P95, trusted.P95+0.005, "%s, sampling %s: p95 error measured against trusted", tt.name, intervalName(iv))
+			assert.LessOrEqual(t, measured.NoEstimate, trusted.NoEstimate, "%s, sampling %s: scrapes without an estimate", tt.name, intervalName(iv))
+			if tt.skews != [2]int64{} {
+				assert.Less(t, measured.P95, trusted.P95, "%s, sampling %s: measuring the clocks takes the skew out", tt.name, intervalName(iv))
+			}
+		}
 	}
 }

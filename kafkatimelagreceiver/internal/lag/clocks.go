@@ -170,12 +170,13 @@ func (c producerClock) offset() int64 {
 	return o
 }
 
-// lowest is the earliest offset the clock's reads allow: a date is never
-// moved earlier than that. For a range open below, the offset taken.
+// lowest is the earliest offset a date is moved by: the earliest the
+// clock's reads allow, or none (an offset within clockResolution is taken
+// as none); for a range open below, its bound.
 func (c producerClock) lowest() int64 {
 	lo, hi := c.bounds()
 	if lo > unbounded {
-		return min(lo, hi)
+		return min(lo, hi, 0)
 	}
 	return min(0, hi)
 }
@@ -183,20 +184,52 @@ func (c producerClock) lowest() int64 {
 // partitionClocks are the producers' clocks of one partition.
 type partitionClocks []producerClock
 
-// offset is how far the timestamp of rec is moved (move): by its
-// producer's clock offset, when the record carries its producer's clock
-// and reads have measured it; and the earliest offset those reads allow
-// (lowest), which bounds the move.
-func (pc partitionClocks) offset(rec kafka.RecordTimestamp) (move, lowest int64) {
+// clockMove is how a record's timestamp is moved to date it.
+type clockMove struct {
+	// by is the producer's clock offset, as its reads measured it.
+	by int64
+	// lowest is the earliest offset the reads allow (producerClock.lowest):
+	// by is never below it.
+	lowest int64
+	// spread: the reads disagree, by the delay between stamping and
+	// appending that varies batch to batch; each record's own offset lies
+	// between from and to.
+	spread   bool
+	from, to int64
+}
+
+// move is how the timestamp of rec is moved: by its producer's clock
+// offset, when the record carries its producer's clock and reads have
+// measured it.
+func (pc partitionClocks) move(rec kafka.RecordTimestamp) clockMove {
 	if !rec.ByProducer {
-		return 0, 0
+		return clockMove{}
 	}
 	for _, c := range pc {
 		if c.producer == rec.Producer {
-			return c.offset(), c.lowest()
+			m := clockMove{by: c.offset(), lowest: c.lowest()}
+			if lo, hi := c.bounds(); lo > hi && m.by != 0 {
+				m.spread, m.from, m.to = true, hi, lo
+			}
+			return m
 		}
 	}
-	return 0, 0
+	return clockMove{}
+}
+
+// date is when the record stamped ts was appended, given what the tables
+// prove of it (after lo, unbounded for none, and by hi): its timestamp
+// moved by the clock's offset, clamped to that. Where the producer's
+// delays spread, the record's own offset lies anywhere in the spread, and
+// the middle of what both the spread and the tables allow is the date.
+func (m clockMove) date(ts, lo, hi int64) int64 {
+	if m.spread {
+		from, to := max(ts+m.from, lo), min(ts+m.to, hi)
+		if from <= to {
+			return from/2 + to/2
+		}
+	}
+	return min(max(ts+m.by, lo), hi)
 }
 
 // learn narrows the clock of producer by a read: its offset lies between

@@ -44,7 +44,7 @@ func TestProducerClockOffset(t *testing.T) {
 			require.Len(t, clocks, 1)
 			require.Equal(t, tt.want, moveOf(clocks, 7))
 			require.Zero(t, moveOf(clocks, 8), "another producer's clock is not measured")
-			move, _ := clocks.offset(kafka.RecordTimestamp{Producer: 7})
+			move := clocks.move(kafka.RecordTimestamp{Producer: 7}).by
 			require.Zero(t, move, "a timestamp not of a producer's clock (LogAppendTime) is not moved")
 		})
 	}
@@ -178,7 +178,7 @@ func learnClocks(reads ...clockRead) partitionClocks {
 
 // moveOf is how far the clocks move a record of producer.
 func moveOf(clocks partitionClocks, producer int64) int64 {
-	move, _ := clocks.offset(kafka.RecordTimestamp{ByProducer: true, Producer: producer})
+	move := clocks.move(kafka.RecordTimestamp{ByProducer: true, Producer: producer}).by
 	return move
 }
 

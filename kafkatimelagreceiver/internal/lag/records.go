@@ -225,13 +225,9 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 		upper := timetable.Sample{Offset: p.End, At: at}
 		resolved := records.of(p)
 		rec, read := resolved.records.get(c)
-		// stamp is the record's timestamp as its producer wrote it, moved
-		// no earlier than its clock's reads allow.
-		stamp := rec.Timestamp
+		var move clockMove
 		if read && rec.Found == kafka.RecordTimed {
-			move, lowest := resolved.clocks.offset(rec)
-			rec.Timestamp += move
-			stamp += lowest
+			move = resolved.clocks.move(rec)
 		}
 		from := c
 		if read {
@@ -248,10 +244,10 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 		case inTable && !gap:
 			date, method = ExpectedAppend(lo, hi, from), MethodTable
 			if timed && Coarse(b, from, date, at) {
-				date, method = clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord
+				date, method = recordDate(b, inTable, from, rec.Timestamp, move, at), MethodRecord
 			}
 		case timed:
-			date, method = clampToTable(b, inTable, from, rec.Timestamp, at), MethodRecord
+			date, method = recordDate(b, inTable, from, rec.Timestamp, move, at), MethodRecord
 		case inTable:
 			// An unwatched stretch, and no record read this time (capped),
 			// or one that gave no time: the expected place in the bracket
@@ -260,11 +256,30 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 		default:
 			return 0, MethodNone, false
 		}
-		if !proven(b, inTable, from, date, at) || method == MethodRecord && rec.Timestamp < stamp {
+		if !proven(b, inTable, from, date, at) || method == MethodRecord && !movedWithin(b, inTable, from, date, rec.Timestamp, move, at) {
 			return 0, MethodWithheld, false
 		}
 		return date, method, true
 	}
+}
+
+// recordDate dates the record at offset by its timestamp ts, moved by its
+// producer's clock (move) within what its bracket b proves of when it was
+// appended, and never after the scrape (at).
+func recordDate(b timetable.Bracket, inTable bool, offset, ts int64, move clockMove, at int64) int64 {
+	lo, hi := provenRange(b, inTable, offset, at)
+	return move.date(ts, lo, hi)
+}
+
+// provenRange is when the record at offset was appended, as far as its
+// bracket b and the scrape at at prove: after lo (unbounded for an offset
+// older than the table) and by hi.
+func provenRange(b timetable.Bracket, inTable bool, offset, at int64) (lo, hi int64) {
+	lo, hi = unbounded, at
+	if l, h, ok := appendedWithin(b, inTable, offset); ok {
+		lo, hi = l, min(h, at)
+	}
+	return lo, hi
 }
 
 // proven tells whether date, the append time estimated for the record at
@@ -272,31 +287,24 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 // where the tables and the scrape prove the record was appended: by the
 // scrape (at) and by the bracket's end; after the bracket's start when the
 // table holds one; never before Kafka could have appended anything
-// (kafka.MinRecordTime). A date from a record is also checked for its
-// clock's move: never earlier than the earliest offset that producer's
-// reads allow. Whatever breaks one of these is a fault of the estimate,
-// and a time lag from it would be wrong, not late.
+// (kafka.MinRecordTime). Whatever breaks one of these is a fault of the
+// estimate, and a time lag from it would be wrong, not late.
 func proven(b timetable.Bracket, inTable bool, offset, date, at int64) bool {
-	if date > at || date < minRecordTime {
-		return false
-	}
-	lo, hi, ok := appendedWithin(b, inTable, offset)
-	return !ok || date <= hi && (!inTable || date >= lo)
+	lo, hi := provenRange(b, inTable, offset, at)
+	return date >= max(lo, minRecordTime) && date <= hi
+}
+
+// movedWithin tells whether a record's date is no earlier than its
+// timestamp ts moved by the earliest clock offset its producer's reads
+// allow, or than the bracket's end where that is earlier: a clock is never
+// taken further off than some read proved it.
+func movedWithin(b timetable.Bracket, inTable bool, offset, date, ts int64, move clockMove, at int64) bool {
+	_, hi := provenRange(b, inTable, offset, at)
+	return date >= min(ts+move.lowest, hi)
 }
 
 // minRecordTime is kafka.MinRecordTime in unix nanoseconds.
 var minRecordTime = kafka.MinRecordTime.UnixNano()
-
-// clampToTable bounds a record's own timestamp by what the table proves of
-// when the record at offset was appended, from its bracket b: inside the
-// bracket of an unwatched stretch; no later than the table's oldest point
-// for an offset older than the table (b.Hi then); never after the scrape.
-func clampToTable(b timetable.Bracket, inTable bool, offset, ts, scrape int64) int64 {
-	if lo, hi, ok := appendedWithin(b, inTable, offset); ok {
-		ts = min(max(ts, lo), hi)
-	}
-	return min(ts, scrape)
-}
 
 // IdleBeforeRecordRead is how long a partition's end offset must have stood
 // still before the records at lagging groups' offsets inside its table are
