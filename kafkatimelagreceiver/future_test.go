@@ -2,6 +2,7 @@ package kafkatimelagreceiver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -43,4 +44,55 @@ func TestRecordStampedInTheFutureGivesNoTimeLag(t *testing.T) {
 	metadatatest.AssertEqualKafkaTimeLagUntimedRecords(t, tt, []metricdata.DataPoint[int64]{
 		{Attributes: attribute.NewSet(attribute.String("timestamp", "future")), Value: 1},
 	}, metricdatatest.IgnoreTimestamp())
+}
+
+// TestProducerClockAheadAtColdStartStaysWithinWhatIsProven: a fresh start,
+// an idempotent producer whose clock runs 1 s ahead wrote 16 records just
+// before the receiver's first scrape, and 16 groups then commit on them.
+// The records are older than the tables' first point (that scrape's read)
+// and stamped after it, so every read bounds the producer's clock from
+// above only: no time lag may come from the middle of a range open below,
+// and every one exported lies between 0 and the records' age by the
+// test's clock.
+func TestProducerClockAheadAtColdStartStaysWithinWhatIsProven(t *testing.T) {
+	const ahead = time.Second
+	k := newTestKafka(t, 1)
+	k.CreateTopic("ahead", 1)
+	before := time.Now()
+	stamp := before.Add(ahead)
+	for range 16 {
+		k.Produce("ahead", 0, stamp)
+	}
+	// A group at the end has the partition tracked from the first scrape.
+	k.Commit("caught-up", "ahead", map[int32]int64{0: 16})
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	s, err := newTimeLagScraper(k.testConfig(), metadatatest.NewSettings(tt), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Less(t, time.Now(), stamp, "the table's first point precedes the records' stamps")
+
+	for o := range int64(16) {
+		k.Commit(fmt.Sprintf("reader-%02d", o), "ahead", map[int32]int64{0: o})
+	}
+	// Scraped once the stamps are in the past, so that the records give a
+	// time (a stamp after the scrape's read gives none).
+	time.Sleep(time.Until(stamp.Add(200 * time.Millisecond)))
+	for scrape := range 3 {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		oldest := time.Since(before).Seconds()
+		timeLags := pointsOf(md, "kafka.consumer_group.time_lag")
+		require.Len(t, timeLags, 17, "scrape %d: every pair dated", scrape)
+		for key, p := range timeLags {
+			require.GreaterOrEqual(t, p.doubleValue, 0.0, "scrape %d, %s", scrape, key.group)
+			require.LessOrEqual(t, p.doubleValue, oldest, "scrape %d, %s: a time lag of %.0f s for a record at most %.1f s old", scrape, key.group, p.doubleValue, oldest)
+		}
+		for key, p := range pointsOf(md, "kafka.consumer_group.time_lag_max") {
+			require.LessOrEqual(t, p.doubleValue, oldest, "scrape %d, %s: time_lag_max", scrape, key.group)
+		}
+	}
 }
