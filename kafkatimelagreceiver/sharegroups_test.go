@@ -7,12 +7,20 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 )
 
 // shareStep bounds each step of a share-group test against kfake; no
@@ -447,4 +455,67 @@ func TestReplicasShareShareGroups(t *testing.T) {
 			exact = 0
 		}
 	}
+}
+
+// A share group read whole but for one partition: the coordinator answers
+// DescribeShareGroupOffsets with an error on jobs/2 only. The pairs read
+// are reported; the (group, topic) lag sum and time lag maximum are
+// withheld rather than folded over two partitions of three, and counted.
+func TestSharePartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
+	const group, topic = "workers", "jobs"
+	k := newTestKafka(t, 1)
+	k.CreateTopic(topic, 3)
+	k.Cluster.SetGroupConfigs(group, map[string]string{"share.auto.offset.reset": "earliest"})
+	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	for p := range int32(3) {
+		stamps := make([]time.Time, 10)
+		for i := range stamps {
+			stamps[i] = old.Add(time.Duration(p)*time.Minute + time.Duration(i)*time.Second)
+		}
+		k.Produce(topic, p, stamps...)
+	}
+	m := shareMember(t, k, group, topic, 1)
+	acceptPoll(t, m)
+	m.Close()
+	// The answer: start offset 2 and 7 left on partitions 0 and 1, and on
+	// partition 2 (whose oldest unfinished record is the oldest) an error.
+	k.Cluster.ControlKey(kmsg.DescribeShareGroupOffsets.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		resp := req.(*kmsg.DescribeShareGroupOffsetsRequest).ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+		g.GroupID = group
+		rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+		rt.Topic = topic
+		for p := range int32(3) {
+			rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+			rp.Partition, rp.StartOffset, rp.Lag = p, 2+int64(p), 8-int64(p)
+			if p == 2 {
+				rp.StartOffset, rp.Lag, rp.ErrorCode = -1, -1, kerr.UnknownServerError.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		g.Topics = append(g.Topics, rt)
+		resp.Groups = append(resp.Groups, g)
+		return resp, nil, true
+	})
+
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	s, err := newTimeLagScraper(k.shareConfig(), metadatatest.NewSettings(tt), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	md, err := s.scrape(context.Background())
+	require.Error(t, err, "the partition's error is reported")
+	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
+
+	require.Equal(t, map[pointKey]int64{{group, topic, 0}: 8, {group, topic, 1}: 7}, intValues(pointsOf(md, "kafka.share_group.lag")))
+	require.Len(t, pointsOf(md, "kafka.share_group.time_lag"), 2)
+	require.Empty(t, pointsOf(md, "kafka.share_group.lag_sum"), "not a sum over two partitions of three")
+	require.Empty(t, pointsOf(md, "kafka.share_group.time_lag_max"), "not a maximum over two partitions of three")
+	metadatatest.AssertEqualKafkaTimeLagAggregatesWithheld(t, tt, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("reason", "commit_unread")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("reason", "end_offset_unread")), Value: 0},
+		{Attributes: attribute.NewSet(attribute.String("reason", "time_lag_unknown")), Value: 0},
+	}, metricdatatest.IgnoreTimestamp())
 }

@@ -49,9 +49,12 @@ type Tally struct {
 	// never read; BeyondEndExamples names the first MaxBeyondEndExamples.
 	BeyondEnd         int64
 	BeyondEndExamples []string
-	// EndOffsetUnread and TimeLagUnknown count the values left out rather
-	// than folded over part of the partitions they name, by reason.
-	EndOffsetUnread, TimeLagUnknown int64
+	// EndOffsetUnread, CommitUnread and TimeLagUnknown count the values
+	// left out rather than folded over part of the partitions they name,
+	// by reason: a partition's end offset not read, a group's committed
+	// offset (share-partition state) on one not read, a time lag not
+	// estimated.
+	EndOffsetUnread, CommitUnread, TimeLagUnknown int64
 }
 
 // MaxBeyondEndExamples bounds the pairs Tally.BeyondEndExamples names.
@@ -160,7 +163,7 @@ func (c *Computer) shareGroups(in *read.Input, est *lag.Estimates, out *emit.Scr
 		aggregates []lag.TopicLag
 	)
 	for _, g := range in.Shares {
-		if g.Unread {
+		if g.Unread || g.DescribeFailed {
 			out.GroupsUnread(true)
 		}
 		if g.Described {
@@ -171,6 +174,7 @@ func (c *Computer) shareGroups(in *read.Input, est *lag.Estimates, out *emit.Scr
 		}
 		lags = est.ShareGroupLags(lags[:0], g.Name, in.Snap.At)
 		tally.Methods.AddShares(lags)
+		tally.addSharesBeyondEnd(lags)
 		aggregates = lag.AggregateShares(aggregates, lags)
 		out.SharePairs(lags)
 	}
@@ -191,9 +195,26 @@ func (t *Tally) addBeyondEnd(lags []lag.PartitionLag) {
 	}
 }
 
+// addSharesBeyondEnd counts the share-group pairs whose start offset is
+// above their partition's end offset, as commits beyond the end are.
+func (t *Tally) addSharesBeyondEnd(lags []lag.SharePartitionLag) {
+	for i := range lags {
+		sl := &lags[i]
+		if !sl.BeyondEnd {
+			continue
+		}
+		t.BeyondEnd++
+		if len(t.BeyondEndExamples) < MaxBeyondEndExamples {
+			t.BeyondEndExamples = append(t.BeyondEndExamples, fmt.Sprintf("share group %s %s/%d start offset %d, end %d", sl.Group, sl.Topic, sl.Partition, sl.StartOffset, sl.End))
+		}
+	}
+}
+
 func (t *Tally) addAggregates(aggs []lag.TopicLag) {
 	for i := range aggs {
 		switch {
+		case aggs[i].CommitsUnread > 0:
+			t.CommitUnread++
 		case !aggs[i].HasLag:
 			t.EndOffsetUnread++
 		case !aggs[i].HasTimeLag:

@@ -38,7 +38,11 @@ func (s *Scrape) Pairs(lags []lag.PartitionLag) {
 		}
 		pl := &lags[i]
 		chunk := s.pairs.next()
-		m.offset.write(s, chunk, pl, pl.Committed)
+		if pl.CommitUnread {
+			m.offset.withhold(s, pl)
+		} else {
+			m.offset.write(s, chunk, pl, pl.Committed)
+		}
 		if !pl.HasEnd {
 			// The pair has none of these: a point reduced over pairs
 			// that would fold it in is withheld.

@@ -52,14 +52,22 @@ func (s *Scrape) SharePairs(lags []lag.SharePartitionLag) {
 		}
 		sl := &lags[i]
 		chunk := s.pairs.next()
+		// What the pair has no value of, a point reduced over pairs that
+		// would fold it in is withheld from, as a consumer group's pair's.
 		if sl.StartOffset >= 0 {
 			m.startOffset.write(s, chunk, sl, sl.StartOffset)
+		} else if sl.Unread {
+			m.startOffset.withhold(s, sl)
 		}
 		if sl.HasLag {
 			m.lag.write(s, chunk, sl, sl.Lag)
+		} else {
+			m.lag.withhold(s, sl)
 		}
 		if sl.HasTimeLag {
 			m.timeLag.write(s, chunk, sl, sl.TimeLag)
+		} else {
+			m.timeLag.withhold(s, sl)
 		}
 	}
 }
@@ -88,11 +96,28 @@ func (s *Scrape) ShareAggregates(aggs []lag.TopicLag) {
 	for _, agg := range aggs {
 		if agg.HasLag {
 			m.lagSum.write(s, agg.LagSum, agg.Group, agg.Topic)
+		} else {
+			m.lagSum.withhold(s, agg.Group, agg.Topic)
 		}
 		if agg.HasTimeLag {
 			m.timeLagMax.write(s, agg.TimeLagMax, agg.Group, agg.Topic)
+		} else {
+			m.timeLagMax.withhold(s, agg.Group, agg.Topic)
 		}
 	}
+}
+
+// withhold drops the reduced point of p that sl would fold into: sl has no
+// value of p this scrape.
+func (p sharePairMetric[V]) withhold(s *Scrape, sl *lag.SharePartitionLag) {
+	if p.on && !p.direct {
+		s.reduced.withhold(p.metric, shareValues(sl))
+	}
+}
+
+// shareValues are a share pair's group, topic and partition.
+func shareValues(sl *lag.SharePartitionLag) attrValues {
+	return attrValues{strs: [6]string{sl.Group, sl.Topic}, num: int64(sl.Partition), numAt: 2}
 }
 
 // write writes one share pair's point of p.
@@ -103,6 +128,6 @@ func (p sharePairMetric[V]) write(s *Scrape, chunk *section, sl *lag.SharePartit
 		putStrings(attrs, p.metric, sl.Group, sl.Topic)
 		attrs.PutInt(p.keys[2], int64(sl.Partition))
 	case p.on:
-		reduce(s.reduced, p.metric, s.w.start, s.ts, v, attrValues{strs: [6]string{sl.Group, sl.Topic}, num: int64(sl.Partition), numAt: 2})
+		reduce(s.reduced, p.metric, s.w.start, s.ts, v, shareValues(sl))
 	}
 }

@@ -99,15 +99,84 @@ func TestShareGroupMetricsMatchBuilder(t *testing.T) {
 	require.NotContains(t, got, "kafka.share_group.lag_sum", "partition 2 has no lag")
 }
 
-// Dropping partition from the share-group time lag keeps the oldest
-// unfinished record's age, not an average.
-func TestShareGroupTimeLagWithoutPartitionKeepsTheWorst(t *testing.T) {
+// A share-group time lag or lag reduced to (group, topic) is over every
+// partition of the group on the topic or withheld: partition 2's end
+// offset was not read, and a value over partitions 0 and 1 (42 s, 6)
+// would pass for one over the topic.
+func TestShareGroupReducedWithoutAPartitionIsWithheld(t *testing.T) {
 	cfg := newSettings()
 	cfg.Metrics.KafkaShareGroupTimeLag.EnabledAttributes = []metadata.KafkaShareGroupTimeLagMetricAttributeKey{
 		metadata.KafkaShareGroupTimeLagMetricAttributeKeyGroup, metadata.KafkaShareGroupTimeLagMetricAttributeKeyTopic,
 	}
-	points := metricsByName(writeShares(t, cfg, time.Now()))["kafka.share_group.time_lag"].Gauge().DataPoints()
+	cfg.Metrics.KafkaShareGroupLag.EnabledAttributes = []metadata.KafkaShareGroupLagMetricAttributeKey{
+		metadata.KafkaShareGroupLagMetricAttributeKeyGroup, metadata.KafkaShareGroupLagMetricAttributeKeyTopic,
+	}
+	got := metricsByName(writeShares(t, cfg, time.Now()))
+	require.NotContains(t, got, "kafka.share_group.time_lag", "partition 2 has no time lag")
+	require.NotContains(t, got, "kafka.share_group.lag", "partition 2 has no lag")
+}
+
+// Reduced to (group, topic) over partitions that all have one, the
+// share-group time lag keeps the oldest unfinished record's age, not an
+// average.
+func TestShareGroupTimeLagReducedKeepsTheWorst(t *testing.T) {
+	cfg := newSettings()
+	cfg.Metrics.KafkaShareGroupTimeLag.EnabledAttributes = []metadata.KafkaShareGroupTimeLagMetricAttributeKey{
+		metadata.KafkaShareGroupTimeLagMetricAttributeKeyGroup, metadata.KafkaShareGroupTimeLagMetricAttributeKeyTopic,
+	}
+	lags, _ := shareFixture()
+	lags = lags[:2]
+	sw := newWriter(t, cfg).Begin(context.Background(), time.Now().UnixNano(), len(lags))
+	sw.SharePairs(lags)
+	md, err := sw.Finish()
+	require.NoError(t, err)
+	points := metricsByName(md)["kafka.share_group.time_lag"].Gauge().DataPoints()
 	require.Equal(t, 1, points.Len())
 	require.Equal(t, 42.0, points.At(0).DoubleValue())
 	require.Equal(t, map[string]any{"group": "workers", "topic": "jobs"}, points.At(0).Attributes().AsRaw())
+}
+
+// Summed over share groups (the group attribute removed), the lag sum of a
+// topic is withheld when one group lacks a partition there, and members
+// when one group's describe failed (GroupsUnread).
+func TestShareGroupValuesSummedOverGroupsAreWithheldWhenOneIsPartlyRead(t *testing.T) {
+	cfg := newSettings()
+	cfg.Metrics.KafkaShareGroupLagSum.EnabledAttributes = []metadata.KafkaShareGroupLagSumMetricAttributeKey{metadata.KafkaShareGroupLagSumMetricAttributeKeyTopic}
+	tp := func(p int32) kafka.TopicPartition { return kafka.TopicPartition{Topic: "jobs", Partition: p} }
+	lags := []lag.SharePartitionLag{
+		{Group: "mailers", TopicPartition: tp(0), StartOffset: 90, End: 100, Lag: 10, HasEnd: true, HasLag: true},
+		{Group: "workers", TopicPartition: tp(0), StartOffset: 0, End: 100, Lag: 100, HasEnd: true, HasLag: true},
+		{Group: "workers", TopicPartition: tp(1), Unread: true, StartOffset: -1},
+	}
+	write := func(lags []lag.SharePartitionLag) map[string]pmetric.Metric {
+		sw := newWriter(t, cfg).Begin(context.Background(), time.Now().UnixNano(), len(lags))
+		sw.SharePairs(lags)
+		sw.ShareAggregates(lag.AggregateShares(nil, lags))
+		md, err := sw.Finish()
+		require.NoError(t, err)
+		return metricsByName(md)
+	}
+	whole := write(lags[:2])["kafka.share_group.lag_sum"].Gauge().DataPoints()
+	require.Equal(t, 1, whole.Len())
+	require.Equal(t, int64(110), whole.At(0).IntValue(), "both groups read whole: summed over them")
+	require.NotContains(t, write(lags), "kafka.share_group.lag_sum", "the workers' sum over jobs lacks partition 1")
+
+	cfg = newSettings()
+	cfg.Metrics.KafkaShareGroupMembers.EnabledAttributes = []metadata.KafkaShareGroupMembersMetricAttributeKey{}
+	_, described := shareFixture()
+	members := func(unread bool) map[string]pmetric.Metric {
+		sw := newWriter(t, cfg).Begin(context.Background(), time.Now().UnixNano(), 0)
+		if unread {
+			sw.GroupsUnread(true)
+		}
+		sw.ShareGroup("workers", described["workers"])
+		sw.ShareGroup("idle", described["idle"])
+		md, err := sw.Finish()
+		require.NoError(t, err)
+		return metricsByName(md)
+	}
+	summed := members(false)["kafka.share_group.members"].Gauge().DataPoints()
+	require.Equal(t, 1, summed.Len())
+	require.Equal(t, int64(2), summed.At(0).IntValue())
+	require.NotContains(t, members(true), "kafka.share_group.members", "a group's describe failed: the sum lacks its members")
 }

@@ -3,6 +3,7 @@ package kafka
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,6 +55,49 @@ type TopicError struct {
 
 func (e *TopicError) Error() string { return e.Err.Error() }
 func (e *TopicError) Unwrap() error { return e.Err }
+
+// PartitionError is an error about one group's offset on one partition: the
+// group was read, but not its committed offset (or share-partition state)
+// there. Err is a TopicError, so that what an ACL denied is told as it is
+// for the topic. A value folded over the group's partitions of the topic
+// would be over part of them: the reader withholds it (UnreadPartitions).
+type PartitionError struct {
+	Group string
+	TopicPartition
+	Err error
+}
+
+func (e *PartitionError) Error() string { return e.Err.Error() }
+func (e *PartitionError) Unwrap() error { return e.Err }
+
+// UnreadPartitions gathers, by group, the partitions err's PartitionErrors
+// name, sorted; nil when it names none.
+func UnreadPartitions(err error) map[string][]TopicPartition {
+	var out map[string][]TopicPartition
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *PartitionError:
+			if out == nil {
+				out = map[string][]TopicPartition{}
+			}
+			out[e.Group] = append(out[e.Group], e.TopicPartition)
+		case interface{ Unwrap() []error }:
+			for _, item := range e.Unwrap() {
+				walk(item)
+			}
+		default:
+			walk(errors.Unwrap(err))
+		}
+	}
+	walk(err)
+	for g, tps := range out {
+		SortPartitions(tps)
+		out[g] = slices.Compact(tps)
+	}
+	return out
+}
 
 // Errors is the error of a call that failed for several items (groups,
 // partitions, brokers). Its message is its first items' messages, one per

@@ -38,8 +38,12 @@ type Partition struct {
 
 type rankedCommit struct {
 	rank      int32
-	committed int64
+	committed int64 // commitUnread: not read
 }
+
+// commitUnread is the committed offset of a pair whose commit the read
+// could not read (Snapshot.CommitsUnread); real ones are never negative.
+const commitUnread = -2
 
 // NewIndex indexes every partition the snapshot has an end offset or a
 // commit for. A pair's partition is found without hashing the pair
@@ -54,6 +58,13 @@ func NewIndex(snap *Snapshot) *Index {
 				continue // not an offset: no commit
 			}
 			commits = append(commits, rankedCommit{rank: ids.id(c.TopicPartition), committed: c.Offset})
+		}
+		idx.commits[group] = commits
+	}
+	for group, tps := range snap.CommitsUnread {
+		commits := idx.commits[group]
+		for _, tp := range tps {
+			commits = append(commits, rankedCommit{rank: ids.id(tp), committed: commitUnread})
 		}
 		idx.commits[group] = commits
 	}
@@ -86,8 +97,8 @@ func NewIndex(snap *Snapshot) *Index {
 		}
 		byRank.sort(commits)
 	}
-	if len(snap.Shares) > 0 {
-		idx.AddShareGroups(snap.Shares)
+	if len(snap.Shares) > 0 || len(snap.SharesUnread) > 0 {
+		idx.AddShareGroups(snap.Shares, snap.SharesUnread)
 	}
 	return idx
 }

@@ -28,6 +28,11 @@ type Snapshot struct {
 	// Shares are the share groups' start offsets, by share group: indexed
 	// with the commits (AddShareGroups).
 	Shares map[string][]kafka.ShareOffset
+	// CommitsUnread and SharesUnread are, by group, the partitions whose
+	// committed offset (share-partition state) the read could not read
+	// though it read the group's others (kafka.PartitionError): a value
+	// folded over the group's partitions of their topics is withheld.
+	CommitsUnread, SharesUnread map[string][]kafka.TopicPartition
 }
 
 // Method says how a time lag was obtained.
@@ -85,6 +90,9 @@ type PartitionLag struct {
 	HasTimeLag  bool
 	// HasStableLag is false when the last stable offset was not read.
 	HasStableLag bool
+	// CommitUnread: the group's committed offset on the partition could
+	// not be read (Snapshot.CommitsUnread): the pair has no value at all.
+	CommitUnread bool
 	// CaughtUp: the group has consumed everything. Lag is 0, or every
 	// record from the committed offset to the end is a transaction marker
 	// or a record of an aborted transaction (Lag still counts their
@@ -113,6 +121,11 @@ func (e *Estimates) GroupLags(out []PartitionLag, group string, at int64) []Part
 		p := &idx.Parts[rc.rank]
 		committed := rc.committed
 		pl := PartitionLag{Group: group, TopicPartition: p.TopicPartition, Committed: committed}
+		if committed == commitUnread {
+			pl.Committed, pl.CommitUnread = 0, true
+			out = append(out, pl)
+			continue
+		}
 		if p.HasEnd {
 			pl.HasEnd = true
 			pl.End = p.End
@@ -166,9 +179,11 @@ type TopicLag struct {
 	HasLag       bool
 	TimeLagMax   float64
 	HasTimeLag   bool
-	// Unread counts the partitions whose end offset was not read; Undated
-	// those read whose time lag could not be estimated.
-	Unread, Undated int
+	// Unread counts the partitions whose end offset was not read, of
+	// which CommitsUnread those whose committed offset (share-partition
+	// state) was not read either; Undated those read whose time lag could
+	// not be estimated.
+	Unread, CommitsUnread, Undated int
 }
 
 // Aggregate appends to out the sums and maxima per (group, topic) of lags,
@@ -179,7 +194,7 @@ func Aggregate(out []TopicLag, lags []PartitionLag) []TopicLag {
 		if n := len(out); n == from || out[n-1].Group != pl.Group || out[n-1].Topic != pl.Topic {
 			out = append(out, TopicLag{Group: pl.Group, Topic: pl.Topic})
 		}
-		out[len(out)-1].add(pl.HasEnd, pl.Lag, pl.HasTimeLag, pl.TimeLag)
+		out[len(out)-1].add(pl.HasEnd, pl.Lag, pl.HasTimeLag, pl.TimeLag, pl.CommitUnread)
 	}
 	for i := from; i < len(out); i++ {
 		out[i].settle()
@@ -187,9 +202,13 @@ func Aggregate(out []TopicLag, lags []PartitionLag) []TopicLag {
 	return out
 }
 
-// add folds one partition in: its lag, when known, and its time lag.
-func (agg *TopicLag) add(hasLag bool, lag int64, hasTimeLag bool, timeLag float64) {
+// add folds one partition in: its lag, when known, and its time lag;
+// commitUnread when the group's offset on it was not read.
+func (agg *TopicLag) add(hasLag bool, lag int64, hasTimeLag bool, timeLag float64, commitUnread bool) {
 	switch {
+	case commitUnread:
+		agg.Unread++
+		agg.CommitsUnread++
 	case !hasLag:
 		agg.Unread++
 	case !hasTimeLag:

@@ -20,7 +20,7 @@ type laggingOffsets struct {
 // it.
 func (idx *Index) behind(rc rankedCommit) (int64, bool) {
 	p := &idx.Parts[rc.rank]
-	if !p.HasEnd {
+	if !p.HasEnd || rc.committed < 0 {
 		return 0, false
 	}
 	from := ConsumeFrom(rc.committed, p.Start, p.HasStart)

@@ -27,34 +27,55 @@ type SharePartitionLag struct {
 	HasLag        bool
 	LagFromBroker bool
 	HasTimeLag    bool
+	// Unread: the group's state on the partition could not be read
+	// (Snapshot.SharesUnread): the pair has no value at all.
+	Unread bool
+	// BeyondEnd: the start offset read is above the end offset read (a
+	// topic recreated under the group, a truncated log): the pair is
+	// reported caught up when the broker's lag agrees, else it has no lag
+	// and no time lag.
+	BeyondEnd bool
 }
 
 // rankedShare is a share group's start offset on the partition of rank, and
 // the broker's lag there (-1: none).
 type rankedShare struct {
-	rank  int32
-	start int64
-	lag   int64
-	tp    kafka.TopicPartition
+	rank   int32
+	start  int64
+	lag    int64
+	tp     kafka.TopicPartition
+	unread bool
 }
 
-// AddShareGroups indexes the share groups' start offsets, so that the
+// AddShareGroups indexes the share groups' start offsets, and the
+// partitions whose state was not read (unread), so that the
 // records at them are judged (OutOfTable) and dated (Estimate) with the
 // consumer groups': a scrape adds them before either runs. A partition
 // without an end offset in the snapshot is not indexed: its share groups
 // have no time lag there.
-func (idx *Index) AddShareGroups(shares map[string][]kafka.ShareOffset) {
+func (idx *Index) AddShareGroups(shares map[string][]kafka.ShareOffset, unread map[string][]kafka.TopicPartition) {
 	if idx.shares == nil {
 		idx.shares = make(map[string][]rankedShare, len(shares))
 	}
-	for group, offsets := range shares {
-		ranked := make([]rankedShare, 0, len(offsets))
+	groups := make(map[string]struct{}, len(shares)+len(unread))
+	for group := range shares {
+		groups[group] = struct{}{}
+	}
+	for group := range unread {
+		groups[group] = struct{}{}
+	}
+	for group := range groups {
+		offsets := shares[group]
+		ranked := make([]rankedShare, 0, len(offsets)+len(unread[group]))
 		for _, o := range offsets {
 			rs := rankedShare{rank: -1, start: o.StartOffset, lag: o.Lag, tp: o.TopicPartition}
 			if i, ok := idx.rank(o.TopicPartition); ok {
 				rs.rank = i
 			}
 			ranked = append(ranked, rs)
+		}
+		for _, tp := range unread[group] {
+			ranked = append(ranked, rankedShare{rank: -1, start: -1, lag: -1, tp: tp, unread: true})
 		}
 		slices.SortFunc(ranked, func(a, b rankedShare) int { return a.tp.Compare(b.tp) })
 		idx.shares[group] = ranked
@@ -70,7 +91,7 @@ func (idx *Index) AddShareGroups(shares map[string][]kafka.ShareOffset) {
 func (e *Estimates) ShareGroupLags(out []SharePartitionLag, group string, at int64) []SharePartitionLag {
 	idx := e.idx
 	for _, rs := range idx.shares[group] {
-		sl := SharePartitionLag{Group: group, TopicPartition: rs.tp, StartOffset: rs.start}
+		sl := SharePartitionLag{Group: group, TopicPartition: rs.tp, StartOffset: rs.start, Unread: rs.unread}
 		if rs.lag >= 0 {
 			sl.Lag, sl.HasLag, sl.LagFromBroker = rs.lag, true, true
 		}
@@ -83,8 +104,26 @@ func (e *Estimates) ShareGroupLags(out []SharePartitionLag, group string, at int
 		if !sl.HasLag {
 			sl.Lag, sl.HasLag = max(0, p.End-rs.start), true
 		}
+		if rs.start > p.End {
+			// The group's state and the end offset were read apart, and
+			// disagree: caught up only if the broker's own lag says so.
+			sl.BeyondEnd = true
+			if sl.Lag > 0 {
+				sl.Lag, sl.HasLag, sl.LagFromBroker = 0, false, false
+			} else {
+				sl.HasTimeLag, sl.Method = true, MethodCaughtUp
+			}
+			out = append(out, sl)
+			continue
+		}
 		if from := ConsumeFrom(rs.start, p.Start, p.HasStart); from >= p.End {
-			sl.HasTimeLag, sl.Method = true, MethodCaughtUp
+			if sl.Lag > 0 {
+				// The broker counts records left that the end offset read
+				// after it does not: neither value is sent.
+				sl.Lag, sl.HasLag, sl.LagFromBroker = 0, false, false
+			} else {
+				sl.HasTimeLag, sl.Method = true, MethodCaughtUp
+			}
 		} else if d := e.date(rs.rank, from); d.ok {
 			sl.HasTimeLag, sl.Method = true, d.method
 			if d.method != MethodCaughtUp {
@@ -125,7 +164,7 @@ func AggregateShares(out []TopicLag, lags []SharePartitionLag) []TopicLag {
 		agg := TopicLag{Group: lags[start].Group, Topic: lags[start].Topic}
 		for ; end < len(lags) && lags[end].Group == agg.Group && lags[end].Topic == agg.Topic; end++ {
 			sl := &lags[end]
-			agg.add(sl.HasLag, sl.Lag, sl.HasTimeLag, sl.TimeLag)
+			agg.add(sl.HasLag, sl.Lag, sl.HasTimeLag, sl.TimeLag, sl.Unread)
 		}
 		agg.settle()
 		out = append(out, agg)

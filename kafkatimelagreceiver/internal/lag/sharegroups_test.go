@@ -47,10 +47,28 @@ func TestShareGroupLags(t *testing.T) {
 			want:   SharePartitionLag{StartOffset: 1000, End: 1000, Lag: 0, Method: MethodCaughtUp, HasEnd: true, HasLag: true, LagFromBroker: true, HasTimeLag: true},
 		},
 		{
-			name:   "start offset read after the end offset, past it: caught up, no negative lag",
+			name:   "start offset past the end offset: caught up, no negative lag, counted beyond the end",
 			offset: kafka.ShareOffset{StartOffset: 1010, Lag: -1},
 			end:    lagPtr(int64(1000)),
-			want:   SharePartitionLag{StartOffset: 1010, End: 1000, Lag: 0, Method: MethodCaughtUp, HasEnd: true, HasLag: true, HasTimeLag: true},
+			want:   SharePartitionLag{StartOffset: 1010, End: 1000, Lag: 0, Method: MethodCaughtUp, HasEnd: true, HasLag: true, HasTimeLag: true, BeyondEnd: true},
+		},
+		{
+			name:   "start offset far past the end, the broker counting 7 left: neither lag nor time lag",
+			offset: kafka.ShareOffset{StartOffset: 5000, Lag: 7},
+			end:    lagPtr(int64(20)),
+			want:   SharePartitionLag{StartOffset: 5000, End: 20, HasEnd: true, BeyondEnd: true},
+		},
+		{
+			name:   "start offset past the end, the broker counting none left: caught up",
+			offset: kafka.ShareOffset{StartOffset: 5000, Lag: 0},
+			end:    lagPtr(int64(20)),
+			want:   SharePartitionLag{StartOffset: 5000, End: 20, HasEnd: true, HasLag: true, LagFromBroker: true, Method: MethodCaughtUp, HasTimeLag: true, BeyondEnd: true},
+		},
+		{
+			name:   "start offset at the end, the broker counting 3 left: neither lag nor time lag",
+			offset: kafka.ShareOffset{StartOffset: 20, Lag: 3},
+			end:    lagPtr(int64(20)),
+			want:   SharePartitionLag{StartOffset: 20, End: 20, HasEnd: true},
 		},
 		{
 			name:      "the record at the start offset deleted by retention: the oldest left is dated",
@@ -112,7 +130,7 @@ func TestShareGroupLags(t *testing.T) {
 			offset := tc.offset
 			offset.TopicPartition = tp
 			idx := NewIndex(snap)
-			idx.AddShareGroups(map[string][]kafka.ShareOffset{"workers": {offset}})
+			idx.AddShareGroups(map[string][]kafka.ShareOffset{"workers": {offset}}, nil)
 			got := Estimate(idx, fake.appendTime).ShareGroupLags(nil, "workers", at)
 			want := tc.want
 			want.Group, want.TopicPartition = "workers", tp
@@ -139,7 +157,7 @@ func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 		committed := idx.commits[group][0].committed
 		shares["share-"+group] = []kafka.ShareOffset{{TopicPartition: tp, StartOffset: committed, Lag: -1}}
 	}
-	idx.AddShareGroups(shares)
+	idx.AddShareGroups(shares, nil)
 	records := NewRecordTimes()
 	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{
 		{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: time.Unix(1_699_999_000, 0).UnixNano()},
@@ -172,7 +190,7 @@ func TestOutOfTableListsShareGroupStartOffsets(t *testing.T) {
 		"workers": {{TopicPartition: tp, StartOffset: 30, Lag: 5}},
 		"mailers": {{TopicPartition: tp, StartOffset: 50, Lag: 5}}, // where the consumer group "old" is
 		"unread":  {{TopicPartition: kafka.TopicPartition{Topic: "gone", Partition: 0}, StartOffset: 1, Lag: 1}},
-	})
+	}, nil)
 	missing, _ := OutOfTable(idx, at, tables, NewRecordTimes())
 	require.Equal(t, []recordAt{
 		{TopicPartition: tp, Offset: 20},

@@ -58,6 +58,7 @@ const (
 	AttributeMethodRecordTimestamp
 	AttributeMethodCaughtUp
 	AttributeMethodNone
+	AttributeMethodWithheld
 )
 
 // String returns the string representation of the AttributeMethod.
@@ -71,6 +72,8 @@ func (av AttributeMethod) String() string {
 		return "caught_up"
 	case AttributeMethodNone:
 		return "none"
+	case AttributeMethodWithheld:
+		return "withheld"
 	}
 	return ""
 }
@@ -81,6 +84,7 @@ var MapAttributeMethod = map[string]AttributeMethod{
 	"record_timestamp": AttributeMethodRecordTimestamp,
 	"caught_up":        AttributeMethodCaughtUp,
 	"none":             AttributeMethodNone,
+	"withheld":         AttributeMethodWithheld,
 }
 
 // AttributeOutcome specifies the value outcome attribute.
@@ -115,6 +119,7 @@ type AttributeReason int
 const (
 	_ AttributeReason = iota
 	AttributeReasonEndOffsetUnread
+	AttributeReasonCommitUnread
 	AttributeReasonTimeLagUnknown
 )
 
@@ -123,6 +128,8 @@ func (av AttributeReason) String() string {
 	switch av {
 	case AttributeReasonEndOffsetUnread:
 		return "end_offset_unread"
+	case AttributeReasonCommitUnread:
+		return "commit_unread"
 	case AttributeReasonTimeLagUnknown:
 		return "time_lag_unknown"
 	}
@@ -132,6 +139,7 @@ func (av AttributeReason) String() string {
 // MapAttributeReason is a helper map of string to AttributeReason attribute value.
 var MapAttributeReason = map[string]AttributeReason{
 	"end_offset_unread": AttributeReasonEndOffsetUnread,
+	"commit_unread":     AttributeReasonCommitUnread,
 	"time_lag_unknown":  AttributeReasonTimeLagUnknown,
 }
 

@@ -73,7 +73,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.KafkaTimeLagAggregatesWithheld, err = builder.meter.Int64Counter(
 		"otelcol_kafka_time_lag_aggregates_withheld",
-		metric.WithDescription("Values folded over a group's partitions that a scrape left out rather than send over part of them: each (group, topic) whose lag_sum, lag_max, time_lag_max and the other per-topic values were left out because the end offset of one of its partitions was not read (end_offset_unread), or whose time_lag_max and retention margin were left out because one of its partitions' time lag could not be estimated (time_lag_unknown); each group whose status was left out counts once more with end_offset_unread. [Alpha]"),
+		metric.WithDescription("Values folded over a group's partitions that a scrape left out rather than send over part of them: each (group, topic) whose lag_sum, lag_max, time_lag_max and the other per-topic values were left out because the end offset of one of its partitions was not read (end_offset_unread), or the group's committed offset (a share group's state) on one of them was not read though its others were (commit_unread), or whose time_lag_max and retention margin were left out because one of its partitions' time lag could not be estimated (time_lag_unknown); each group whose status was left out counts once more with end_offset_unread. [Alpha]"),
 		metric.WithUnit("{aggregate}"),
 	)
 	errs = errors.Join(errs, err)
@@ -97,7 +97,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagEstimates, err = builder.meter.Int64Counter(
 		"otelcol_kafka_time_lag_estimates",
-		metric.WithDescription("Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted). [Alpha]"),
+		metric.WithDescription("Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted, withheld those whose estimate fell outside what the tables prove and was left out; either makes the time_lag_max over them absent). [Alpha]"),
 		metric.WithUnit("{estimate}"),
 	)
 	errs = errors.Join(errs, err)

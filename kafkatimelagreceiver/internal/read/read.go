@@ -172,6 +172,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		}
 	}
 	committed, err := r.Cluster.CommittedOffsets(ctx, groups)
+	partlyRead := r.keptPartitions(kafka.UnreadPartitions(err))
 	if err = denials.Split(err); err != nil {
 		errs.AddPartial(len(groups)-len(committed), err)
 		complete = false
@@ -202,7 +203,8 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 
 	// With nothing to read, the snapshot is of now; otherwise it is
 	// stamped with the end-offset read.
-	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(), Shares: shares.owned}
+	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(),
+		Shares: shares.owned, CommitsUnread: ownedOnly(partlyRead, committed), SharesUnread: shares.partlyRead}
 	var idx *lag.Index
 	if len(partitions) > 0 {
 		withStart := r.StartOffsets
@@ -267,6 +269,17 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
 	in.Shares = r.describeShareGroups(ctx, shares, denials, errs)
 	return in, nil
+}
+
+// ownedOnly keeps, of the partitions whose commit was not read by group,
+// those of the groups in committed: the groups this replica computes.
+func ownedOnly(partlyRead map[string][]kafka.TopicPartition, committed map[string]kafka.Commits) map[string][]kafka.TopicPartition {
+	for g := range partlyRead {
+		if _, ok := committed[g]; !ok {
+			delete(partlyRead, g)
+		}
+	}
+	return partlyRead
 }
 
 // unreadGroups returns the groups whose committed offsets were not read (a

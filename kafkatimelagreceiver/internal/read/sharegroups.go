@@ -36,9 +36,12 @@ type ShareSettings struct {
 type ShareGroup struct {
 	Name string
 	// Unread: its start offsets could not be read; it has no lags.
-	Unread      bool
-	Described   bool
-	Description kafka.ShareGroupDescription
+	Unread bool
+	// DescribeFailed: it was to be described, and could not be: a value
+	// folded over share groups (members summed) may lack its part.
+	DescribeFailed bool
+	Described      bool
+	Description    kafka.ShareGroupDescription
 }
 
 // shareRead is what a scrape read of the share groups' offsets.
@@ -49,6 +52,9 @@ type shareRead struct {
 	all map[string][]kafka.ShareOffset
 	// owned are those of the groups this replica reports.
 	owned map[string][]kafka.ShareOffset
+	// partlyRead are, of the groups this replica reports, the partitions
+	// whose state could not be read though the group's others were.
+	partlyRead map[string][]kafka.TopicPartition
 	// groups are the share groups this replica reports, sorted: listed,
 	// matching the filter, not denied, owned.
 	groups []string
@@ -90,6 +96,7 @@ func (r *Reader) readShareOffsets(ctx context.Context, owner *ownership.Owner, d
 		r.shareErr(denials, err)
 		return s
 	}
+	partlyRead := r.keptPartitions(kafka.UnreadPartitions(err))
 	if err = r.shareErr(denials, err); err != nil {
 		errs.AddPartial(len(groups)-len(offsets), fmt.Errorf("read share groups' start offsets: %w", err))
 	}
@@ -116,12 +123,40 @@ func (r *Reader) readShareOffsets(ctx context.Context, owner *ownership.Owner, d
 		if o, ok := s.all[g]; ok {
 			s.owned[g] = o
 		}
+		if tps, ok := partlyRead[g]; ok {
+			if s.partlyRead == nil {
+				s.partlyRead = map[string][]kafka.TopicPartition{}
+			}
+			s.partlyRead[g] = tps
+		}
 	}
 	if len(s.unread) > 0 {
 		r.Logger.Debug("start offsets of share groups could not be read: their lags omitted from this scrape",
 			zap.Int("groups_unread", len(s.unread)))
 	}
 	return s
+}
+
+// keptPartitions returns, by group, the partitions on the topics the
+// filter keeps; nil when there are none.
+func (r *Reader) keptPartitions(byGroup map[string][]kafka.TopicPartition) map[string][]kafka.TopicPartition {
+	var out map[string][]kafka.TopicPartition
+	for g, tps := range byGroup {
+		var kept []kafka.TopicPartition
+		for _, tp := range tps {
+			if r.Topics.Matches(tp.Topic) {
+				kept = append(kept, tp)
+			}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string][]kafka.TopicPartition{}
+		}
+		out[g] = kept
+	}
+	return out
 }
 
 // keptTopics returns the offsets on the topics the filter keeps.
@@ -200,7 +235,7 @@ func (r *Reader) describeShareGroups(ctx context.Context, s *shareRead, denials 
 	out := make([]ShareGroup, 0, len(s.groups))
 	for _, g := range s.groups {
 		d, ok := described[g]
-		out = append(out, ShareGroup{Name: g, Unread: s.unread[g], Described: ok, Description: d})
+		out = append(out, ShareGroup{Name: g, Unread: s.unread[g], DescribeFailed: r.Shares.Describe && !ok, Described: ok, Description: d})
 	}
 	return out
 }

@@ -151,8 +151,9 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 				// A KError is a value, compared as one: errors.Is would
 				// cost a reflective check on each of a million blocks.
 				if block.Err != sarama.ErrNoError {
-					errs = append(errs, topicError(topic, kafka.OperationDescribe, fmt.Errorf("committed offset of group %q on %s/%d: %w",
-						group, topic, partition, authorization(block.Err))))
+					errs = append(errs, &kafka.PartitionError{Group: group, TopicPartition: kafka.TopicPartition{Topic: topic, Partition: partition},
+						Err: topicError(topic, kafka.OperationDescribe, fmt.Errorf("committed offset of group %q on %s/%d: %w",
+							group, topic, partition, authorization(block.Err)))})
 					continue
 				}
 				if block.Offset < 0 {

@@ -169,8 +169,8 @@ func shareOffsets(g kmsg.DescribeShareGroupOffsetsResponseGroup) (kafka.ShareGro
 		for _, p := range t.Partitions {
 			tp := kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				errs = append(errs, &kafka.TopicError{Topic: t.Topic, Operation: kafka.OperationDescribe,
-					Err: fmt.Errorf("share group %q on %s/%d: %w", g.GroupID, t.Topic, p.Partition, authorization(errMessage(err, p.ErrorMessage)))})
+				errs = append(errs, &kafka.PartitionError{Group: g.GroupID, TopicPartition: tp, Err: &kafka.TopicError{Topic: t.Topic, Operation: kafka.OperationDescribe,
+					Err: fmt.Errorf("share group %q on %s/%d: %w", g.GroupID, t.Topic, p.Partition, authorization(errMessage(err, p.ErrorMessage)))}})
 				continue
 			}
 			if p.StartOffset < 0 {
