@@ -12,10 +12,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 )
 
 // lossyCluster fails a random share of what each call reads, as brokers and
@@ -320,4 +326,80 @@ func TestLeaderRefusingListOffsetsSendsNoPartialAggregate(t *testing.T) {
 		}
 		require.Less(t, scrape, 2, "still partial two scrapes after: %v", err)
 	}
+}
+
+// A group's committed offsets read but for one partition: the coordinator
+// answers OffsetFetch with an error on orders/2 alone. The pairs read are
+// reported; the pair not read has no offset, and the group's (group,
+// topic) lag sum, maximum and time lag maximum are withheld rather than
+// folded over two partitions of three, and counted.
+func TestCommitPartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
+	const group, topic = "billing", "orders"
+	k := newTestKafka(t, 1)
+	k.CreateTopic(topic, 3)
+	old := time.Now().Add(-time.Hour)
+	for p := range int32(3) {
+		k.Produce(topic, p, old, old, old, old, old)
+	}
+	k.Commit(group, topic, map[int32]int64{0: 1, 1: 2, 2: 0})
+	k.Cluster.ControlKey(kmsg.OffsetFetch.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		r := req.(*kmsg.OffsetFetchRequest)
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		partitions := func() []kmsg.OffsetFetchResponseGroupTopicPartition {
+			var out []kmsg.OffsetFetchResponseGroupTopicPartition
+			for p, offset := range []int64{1, 2, -1} {
+				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch = int32(p), offset, -1
+				if p == 2 {
+					rp.ErrorCode = kerr.UnknownServerError.Code
+				}
+				out = append(out, rp)
+			}
+			return out
+		}
+		if r.Version >= 8 {
+			for _, g := range r.Groups {
+				rg := kmsg.NewOffsetFetchResponseGroup()
+				rg.Group = g.Group
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic, rt.Partitions = topic, partitions()
+				rg.Topics = append(rg.Topics, rt)
+				resp.Groups = append(resp.Groups, rg)
+			}
+			return resp, nil, true
+		}
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = topic
+		for _, p := range partitions() {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.ErrorCode
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	s, err := newTimeLagScraper(k.testConfig(), metadatatest.NewSettings(tt), nil)
+	require.NoError(t, err)
+	require.NoError(t, s.start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	md, err := s.scrape(context.Background())
+	require.Error(t, err, "the partition's error is reported")
+	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
+
+	require.Equal(t, map[pointKey]int64{{group, topic, 0}: 1, {group, topic, 1}: 2}, intValues(pointsOf(md, "kafka.consumer_group.offset")))
+	require.Equal(t, map[pointKey]int64{{group, topic, 0}: 4, {group, topic, 1}: 3}, intValues(pointsOf(md, "kafka.consumer_group.lag")))
+	require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 2)
+	for _, name := range []string{"kafka.consumer_group.lag_sum", "kafka.consumer_group.lag_max", "kafka.consumer_group.time_lag_max"} {
+		require.Empty(t, pointsOf(md, name), "%s: not over two partitions of three", name)
+	}
+	// The (group, topic) aggregates, and the group's status.
+	metadatatest.AssertEqualKafkaTimeLagAggregatesWithheld(t, tt, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("reason", "commit_unread")), Value: 2},
+		{Attributes: attribute.NewSet(attribute.String("reason", "end_offset_unread")), Value: 0},
+		{Attributes: attribute.NewSet(attribute.String("reason", "time_lag_unknown")), Value: 0},
+	}, metricdatatest.IgnoreTimestamp())
 }

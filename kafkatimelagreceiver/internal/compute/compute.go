@@ -9,6 +9,7 @@ package compute
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
@@ -145,7 +146,11 @@ func (c *Computer) judge(g *read.Group, lags []lag.PartitionLag, out *emit.Scrap
 		gh = c.Health.ObserveGroup(g.Name, g.Description, g.Described, lags)
 		out.PartitionStatuses(lags, gh.Partitions)
 		if gh.Unjudged && len(lags) > 0 {
-			tally.EndOffsetUnread++
+			if slices.ContainsFunc(lags, func(pl lag.PartitionLag) bool { return pl.CommitUnread }) {
+				tally.CommitUnread++
+			} else {
+				tally.EndOffsetUnread++
+			}
 		}
 	}
 	if g.Reported {
