@@ -457,13 +457,10 @@ func TestReplicasShareShareGroups(t *testing.T) {
 	}
 }
 
-// A share group read whole but for one partition: the coordinator answers
-// DescribeShareGroupOffsets with an error on jobs/2 only. The pairs read
-// are reported; the (group, topic) lag sum and time lag maximum are
-// withheld rather than folded over two partitions of three, and counted.
-func TestSharePartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
-	const group, topic = "workers", "jobs"
-	k := newTestKafka(t, 1)
+// seedShareTopic makes group a share group on topic's three partitions,
+// of ten records each stamped an hour ago.
+func seedShareTopic(t *testing.T, k *testKafka, group, topic string) {
+	t.Helper()
 	k.CreateTopic(topic, 3)
 	k.Cluster.SetGroupConfigs(group, map[string]string{"share.auto.offset.reset": "earliest"})
 	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
@@ -477,19 +474,24 @@ func TestSharePartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
 	m := shareMember(t, k, group, topic, 1)
 	acceptPoll(t, m)
 	m.Close()
-	// The answer: start offset 2 and 7 left on partitions 0 and 1, and on
-	// partition 2 (whose oldest unfinished record is the oldest) an error.
+}
+
+// answerShareOffsets has the cluster answer every DescribeShareGroupOffsets
+// with group's state on topic (of the id topicID holds then): start offset
+// 2+p and lag 8-p on partition p, and on partition failing (-1: none) an
+// error.
+func answerShareOffsets(k *testKafka, group, topic string, topicID *[16]byte, failing int32) {
 	k.Cluster.ControlKey(kmsg.DescribeShareGroupOffsets.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		k.Cluster.KeepControl()
 		resp := req.(*kmsg.DescribeShareGroupOffsetsRequest).ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
 		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		g.GroupID = group
 		rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
-		rt.Topic = topic
+		rt.Topic, rt.TopicID = topic, *topicID
 		for p := range int32(3) {
 			rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 			rp.Partition, rp.StartOffset, rp.Lag = p, 2+int64(p), 8-int64(p)
-			if p == 2 {
+			if p == failing {
 				rp.StartOffset, rp.Lag, rp.ErrorCode = -1, -1, kerr.UnknownServerError.Code
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -498,7 +500,12 @@ func TestSharePartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
 		resp.Groups = append(resp.Groups, g)
 		return resp, nil, true
 	})
+}
 
+// shareScrape scrapes once with the share-group metrics on, and returns
+// the points, the scrape's error and the receiver's telemetry.
+func shareScrape(t *testing.T, k *testKafka) (pmetric.Metrics, error, *componenttest.Telemetry) {
+	t.Helper()
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
 	s, err := newTimeLagScraper(k.shareConfig(), metadatatest.NewSettings(tt), nil)
@@ -506,6 +513,31 @@ func TestSharePartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
 	require.NoError(t, s.start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
 	md, err := s.scrape(context.Background())
+	return md, err, tt
+}
+
+// requireCommitUnreadWithheld checks that n (group, topic) aggregates were
+// withheld for a group's state not read on a partition, and no other.
+func requireCommitUnreadWithheld(t *testing.T, tt *componenttest.Telemetry, n int64) {
+	t.Helper()
+	metadatatest.AssertEqualKafkaTimeLagAggregatesWithheld(t, tt, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("reason", "commit_unread")), Value: n},
+		{Attributes: attribute.NewSet(attribute.String("reason", "end_offset_unread")), Value: 0},
+		{Attributes: attribute.NewSet(attribute.String("reason", "time_lag_unknown")), Value: 0},
+	}, metricdatatest.IgnoreTimestamp())
+}
+
+// A share group read whole but for one partition: the coordinator answers
+// DescribeShareGroupOffsets with an error on jobs/2 only (whose oldest
+// unfinished record is the oldest). The pairs read are reported; the
+// (group, topic) lag sum and time lag maximum are withheld rather than
+// folded over two partitions of three, and counted.
+func TestSharePartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
+	const group, topic = "workers", "jobs"
+	k := newTestKafka(t, 1)
+	seedShareTopic(t, k, group, topic)
+	answerShareOffsets(k, group, topic, &[16]byte{}, 2)
+	md, err, tt := shareScrape(t, k)
 	require.Error(t, err, "the partition's error is reported")
 	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
 
@@ -513,9 +545,33 @@ func TestSharePartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
 	require.Len(t, pointsOf(md, "kafka.share_group.time_lag"), 2)
 	require.Empty(t, pointsOf(md, "kafka.share_group.lag_sum"), "not a sum over two partitions of three")
 	require.Empty(t, pointsOf(md, "kafka.share_group.time_lag_max"), "not a maximum over two partitions of three")
-	metadatatest.AssertEqualKafkaTimeLagAggregatesWithheld(t, tt, []metricdata.DataPoint[int64]{
-		{Attributes: attribute.NewSet(attribute.String("reason", "commit_unread")), Value: 1},
-		{Attributes: attribute.NewSet(attribute.String("reason", "end_offset_unread")), Value: 0},
-		{Attributes: attribute.NewSet(attribute.String("reason", "time_lag_unknown")), Value: 0},
-	}, metricdatatest.IgnoreTimestamp())
+	requireCommitUnreadWithheld(t, tt, 1)
+}
+
+// A coordinator still giving a share group's state of a topic deleted and
+// created again under the same name (another topic id): that state says
+// nothing of the topic's log. Its pairs and aggregates are left out and
+// counted; the state of the topic's own id is read.
+func TestShareStateOfAnotherTopicIDIsLeftOut(t *testing.T) {
+	const group, topic = "workers", "jobs"
+	k := newTestKafka(t, 1)
+	seedShareTopic(t, k, group, topic)
+	topics, err := k.Admin.ListTopics(shareCtx(t), topic)
+	require.NoError(t, err)
+	own := topics[topic].ID
+	answered := [16]byte(own)
+	answerShareOffsets(k, group, topic, &answered, -1)
+	md, err, _ := shareScrape(t, k)
+	require.NoError(t, err)
+	require.Len(t, pointsOf(md, "kafka.share_group.lag"), 3, "the topic's own id")
+	require.Equal(t, int64(21), pointsOf(md, "kafka.share_group.lag_sum")[pointKey{group, topic, -1}].intValue)
+
+	answered[0] ^= 0xff
+	md, err, tt := shareScrape(t, k)
+	require.ErrorContains(t, err, "another topic id")
+	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
+	require.Empty(t, pointsOf(md, "kafka.share_group.lag"), "the state of another topic id")
+	require.Empty(t, pointsOf(md, "kafka.share_group.start_offset"))
+	require.Empty(t, pointsOf(md, "kafka.share_group.lag_sum"))
+	requireCommitUnreadWithheld(t, tt, 1)
 }

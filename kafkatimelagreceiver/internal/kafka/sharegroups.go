@@ -83,6 +83,11 @@ type ShareOffset struct {
 	// offset not finished yet (KIP-1226), or -1 when the broker does not
 	// give it (DescribeShareGroupOffsets v0).
 	Lag int64
+	// TopicID is the id of the topic the state is of, as the coordinator
+	// gave it (zero: not given): a topic deleted and created again under
+	// the same name is another log, and the state of the old one says
+	// nothing of it.
+	TopicID TopicID
 }
 
 // ShareGroupOffsets are one share group's offsets, sorted by (topic,

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 )
 
 // ShareSettings say how a Reader reads share groups (KIP-932): the groups
@@ -101,6 +103,14 @@ func (r *Reader) readShareOffsets(ctx context.Context, owner *ownership.Owner, d
 		errs.AddPartial(len(groups)-len(offsets), fmt.Errorf("read share groups' start offsets: %w", err))
 	}
 	groups = denials.Allowed(groups)
+	other := r.ofOtherTopicIDs(ctx, offsets)
+	for g, tps := range other {
+		if partlyRead == nil {
+			partlyRead = map[string][]kafka.TopicPartition{}
+		}
+		partlyRead[g] = append(partlyRead[g], tps...)
+		errs.AddPartial(len(tps), fmt.Errorf("share group %q: the state of %d partitions is of an earlier topic of the same name (another topic id: deleted and created again), left out", g, len(tps)))
+	}
 	s.all = make(map[string][]kafka.ShareOffset, len(offsets))
 	for g, o := range offsets {
 		if kept := r.keptTopics(o.Partitions); len(kept) > 0 {
@@ -135,6 +145,57 @@ func (r *Reader) readShareOffsets(ctx context.Context, owner *ownership.Owner, d
 			zap.Int("groups_unread", len(s.unread)))
 	}
 	return s
+}
+
+// ofOtherTopicIDs drops from offsets the states of a topic id other than
+// the topic's (a topic deleted and created again under the same name,
+// whose old state the coordinator still gave) and returns them by group:
+// their partitions were not read. The ids the tables do not know yet are
+// asked of the cluster, once a topic.
+func (r *Reader) ofOtherTopicIDs(ctx context.Context, offsets map[string]kafka.ShareGroupOffsets) map[string][]kafka.TopicPartition {
+	var topics []string
+	for _, o := range offsets {
+		for _, so := range o.Partitions {
+			if !so.TopicID.IsZero() {
+				topics = append(topics, so.Topic)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	slices.Sort(topics)
+	topics = slices.Compact(topics)
+	known := r.Tables.TopicIDs(topics)
+	var unknown []string
+	for _, topic := range topics {
+		if _, ok := known[topic]; !ok {
+			unknown = append(unknown, topic)
+		}
+	}
+	if len(unknown) > 0 {
+		if err := sampler.Identify(ctx, r.Cluster, r.Tables, unknown, r.Logger); err != nil {
+			r.Logger.Debug("topic ids of share groups' topics not read: their states are taken as the topics'", zap.Error(err))
+		}
+		known = r.Tables.TopicIDs(topics)
+	}
+	var other map[string][]kafka.TopicPartition
+	for g, o := range offsets {
+		kept := o.Partitions[:0]
+		for _, so := range o.Partitions {
+			if id, ok := known[so.Topic]; ok && !so.TopicID.IsZero() && !id.IsZero() && id != so.TopicID {
+				if other == nil {
+					other = map[string][]kafka.TopicPartition{}
+				}
+				other[g] = append(other[g], so.TopicPartition)
+				continue
+			}
+			kept = append(kept, so)
+		}
+		o.Partitions = kept
+		offsets[g] = o
+	}
+	return other
 }
 
 // keptPartitions returns, by group, the partitions on the topics the

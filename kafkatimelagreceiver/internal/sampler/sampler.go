@@ -74,6 +74,12 @@ func identify(ctx context.Context, reader kafka.OffsetReader, tables *timetable.
 			topics = append(topics, tp.Topic)
 		}
 	}
+	return Identify(ctx, reader, tables, topics, logger)
+}
+
+// Identify checks the tables against the cluster's id and the ids of
+// topics (timetable.Store.Identify), and logs what that reset.
+func Identify(ctx context.Context, reader kafka.Identifier, tables *timetable.Store, topics []string, logger *zap.Logger) error {
 	id, err := reader.Identify(ctx, topics)
 	if id == nil {
 		return err

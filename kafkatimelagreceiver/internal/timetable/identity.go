@@ -67,6 +67,19 @@ func (s *Store) Identify(id kafka.Identity) IdentityChange {
 	return change
 }
 
+// TopicIDs returns the ids the tables hold of topics, those they know.
+func (s *Store) TopicIDs(topics []string) map[string]kafka.TopicID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]kafka.TopicID, len(topics))
+	for _, topic := range topics {
+		if id, ok := s.topicIDs[topic]; ok {
+			out[topic] = id
+		}
+	}
+	return out
+}
+
 // resetTable empties a partition's table, which describes a log that is not
 // the partition's any more. Called with s.mu held.
 func (s *Store) resetTable(tp kafka.TopicPartition) {

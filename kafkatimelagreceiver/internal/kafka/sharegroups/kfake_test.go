@@ -121,7 +121,7 @@ func requireMatchesKadm(t *testing.T, k *kfaketest.Kafka, c *sharegroups.Client,
 		require.NoError(t, o.Err)
 		wantOffsets = append(wantOffsets, kafka.ShareOffset{
 			TopicPartition: kafka.TopicPartition{Topic: o.Topic, Partition: o.Partition},
-			StartOffset:    o.StartOffset, LeaderEpoch: o.LeaderEpoch, Lag: o.Lag,
+			StartOffset:    o.StartOffset, LeaderEpoch: o.LeaderEpoch, Lag: o.Lag, TopicID: topicID(t, k, o.Topic),
 		})
 	}
 	require.Equal(t, wantOffsets, got[group].Partitions)
@@ -332,4 +332,13 @@ func (o *observer) snapshot() map[string]int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return maps.Clone(o.counts)
+}
+
+// topicID is the id the cluster gives topic.
+func topicID(t *testing.T, k *kfaketest.Kafka, topic string) kafka.TopicID {
+	t.Helper()
+	topics, err := k.Admin.ListTopics(ctxFor(t), topic)
+	require.NoError(t, err)
+	require.NoError(t, topics[topic].Err)
+	return kafka.TopicID(topics[topic].ID)
 }

@@ -177,7 +177,7 @@ func shareOffsets(g kmsg.DescribeShareGroupOffsetsResponseGroup) (kafka.ShareGro
 				continue // no state yet: nothing delivered to the group
 			}
 			out.Partitions = append(out.Partitions, kafka.ShareOffset{
-				TopicPartition: tp, StartOffset: p.StartOffset, LeaderEpoch: p.LeaderEpoch, Lag: max(p.Lag, -1),
+				TopicPartition: tp, StartOffset: p.StartOffset, LeaderEpoch: p.LeaderEpoch, Lag: max(p.Lag, -1), TopicID: t.TopicID,
 			})
 		}
 	}

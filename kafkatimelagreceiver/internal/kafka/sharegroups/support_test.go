@@ -103,7 +103,7 @@ func TestSASLReachesShareGroups(t *testing.T) {
 			offsets, err := c.ShareGroupOffsets(ctxFor(t), listed)
 			require.NoError(t, err)
 			require.Equal(t, []kafka.ShareOffset{{
-				TopicPartition: kafka.TopicPartition{Topic: "jobs", Partition: 0}, StartOffset: 1, LeaderEpoch: 0, Lag: 3,
+				TopicPartition: kafka.TopicPartition{Topic: "jobs", Partition: 0}, StartOffset: 1, LeaderEpoch: 0, Lag: 3, TopicID: topicID(t, k, "jobs"),
 			}}, offsets["workers"].Partitions)
 
 			s.SASL.Password = "wrong"
