@@ -2,7 +2,9 @@ package lag
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -268,4 +270,29 @@ func TestReusedProducerIDDoesNotRedateRecordsReadBefore(t *testing.T) {
 	after, _, ok := AppendTimes(tables, records, at)(&idx.Parts[0], 55)
 	require.True(t, ok)
 	require.Equal(t, before, after, "re-dated %v by the new process's clock", time.Duration(after-before))
+}
+
+// BenchmarkClocksMemory measures what producers' clocks hold: 100,000
+// partitions, each written by clocksPerPartition producers read once.
+func BenchmarkClocksMemory(b *testing.B) {
+	const partitions = 100_000
+	for range b.N {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		records := NewRecordTimes()
+		for p := range int32(partitions) {
+			tp := kafka.TopicPartition{Topic: "topic-" + strconv.Itoa(int(p/100)), Partition: p % 100}
+			var clocks partitionClocks
+			for producer := range int64(clocksPerPartition) {
+				clocks, _, _ = clocks.learn(producer, int64(time.Second), 2*int64(time.Second), 0)
+			}
+			records.clocks[tp] = clocks
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(partitions*clocksPerPartition), "B/clock")
+		runtime.KeepAlive(records)
+	}
 }
