@@ -124,3 +124,35 @@ func TestGroupUnreadWithholdsPointsFoldedOverGroups(t *testing.T) {
 	require.Equal(t, whole["kafka.consumer_group.time_lag"], partial["kafka.consumer_group.time_lag"])
 	require.Equal(t, whole["kafka.consumer_group.lag_sum"], partial["kafka.consumer_group.lag_sum"])
 }
+
+// kafka.share_group.members summed over share groups (its group attribute
+// removed) is left out of a scrape that could not describe one of them:
+// the sum would lack that group's members.
+func TestShareGroupDescribeFailedWithholdsMembersSummedOverGroups(t *testing.T) {
+	cfg := emit.DefaultMetricsBuilderConfig()
+	cfg.Metrics.KafkaShareGroupMembers.EnabledAttributes = []metadata.KafkaShareGroupMembersMetricAttributeKey{}
+	w, err := emit.New(emit.Settings{MetricsBuilderConfig: cfg, Replica: "test"}, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	members := func(failed bool) pmetric.NumberDataPointSlice {
+		in := tallyInput()
+		in.Shares = []read.ShareGroup{
+			{Name: "mailers", Described: true, Description: kafka.ShareGroupDescription{State: kafka.GroupStateStable, Members: []kafka.ShareGroupMember{{MemberID: "m"}}}},
+			{Name: "workers", Described: !failed, DescribeFailed: failed, Description: kafka.ShareGroupDescription{State: kafka.GroupStateStable, Members: []kafka.ShareGroupMember{{MemberID: "a"}, {MemberID: "b"}}}},
+		}
+		out := w.Begin(t.Context(), in.Snap.At, in.Pairs)
+		(&compute.Computer{}).Scrape(in, out, time.Now())
+		md, err := out.Finish()
+		require.NoError(t, err)
+		dps := pmetric.NewNumberDataPointSlice()
+		emit.EachMetric(md, func(m pmetric.Metric) {
+			if m.Name() == "kafka.share_group.members" {
+				m.Gauge().DataPoints().CopyTo(dps)
+			}
+		})
+		return dps
+	}
+	whole := members(false)
+	require.Equal(t, 1, whole.Len())
+	require.Equal(t, int64(3), whole.At(0).IntValue(), "both groups described: summed over them")
+	require.Zero(t, members(true).Len(), "one group's describe failed: no sum over the other")
+}
