@@ -170,8 +170,9 @@ var MinRecordTime = time.Date(2011, time.January, 1, 0, 0, 0, 0, time.UTC)
 //     says what it could not, so that one failing broker or group degrades a
 //     scrape instead of failing it. The error is an Errors of per-item errors
 //     where items can be told apart: a GroupError or TopicError names the
-//     group or topic, and wraps an AuthorizationError when an ACL refused it
-//     (see Denials).
+//     group or topic, a PartitionError the group and partition of a group's
+//     offset that alone could not be read (its other partitions were), and
+//     each wraps an AuthorizationError when an ACL refused it (see Denials).
 //   - Every network call honours ctx and a request deadline of its own, and
 //     no lock is held across one.
 //   - Connecting is lazy: a cluster that is down fails calls, not creation.
@@ -181,7 +182,8 @@ type Cluster interface {
 	ConsumerGroups(ctx context.Context) ([]string, error)
 	// CommittedOffsets reads the committed offsets of the groups, keyed by
 	// group. Partitions without a committed offset are absent; so are groups
-	// whose read failed.
+	// whose read failed, and partitions whose offset the coordinator could
+	// not give (a PartitionError each).
 	CommittedOffsets(ctx context.Context, groups []string) (map[string]Commits, error)
 	// DescribeGroups reads the state, protocol and members of the groups,
 	// keyed by group; groups that could not be described are absent.

@@ -34,7 +34,8 @@ type ShareGroups interface {
 	// ShareGroupOffsets reads where each group stands on the partitions it
 	// has state for, keyed by group: one request per coordinator for all its
 	// groups. Partitions whose start offset is not initialized yet are
-	// absent; so are groups whose read failed.
+	// absent; so are groups whose read failed, and partitions whose state
+	// the coordinator could not give (a PartitionError each).
 	ShareGroupOffsets(ctx context.Context, groups []string) (map[string]ShareGroupOffsets, error)
 	// Close ends every connection; later calls fail.
 	Close() error
