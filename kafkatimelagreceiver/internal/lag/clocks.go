@@ -59,7 +59,7 @@ const clockSettled = 16
 // they start a new window; a clock is measured by its last two windows,
 // so that a clock drifting slowly, or a producer whose delays changed, is
 // followed rather than held to what reads said hours ago.
-const clockWindow = 32
+const clockWindow = 128
 
 // clockResolution is the smallest clock offset a record's date is moved
 // by. A producer stamps a record before it batches and sends it, and the
@@ -208,7 +208,7 @@ func (pc partitionClocks) move(rec kafka.RecordTimestamp) clockMove {
 	for _, c := range pc {
 		if c.producer == rec.Producer {
 			m := clockMove{by: c.offset(), lowest: c.lowest()}
-			if lo, hi := c.bounds(); lo > hi && m.by != 0 {
+			if lo, hi := c.bounds(); lo-hi > clockTolerance && m.by != 0 {
 				m.spread, m.from, m.to = true, hi, lo
 			}
 			return m
