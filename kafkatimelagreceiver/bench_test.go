@@ -222,7 +222,7 @@ func BenchmarkSampler(b *testing.B) {
 			cl, err := newCluster(context.Background(), cfg, nil, zap.NewNop(), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = cl.Close() })
-			tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now)
+			tables := timetable.NewStore(cfg.MaxSamples, timetable.GapSamples*cfg.SamplingInterval, time.Now)
 			tables.Track(tracked, time.Now(), 0)
 			smp := sampler.New(cl, tables, sampler.Settings{Interval: cfg.SamplingInterval, Timeout: cfg.requestTimeout()})
 			// The first sample connects and loads the metadata.

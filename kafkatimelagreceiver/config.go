@@ -11,13 +11,15 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
 const (
 	defaultCollectionInterval = 30 * time.Second
 	defaultSamplingInterval   = 10 * time.Second
-	defaultMaxSamples         = 512
-	defaultRecordReads        = 1000
+	defaultMaxSamples         = timetable.DefaultMaxSamples
+	defaultRecordReads        = read.DefaultMaxRecordReads
 	defaultStorageInterval    = time.Minute
 	// defaultRateWindow is long enough to smooth a consumer that commits
 	// every few seconds and a producer that writes in bursts, short enough

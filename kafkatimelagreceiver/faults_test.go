@@ -319,7 +319,7 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 	_, before, err := lagCount(f.s)
 	require.NoError(t, err)
 	heads := tableHeads(f.s)
-	points := f.s.tables.Points()
+	points := f.s.reader.Tables.Points()
 	wantLag := intValues(pointsOf(before, "kafka.consumer_group.lag"))
 
 	var ports []int
@@ -343,7 +343,7 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 		require.Error(t, f.s.sampler.Sample(context.Background(), true))
 	}
 	requireTablesKept(t, f.s, heads)
-	require.Equal(t, points, f.s.tables.Points(), "nothing was learned, nothing was lost")
+	require.Equal(t, points, f.s.reader.Tables.Points(), "nothing was learned, nothing was lost")
 
 	back := newTestKafka(t, 2, kfake.DataDir(dir), kfake.Ports(ports...))
 	require.Eventually(t, func() bool {
@@ -360,7 +360,7 @@ func TestFaultKafkaDownForScrapesThenBack(t *testing.T) {
 		back.Produce("orders", p, time.Now())
 	}
 	require.NoError(t, f.s.sampler.Sample(context.Background(), true))
-	require.Greater(t, f.s.tables.Points(), points, "the tables grow again")
+	require.Greater(t, f.s.reader.Tables.Points(), points, "the tables grow again")
 }
 
 // hookedCluster runs test code between the scraper's calls to Kafka, to
@@ -449,7 +449,7 @@ func TestGroupAndTopicDeletedMidScrape(t *testing.T) {
 	for tp := range tableHeads(s) {
 		require.NotEqual(t, "doomed", tp.Topic, "the deleted topic's tables are dropped")
 	}
-	require.Equal(t, []kafka.TopicPartition{{Topic: "keep", Partition: 0}, {Topic: "keep", Partition: 1}}, s.tables.Partitions())
+	require.Equal(t, []kafka.TopicPartition{{Topic: "keep", Partition: 0}, {Topic: "keep", Partition: 1}}, s.reader.Tables.Partitions())
 }
 
 // TestGroupWithThousandsOfPartitions: one group committed on 6,000
@@ -477,9 +477,9 @@ func TestGroupWithThousandsOfPartitions(t *testing.T) {
 	require.Len(t, lag, total)
 	require.Equal(t, int64(2), lag[pointKey{"huge", "wide-a", 7}].intValue)
 	require.Equal(t, int64(2), pointsOf(md, "kafka.consumer_group.lag_sum")[pointKey{"huge", "wide-a", -1}].intValue)
-	require.Len(t, s.tables.Partitions(), total)
+	require.Len(t, s.reader.Tables.Partitions(), total)
 	require.NoError(t, s.sampler.Sample(context.Background(), true))
-	require.Equal(t, 2*total, s.tables.Points(), "a point per partition from the scrape and one from the sample")
+	require.Equal(t, 2*total, s.reader.Tables.Points(), "a point per partition from the scrape and one from the sample")
 }
 
 // TestOddNames: group ids and topic names at the edges of what Kafka allows

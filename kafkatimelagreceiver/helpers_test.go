@@ -389,9 +389,9 @@ func faultConfig(k *testKafka) *Config {
 // changes it.
 func tableHeads(s *timeLagScraper) map[kafka.TopicPartition]timetable.Sample {
 	out := map[kafka.TopicPartition]timetable.Sample{}
-	tps := s.tables.Partitions()
-	for i, ref := range s.tables.Refs(tps) {
-		if head, ok := s.tables.Oldest(ref); ok {
+	tps := s.reader.Tables.Partitions()
+	for i, ref := range s.reader.Tables.Refs(tps) {
+		if head, ok := s.reader.Tables.Oldest(ref); ok {
 			out[tps[i]] = head
 		}
 	}

@@ -148,7 +148,7 @@ func (l *maintenanceLoad) score(t *testing.T, s *timeLagScraper, into *maintenan
 	into.lagging += sc.lagging
 	into.timeLags += sc.timeLags
 	into.errs = append(into.errs, sc.errs...)
-	return fmt.Sprintf("lag %d/%d, time lag %d/%d, table points %d", sc.lags, sc.pairs, sc.timeLags, sc.lagging, s.tables.Points())
+	return fmt.Sprintf("lag %d/%d, time lag %d/%d, table points %d", sc.lags, sc.pairs, sc.timeLags, sc.lagging, s.reader.Tables.Points())
 }
 
 // TestRollingLeaderMoveKeepsSeriesAndTables is a broker maintenance: every
@@ -185,7 +185,7 @@ func TestRollingLeaderMoveKeepsSeriesAndTables(t *testing.T) {
 		var sc maintenanceScore
 		line := load.score(t, s, &sc)
 		t.Logf("warm-up: %s", line)
-		return sc.lags == sc.pairs && sc.lagging == sc.pairs && sc.timeLags == sc.lagging && s.tables.Points() >= 6*int(load.partitions)
+		return sc.lags == sc.pairs && sc.lagging == sc.pairs && sc.timeLags == sc.lagging && s.reader.Tables.Points() >= 6*int(load.partitions)
 	}, faultDeadline, time.Second)
 	_ = warmup
 
@@ -201,8 +201,8 @@ func TestRollingLeaderMoveKeepsSeriesAndTables(t *testing.T) {
 	}
 	oldest := func() []timetable.Sample {
 		out := make([]timetable.Sample, len(tracked))
-		for i, ref := range s.tables.Refs(tracked) {
-			sample, ok := s.tables.Oldest(ref)
+		for i, ref := range s.reader.Tables.Refs(tracked) {
+			sample, ok := s.reader.Tables.Oldest(ref)
 			require.True(t, ok, "%v has a table", tracked[i])
 			out[i] = sample
 		}
@@ -418,7 +418,7 @@ func TestCrashedLeaderPartitionsReadFromNewLeaders(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.NoError(t, s.sampler.Sample(t.Context(), false))
-	points := s.tables.Points()
+	points := s.reader.Tables.Points()
 
 	k.crash(t, 2)
 	for p := range int32(partitions) {
@@ -428,7 +428,7 @@ func TestCrashedLeaderPartitionsReadFromNewLeaders(t *testing.T) {
 		k.Produce("orders", p, time.Now())
 	}
 	require.NoError(t, s.sampler.Sample(t.Context(), false), "the sample reads the crashed broker's partitions from their new leaders")
-	require.Equal(t, points+partitions, s.tables.Points(), "a point for every partition")
+	require.Equal(t, points+partitions, s.reader.Tables.Points(), "a point for every partition")
 	got, md, err := lagCount(s)
 	require.Equal(t, want, got, "every partition's lag in the first scrape after the crash: %v", err)
 	for key, p := range pointsOf(md, "kafka.consumer_group.lag") {

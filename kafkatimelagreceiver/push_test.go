@@ -64,11 +64,11 @@ func chunkTestScraper(t *testing.T, snap *lag.Snapshot, push emit.PushFunc) *tim
 	}
 	// The reads below carry made-up times: a store watching the wall clock
 	// would take them for clock steps.
-	s.tables = timetable.NewStore(s.cfg.MaxSamples, 0, nil)
-	s.tables.Track(tracked, time.Now(), 0)
+	s.reader.Tables = timetable.NewStore(s.cfg.MaxSamples, 0, nil)
+	s.reader.Tables.Track(tracked, time.Now(), 0)
 	for tp, end := range snap.End {
 		at := time.Unix(0, snap.At-end*int64(time.Second))
-		s.tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 0}, Sent: at, Received: at})
+		s.reader.Tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 0}, Sent: at, Received: at})
 	}
 	return s
 }
@@ -77,8 +77,8 @@ func chunkTestScraper(t *testing.T, snap *lag.Snapshot, push emit.PushFunc) *tim
 // listed.
 func chunkTestInput(s *timeLagScraper, snap *lag.Snapshot, names []string) *read.Input {
 	idx := lag.NewIndex(snap)
-	idx.ResolveTables(s.tables)
-	in := &read.Input{Snap: snap, Index: idx, Tables: s.tables, Records: s.records}
+	idx.ResolveTables(s.reader.Tables)
+	in := &read.Input{Snap: snap, Index: idx, Estimates: lag.Estimate(idx, lag.AppendTimes(s.reader.Tables, s.reader.Records, snap.At))}
 	for _, name := range names {
 		in.Groups = append(in.Groups, read.Group{Name: name, Reported: true})
 		in.Pairs += len(snap.Committed[name])

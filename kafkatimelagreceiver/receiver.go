@@ -31,11 +31,6 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
-// gapSamples is how many sampling intervals may pass between two table
-// points before the stretch between them counts as unwatched: one late
-// sample is noise, not an outage.
-const gapSamples = 3
-
 // unwantedTableLifetime is how long the table of a partition no group was
 // seen committing on is kept while some group or coordinator cannot be
 // read: long enough to ride out a coordinator restart or a broker outage,
@@ -53,8 +48,6 @@ type timeLagScraper struct {
 	cfg        *Config
 	logger     *zap.Logger
 	reader     *read.Reader
-	tables     *timetable.Store
-	records    *lag.RecordTimes
 	computer   *compute.Computer
 	wants      emit.Wants
 	writer     *emit.Writer
@@ -118,14 +111,12 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 		return nil, err
 	}
 	wants := emit.WantsOf(cfg.Metrics)
-	tables := timetable.NewStore(cfg.MaxSamples, gapSamples*cfg.SamplingInterval, time.Now)
-	records := lag.NewRecordTimes()
 	s := &timeLagScraper{
 		cfg:    cfg,
 		logger: settings.Logger,
 		reader: &read.Reader{
-			Tables:          tables,
-			Records:         records,
+			Tables:          timetable.NewStore(cfg.MaxSamples, timetable.GapSamples*cfg.SamplingInterval, time.Now),
+			Records:         lag.NewRecordTimes(),
 			Groups:          groups,
 			Topics:          topics,
 			GroupIncludes:   groups.WatchIncludes(),
@@ -134,15 +125,14 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 			StartOffsets:    wants.StartOffsets,
 			StableOffsets:   wants.StableOffsets,
 			MaxRecordReads:  cfg.MaxRecordReadsPerScrape,
+			RateWindow:      rateWindow(wants, cfg.RateWindow),
 			KeepUnwantedFor: max(unwantedTableLifetime, 3*cfg.CollectionInterval),
 			Now:             time.Now,
 			UntimedRecords:  tb.KafkaTimeLagUntimedRecords,
 			Logger:          settings.Logger,
 			Shares:          read.ShareSettings{Describe: wants.ShareGroupHealth},
 		},
-		tables:     tables,
-		records:    records,
-		computer:   &compute.Computer{ProduceRates: wants.ProduceRates, RateWindow: cfg.RateWindow},
+		computer:   &compute.Computer{ProduceRates: wants.ProduceRates},
 		wants:      wants,
 		writer:     writer,
 		telemetry:  &selfTelemetry{builder: tb},
@@ -209,8 +199,8 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 		if owner != nil {
 			s.telemetry.coordinationGroups(ctx, in.Owned)
 		}
-		s.telemetry.tables(ctx, in.Tracked, s.tables.Points())
-		s.telemetry.producerClocks(ctx, s.records)
+		s.telemetry.tables(ctx, in.Tracked, in.Points)
+		s.telemetry.producerClocks(ctx, in.ClocksOff, in.LargestClockOffset)
 	} else {
 		// Not a member (yet): another replica may own any group.
 		in = s.reader.Empty()
@@ -287,6 +277,15 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	out := s.writer.Begin(wctx, in.Snap.At, in.Pairs)
 	s.telemetry.computed(ctx, s.computer.Scrape(in, out, time.Now()), s.logger)
 	return out.Finish()
+}
+
+// rateWindow is the window partitions' production rates are estimated
+// over, when some metric needs them; 0 when none does.
+func rateWindow(wants emit.Wants, window time.Duration) time.Duration {
+	if !wants.ProduceRates {
+		return 0
+	}
+	return window
 }
 
 // replicaName names this collector in kafka.time_lag.replica: its host

@@ -245,7 +245,7 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 		require.NoError(t, err)
 		tl, ok := pointsOf(md, "kafka.consumer_group.time_lag")[key]
 		if !ok {
-			t.Logf("%s scrape %2d: no time lag yet (table points %d)", name, scrape, s.tables.Points())
+			t.Logf("%s scrape %2d: no time lag yet (table points %d)", name, scrape, s.reader.Tables.Points())
 			return 0, false
 		}
 		committed := pointsOf(md, "kafka.consumer_group.offset")[key].intValue
@@ -254,7 +254,7 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 		truth := tl.timestamp.Sub(stamp).Seconds()
 		e := math.Abs(tl.doubleValue - truth)
 		t.Logf("%s scrape %2d: time lag %.3f s, truth %.3f s, error %.3f s, table points %d",
-			name, scrape, tl.doubleValue, truth, e, s.tables.Points())
+			name, scrape, tl.doubleValue, truth, e, s.reader.Tables.Points())
 		return e, true
 	}
 	var recordErrs, tableErrs []float64

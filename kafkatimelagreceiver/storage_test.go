@@ -225,7 +225,7 @@ func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
 	ctx := context.Background()
 	_, err := s.scrape(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []kafka.TopicPartition{stuck}, s.tables.Partitions())
+	require.Equal(t, []kafka.TopicPartition{stuck}, s.reader.Tables.Partitions())
 
 	// From now on the stuck group's coordinator fails every read of it.
 	k.Cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "stuck-group", Err: kerr.CoordinatorNotAvailable, Count: -1})
@@ -248,7 +248,7 @@ func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
 		} else {
 			want = append(want, stuck) // half an hour of outage: its history is kept
 		}
-		require.Equal(t, want, s.tables.Partitions(), "round %d: only tables wanted within the last hour", i)
+		require.Equal(t, want, s.reader.Tables.Partitions(), "round %d: only tables wanted within the last hour", i)
 
 		resp, err := k.Admin.DeleteGroup(ctx, group)
 		require.NoError(t, err)

@@ -41,8 +41,7 @@ func (t *selfTelemetry) tables(ctx context.Context, partitions, points int) {
 
 // producerClocks records how many producers' clocks record reads measured
 // off, and the largest offset.
-func (t *selfTelemetry) producerClocks(ctx context.Context, records *lag.RecordTimes) {
-	off, largest := records.ClocksOff()
+func (t *selfTelemetry) producerClocks(ctx context.Context, off int, largest time.Duration) {
 	t.builder.KafkaTimeLagProducerClocksOff.Record(ctx, int64(off))
 	t.builder.KafkaTimeLagProducerClockOffsetMax.Record(ctx, largest.Seconds())
 }

@@ -5,13 +5,13 @@ import (
 	"strings"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/accuracy"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
 // document is docs/accuracy.md: the prose around the generated tables.
-// beforeAfter and clocks are the runs of our method against its earlier
-// rules: reading one refining record per partition, and trusting
-// producers' clocks.
-func document(results, beforeAfter, clocks []accuracy.Result, plot func(accuracy.Shape) string, seed uint64) string {
+// clocks are the runs of our method with producers' clocks measured and
+// not.
+func document(results, clocks []accuracy.Result, plot func(accuracy.Shape) string, seed uint64) string {
 	var legend []string
 	for i, m := range accuracy.Methods() {
 		legend = append(legend, fmt.Sprintf("%d %s: %s", i+1, accuracy.ColorNames[i], m.Name))
@@ -174,31 +174,18 @@ on sparse traffic because a group one record behind there sits on the
 newest record, which is its max-timestamp anchor: exact; two records
 behind, it is minutes off (its max column).
 
-## What changing the estimator bought
+## What measuring producers' clocks is worth
 
-With several groups reading one busy partition near its head, the
-receiver used to read one record per partition and scrape to refine the
-coarse brackets (the group furthest behind's), and the other groups kept
-the table's estimate: at 1 s sampling that missed the target. It now reads
-those of every group within 512 offsets of that one: the read from the
-furthest behind answers the others its batches hold, and a group whose
-record lies past them costs a Fetch round of its own (at 10 s sampling the
-groups 30 s behind do: the requests and bytes columns show it). Before and
-after, in the same run (the "before" row applies the old rule to what the
-rules list):
+Record reads date a record by its producer's timestamp moved by that
+producer's clock offset, as the records read measure it (what each method
+gets wrong, 1). Where batches do not say which producer wrote them
+(LogAppendTime topics, producers without an ID), the timestamp is taken as
+it stands, clamped to the bracket the table proves: on skewed clocks the
+error is then the skew (1.5 s), or the bracket's width where that is
+narrower. Both, in the same run:
 
 %s
-The shapes with one group are unchanged by it.
-
-Record reads used to date a record by its producer's timestamp as it
-stands, clamped to the bracket the table proves: on skewed clocks the
-error was the skew (1.5 s), or the bracket's width where that is
-narrower, and the row missed the target at 1 s and 10 s sampling. Each
-producer's clock is now measured from the records read (what each method
-gets wrong, 1). Before and after, in the same run:
-
-%s
-The other shapes are unchanged by it: their clocks are exact, and an
+The other shapes are the same either way: their clocks are exact, and an
 offset the reads cannot tell from none moves nothing.
 
 ## Results by shape
@@ -297,8 +284,9 @@ the group 1.5 s behind) and bursty traffic (200 records at once every 4 to
 traffic from a producer (idempotent, with an ID) whose clock is 1.5 s
 behind, scraping every second; it records every append, and the scrapes'
 instants and offsets. The
-simulation then replays the same appends and scrapes through its copy of
-rows 1 and 2, and every scrape's time lag must agree with the receiver's
+simulation then replays the same appends and scrapes through rows 1
+and 2, which run the receiver's own sampler, read and dating against a
+simulated cluster, and every scrape's time lag must agree with the receiver's
 to within 2 ms (Kafka's timestamps are milliseconds). They agree exactly
 in the runs made so far: the same errors, scrape by scrape, including the
 producer's clock measured from the same records read (the real reads
@@ -312,9 +300,9 @@ What that test does not cover is what the simulation does not model
 (above): the sampler's real ticks (the test's tables take their points
 from the scrapes alone, so that nothing depends on the machine's speed),
 faults, and producers whose clocks drift or step.
-`, seed, accuracy.ReceiverMaxSamples,
+`, seed, timetable.DefaultMaxSamples,
 		accuracy.CostPartitions, accuracy.CostGroups, accuracy.CostBrokers, accuracy.CostGroups, accuracy.CostBrokers,
 		accuracy.RecordSize, accuracy.FetchMaxBytes>>10,
-		accuracy.Summary(results), accuracy.BeforeAfter(beforeAfter), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot))
+		accuracy.Summary(results), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot))
 	return b.String()
 }

@@ -51,18 +51,14 @@ func run(docPath, plotDir string, seed uint64) error {
 			return fmt.Errorf("write plot %q: %w", path, err)
 		}
 	}
-	var groups, skew []accuracy.Shape
+	var skew []accuracy.Shape
 	for _, s := range accuracy.Shapes() {
-		switch s.Key {
-		case "groups":
-			groups = append(groups, s)
-		case "skew":
+		if s.Key == "skew" {
 			skew = append(skew, s)
 		}
 	}
-	beforeAfter := accuracy.Evaluate(groups, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.Methods()[0], accuracy.RefineOnce}, seed)
 	clocks := accuracy.Evaluate(skew, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.Methods()[0], accuracy.TrustClocks}, seed)
-	text := document(results, beforeAfter, clocks, plotName, seed)
+	text := document(results, clocks, plotName, seed)
 	if err := os.WriteFile(docPath, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("write %q: %w", docPath, err)
 	}

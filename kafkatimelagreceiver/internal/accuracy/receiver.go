@@ -1,154 +1,107 @@
 package accuracy
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/filter"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
-// The receiver's defaults that shape its estimates (config.go and
-// receiver.go of the receiver, which this package cannot import without
-// pulling in the collector): the table's bound, and how many sampling
-// intervals make a segment an unwatched gap.
-const (
-	ReceiverMaxSamples = 512
-	ReceiverGapSamples = 3
-)
+// ReceiverMaxRecordReads is the receiver's default for
+// max_record_reads_per_scrape; its tables hold timetable.DefaultMaxSamples
+// points, and a stretch of timetable.GapSamples sampling intervals without
+// one is unwatched.
+const ReceiverMaxRecordReads = read.DefaultMaxRecordReads
 
 var simPartition = kafka.TopicPartition{Topic: "sim", Partition: 0}
 
-// receiverMethod runs the receiver's own estimator: its tables
-// (timetable.Store), the record-read rules (lag.OutOfTable, answered from
-// the timeline as a RecordTimestamps read would be) and the dating of each
-// committed offset (lag.AppendTimes), in the order a scrape runs them.
+// receiverMethod is the receiver as it ships: its sampler's samples
+// (sampler.Sampler.Sample) and its scrape's read (read.Reader.Read, which
+// dates the lagging records through dating.Date), asking a simulated
+// cluster (simCluster) that answers from the timeline at the simulation's
+// times. The time lags are the read's estimates, as the scrape's
+// computation takes them (lag.Estimates.GroupLags).
 type receiverMethod struct {
-	tables      *timetable.Store
-	records     *lag.RecordTimes
-	recordReads bool
-	// refineOnce reads, of the records the rules list to refine a coarse
-	// bracket, only the first of the partition (the furthest behind): the
-	// narrower rule, to measure what refining every group near that one
-	// buys.
-	refineOnce bool
-	// trustClocks dates a record by its producer's clock as it stands:
-	// the reads do not tell whose clock stamped it, so none is measured.
-	trustClocks bool
-	cost        Cost
+	cluster *simCluster
+	sampler *sampler.Sampler
+	reader  *read.Reader
+	samples int
 }
 
 // NewReceiver is the receiver as shipped (recordReads) or with
 // max_record_reads_per_scrape 0, at the sampling interval.
 func NewReceiver(sampling int64, recordReads bool) Method {
+	return newReceiver(sampling, recordReads, true)
+}
+
+// TrustClocks is the receiver reading batches that do not say which
+// producer wrote them (LogAppendTime topics, producers without an ID):
+// each record is dated by its timestamp as it stands, clamped to its
+// bracket, with no producer's clock measured.
+var TrustClocks = MethodSpec{Key: "receiver-trust-clocks", Name: "this receiver, producers' clocks not measured", New: func(s int64) Method {
+	return newReceiver(s, true, false)
+}}
+
+func newReceiver(sampling int64, recordReads, byProducer bool) *receiverMethod {
+	every, err := filter.New(nil, nil)
+	if err != nil {
+		panic(err) // no pattern: cannot fail
+	}
+	cluster := &simCluster{byProducer: byProducer, watchedFrom: -1}
+	// The simulation's reads carry its own times: a store watching the
+	// wall clock would take them for clock steps.
+	tables := timetable.NewStore(timetable.DefaultMaxSamples, timetable.GapSamples*time.Duration(sampling), nil)
+	maxReads := 0
+	if recordReads {
+		maxReads = ReceiverMaxRecordReads
+	}
 	return &receiverMethod{
-		tables:      timetable.NewStore(ReceiverMaxSamples, ReceiverGapSamples*time.Duration(sampling), nil),
-		records:     lag.NewRecordTimes(),
-		recordReads: recordReads,
+		cluster: cluster,
+		sampler: sampler.New(cluster, tables, sampler.Settings{Interval: time.Duration(sampling), Timeout: time.Minute}),
+		reader: &read.Reader{
+			Cluster:         cluster,
+			Tables:          tables,
+			Records:         lag.NewRecordTimes(),
+			Groups:          every,
+			Topics:          every,
+			MaxRecordReads:  maxReads,
+			KeepUnwantedFor: time.Hour,
+			Now:             cluster.now,
+			Logger:          zap.NewNop(),
+		},
 	}
 }
 
-// RefineOnce is the receiver reading, to refine coarse brackets, one
-// record per partition and scrape (its furthest behind) rather than those
-// of every group near that one.
-var RefineOnce = MethodSpec{Key: "receiver-refine-once", Name: "this receiver, one refining read per partition (before)", New: func(s int64) Method {
-	m := NewReceiver(s, true).(*receiverMethod)
-	m.refineOnce = true
-	return m
-}}
-
-// TrustClocks is the receiver dating a record read by its producer's
-// timestamp as it stands, clamped to its bracket, rather than moved by
-// that producer's clock offset as its reads measured it.
-var TrustClocks = MethodSpec{Key: "receiver-trust-clocks", Name: "this receiver, producers' clocks not measured (before)", New: func(s int64) Method {
-	m := NewReceiver(s, true).(*receiverMethod)
-	m.trustClocks = true
-	return m
-}}
-
 func (m *receiverMethod) Sample(r Read) {
-	m.record(r)
-}
-
-func (m *receiverMethod) record(r Read) {
-	m.cost.OffsetReads++
-	m.tables.Record(kafka.OffsetRead{
-		Offsets:  map[kafka.TopicPartition]int64{simPartition: r.End},
-		Sent:     time.Unix(0, r.Sent),
-		Received: time.Unix(0, r.Received),
-	})
+	m.cluster.read = r
+	m.samples++
+	// The sampler's full sample (log starts and topic ids) comes every few.
+	_ = m.sampler.Sample(context.Background(), m.samples%sampler.FullSampleEvery == 1)
 }
 
 func (m *receiverMethod) Scrape(s Scrape) Estimate {
-	m.tables.Track(map[kafka.TopicPartition]struct{}{simPartition: {}}, time.Unix(0, s.Sent), 0)
-	m.record(s.Read)
-	m.records.Forget(m.tables.TakeResets())
-	committed := make(map[string]kafka.Commits, len(s.Committed))
-	for i, c := range s.Committed {
-		committed[groupName(i)] = kafka.Commits{{TopicPartition: simPartition, Offset: c}}
+	m.cluster.scrape(s)
+	var errs scrapererror.ScrapeErrors
+	in, err := m.reader.Read(context.Background(), nil, kafka.NewDenials(), &errs)
+	e := Estimate{At: s.Received, Cost: m.cluster.take()}
+	if err != nil {
+		return e
 	}
-	snap := &lag.Snapshot{
-		At:        s.Received,
-		Committed: committed,
-		End:       map[kafka.TopicPartition]int64{simPartition: s.End},
-		Start:     map[kafka.TopicPartition]int64{},
-	}
-	idx := lag.NewIndex(snap)
-	idx.ResolveTables(m.tables)
-	missing, used := lag.OutOfTable(idx, snap.At, m.tables, m.records)
-	var offsets []int64 // of the one partition
-	for _, w := range missing {
-		offsets = append(offsets, w.Offsets...)
-	}
-	if m.refineOnce {
-		offsets = m.firstRefining(idx.Parts[0], offsets, snap.At)
-	}
-	if m.recordReads && len(offsets) > 0 {
-		var found []kafka.RecordRead
-		var refining []int64
-		for _, offset := range offsets {
-			ts, bytes, ok := readRecord(s.Log, offset, s.End)
-			if m.refines(idx.Parts[0], offset, snap.At) {
-				refining = append(refining, offset)
-			} else {
-				m.cost.RecordReads++
-				m.cost.FetchBytes += bytes
-			}
-			if ok {
-				found = append(found, kafka.RecordRead{Wanted: offset, RecordTimestamp: m.recordAt(s.Log, offset, ts)})
-			}
-		}
-		// The records on either side of samples (Near), where the reads
-		// return them.
-		var near []int64
-		for _, w := range missing {
-			near = append(near, w.Near...)
-		}
-		reads := s.Log.Fetched(offsets, s.End, FetchMaxBytes)
-		for _, o := range near {
-			if !slices.ContainsFunc(reads, func(r FetchedRange) bool { return r.From <= o && o < r.UpTo }) {
-				continue
-			}
-			if ts, _, ok := readRecord(s.Log, o, s.End); ok {
-				found = append(found, kafka.RecordRead{Wanted: o, RecordTimestamp: m.recordAt(s.Log, o, ts)})
-			}
-		}
-		slices.Sort(refining)
-		rounds, bytes := s.Log.FetchRounds(refining, s.End, FetchMaxBytes)
-		m.cost.SharedReads += rounds
-		m.cost.SharedBytes += bytes
-		m.records.PutAll(kafka.RecordReads{simPartition: found}, lag.Existed{End: snap.End, EndAt: snap.At, Received: snap.At}, lag.Proof{Index: idx, Tables: m.tables, At: snap.At})
-	}
-	m.records.Retain(used)
-	estimates := lag.Estimate(idx, lag.AppendTimes(m.tables, m.records, snap.At))
-	e := Estimate{At: snap.At, Cost: m.cost}
-	m.cost = Cost{}
+	e.At = in.Snap.At
 	var lags []lag.PartitionLag
 	for i := range s.Committed {
 		var g GroupEstimate
-		lags = estimates.GroupLags(lags[:0], groupName(i), snap.At)
+		lags = in.Estimates.GroupLags(lags[:0], groupName(i), in.Snap.At)
 		for _, pl := range lags {
 			g = GroupEstimate{TimeLag: pl.TimeLag, OK: pl.HasTimeLag}
 		}
@@ -157,42 +110,129 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 	return e
 }
 
-// recordAt is what a read finds of the record at offset, stamped ts: the
-// producer whose clock stamped it, unless the method trusts the clocks.
-func (m *receiverMethod) recordAt(log *Timeline, offset, ts int64) kafka.RecordTimestamp {
-	rec := kafka.RecordTimestamp{Offset: offset, Timestamp: ts, Found: kafka.RecordTimed}
-	if !m.trustClocks {
-		rec.Producer, _ = log.Producer(offset)
-		rec.ByProducer = true
-	}
-	return rec
-}
-
 // groupName names the simulation's i-th group.
 func groupName(i int) string { return "group-" + strconv.Itoa(i) }
 
-// firstRefining drops, of the offsets missing (ascending), those listed to
-// refine an estimate but the first.
-func (m *receiverMethod) firstRefining(p lag.Partition, missing []int64, at int64) []int64 {
-	kept, refined := missing[:0:0], false
-	for _, offset := range missing {
-		if m.refines(p, offset, at) {
-			if refined {
-				continue
-			}
-			refined = true
-		}
-		kept = append(kept, offset)
-	}
-	return kept
+// simCluster is the one-partition cluster of the simulation as the
+// receiver's Kafka layer would answer it: the groups' committed offsets
+// and the end offset of the current scrape or sample, at the simulation's
+// times, and records' timestamps from the timeline, read as the receiver's
+// reads are (each read answering every wanted offset its batches hold).
+// It counts what it is asked (Cost).
+type simCluster struct {
+	kafka.Cluster // what the reader is not configured to ask panics
+	// byProducer: batches say which producer wrote them.
+	byProducer bool
+	// read is the end offset answered, and when.
+	read      Read
+	committed []int64
+	log       *Timeline
+	cost      Cost
+	// watchedFrom is the first end offset answered (-1: none yet): the
+	// records before it are older than any table.
+	watchedFrom int64
 }
 
-// refines tells whether a record read of offset only refines what the
-// table dates (the rule lag.OutOfTable applies): the cost model counts
-// such reads as the partition's, in the rounds of Fetches the receiver
-// makes for them (each read answering every offset its batches hold),
-// rather than one per group.
-func (m *receiverMethod) refines(p lag.Partition, offset, at int64) bool {
-	b, ok := m.tables.Bracket(p.Table, offset, timetable.Sample{Offset: p.End, At: at})
-	return ok && !b.Gap && !m.tables.Idle(p.Table, p.End, lag.IdleBeforeRecordRead)
+// scrape makes the cluster answer as at scrape s.
+func (c *simCluster) scrape(s Scrape) {
+	c.read, c.committed, c.log = s.Read, s.Committed, s.Log
+}
+
+// take returns what the cluster was asked since the last take.
+func (c *simCluster) take() Cost {
+	cost := c.cost
+	c.cost = Cost{}
+	return cost
+}
+
+// now is the simulation's clock: when the current read was answered.
+func (c *simCluster) now() time.Time { return time.Unix(0, c.read.Received) }
+
+func (c *simCluster) ConsumerGroups(context.Context) ([]string, error) {
+	groups := make([]string, len(c.committed))
+	for i := range c.committed {
+		groups[i] = groupName(i)
+	}
+	slices.Sort(groups)
+	return groups, nil
+}
+
+func (c *simCluster) CommittedOffsets(_ context.Context, groups []string) (map[string]kafka.Commits, error) {
+	out := make(map[string]kafka.Commits, len(groups))
+	for i, offset := range c.committed {
+		out[groupName(i)] = kafka.Commits{{TopicPartition: simPartition, Offset: offset}}
+	}
+	return out, nil
+}
+
+func (c *simCluster) Identify(context.Context, []string) (*kafka.Identity, error) {
+	return &kafka.Identity{}, nil
+}
+
+func (c *simCluster) EndOffsets(_ context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
+	c.cost.OffsetReads++
+	if c.watchedFrom < 0 {
+		c.watchedFrom = c.read.End
+	}
+	return c.offsetRead(partitions, c.read.End), nil
+}
+
+// StartOffsets answers 0: the simulation's logs keep every record.
+func (c *simCluster) StartOffsets(_ context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
+	c.cost.OffsetReads++
+	return c.offsetRead(partitions, 0), nil
+}
+
+func (c *simCluster) offsetRead(partitions []kafka.TopicPartition, offset int64) kafka.OffsetRead {
+	read := kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{}, Sent: time.Unix(0, c.read.Sent), Received: time.Unix(0, c.read.Received)}
+	for _, tp := range partitions {
+		read.Offsets[tp] = offset
+	}
+	return read
+}
+
+// RecordTimestamps reads the wanted records as the receiver's reads do: a
+// read from the first offset not answered yet returns the batches that fit
+// in FetchMaxBytes, and answers every wanted offset, and every near one,
+// they hold. The cost model's groups (CostGroups) each sit at an offset of
+// their own: a record older than the tables is read for each of them, while
+// the reads of records inside the watched stretch are the partition's.
+func (c *simCluster) RecordTimestamps(_ context.Context, wanted []kafka.PartitionOffsets) (kafka.RecordReads, error) {
+	out := kafka.RecordReads{}
+	end := c.read.End
+	for _, w := range wanted {
+		reads := c.log.Fetched(w.Offsets, end, FetchMaxBytes)
+		var found []kafka.RecordRead
+		var watched []int64
+		for _, o := range w.Offsets {
+			if o >= c.watchedFrom {
+				watched = append(watched, o)
+				continue
+			}
+			if _, bytes, ok := readRecord(c.log, o, end); ok {
+				c.cost.RecordReads++
+				c.cost.FetchBytes += bytes
+			}
+		}
+		rounds, bytes := c.log.FetchRounds(watched, end, FetchMaxBytes)
+		c.cost.SharedReads += rounds
+		c.cost.SharedBytes += bytes
+		held := func(o int64) bool {
+			return slices.ContainsFunc(reads, func(r FetchedRange) bool { return r.From <= o && o < r.UpTo })
+		}
+		for _, o := range append(slices.Clone(w.Offsets), w.Near...) {
+			ts, _, ok := readRecord(c.log, o, end)
+			if !ok || !held(o) {
+				continue
+			}
+			rec := kafka.RecordTimestamp{Offset: o, Timestamp: ts, Found: kafka.RecordTimed}
+			if c.byProducer {
+				rec.Producer, _ = c.log.Producer(o)
+				rec.ByProducer = true
+			}
+			found = append(found, kafka.RecordRead{Wanted: o, RecordTimestamp: rec})
+		}
+		out[w.TopicPartition] = found
+	}
+	return out, nil
 }

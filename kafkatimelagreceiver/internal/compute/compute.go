@@ -1,10 +1,10 @@
 // Package compute is a scrape's computation, between its read (package
-// read) and its points (package emit): it dates the read's lagging
-// records, then goes group by group, so that only one group's lags are
+// read) and its points (package emit): from the read's dated records it
+// goes group by group, so that only one group's lags are
 // held at a time, computing each group's lags, health and progress and
 // handing them to the writer; then the per-(group, topic) aggregates and
 // the per-partition gauges. It does no I/O, reads no clock and changes
-// nothing the read returned: its estimates are a lag.Estimates of its own.
+// nothing the read returned, append times included (read.Input.Estimates).
 package compute
 
 import (
@@ -33,10 +33,9 @@ type Computer struct {
 	// Retention, when set, holds the topics' retention settings (some
 	// retention margin is on).
 	Retention *retention.Cache
-	// ProduceRates: the partitions' production rates over RateWindow are
-	// computed (some metric needs them).
+	// ProduceRates: the topics' production rates are written (some metric
+	// needs them; the read estimates the partitions').
 	ProduceRates bool
-	RateWindow   time.Duration
 }
 
 // Tally is what a scrape's computation counted, for the receiver's own
@@ -66,10 +65,7 @@ const MaxBeyondEndExamples = 10
 // tracker of wall clock steps since the last one.
 func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally {
 	at := in.Snap.At
-	est := lag.Estimate(in.Index, lag.AppendTimes(in.Tables, in.Records, at))
-	if c.ProduceRates {
-		est.ResolveProduceRates(in.Tables, c.RateWindow)
-	}
+	est := in.Estimates
 	if c.Health != nil {
 		c.Health.BeginScrape(at)
 	}

@@ -49,7 +49,7 @@ func tallyInput() *read.Input {
 	}
 	idx := lag.NewIndex(snap)
 	idx.ResolveTables(tables)
-	in := &read.Input{Snap: snap, Index: idx, Tables: tables, Records: lag.NewRecordTimes(), Pairs: 15}
+	in := &read.Input{Snap: snap, Index: idx, Estimates: lag.Estimate(idx, lag.AppendTimes(tables, lag.NewRecordTimes(), at)), Pairs: 15}
 	for _, g := range []string{"a", "b", "c"} {
 		in.Groups = append(in.Groups, read.Group{Name: g, Reported: true})
 	}

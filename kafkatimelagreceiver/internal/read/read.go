@@ -47,6 +47,9 @@ type Reader struct {
 	// MaxRecordReads is the least number of partitions whose records a
 	// scrape reads (readPartitions); 0: none.
 	MaxRecordReads int
+	// RateWindow, when set, is the window partitions' production rates are
+	// estimated over (some metric needs them).
+	RateWindow time.Duration
 	// KeepUnwantedFor is how long a partial read keeps the tables of
 	// partitions no group was seen committing on.
 	KeepUnwantedFor time.Duration
@@ -60,16 +63,21 @@ type Reader struct {
 	Shares         ShareSettings
 }
 
-// Input is what one scrape read, and what its time lags are estimated
-// from. Nothing changes Index once Read returned it.
+// Input is what one scrape read, and the append times dated from it:
+// values that nothing changes once Read returned them. The tables and the
+// records read stay the Reader's.
 type Input struct {
 	Snap  *lag.Snapshot
 	Index *lag.Index
-	// Tables are a read-only view of the tables Index's partitions name;
-	// Records the record timestamps read, this scrape or before, which the
-	// computation only looks up.
-	Tables  lag.Tables
-	Records *lag.RecordTimes
+	// Estimates are the append times of the records the lagging groups
+	// consume next, and the partitions' production rates (dating.Date).
+	Estimates *lag.Estimates
+	// Points is how many points the tables held once the scrape read;
+	// ClocksOff and LargestClockOffset the producers' clocks measured off
+	// (lag.RecordTimes.ClocksOff).
+	Points             int
+	ClocksOff          int
+	LargestClockOffset time.Duration
 	// Gauged, with coordination, are the partitions whose gauges this
 	// replica writes (ownership.Split); nil: all of Index's.
 	Gauged map[kafka.TopicPartition]struct{}
@@ -203,7 +211,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 
 	// With nothing to read, the snapshot is of now; otherwise it is
 	// stamped with the end-offset read.
-	snap := &lag.Snapshot{At: time.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(),
+	snap := &lag.Snapshot{At: r.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(),
 		Shares: shares.owned, CommitsUnread: ownedOnly(partlyRead, committed), SharesUnread: shares.partlyRead}
 	var idx *lag.Index
 	if len(partitions) > 0 {
@@ -240,10 +248,6 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 			snap.Start = r.Tables.StartOffsets()
 		}
 		idx = r.index(snap)
-		err = r.readOutOfTableRecords(ctx, snap, idx)
-		if err = denials.Split(err); err != nil {
-			errs.AddPartial(0, err)
-		}
 		if r.Retention != nil {
 			// The topics whose end offsets were read: those a lag is
 			// reported on.
@@ -265,7 +269,12 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 			errs.AddPartial(len(groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
 		}
 	}
-	in := &Input{Snap: snap, Index: idx, Tables: r.Tables, Records: r.Records, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
+	in := &Input{Snap: snap, Index: idx, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
+	in.Estimates, err = r.date(ctx, snap, idx, len(partitions) > 0)
+	if err = denials.Split(err); err != nil {
+		errs.AddPartial(0, err)
+	}
+	r.measured(in)
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
 	in.Shares = r.describeShareGroups(ctx, shares, denials, errs)
 	return in, nil
@@ -371,8 +380,17 @@ func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
 
 // Empty is the input of a scrape that read nothing: a snapshot of now.
 func (r *Reader) Empty() *Input {
-	snap := &lag.Snapshot{At: time.Now().UnixNano()}
-	return &Input{Snap: snap, Index: r.index(snap), Tables: r.Tables, Records: r.Records}
+	snap := &lag.Snapshot{At: r.Now().UnixNano()}
+	idx := r.index(snap)
+	in := &Input{Snap: snap, Index: idx, Estimates: lag.Estimate(idx, nil)}
+	r.measured(in)
+	return in
+}
+
+// measured sets what in says of the tables and the producers' clocks.
+func (r *Reader) measured(in *Input) {
+	in.Points = r.Tables.Points()
+	in.ClocksOff, in.LargestClockOffset = r.Records.ClocksOff()
 }
 
 // topicsOf lists the topics of the partitions, sorted.

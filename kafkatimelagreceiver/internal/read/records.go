@@ -7,64 +7,26 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/dating"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
-// readOutOfTableRecords reads the timestamps of the records no table can
-// date (lag.OutOfTable), those of at most readPartitions partitions. A
-// record that is gone was deleted by retention: the partition's log start
-// is read and the oldest record still there is read instead, and set in the
-// snapshot and its index.
-func (r *Reader) readOutOfTableRecords(ctx context.Context, snap *lag.Snapshot, idx *lag.Index) error {
-	budget := r.readPartitions(len(idx.Parts))
-	missing, used := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
-	if len(missing) > budget {
-		r.Logger.Debug("record reads capped for this scrape", zap.Int("partitions wanted", len(missing)), zap.Int("partitions read", budget))
-		missing = missing[:budget]
+// date dates the scrape's lagging records (dating.Date), reading those of
+// at most readPartitions partitions when the scrape read end offsets
+// (read), and counts the records read that give no time.
+func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, read bool) (*lag.Estimates, error) {
+	opt := dating.Options{MaxReads: r.readPartitions(len(idx.Parts)), RateWindow: r.RateWindow, Now: r.Now, Unread: !read}
+	est, rep, err := dating.Date(ctx, r.Cluster, r.Tables, r.Records, snap, idx, opt)
+	if rep.Wanted > rep.Read {
+		r.Logger.Debug("record reads capped for this scrape", zap.Int("partitions wanted", rep.Wanted), zap.Int("partitions read", rep.Read))
 	}
-	budget -= len(missing)
-	var errs []error
-	if len(missing) > 0 {
-		found, err := r.Cluster.RecordTimestamps(ctx, missing)
-		errs = append(errs, err)
-		r.putRecords(ctx, snap, idx, found)
-		var gone []kafka.TopicPartition
-		for _, w := range missing {
-			if !w.Answered(found[w.TopicPartition]) {
-				gone = append(gone, w.TopicPartition)
-			}
-		}
-		if len(gone) > 0 {
-			kafka.SortPartitions(gone)
-			startRead, err := r.Cluster.StartOffsets(ctx, gone)
-			errs = append(errs, err)
-			r.Tables.RecordStart(startRead)
-			for tp, start := range startRead.Offsets {
-				snap.Start[tp] = start
-			}
-			idx.SetStarts(startRead.Offsets)
-			retry, usedNow := lag.OutOfTable(idx, snap.At, r.Tables, r.Records)
-			used.Merge(usedNow)
-			if retry = retry[:min(len(retry), budget)]; len(retry) > 0 {
-				found, err := r.Cluster.RecordTimestamps(ctx, retry)
-				errs = append(errs, err)
-				r.putRecords(ctx, snap, idx, found)
-			}
-		}
-	}
-	r.Records.Retain(used)
-	return kafka.Join(errs...)
+	r.countUntimed(ctx, rep.Untimed)
+	return est, err
 }
 
-// putRecords remembers the records a read found, those below the end
-// offsets of snap existing by then, the others by now (the read returned),
-// measures their producers' clocks by the brackets of idx's tables, and
-// counts those that give no time.
-func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, found kafka.RecordReads) {
-	existed := lag.Existed{End: snap.End, EndAt: snap.At, Received: r.Now().UnixNano()}
-	untimed := r.Records.PutAll(found, existed, lag.Proof{Index: idx, Tables: r.Tables, At: snap.At})
+// countUntimed counts the records read that give no time, by why.
+func (r *Reader) countUntimed(ctx context.Context, untimed lag.Untimed) {
 	if r.UntimedRecords == nil {
 		return
 	}
@@ -76,6 +38,10 @@ func (r *Reader) putRecords(ctx context.Context, snap *lag.Snapshot, idx *lag.In
 	count(untimed.Future, metadata.AttributeTimestampFuture)
 	count(untimed.Invalid, metadata.AttributeTimestampInvalid)
 }
+
+// DefaultMaxRecordReads is the receiver's max_record_reads_per_scrape
+// unless configured otherwise.
+const DefaultMaxRecordReads = 1000
 
 // readPartitions is how many partitions a scrape reads records of:
 // max_record_reads_per_scrape, or half the partitions of a larger cluster,

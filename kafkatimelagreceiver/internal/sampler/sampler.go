@@ -14,11 +14,11 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
-// fullSampleEvery is how many samples pass between full samples, which also
+// FullSampleEvery is how many samples pass between full samples, which also
 // read the log start offsets and the topic ids. Retention moves log starts
 // in segment steps, minutes apart, and topics are rarely recreated: reading
 // them at every sample would add requests for little news.
-const fullSampleEvery = 6
+const FullSampleEvery = 6
 
 // ReadOptions say what a read asks for besides end offsets.
 type ReadOptions struct {
@@ -172,7 +172,7 @@ func (s *Sampler) run(ctx context.Context) {
 		}
 		// ACL denials are the scrape's to report, once per scrape; here they
 		// would hold the sampler in a failure streak that never recovers.
-		err := kafka.NewDenials().Split(s.Sample(ctx, cycle%fullSampleEvery == 0))
+		err := kafka.NewDenials().Split(s.Sample(ctx, cycle%FullSampleEvery == 0))
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
 			// Once per failure streak: a down cluster must not flood the log.

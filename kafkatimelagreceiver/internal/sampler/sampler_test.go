@@ -102,7 +102,7 @@ func TestSamplerSamplesUntilStopped(t *testing.T) {
 	require.Eventually(t, func() bool {
 		end, start := reader.reads()
 		return end >= 7 && start >= 2
-	}, 10*time.Second, time.Millisecond, "log starts are read every %d samples", fullSampleEvery)
+	}, 10*time.Second, time.Millisecond, "log starts are read every %d samples", FullSampleEvery)
 	s.Stop()
 	end, _ := reader.reads()
 	time.Sleep(20 * time.Millisecond)

@@ -77,13 +77,7 @@ func rateSince(lo, hi, newest Sample, from int64, window time.Duration) Rate {
 // ProduceRates returns the production rate (Table.Rate) of each table refs
 // name, in order, under one lock; a zero Ref gives a zero Rate.
 func (s *Store) ProduceRates(refs []Ref, window time.Duration) []Rate {
-	out := make([]Rate, len(refs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, ref := range refs {
-		if ref.table != nil {
-			out[i] = ref.table.Rate(window)
-		}
-	}
-	return out
+	return View{s}.ProduceRates(refs, window)
 }

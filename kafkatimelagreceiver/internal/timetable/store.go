@@ -255,13 +255,9 @@ type Ref struct {
 // Track or RestoreState, which replace tables; until then the sampler only
 // appends to the tables a Ref names.
 func (s *Store) Refs(tps []kafka.TopicPartition) []Ref {
-	out := make([]Ref, len(tps))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, tp := range tps {
-		out[i] = Ref{s.tables[tp]}
-	}
-	return out
+	return View{s}.Refs(tps)
 }
 
 // Estimate is Table.Estimate on the table ref names, under the store's lock:
@@ -321,3 +317,13 @@ func (s *Store) Points() int {
 	}
 	return n
 }
+
+// DefaultMaxSamples is how many points a table holds unless configured
+// otherwise (the receiver's max_samples).
+const DefaultMaxSamples = 512
+
+// GapSamples is how many sampling intervals may pass between two table
+// points before the stretch between them counts as unwatched: one late
+// sample is noise, not an outage. A store's maxGap is that many sampling
+// intervals.
+const GapSamples = 3
