@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // sarama's metrics start one process-wide meter goroutine that never ends.
@@ -150,7 +151,7 @@ func TestClusterAgainstKfake(t *testing.T) {
 	defer stopNextGen()
 
 	requests := newRequestLog()
-	c, err := New(Settings{
+	c, err := New(clientsettings.Settings{
 		Brokers:         addrs,
 		ClientID:        "saramacluster-test",
 		ProtocolVersion: "4.0.0", // ConsumerGroupDescribe for the KIP-848 group
@@ -258,7 +259,7 @@ func TestClusterAgainstKfake(t *testing.T) {
 // fails calls (saying how the client tried), and Close ends it all.
 func TestLazyConnect(t *testing.T) {
 	requests := newRequestLog()
-	c, err := New(Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second, Observer: requests})
+	c, err := New(clientsettings.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second, Observer: requests})
 	require.NoError(t, err)
 	_, err = c.ConsumerGroups(context.Background())
 	require.ErrorContains(t, err, "connect to brokers [127.0.0.1:1] (plaintext, no SASL)")
@@ -311,7 +312,7 @@ func TestDenialsAreTyped(t *testing.T) {
 		kc.Fault(f)
 	}
 
-	c, err := New(Settings{Brokers: kc.ListenAddrs(), ProtocolVersion: "3.0.0", RequestTimeout: 10 * time.Second, DialTimeout: 10 * time.Second})
+	c, err := New(clientsettings.Settings{Brokers: kc.ListenAddrs(), ProtocolVersion: "3.0.0", RequestTimeout: 10 * time.Second, DialTimeout: 10 * time.Second})
 	require.NoError(t, err)
 	defer c.Close()
 	groups := []string{"allowed", "broken", "denied"}
