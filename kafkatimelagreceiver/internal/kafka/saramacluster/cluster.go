@@ -149,7 +149,9 @@ func newCluster(s clientsettings.Settings, logger *zap.Logger) (*Cluster, error)
 		}
 		sc.Net.TLS.Enable = false
 	}
-	watch := brokerwatch.New(sc.Net.DialTimeout, sc.Net.KeepAlive, func(conn net.Conn, addr string) net.Conn {
+	// One clock for the watch and the idle connections: the system's.
+	clock := brokerwatch.SystemClock()
+	watch := brokerwatch.New(clock, sc.Net.DialTimeout, sc.Net.KeepAlive, func(conn net.Conn, addr string) net.Conn {
 		if secure != nil {
 			conn = tls.Client(conn, withServerName(secure, addr))
 		}
@@ -167,7 +169,7 @@ func newCluster(s clientsettings.Settings, logger *zap.Logger) (*Cluster, error)
 		refusals: refusals,
 	}
 	if s.ConnIdleTimeout > 0 {
-		c.idle = brokerwatch.NewIdle(s.ConnIdleTimeout, logger)
+		c.idle = brokerwatch.NewIdle(clock, s.ConnIdleTimeout, logger)
 	}
 	return c, nil
 }
