@@ -1,9 +1,10 @@
+//go:build !unit
+
 package saramacluster
 
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -21,13 +22,6 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
-
-// sarama's metrics start one process-wide meter goroutine that never ends.
-var ignoreMeterArbiter = goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick")
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, ignoreMeterArbiter)
-}
 
 // requestLog is a kafka.RequestObserver that keeps what it was told.
 type requestLog struct {
@@ -358,36 +352,4 @@ func TestDenialsAreTyped(t *testing.T) {
 	require.Equal(t, kafka.OperationRead, topicErr.Operation)
 	require.ErrorAs(t, err, &authz)
 	require.NoError(t, kafka.NewDenials().Split(err))
-}
-
-// recordTimestamps is Cluster.RecordTimestamps of records named one by one,
-// its answers by record.
-func recordTimestamps(ctx context.Context, c *Cluster, records []recordAt) (map[recordAt]kafka.RecordTimestamp, error) {
-	var wanted []kafka.PartitionOffsets
-	for _, r := range records {
-		i := slices.IndexFunc(wanted, func(w kafka.PartitionOffsets) bool { return w.TopicPartition == r.TopicPartition })
-		if i < 0 {
-			wanted = append(wanted, kafka.PartitionOffsets{TopicPartition: r.TopicPartition})
-			i = len(wanted) - 1
-		}
-		wanted[i].Offsets = append(wanted[i].Offsets, r.Offset)
-	}
-	for i := range wanted {
-		slices.Sort(wanted[i].Offsets)
-		wanted[i].Offsets = slices.Compact(wanted[i].Offsets)
-	}
-	reads, err := c.RecordTimestamps(ctx, wanted)
-	out := map[recordAt]kafka.RecordTimestamp{}
-	for tp, found := range reads {
-		for _, r := range found {
-			out[recordAt{TopicPartition: tp, Offset: r.Wanted}] = r.RecordTimestamp
-		}
-	}
-	return out, err
-}
-
-// recordAt names the record at an offset of a partition.
-type recordAt struct {
-	kafka.TopicPartition
-	Offset int64
 }

@@ -3,7 +3,6 @@ package saramacluster
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/testca"
@@ -18,29 +17,6 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
-
-const securityTestPassword = "s3cr3t-Pa55"
-
-// defaultSettings are the receiver's defaults.
-func defaultSettings() clientsettings.Settings {
-	return clientsettings.Settings{
-		Brokers:         []string{"localhost:9092"},
-		ClientID:        "otel-kafkatimelag",
-		ProtocolVersion: "3.0.0",
-		RequestTimeout:  10 * time.Second,
-		DialTimeout:     10 * time.Second,
-		Metadata:        clientsettings.Metadata{RefreshInterval: 10 * time.Minute},
-	}
-}
-
-// testSettings are the receiver's defaults pointed at brokers (a test's
-// kfake cluster): its client id and protocol version, and a 10 s request
-// timeout.
-func testSettings(brokers []string) clientsettings.Settings {
-	s := defaultSettings()
-	s.Brokers = brokers
-	return s
-}
 
 func TestConfigureSecurity(t *testing.T) {
 	s := defaultSettings()
