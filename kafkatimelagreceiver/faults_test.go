@@ -581,8 +581,8 @@ func TestCommittedAboveEndOffsetIsFlagged(t *testing.T) {
 
 // TestGroupWhoseOffsetFetchFailedHasNoStatus: the coordinator of one group
 // fails its OffsetFetch for a scrape. Nothing is known of where the group
-// is, so its status is left out (it used to be reported OK, from no
-// partitions at all) and the debug log says which group and why; its state
+// is, so its status is left out (not judged OK from no partitions at
+// all) and the debug log says which group and why; its state
 // and rebalances, which were read, are still reported. When the read works
 // again, the status comes back judged on the scrapes that did read the
 // group: the failed one neither reset its history nor added to it.
@@ -717,11 +717,11 @@ func TestScrapeAgainstBlackHoledBrokerEndsAtItsDeadline(t *testing.T) {
 // TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline: every broker
 // stops answering while a scrape and a sample are waiting on it, with a
 // request timeout of minutes, and the collector shuts the receiver down
-// with a 5 s grace period, as Kubernetes does before its SIGKILL. Shutdown
-// used to wait for the scrape, then the sample, then save the tables:
-// minutes here, so the SIGKILL lost them. Now it saves first, cuts the
-// requests, returns within the grace period without error, and leaves no
-// goroutine behind.
+// with a 5 s grace period, as Kubernetes does before its SIGKILL. Waiting
+// for the scrape, then the sample, then saving the tables would take
+// minutes here, and the SIGKILL would lose them: shutdown saves first,
+// cuts the requests, returns within the grace period without error, and
+// leaves no goroutine behind.
 func TestShutdownWithBlackHoledBrokerSavesAndReturnsByDeadline(t *testing.T) {
 	requireNoLeakedGoroutines(t)
 	k := newTestKafka(t, 1)

@@ -204,11 +204,11 @@ func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 
 // While one group's coordinator fails every read, every scrape is partial,
 // and a partial scrape cannot tell a partition no group commits on any more
-// from one only that group commits on. Tables used to be kept until a
-// complete scrape, which never came: with groups and topics churning
-// meanwhile, the tables, the saved state and the sampler's work grew
-// without bound. A table is now kept for unwantedTableLifetime after the
-// last scrape that wanted it, however partial the scrapes.
+// from one only that group commits on. Kept until a complete scrape, which
+// never comes, the tables, the saved state and the sampler's work would
+// grow without bound while groups and topics churn. A table is kept for
+// unwantedTableLifetime after the last scrape that wanted it, however
+// partial the scrapes.
 func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
 	requireNoLeakedGoroutines(t)
 	const rounds = 6
