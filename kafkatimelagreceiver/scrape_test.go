@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,6 +215,7 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 			log.add(offset, ts)
 		}
 	}()
+	var behind atomic.Bool // the group has committed 10 s behind
 	go func() { // consumer held 10 s behind
 		defer wg.Done()
 		for ctx.Err() == nil {
@@ -224,12 +226,14 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 			}
 			if offset, ok := log.firstAfter(time.Now().Add(-10 * time.Second)); ok {
 				k.Commit("held-back", "steady", map[int32]int64{0: offset})
+				behind.Store(true)
 			}
 		}
 	}()
 
-	// Let the group fall 10 s behind before the receiver starts.
-	time.Sleep(11 * time.Second)
+	// The receiver starts once the group is 10 s behind: after 10 s of
+	// production, its first commit.
+	require.Eventually(t, behind.Load, time.Minute, 50*time.Millisecond, "the group committed 10 s behind")
 	// Two receivers watch the same workload: the default one, and one that
 	// may not read record timestamps, so that the interpolation table alone
 	// is measured once it covers the 10 s of lag.

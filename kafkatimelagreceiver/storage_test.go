@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,6 +65,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 			}
 		}()
 	}
+	var behind atomic.Bool // the group has committed 6 s behind
 	wg.Add(1)
 	go func() { // the group stays 6 s behind on every partition
 		defer wg.Done()
@@ -80,6 +83,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 			}
 			if len(offsets) == partitions {
 				k.Commit("patient", "steady", offsets)
+				behind.Store(true)
 			}
 		}
 	}()
@@ -99,7 +103,8 @@ func TestRestartKeepsHistory(t *testing.T) {
 		return s
 	}
 
-	time.Sleep(7 * time.Second) // the group falls behind
+	// The group falls behind: after 6 s of production, its first commit.
+	require.Eventually(t, behind.Load, time.Minute, 50*time.Millisecond, "the group committed 6 s behind")
 	first := newScraper(defaultRecordReads)
 	for range 5 {
 		_, err := first.scrape(context.Background())
@@ -179,10 +184,10 @@ func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 	// A table keeps a millisecond's reads as one point, the newest: each
 	// read below lands in a millisecond of its own, so that the table
 	// starts at offset 0.
-	time.Sleep(2 * time.Millisecond)
+	nextMillisecond()
 	produceN(a, 10, time.Now())
 	require.NoError(t, first.sampler.Sample(ctx, true))
-	time.Sleep(2 * time.Millisecond)
+	nextMillisecond()
 	produceN(a, 10, time.Now())
 	require.NoError(t, first.sampler.Sample(ctx, true))
 	require.Equal(t, int64(0), tableHeads(first)[tp].Offset)
@@ -255,5 +260,13 @@ func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
 		resp, err := k.Admin.DeleteGroup(ctx, group)
 		require.NoError(t, err)
 		require.NoError(t, resp.Err)
+	}
+}
+
+// nextMillisecond returns once the wall clock is in a millisecond after the
+// one it was in when called.
+func nextMillisecond() {
+	for start := time.Now().Truncate(time.Millisecond); !time.Now().Truncate(time.Millisecond).After(start); {
+		runtime.Gosched()
 	}
 }
