@@ -38,6 +38,8 @@ type maintenanceLoad struct {
 	partitions int32
 	groups     []string
 	logs       []*producedLog
+	// behind is set once the groups have committed maintenanceLag behind.
+	behind atomic.Bool
 }
 
 const maintenanceLag = 4 * time.Second
@@ -85,6 +87,7 @@ func (l *maintenanceLoad) run(ctx context.Context, wg *sync.WaitGroup) {
 			for _, g := range l.groups {
 				l.k.Commit(g, l.topic, offsets)
 			}
+			l.behind.Store(true)
 		}
 	})
 }
@@ -105,7 +108,9 @@ func startMaintenanceLoad(t *testing.T, k *testKafka) *maintenanceLoad {
 		wg.Wait()
 	})
 	load.run(ctx, &wg)
-	time.Sleep(maintenanceLag + 2*time.Second) // the groups fall behind
+	// The groups fall behind: after maintenanceLag of production, their
+	// first commits.
+	require.Eventually(t, load.behind.Load, time.Minute, 50*time.Millisecond, "the groups committed %s behind", maintenanceLag)
 	return load
 }
 

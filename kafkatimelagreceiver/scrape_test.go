@@ -216,7 +216,8 @@ func TestTimeLagAccuracySteadyProduction(t *testing.T) {
 		}
 	}()
 	var behind atomic.Bool // the group has committed 10 s behind
-	go func() { // consumer held 10 s behind
+	// The consumer, held 10 s behind.
+	go func() {
 		defer wg.Done()
 		for ctx.Err() == nil {
 			select {
