@@ -29,7 +29,7 @@ DIST_DIR    := $(BUILD_DIR)/dist
 VERSION     := $(shell sed -n 's/^  version: *//p' builder-config.yaml)
 PLATFORMS   := linux/amd64 linux/arm64
 
-.PHONY: all help build run run-prometheus demo test prometheus-tools rules-test fmt-check vet generate generate-check mdatagen helm helm-sync helm-check actionlint workflow-check unit e2e image dist bench bench-prometheus clean
+.PHONY: all help build run run-prometheus demo test test-unit prometheus-tools rules-test fmt-check vet generate generate-check mdatagen helm helm-sync helm-check actionlint workflow-check unit e2e image dist bench bench-prometheus clean
 
 all: build
 
@@ -56,6 +56,14 @@ demo:
 
 ## test: everything CI runs (.ci/run) [root: prometheus]
 test: fmt-check vet generate-check workflow-check unit build rules-test helm-check e2e
+
+## test-unit: the fast layer alone (well under a minute): both modules' tests built with the tag unit, which leaves out those that need the in-process Kafka or real time
+# Files marked `//go:build !unit` are the kfake and timing tests; `make
+# test` (unit) runs them with the rest, under -race. internal/layering
+# checks that this layer links no kfake and calls no time.Sleep.
+test-unit:
+	$(GO) test -tags unit ./...
+	cd $(RECEIVER_DIR) && $(GO) test -tags unit ./...
 
 ## prometheus-tools: prometheus and promtool on PATH [root: prometheus, Debian's package; CI runs as root]
 prometheus-tools:
@@ -112,11 +120,13 @@ RECEIVER_DIR := kafkatimelagreceiver
 vet:
 	$(GO) vet ./...
 	cd $(RECEIVER_DIR) && $(GO) vet ./...
+	$(GO) vet -tags unit ./...
+	cd $(RECEIVER_DIR) && $(GO) vet -tags unit ./...
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) vet -tags image ./deploy/container/
 	$(GO) vet -tags helm ./deploy/helm/ ./deploy/operator/
 
-## unit: go test -race of both modules (in-process Kafka)
+## unit: go test -race of both modules, every layer (the unit layer, the in-process Kafka and timing tests, the layout rules of internal/layering)
 # The replica test runs on its own with -v: go test shows a passing test's
 # per-round coverage and duplicate counts only then.
 unit:

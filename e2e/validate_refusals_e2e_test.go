@@ -14,8 +14,8 @@ import (
 // TestValidateRefusesBadValues runs the built collector's `validate` on
 // configurations that each break one key of the receiver, as a user would
 // write them: each is refused (non-zero exit) with the key in the message.
-// The first rows are values that used to validate and then failed or
-// misled at run time.
+// The first rows are values that would pass a check of their type alone
+// and then fail or mislead at run time.
 func TestValidateRefusesBadValues(t *testing.T) {
 	bin := os.Getenv("OTELCOL_BIN")
 	if bin == "" {

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package kafkatimelagreceiver
 
 import (
@@ -374,6 +376,8 @@ func TestReplicasShareGroups(t *testing.T) {
 	// Kill b.
 	victim := live[1]
 	victimGroups := groupsOf(owners(steady), victim.name)
+	generation := live[0].scraper.membership.Assignment().Generation
+	survivorsHoldAll := whenHeld(t, []*replica{live[0], live[2]}, holdEvery(generation))
 	killedAt := time.Now()
 	f.kill(t, victim)
 	live = []*replica{live[0], live[2]}
@@ -395,17 +399,26 @@ func TestReplicasShareGroups(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("failover: b's %d groups reported by the others %.1fs after the kill (bound: session timeout %s + 2 x interval %s = %s)",
-		len(victimGroups), tookOver.Seconds(), replicaSession, replicaInterval, failoverBound)
+	handedOver := survivorsHoldAll()
+	t.Logf("failover: the survivors held every coordination partition %.2fs after the kill, and reported b's %d groups %.1fs after it (bound on the handover: session timeout %s + 2 x interval %s = %s)",
+		handedOver.Sub(killedAt).Seconds(), len(victimGroups), tookOver.Seconds(), replicaSession, replicaInterval, failoverBound)
 	require.Positive(t, tookOver, "b's groups were never taken over")
-	require.LessOrEqual(t, tookOver, failoverBound)
+	// The handover is the membership's (the coordinator notices the dead
+	// member within its session timeout, the survivors rejoin at their
+	// next heartbeat), measured as it happens; the scrapes' part is exact:
+	// the first round after it reports every group.
+	require.LessOrEqual(t, handedOver.Sub(killedAt), failoverBound, "the survivors hold b's partitions within the session timeout and two intervals")
+	require.Empty(t, firstRoundFrom(t, rounds[firstHandover:], started, handedOver).missing(groupNames()),
+		"the first round after the survivors hold every partition reports every group")
 	afterKill := rounds[len(rounds)-1]
 	requireExactlyOnce(t, afterKill, partitions)
 	requireHandoverBounds(t, rounds[firstHandover:], victimGroups)
 
 	// Add d.
-	live = append(live, f.startReplica(t, "d"))
+	generation = live[0].scraper.membership.Assignment().Generation
 	joinedAt := time.Now()
+	live = append(live, f.startReplica(t, "d"))
+	dHolds := whenHeld(t, live, holdEvery(generation))
 	firstJoin := len(rounds)
 	for time.Since(joinedAt) < failoverBound+3*replicaInterval {
 		next("after adding d")
@@ -417,9 +430,13 @@ func TestReplicasShareGroups(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("join: d reported its first groups %.1fs after it started (bound %s)", tookShare.Seconds(), failoverBound)
+	shared := dHolds()
+	t.Logf("join: the three held every coordination partition %.2fs after d started, and d reported its first groups %.1fs after it (bound on the handover %s)",
+		shared.Sub(joinedAt).Seconds(), tookShare.Seconds(), failoverBound)
 	require.Positive(t, tookShare, "d never took a share")
-	require.LessOrEqual(t, tookShare, failoverBound)
+	require.LessOrEqual(t, shared.Sub(joinedAt), failoverBound, "d joins and the three rebalance within the session timeout and two intervals")
+	require.Equal(t, 3, countReplicas(firstRoundFrom(t, rounds[firstJoin:], started, shared)),
+		"the first round after the three hold every partition has d reporting its share")
 	requireHandoverBounds(t, rounds[firstJoin:], nil)
 
 	final := rounds[len(rounds)-1]
@@ -466,6 +483,81 @@ func groupsOf(owners map[string]string, replica string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// whenHeld polls, without a request (Assignment never waits on the
+// network), the replicas' assignments from now on, and returns a function
+// that says when they first met held: the instant the membership handed
+// over, measured apart from the scrape rounds, so that a bound on the
+// handover does not depend on where it fell between two rounds.
+func whenHeld(t *testing.T, replicas []*replica, held func([]kafka.Assignment) bool) func() time.Time {
+	t.Helper()
+	found := make(chan time.Time, 1)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			as := make([]kafka.Assignment, len(replicas))
+			for i, r := range replicas {
+				as[i] = r.scraper.membership.Assignment()
+			}
+			if held(as) {
+				found <- time.Now()
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+	})
+	return func() time.Time {
+		t.Helper()
+		select {
+		case at := <-found:
+			return at
+		default:
+			t.Fatal("the replicas' assignments never met the condition")
+			return time.Time{}
+		}
+	}
+}
+
+// holdEvery tells whether the assignments are all joined, of one
+// generation after after, and together hold every coordination partition.
+func holdEvery(after int32) func([]kafka.Assignment) bool {
+	return func(as []kafka.Assignment) bool {
+		held := map[int32]bool{}
+		for _, a := range as {
+			if !a.Joined || a.Generation <= after || a.Generation != as[0].Generation {
+				return false
+			}
+			for _, p := range a.Partitions {
+				held[p] = true
+			}
+		}
+		return len(as) > 0 && len(held) == int(as[0].PartitionCount)
+	}
+}
+
+// firstRoundFrom is the first of the rounds that began at or after at.
+func firstRoundFrom(t *testing.T, rounds []round, started, at time.Time) round {
+	t.Helper()
+	for _, r := range rounds {
+		if !started.Add(r.at).Before(at) {
+			return r
+		}
+	}
+	t.Fatalf("no round began after %s", at)
+	return round{}
 }
 
 func countReplicas(r round) int {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/membership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/oauthbearer"
@@ -53,14 +54,14 @@ func (cfg *Config) checkProtocolVersion() error {
 // clusterSettings translates the configuration into the Kafka client's,
 // key by key. host supplies the extension that oauthbearer_token_source
 // names; it may be nil otherwise.
-func (cfg *Config) clusterSettings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver) (saramacluster.Settings, error) {
+func (cfg *Config) clusterSettings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver) (clientsettings.Settings, error) {
 	return cfg.settings(ctx, host, logger, observer, nil)
 }
 
 // settings are clusterSettings with the OAUTHBEARER tokens of shared when
 // not nil, rather than a token source of their own.
-func (cfg *Config) settings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver, shared saramacluster.TokenSource) (saramacluster.Settings, error) {
-	s := saramacluster.Settings{
+func (cfg *Config) settings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver, shared clientsettings.TokenSource) (clientsettings.Settings, error) {
+	s := clientsettings.Settings{
 		Brokers:         cfg.Brokers,
 		ClientID:        cfg.ClientID,
 		ProtocolVersion: cfg.ProtocolVersion,
@@ -68,7 +69,7 @@ func (cfg *Config) settings(ctx context.Context, host component.Host, logger *za
 		DialTimeout:     cfg.DialTimeout,
 		ConnIdleTimeout: cfg.ConnIdleTimeout,
 		RackID:          cfg.RackID,
-		Metadata: saramacluster.Metadata{
+		Metadata: clientsettings.Metadata{
 			RefreshInterval: cfg.Metadata.RefreshInterval,
 			RetryMax:        cfg.Metadata.Retry.Max,
 			RetryBackoff:    cfg.Metadata.Retry.Backoff,
@@ -81,7 +82,7 @@ func (cfg *Config) settings(ctx context.Context, host component.Host, logger *za
 		logger.Info("metadata::full: false has no effect, as in contrib since v0.159.0: the receiver reads the whole cluster's metadata, which is what tells it every broker")
 	}
 	if k := cfg.Auth.Kerberos; k != nil {
-		s.Kerberos = &saramacluster.Kerberos{
+		s.Kerberos = &clientsettings.Kerberos{
 			ServiceName: k.ServiceName,
 			Realm:       k.Realm,
 			Username:    k.Username,
@@ -95,7 +96,7 @@ func (cfg *Config) settings(ctx context.Context, host component.Host, logger *za
 	if sasl == nil {
 		return s, nil
 	}
-	s.SASL = &saramacluster.SASL{
+	s.SASL = &clientsettings.SASL{
 		Mechanism:        kafka.SASLMechanism(sasl.Mechanism),
 		Username:         sasl.Username,
 		Password:         string(sasl.Password),
@@ -158,7 +159,7 @@ func newCluster(ctx context.Context, cfg *Config, host component.Host, logger *z
 // connects with the same client settings as the cluster, sharing its
 // tokens, without a request observer: coordination traffic is not the
 // scrape's.
-func newMembership(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, tokens saramacluster.TokenSource) (kafka.Membership, error) {
+func newMembership(ctx context.Context, cfg *Config, host component.Host, logger *zap.Logger, tokens clientsettings.TokenSource) (kafka.Membership, error) {
 	s, err := cfg.sharingSettings(ctx, host, logger, nil, tokens)
 	if err != nil {
 		return nil, err
@@ -179,7 +180,7 @@ func newMembership(ctx context.Context, cfg *Config, host component.Host, logger
 // the same cluster, sharing tokens, the cluster's OAUTHBEARER tokens when
 // not nil: one grant serves every client, and a token the brokers refused
 // to one is dropped for all.
-func (cfg *Config) sharingSettings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver, tokens saramacluster.TokenSource) (saramacluster.Settings, error) {
+func (cfg *Config) sharingSettings(ctx context.Context, host component.Host, logger *zap.Logger, observer kafka.RequestObserver, tokens clientsettings.TokenSource) (clientsettings.Settings, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package kafkatimelagreceiver
 
 import (
@@ -18,11 +20,13 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -34,6 +38,8 @@ type maintenanceLoad struct {
 	partitions int32
 	groups     []string
 	logs       []*producedLog
+	// behind is set once the groups have committed maintenanceLag behind.
+	behind atomic.Bool
 }
 
 const maintenanceLag = 4 * time.Second
@@ -81,6 +87,7 @@ func (l *maintenanceLoad) run(ctx context.Context, wg *sync.WaitGroup) {
 			for _, g := range l.groups {
 				l.k.Commit(g, l.topic, offsets)
 			}
+			l.behind.Store(true)
 		}
 	})
 }
@@ -101,7 +108,9 @@ func startMaintenanceLoad(t *testing.T, k *testKafka) *maintenanceLoad {
 		wg.Wait()
 	})
 	load.run(ctx, &wg)
-	time.Sleep(maintenanceLag + 2*time.Second) // the groups fall behind
+	// The groups fall behind: after maintenanceLag of production, their
+	// first commits.
+	require.Eventually(t, load.behind.Load, time.Minute, 50*time.Millisecond, "the groups committed %s behind", maintenanceLag)
 	return load
 }
 
@@ -501,7 +510,9 @@ func TestWedgedBrokerCostsOnlyWhatItHolds(t *testing.T) {
 	cfg.SamplingInterval = time.Second
 	require.NoError(t, cfg.Validate())
 	sink := new(consumertest.MetricsSink)
-	rcvr, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	rcvr, err := NewFactory().CreateMetrics(context.Background(), metadatatest.NewSettings(tt), cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, rcvr.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, rcvr.Shutdown(context.Background())) })
@@ -515,7 +526,8 @@ func TestWedgedBrokerCostsOnlyWhatItHolds(t *testing.T) {
 	sink.Reset()
 	started := time.Now()
 	const intervals = 10
-	time.Sleep(intervals * cfg.CollectionInterval)
+	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= intervals }, faultDeadline, 50*time.Millisecond,
+		"%d exports with a broker wedged", intervals)
 	elapsed := time.Since(started)
 	exports := sink.AllMetrics()
 
@@ -524,10 +536,14 @@ func TestWedgedBrokerCostsOnlyWhatItHolds(t *testing.T) {
 		summary = append(summary, fmt.Sprintf("%d/%d", len(pointsOf(md, "kafka.consumer_group.lag")), len(pointsOf(md, "kafka.consumer_group.time_lag"))))
 	}
 	t.Logf("%d exports in %s, lag/time-lag points each (of %d): %v", len(exports), elapsed, wantPairs, summary)
-	// The controller scrapes once per interval; a scrape that ran past
-	// its interval would skip ticks. One tick either side is the start.
-	due := int(elapsed/cfg.CollectionInterval) - 1
-	require.GreaterOrEqual(t, len(exports), due, "an export every collection interval (%d in %s)", len(exports), elapsed)
+	// The controller scrapes once per interval, and skips the ticks that
+	// come while a scrape runs: an export every interval is every scrape
+	// ending within its interval, which the receiver measures itself.
+	durations, err := tt.GetMetric("otelcol_kafka_time_lag_scrape_duration")
+	require.NoError(t, err)
+	longest, ok := durations.Data.(metricdata.Histogram[float64]).DataPoints[0].Max.Value()
+	require.True(t, ok, "the scrape duration histogram keeps its maximum")
+	require.Less(t, longest, cfg.CollectionInterval.Seconds(), "every scrape ended within its collection interval: none skipped a tick")
 	for i, md := range exports {
 		lags := pointsOf(md, "kafka.consumer_group.lag")
 		timeLags := pointsOf(md, "kafka.consumer_group.time_lag")

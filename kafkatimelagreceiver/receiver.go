@@ -19,7 +19,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
@@ -58,7 +58,7 @@ type timeLagScraper struct {
 	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
 	// tokens are the cluster's OAUTHBEARER tokens, which the membership
 	// shares; nil without them.
-	tokens  saramacluster.TokenSource
+	tokens  clientsettings.TokenSource
 	cluster kafka.Cluster
 	shares  kafka.ShareGroups // nil when no share-group metric is on
 	sampler *sampler.Sampler

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package kafkatimelagreceiver
 
 import (
@@ -5,8 +7,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,6 +65,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 			}
 		}()
 	}
+	var behind atomic.Bool // the group has committed 6 s behind
 	wg.Add(1)
 	go func() { // the group stays 6 s behind on every partition
 		defer wg.Done()
@@ -78,6 +83,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 			}
 			if len(offsets) == partitions {
 				k.Commit("patient", "steady", offsets)
+				behind.Store(true)
 			}
 		}
 	}()
@@ -97,7 +103,8 @@ func TestRestartKeepsHistory(t *testing.T) {
 		return s
 	}
 
-	time.Sleep(7 * time.Second) // the group falls behind
+	// The group falls behind: after 6 s of production, its first commit.
+	require.Eventually(t, behind.Load, time.Minute, 50*time.Millisecond, "the group committed 6 s behind")
 	first := newScraper(defaultRecordReads)
 	for range 5 {
 		_, err := first.scrape(context.Background())
@@ -177,10 +184,10 @@ func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 	// A table keeps a millisecond's reads as one point, the newest: each
 	// read below lands in a millisecond of its own, so that the table
 	// starts at offset 0.
-	time.Sleep(2 * time.Millisecond)
+	nextMillisecond()
 	produceN(a, 10, time.Now())
 	require.NoError(t, first.sampler.Sample(ctx, true))
-	time.Sleep(2 * time.Millisecond)
+	nextMillisecond()
 	produceN(a, 10, time.Now())
 	require.NoError(t, first.sampler.Sample(ctx, true))
 	require.Equal(t, int64(0), tableHeads(first)[tp].Offset)
@@ -202,11 +209,11 @@ func TestStateFromAnotherClusterIsNotRestored(t *testing.T) {
 
 // While one group's coordinator fails every read, every scrape is partial,
 // and a partial scrape cannot tell a partition no group commits on any more
-// from one only that group commits on. Tables used to be kept until a
-// complete scrape, which never came: with groups and topics churning
-// meanwhile, the tables, the saved state and the sampler's work grew
-// without bound. A table is now kept for unwantedTableLifetime after the
-// last scrape that wanted it, however partial the scrapes.
+// from one only that group commits on. Kept until a complete scrape, which
+// never comes, the tables, the saved state and the sampler's work would
+// grow without bound while groups and topics churn. A table is kept for
+// unwantedTableLifetime after the last scrape that wanted it, however
+// partial the scrapes.
 func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
 	requireNoLeakedGoroutines(t)
 	const rounds = 6
@@ -253,5 +260,13 @@ func TestTablesOfChurnedGroupsDroppedWhileCoordinatorDown(t *testing.T) {
 		resp, err := k.Admin.DeleteGroup(ctx, group)
 		require.NoError(t, err)
 		require.NoError(t, resp.Err)
+	}
+}
+
+// nextMillisecond returns once the wall clock is in a millisecond after the
+// one it was in when called.
+func nextMillisecond() {
+	for start := time.Now().Truncate(time.Millisecond); !time.Now().Truncate(time.Millisecond).After(start); {
+		runtime.Gosched()
 	}
 }

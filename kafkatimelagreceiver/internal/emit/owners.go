@@ -38,8 +38,8 @@ func (s *Scrape) PartitionOwners(g health.GroupHealth) {
 			continue
 		}
 		// point sizes the attributes for all six at once: at 100,000
-		// points a scrape, letting the map grow was a third of what the
-		// metric allocated.
+		// points a scrape, a map left to grow would be a third of what
+		// the metric allocates.
 		attrs := point(s.groups, d.metric, 0, s.w.start, s.ts, int64(1))
 		attrs.PutStr(d.keys[0], g.Group)
 		attrs.PutStr(d.keys[1], o.Topic)

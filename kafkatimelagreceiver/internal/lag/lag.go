@@ -7,8 +7,8 @@
 // from then on the Index is only read. What the computation finds, the
 // append times and production rates, goes into an Estimates value beside
 // it (Estimate) rather than into it, and the sampler's tables are seen
-// through Tables, a read-only view: what the read returned stays what was
-// read, which a type can say and a promise to forget the Index could not.
+// through Tables, a read-only view: the types keep what the read returned
+// as it was read.
 package lag
 
 import (

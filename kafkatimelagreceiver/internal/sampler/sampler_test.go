@@ -105,7 +105,9 @@ func TestSamplerSamplesUntilStopped(t *testing.T) {
 	}, 10*time.Second, time.Millisecond, "log starts are read every %d samples", FullSampleEvery)
 	s.Stop()
 	end, _ := reader.reads()
-	time.Sleep(20 * time.Millisecond)
+	// Once no goroutine of the sampler is left (goleak waits until then,
+	// and fails if one stays), no sample can come.
+	goleak.VerifyNone(t)
 	after, _ := reader.reads()
 	require.Equal(t, end, after, "no sample after Stop returned")
 	require.Greater(t, tables.Points(), 1)

@@ -13,19 +13,23 @@ import (
 // the answer and Record, a wait for the store's lock, a throttled CPU) is
 // not a step of the wall clock: the wall and monotonic readings the read
 // carries moved together. Only the wall clock moving against the monotonic
-// one between two reads is a step. The delay is real (time.Now stamps both
-// readings), and only its lower bound matters: a slower machine delays more.
+// one between two reads is a step. The reads are stamped by time.Now, with
+// both readings, moved on by the delays the test lets pass: adding a
+// duration to a time.Time moves its wall and monotonic readings together,
+// as real time passing does, without waiting for it.
 func TestDelayedRecordIsNotAClockStep(t *testing.T) {
-	s := NewStore(16, 0, time.Now)
+	var passed time.Duration // what the delays so far add to time.Now
+	now := func() time.Time { return time.Now().Add(passed) }
+	s := NewStore(16, 0, now)
 	// unwatched keeps the same reads without watching the wall clock: what
 	// the table holds when nothing is taken for a step.
 	unwatched := NewStore(16, 0, nil)
 	track(s, tpA0)
 	track(unwatched, tpA0)
 	record := func(offset int64, delay time.Duration) ClockStep {
-		read := kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tpA0: offset}, Sent: time.Now()}
-		read.Received = time.Now()
-		time.Sleep(delay)
+		read := kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tpA0: offset}, Sent: now()}
+		read.Received = now()
+		passed += delay
 		unwatched.Record(read)
 		return s.Record(read)
 	}

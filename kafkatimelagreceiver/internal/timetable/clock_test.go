@@ -60,9 +60,9 @@ func steadyStore(t *testing.T) (s *Store, clock *testClock, wall time.Time) {
 	return s, clock, wall
 }
 
-// A wall clock set back an hour used to freeze the tables: every new read
-// was older than the newest point and ignored, estimates lay an hour after
-// the scrape (time lag clamped to 0), and a truncation went unseen. The
+// A wall clock set back an hour would freeze tables kept as they are:
+// every new read older than the newest point and ignored, estimates an
+// hour after the scrape (time lag clamped to 0), a truncation unseen. The
 // store sees the wall clock move differently from its own and shifts the
 // tables into the new wall clock's frame.
 func TestClockSteppedBackShiftsTables(t *testing.T) {

@@ -13,6 +13,10 @@
 //   - saramaconfig's config.go: the client's own read deadline
 //     (request_timeout), which bounds a request no call waits on any more.
 //
+// Every instant they compare is read from the watch's Clock (clock.go), so
+// watch_test.go plays each rule's scenario on real connections at the
+// instants it names.
+//
 // The deadline itself is the caller's: the scrape's context (`timeout`,
 // else the collection interval, and the receiver's shutdown), or the
 // sampler's (request_timeout).

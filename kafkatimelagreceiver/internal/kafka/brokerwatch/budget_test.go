@@ -167,7 +167,7 @@ func TestCutAtEndClosesTheCallsConnections(t *testing.T) {
 		return l.Addr().String()
 	}
 	waited, other := listen(), listen()
-	w := New(time.Second, time.Second, nil)
+	w := New(SystemClock(), time.Second, time.Second, nil)
 	t.Cleanup(w.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	call, end := w.Begin(ctx, time.Minute)

@@ -39,7 +39,7 @@ const anyBroker = ""
 // budget while it runs. Every call that sends requests runs as one, and
 // hands it to everything it sends.
 func (cs *Watch) Begin(ctx context.Context, requestTimeout time.Duration) (*Call, func()) {
-	now := time.Now()
+	now := cs.clock.Now()
 	deadline, _ := ctx.Deadline()
 	return cs.begin(NewBudget(now, deadline, requestTimeout), now)
 }
@@ -66,7 +66,7 @@ func (w *Call) WaitingOn(addr string) (done func()) {
 	defer cs.mu.Unlock()
 	bw := w.waits[addr]
 	if bw.count == 0 {
-		bw.since = time.Now().UnixNano()
+		bw.since = cs.clock.Now().UnixNano()
 	}
 	bw.count++
 	w.waits[addr] = bw
@@ -132,27 +132,28 @@ func (cs *Watch) begin(budget Budget, now time.Time) (*Call, func()) {
 	cs.calls[w] = struct{}{}
 	cs.mu.Unlock()
 	var (
-		mu      sync.Mutex
-		stopped bool
-		timer   *time.Timer
+		mu        sync.Mutex
+		stopped   bool
+		stopTimer func() bool
+		check     func()
 	)
 	every := budget.Request / watchTicks
-	check := func() {
+	check = func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
 			return
 		}
-		cs.cutUnanswered(time.Now())
-		timer.Reset(every)
+		cs.cutUnanswered(cs.clock.Now())
+		stopTimer = cs.clock.AfterFunc(every, check)
 	}
 	mu.Lock()
-	timer = time.AfterFunc(every, check)
+	stopTimer = cs.clock.AfterFunc(every, check)
 	mu.Unlock()
 	return w, func() {
 		mu.Lock()
 		stopped = true
-		timer.Stop()
+		stopTimer()
 		mu.Unlock()
 		cs.mu.Lock()
 		delete(cs.calls, w)

@@ -26,6 +26,7 @@ type Broker interface {
 // connection fails. A coordinator the scrape alone talks to is idle for a
 // whole collection_interval.
 type Idle struct {
+	clock   Clock
 	timeout time.Duration
 	logger  *zap.Logger
 
@@ -42,9 +43,9 @@ type brokerUse struct {
 	reopening chan struct{}
 }
 
-// NewIdle reopens connections idle for longer than timeout.
-func NewIdle(timeout time.Duration, logger *zap.Logger) *Idle {
-	return &Idle{timeout: timeout, logger: logger, byID: map[int32]*brokerUse{}}
+// NewIdle reopens connections idle for longer than timeout, by the clock.
+func NewIdle(clock Clock, timeout time.Duration, logger *zap.Logger) *Idle {
+	return &Idle{clock: clock, timeout: timeout, logger: logger, byID: map[int32]*brokerUse{}}
 }
 
 // Begin marks b in use, reopening its connection first when it has been
@@ -71,7 +72,8 @@ func (ic *Idle) Begin(ctx context.Context, b Broker) error {
 				return fmt.Errorf("broker %d: wait for its connection to reopen: %w", b.ID(), ctx.Err())
 			}
 		}
-		idle := u.inflight == 0 && !u.last.IsZero() && time.Since(u.last) > ic.timeout
+		now := ic.clock.Now()
+		idle := u.inflight == 0 && !u.last.IsZero() && now.Sub(u.last) > ic.timeout
 		u.inflight++
 		if !idle {
 			ic.mu.Unlock()
@@ -81,7 +83,7 @@ func (ic *Idle) Begin(ctx context.Context, b Broker) error {
 		u.reopening = done
 		ic.mu.Unlock()
 
-		ic.reopen(b, time.Since(u.last))
+		ic.reopen(b, now.Sub(u.last))
 		ic.mu.Lock()
 		u.reopening = nil
 		ic.mu.Unlock()
@@ -99,7 +101,7 @@ func (ic *Idle) End(b Broker) {
 	defer ic.mu.Unlock()
 	if u := ic.byID[b.ID()]; u != nil && u.broker == b {
 		u.inflight--
-		u.last = time.Now()
+		u.last = ic.clock.Now()
 	}
 }
 

@@ -28,6 +28,9 @@ type Watch struct {
 
 	// health is which brokers are skipped for not answering (budget.go).
 	health brokerHealth
+	// clock is what every instant the rules compare is read from, and
+	// what the calls' checks are scheduled on.
+	clock Clock
 
 	// lookups are the client's lookups run for calls, which stop waiting
 	// for them when their context ends (Lookup).
@@ -42,11 +45,12 @@ type Watch struct {
 
 var errConnectionsClosed = errors.New("kafka cluster access is closed: no new connection")
 
-// New is a Watch dialing with the timeout and keep-alive; wrap, when not
-// nil, layers TLS or checks above each connection.
-func New(dialTimeout, keepAlive time.Duration, wrap func(conn net.Conn, addr string) net.Conn) *Watch {
+// New is a Watch on the clock, dialing with the timeout and keep-alive;
+// wrap, when not nil, layers TLS or checks above each connection.
+func New(clock Clock, dialTimeout, keepAlive time.Duration, wrap func(conn net.Conn, addr string) net.Conn) *Watch {
 	life, endLife := context.WithCancel(context.Background())
 	return &Watch{
+		clock:   clock,
 		dialer:  net.Dialer{Timeout: dialTimeout, KeepAlive: keepAlive},
 		wrap:    wrap,
 		life:    life,
@@ -65,7 +69,7 @@ func (cs *Watch) Dial(network, addr string) (net.Conn, error) {
 // Skipping returns an error, wrapping ErrNotAnswering, when requests to the
 // broker at addr are not to be sent now.
 func (cs *Watch) Skipping(addr string) error {
-	return cs.health.skipping(addr, time.Now())
+	return cs.health.skipping(addr, cs.clock.Now())
 }
 
 // dial dials addr until ctx or the connections end, and tracks the
@@ -74,7 +78,7 @@ func (cs *Watch) dial(ctx context.Context, network, addr string, attempt *Attemp
 	if cs.isClosed() {
 		return nil, errConnectionsClosed
 	}
-	if err := cs.health.skipping(addr, time.Now()); err != nil {
+	if err := cs.health.skipping(addr, cs.clock.Now()); err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -175,7 +179,7 @@ type trackedConn struct {
 }
 
 func (tc *trackedConn) Write(p []byte) (int, error) {
-	tc.awaiting.CompareAndSwap(0, time.Now().UnixNano())
+	tc.awaiting.CompareAndSwap(0, tc.owner.clock.Now().UnixNano())
 	n, err := tc.Conn.Write(p)
 	return n, tc.explain(err)
 }
@@ -183,7 +187,7 @@ func (tc *trackedConn) Write(p []byte) (int, error) {
 func (tc *trackedConn) Read(p []byte) (int, error) {
 	n, err := tc.Conn.Read(p)
 	if n > 0 && tc.awaiting.Swap(0) != 0 {
-		tc.owner.health.answered(tc.addr, time.Now())
+		tc.owner.health.answered(tc.addr, tc.owner.clock.Now())
 	}
 	return n, tc.explain(err)
 }

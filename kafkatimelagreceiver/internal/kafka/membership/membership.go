@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
@@ -82,7 +83,7 @@ type Member struct {
 
 // New checks the settings and starts joining in the background.
 // Close must be called to leave and stop.
-func New(s saramaconfig.Settings, m Settings) (*Member, error) {
+func New(s clientsettings.Settings, m Settings) (*Member, error) {
 	counts := newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic)
 	sc, err := clientConfig(s, m, counts)
 	if err != nil {
@@ -114,7 +115,7 @@ const membershipLookupRetries = 3
 // clientConfig is the Kafka client configuration with the group's
 // settings and strategy. A member holds no offsets and reads nothing: the
 // topic stays empty, only its partitions are dealt out.
-func clientConfig(s saramaconfig.Settings, m Settings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
+func clientConfig(s clientsettings.Settings, m Settings, strategy sarama.BalanceStrategy) (*sarama.Config, error) {
 	sc, err := saramaconfig.ClientConfig(s)
 	if err != nil {
 		return nil, err

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package membership
 
 import (
@@ -11,20 +13,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
 // testSettings are the receiver's client defaults pointed at brokers (a
 // test's kfake cluster).
-func testSettings(brokers []string) saramacluster.Settings {
-	return saramacluster.Settings{
+func testSettings(brokers []string) clientsettings.Settings {
+	return clientsettings.Settings{
 		Brokers:         brokers,
 		ClientID:        "otel-kafkatimelag",
 		ProtocolVersion: "3.0.0",
 		RequestTimeout:  10 * time.Second,
 		DialTimeout:     10 * time.Second,
-		Metadata:        saramacluster.Metadata{RefreshInterval: 10 * time.Minute},
+		Metadata:        clientsettings.Metadata{RefreshInterval: 10 * time.Minute},
 	}
 }
 
@@ -239,7 +241,7 @@ func swallowLeave(c *kfake.Cluster, member string) {
 // TestMembershipCloseWhileUnreachable: a replica that never reached Kafka
 // closes promptly and leaves nothing running.
 func TestMembershipCloseWhileUnreachable(t *testing.T) {
-	s := saramacluster.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second}
+	s := clientsettings.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second}
 	m, err := New(s, testMembershipSettings(4))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return m.Assignment().Err != nil }, 30*time.Second, 20*time.Millisecond)
@@ -248,7 +250,7 @@ func TestMembershipCloseWhileUnreachable(t *testing.T) {
 }
 
 func TestMembershipNeedsCooperativeVersion(t *testing.T) {
-	s := saramacluster.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "2.3.0", RequestTimeout: time.Second, DialTimeout: time.Second}
+	s := clientsettings.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "2.3.0", RequestTimeout: time.Second, DialTimeout: time.Second}
 	_, err := New(s, testMembershipSettings(4))
 	require.ErrorContains(t, err, "coordination needs protocol_version 2.4.0 or later")
 }

@@ -12,11 +12,12 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
 
-// staticTokens is a TokenSource handing out one token, or an error.
+// staticTokens is a clientsettings.TokenSource handing out one token, or an error.
 type staticTokens struct {
 	token       string
 	err         error
@@ -44,7 +45,7 @@ func TestClientSettingsReachSarama(t *testing.T) {
 	s.RequestTimeout = 4 * time.Second
 	s.DialTimeout = 2 * time.Second
 	s.RackID = "use1-az2"
-	s.Metadata = Metadata{RefreshInterval: time.Minute, RetryMax: 3, RetryBackoff: time.Second}
+	s.Metadata = clientsettings.Metadata{RefreshInterval: time.Minute, RetryMax: 3, RetryBackoff: time.Second}
 	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Second, sc.Net.DialTimeout)
@@ -62,7 +63,7 @@ func TestOAuthBearerToSarama(t *testing.T) {
 		t.Run(mechanism, func(t *testing.T) {
 			tokens := &staticTokens{token: "the-Token"}
 			s := defaultSettings()
-			s.SASL = &SASL{Mechanism: mechanism, HandshakeVersion: 1, Tokens: tokens, Extensions: map[string]string{"logicalCluster": "lkc-1"}}
+			s.SASL = &clientsettings.SASL{Mechanism: mechanism, HandshakeVersion: 1, Tokens: tokens, Extensions: map[string]string{"logicalCluster": "lkc-1"}}
 			sc, err := saramaconfig.ClientConfig(s)
 			require.NoError(t, err)
 			require.True(t, sc.Net.SASL.Enable)
@@ -87,14 +88,14 @@ func TestOAuthBearerToSarama(t *testing.T) {
 
 func TestSASLTokenSettingsNameTheKey(t *testing.T) {
 	for name, tt := range map[string]struct {
-		sasl  *SASL
+		sasl  *clientsettings.SASL
 		wants []string
 	}{
-		"no token source":         {&SASL{Mechanism: kafka.SASLOAuthBearer, HandshakeVersion: 1}, []string{"auth::sasl: ", "needs a token source"}},
-		"token source with PLAIN": {&SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: "p", HandshakeVersion: 1, Tokens: &staticTokens{}}, []string{"takes no token source"}},
-		"extensions with SCRAM":   {&SASL{Mechanism: kafka.SASLSCRAMSHA256, Username: "u", Password: "p", HandshakeVersion: 1, Extensions: map[string]string{"a": "b"}}, []string{"takes no SASL extensions"}},
-		"handshake v0":            {&SASL{Mechanism: kafka.SASLAWSMSKIAM, Tokens: &staticTokens{}}, []string{"version: AWS_MSK_IAM_OAUTHBEARER needs the version 1 handshake"}},
-		"password with a token":   {&SASL{Mechanism: kafka.SASLOAuthBearer, Password: securityTestPassword, HandshakeVersion: 1, Tokens: &staticTokens{}}, []string{"password: not used by OAUTHBEARER"}},
+		"no token source":         {&clientsettings.SASL{Mechanism: kafka.SASLOAuthBearer, HandshakeVersion: 1}, []string{"auth::sasl: ", "needs a token source"}},
+		"token source with PLAIN": {&clientsettings.SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: "p", HandshakeVersion: 1, Tokens: &staticTokens{}}, []string{"takes no token source"}},
+		"extensions with SCRAM":   {&clientsettings.SASL{Mechanism: kafka.SASLSCRAMSHA256, Username: "u", Password: "p", HandshakeVersion: 1, Extensions: map[string]string{"a": "b"}}, []string{"takes no SASL extensions"}},
+		"handshake v0":            {&clientsettings.SASL{Mechanism: kafka.SASLAWSMSKIAM, Tokens: &staticTokens{}}, []string{"version: AWS_MSK_IAM_OAUTHBEARER needs the version 1 handshake"}},
+		"password with a token":   {&clientsettings.SASL{Mechanism: kafka.SASLOAuthBearer, Password: securityTestPassword, HandshakeVersion: 1, Tokens: &staticTokens{}}, []string{"password: not used by OAUTHBEARER"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := defaultSettings()
@@ -111,7 +112,7 @@ func TestSASLTokenSettingsNameTheKey(t *testing.T) {
 
 func TestKerberosToSarama(t *testing.T) {
 	s := defaultSettings()
-	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", Password: securityTestPassword,
+	s.Kerberos = &clientsettings.Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", Password: securityTestPassword,
 		ConfigFile: "/etc/krb5.conf", DisableFAST: true}
 	sc, err := saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
@@ -125,7 +126,7 @@ func TestKerberosToSarama(t *testing.T) {
 	require.Equal(t, `plaintext, SASL GSSAPI as "lag-monitor@EXAMPLE.COM"`, summary)
 	require.NotContains(t, summary, securityTestPassword)
 
-	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", KeytabFile: "/etc/security/kafka.keytab", ConfigFile: "/etc/krb5.conf"}
+	s.Kerberos = &clientsettings.Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "lag-monitor", KeytabFile: "/etc/security/kafka.keytab", ConfigFile: "/etc/krb5.conf"}
 	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.KRB5_KEYTAB_AUTH, sc.Net.SASL.GSSAPI.AuthType)
@@ -133,13 +134,13 @@ func TestKerberosToSarama(t *testing.T) {
 	require.Empty(t, sc.Net.SASL.GSSAPI.Password)
 
 	for name, tt := range map[string]struct {
-		k     *Kerberos
-		sasl  *SASL
+		k     *clientsettings.Kerberos
+		sasl  *clientsettings.SASL
 		wants []string
 	}{
-		"missing keys":      {&Kerberos{}, nil, []string{"auth::kerberos: ", "service_name: must be set", "realm: must be set", "username: must be set", "config_file: must be set", "password: must be set, or keytab_file"}},
-		"password + keytab": {&Kerberos{ServiceName: "kafka", Realm: "R", Username: "u", Password: securityTestPassword, KeytabFile: "/k", ConfigFile: "/c"}, nil, []string{"password: not used with keytab_file"}},
-		"with sasl":         {&Kerberos{}, &SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: "p", HandshakeVersion: 1}, []string{"only one of sasl or kerberos"}},
+		"missing keys":      {&clientsettings.Kerberos{}, nil, []string{"auth::kerberos: ", "service_name: must be set", "realm: must be set", "username: must be set", "config_file: must be set", "password: must be set, or keytab_file"}},
+		"password + keytab": {&clientsettings.Kerberos{ServiceName: "kafka", Realm: "R", Username: "u", Password: securityTestPassword, KeytabFile: "/k", ConfigFile: "/c"}, nil, []string{"password: not used with keytab_file"}},
+		"with sasl":         {&clientsettings.Kerberos{}, &clientsettings.SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: "p", HandshakeVersion: 1}, []string{"only one of sasl or kerberos"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := defaultSettings()
@@ -157,8 +158,8 @@ func TestKerberosToSarama(t *testing.T) {
 func TestWarnKerberosWithoutTLS(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	s := defaultSettings()
-	s.Kerberos = &Kerberos{ServiceName: "kafka", Realm: "R", Username: "u", Password: securityTestPassword, ConfigFile: "/c"}
-	saramaconfig.WarnInsecure(s, zap.New(core))
+	s.Kerberos = &clientsettings.Kerberos{ServiceName: "kafka", Realm: "R", Username: "u", Password: securityTestPassword, ConfigFile: "/c"}
+	clientsettings.WarnInsecure(s, zap.New(core))
 	warned := logs.FilterMessageSnippet("without TLS").All()
 	require.Len(t, warned, 1)
 	require.Equal(t, "GSSAPI", warned[0].ContextMap()["mechanism"])

@@ -22,6 +22,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/batchguard"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/brokerwatch"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
@@ -47,7 +48,7 @@ type Cluster struct {
 	refusals *batchguard.Refusals
 
 	// settings are what lanes are made from (Lane).
-	settings Settings
+	settings clientsettings.Settings
 
 	mu     sync.Mutex
 	client sarama.Client
@@ -77,7 +78,7 @@ type Cluster struct {
 
 // New builds and validates the client configuration and logs the settings
 // that expose credentials. It does not connect: the first call does.
-func New(s Settings) (*Cluster, error) {
+func New(s clientsettings.Settings) (*Cluster, error) {
 	if len(s.Brokers) == 0 {
 		return nil, errors.New("brokers: must list at least one broker")
 	}
@@ -85,7 +86,7 @@ func New(s Settings) (*Cluster, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	saramaconfig.WarnInsecure(s, logger)
+	clientsettings.WarnInsecure(s, logger)
 	return newCluster(s, logger)
 }
 
@@ -131,7 +132,7 @@ func (c *Cluster) warmUp(ctx context.Context) {
 	}
 }
 
-func newCluster(s Settings, logger *zap.Logger) (*Cluster, error) {
+func newCluster(s clientsettings.Settings, logger *zap.Logger) (*Cluster, error) {
 	sc, err := saramaconfig.ClientConfig(s)
 	if err != nil {
 		return nil, err
@@ -148,7 +149,9 @@ func newCluster(s Settings, logger *zap.Logger) (*Cluster, error) {
 		}
 		sc.Net.TLS.Enable = false
 	}
-	watch := brokerwatch.New(sc.Net.DialTimeout, sc.Net.KeepAlive, func(conn net.Conn, addr string) net.Conn {
+	// One clock for the watch and the idle connections: the system's.
+	clock := brokerwatch.SystemClock()
+	watch := brokerwatch.New(clock, sc.Net.DialTimeout, sc.Net.KeepAlive, func(conn net.Conn, addr string) net.Conn {
 		if secure != nil {
 			conn = tls.Client(conn, withServerName(secure, addr))
 		}
@@ -166,7 +169,7 @@ func newCluster(s Settings, logger *zap.Logger) (*Cluster, error) {
 		refusals: refusals,
 	}
 	if s.ConnIdleTimeout > 0 {
-		c.idle = brokerwatch.NewIdle(s.ConnIdleTimeout, logger)
+		c.idle = brokerwatch.NewIdle(clock, s.ConnIdleTimeout, logger)
 	}
 	return c, nil
 }
@@ -193,7 +196,7 @@ func (c *Cluster) begin(ctx context.Context) (*brokerwatch.Call, func()) {
 // Tokens is the source of the OAUTHBEARER tokens the connections present,
 // nil without one: another client of the same principal (the membership's)
 // shares it, so that a token refused to either is dropped for both.
-func (c *Cluster) Tokens() TokenSource {
+func (c *Cluster) Tokens() clientsettings.TokenSource {
 	return saslauth.Tokens(c.config)
 }
 

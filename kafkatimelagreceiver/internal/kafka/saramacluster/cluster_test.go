@@ -1,9 +1,10 @@
+//go:build !unit
+
 package saramacluster
 
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,14 +20,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
-
-// sarama's metrics start one process-wide meter goroutine that never ends.
-var ignoreMeterArbiter = goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick")
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, ignoreMeterArbiter)
-}
 
 // requestLog is a kafka.RequestObserver that keeps what it was told.
 type requestLog struct {
@@ -150,7 +145,7 @@ func TestClusterAgainstKfake(t *testing.T) {
 	defer stopNextGen()
 
 	requests := newRequestLog()
-	c, err := New(Settings{
+	c, err := New(clientsettings.Settings{
 		Brokers:         addrs,
 		ClientID:        "saramacluster-test",
 		ProtocolVersion: "4.0.0", // ConsumerGroupDescribe for the KIP-848 group
@@ -258,7 +253,7 @@ func TestClusterAgainstKfake(t *testing.T) {
 // fails calls (saying how the client tried), and Close ends it all.
 func TestLazyConnect(t *testing.T) {
 	requests := newRequestLog()
-	c, err := New(Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second, Observer: requests})
+	c, err := New(clientsettings.Settings{Brokers: []string{"127.0.0.1:1"}, ProtocolVersion: "3.0.0", RequestTimeout: time.Second, DialTimeout: time.Second, Observer: requests})
 	require.NoError(t, err)
 	_, err = c.ConsumerGroups(context.Background())
 	require.ErrorContains(t, err, "connect to brokers [127.0.0.1:1] (plaintext, no SASL)")
@@ -311,7 +306,7 @@ func TestDenialsAreTyped(t *testing.T) {
 		kc.Fault(f)
 	}
 
-	c, err := New(Settings{Brokers: kc.ListenAddrs(), ProtocolVersion: "3.0.0", RequestTimeout: 10 * time.Second, DialTimeout: 10 * time.Second})
+	c, err := New(clientsettings.Settings{Brokers: kc.ListenAddrs(), ProtocolVersion: "3.0.0", RequestTimeout: 10 * time.Second, DialTimeout: 10 * time.Second})
 	require.NoError(t, err)
 	defer c.Close()
 	groups := []string{"allowed", "broken", "denied"}
@@ -357,36 +352,4 @@ func TestDenialsAreTyped(t *testing.T) {
 	require.Equal(t, kafka.OperationRead, topicErr.Operation)
 	require.ErrorAs(t, err, &authz)
 	require.NoError(t, kafka.NewDenials().Split(err))
-}
-
-// recordTimestamps is Cluster.RecordTimestamps of records named one by one,
-// its answers by record.
-func recordTimestamps(ctx context.Context, c *Cluster, records []recordAt) (map[recordAt]kafka.RecordTimestamp, error) {
-	var wanted []kafka.PartitionOffsets
-	for _, r := range records {
-		i := slices.IndexFunc(wanted, func(w kafka.PartitionOffsets) bool { return w.TopicPartition == r.TopicPartition })
-		if i < 0 {
-			wanted = append(wanted, kafka.PartitionOffsets{TopicPartition: r.TopicPartition})
-			i = len(wanted) - 1
-		}
-		wanted[i].Offsets = append(wanted[i].Offsets, r.Offset)
-	}
-	for i := range wanted {
-		slices.Sort(wanted[i].Offsets)
-		wanted[i].Offsets = slices.Compact(wanted[i].Offsets)
-	}
-	reads, err := c.RecordTimestamps(ctx, wanted)
-	out := map[recordAt]kafka.RecordTimestamp{}
-	for tp, found := range reads {
-		for _, r := range found {
-			out[recordAt{TopicPartition: tp, Offset: r.Wanted}] = r.RecordTimestamp
-		}
-	}
-	return out, err
-}
-
-// recordAt names the record at an offset of a partition.
-type recordAt struct {
-	kafka.TopicPartition
-	Offset int64
 }

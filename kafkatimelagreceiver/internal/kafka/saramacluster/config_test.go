@@ -3,7 +3,6 @@ package saramacluster
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/testca"
@@ -14,32 +13,10 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
-
-const securityTestPassword = "s3cr3t-Pa55"
-
-// defaultSettings are the receiver's defaults.
-func defaultSettings() Settings {
-	return Settings{
-		Brokers:         []string{"localhost:9092"},
-		ClientID:        "otel-kafkatimelag",
-		ProtocolVersion: "3.0.0",
-		RequestTimeout:  10 * time.Second,
-		DialTimeout:     10 * time.Second,
-		Metadata:        Metadata{RefreshInterval: 10 * time.Minute},
-	}
-}
-
-// testSettings are the receiver's defaults pointed at brokers (a test's
-// kfake cluster): its client id and protocol version, and a 10 s request
-// timeout.
-func testSettings(brokers []string) Settings {
-	s := defaultSettings()
-	s.Brokers = brokers
-	return s
-}
 
 func TestConfigureSecurity(t *testing.T) {
 	s := defaultSettings()
@@ -54,7 +31,7 @@ func TestConfigureSecurity(t *testing.T) {
 		kafka.SASLSCRAMSHA256: sarama.SASLTypeSCRAMSHA256,
 		kafka.SASLSCRAMSHA512: sarama.SASLTypeSCRAMSHA512,
 	} {
-		s.SASL = &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
+		s.SASL = &clientsettings.SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}
 		sc, err := saramaconfig.ClientConfig(s)
 		require.NoError(t, err, mechanism)
 		require.True(t, sc.Net.SASL.Enable)
@@ -70,7 +47,7 @@ func TestConfigureSecurity(t *testing.T) {
 			require.NotSame(t, sc.Net.SASL.SCRAMClientGeneratorFunc(), sc.Net.SASL.SCRAMClientGeneratorFunc())
 		}
 	}
-	s.SASL = &SASL{Mechanism: kafka.SASLSCRAMSHA512, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 0}
+	s.SASL = &clientsettings.SASL{Mechanism: kafka.SASLSCRAMSHA512, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 0}
 	sc, err = saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.SASLHandshakeV0, sc.Net.SASL.Version)
@@ -95,7 +72,7 @@ func TestConfigureSecurity(t *testing.T) {
 
 func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
 	s := defaultSettings()
-	s.SASL = &SASL{Mechanism: " scram-sha-256", Username: "u", Password: "p", HandshakeVersion: 1}
+	s.SASL = &clientsettings.SASL{Mechanism: " scram-sha-256", Username: "u", Password: "p", HandshakeVersion: 1}
 	sc, err := saramaconfig.ClientConfig(s)
 	require.NoError(t, err)
 	require.Equal(t, sarama.SASLMechanism(sarama.SASLTypeSCRAMSHA256), sc.Net.SASL.Mechanism)
@@ -104,9 +81,9 @@ func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
 // TestNewNamesTheKey: New's errors name the configuration key at fault, and
 // never show the password.
 func TestNewNamesTheKey(t *testing.T) {
-	sasl := func(mechanism, user, password string, version int) Settings {
+	sasl := func(mechanism, user, password string, version int) clientsettings.Settings {
 		s := defaultSettings()
-		s.SASL = &SASL{Mechanism: mechanism, Username: user, Password: password, HandshakeVersion: version}
+		s.SASL = &clientsettings.SASL{Mechanism: mechanism, Username: user, Password: password, HandshakeVersion: version}
 		return s
 	}
 	version := defaultSettings()
@@ -116,7 +93,7 @@ func TestNewNamesTheKey(t *testing.T) {
 	noBrokers := defaultSettings()
 	noBrokers.Brokers = nil
 	for name, tt := range map[string]struct {
-		s     Settings
+		s     clientsettings.Settings
 		wants []string
 	}{
 		"protocol version":      {version, []string{"protocol_version: "}},
@@ -143,15 +120,15 @@ func TestNewNamesTheKey(t *testing.T) {
 func TestWarnInsecureSecurity(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	s := defaultSettings()
-	saramaconfig.WarnInsecure(s, zap.New(core))
+	clientsettings.WarnInsecure(s, zap.New(core))
 	require.Zero(t, logs.Len(), "nothing configured, nothing to warn about")
 
-	s.SASL = &SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: securityTestPassword, HandshakeVersion: 1}
-	saramaconfig.WarnInsecure(s, zap.New(core))
+	s.SASL = &clientsettings.SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: securityTestPassword, HandshakeVersion: 1}
+	clientsettings.WarnInsecure(s, zap.New(core))
 	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len())
 
 	s.TLS = &configtls.ClientConfig{InsecureSkipVerify: true}
-	saramaconfig.WarnInsecure(s, zap.New(core))
+	clientsettings.WarnInsecure(s, zap.New(core))
 	require.Equal(t, 1, logs.FilterMessageSnippet("insecure_skip_verify").Len())
 	require.Equal(t, 1, logs.FilterMessageSnippet("without TLS").Len(), "TLS is on now")
 	for _, entry := range logs.All() {

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package saramacluster
 
 import (
@@ -10,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
@@ -32,7 +35,7 @@ func returnsWithin[T any](t *testing.T, limit time.Duration, call func() T) T {
 
 // patientSettings give every request a read deadline far beyond the test:
 // only the context, or Close, can end a request the broker never answers.
-func patientSettings(k *kfaketest.Kafka) Settings {
+func patientSettings(k *kfaketest.Kafka) clientsettings.Settings {
 	s := testSettings(k.Addrs)
 	s.RequestTimeout = 10 * time.Minute
 	return s

@@ -13,6 +13,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // scriptedBroker is a loopback server that answers every request with the
@@ -146,7 +147,7 @@ type scriptedRead struct {
 func newScriptedRead(t testing.TB) *scriptedRead {
 	t.Helper()
 	broker := newScriptedBroker(t)
-	c, err := New(Settings{Brokers: []string{broker.listener.Addr().String()}, ProtocolVersion: "3.0.0", RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second})
+	c, err := New(clientsettings.Settings{Brokers: []string{broker.listener.Addr().String()}, ProtocolVersion: "3.0.0", RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package saramacluster
 
 import (
@@ -15,12 +17,12 @@ import (
 )
 
 // A read that names partitions of deleted topics (a group's commits outlive
-// its topic; tables are kept through partial reads) used to refresh the
-// metadata of each such topic on its own: two requests and a 100 ms
-// backoff per topic, one after the other, at every sample. The topics and
-// partitions the client's metadata lacks are asked about together, in one
-// Metadata request per read, and those the cluster does not have are
-// reported as unknown.
+// its topic; tables are kept through partial reads) must not refresh the
+// metadata of each such topic on its own (sarama's way: two requests and a
+// 100 ms backoff per topic, one after the other, at every sample). The
+// topics and partitions the client's metadata lacks are asked about
+// together, in one Metadata request per read, and those the cluster does
+// not have are reported as unknown.
 func TestEndOffsetsOfDeletedTopicsCostOneMetadataRequest(t *testing.T) {
 	k := kfaketest.New(t, 1, nil)
 	k.CreateTopic("live", 2)

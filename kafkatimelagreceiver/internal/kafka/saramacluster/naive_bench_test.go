@@ -1,3 +1,5 @@
+//go:build !unit
+
 package saramacluster
 
 // BenchmarkNaiveEndOffsets, on the scale workloads of the receiver's

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // listOffsetsResponseV5 is a ListOffsets v5 response body for partitions
@@ -37,7 +38,7 @@ func listOffsetsResponseV5(offsets ...int64) []byte {
 // partitions of the answer are read.
 func TestNegativeListedOffsetIsNoOffset(t *testing.T) {
 	broker := newScriptedBroker(t)
-	c, err := New(Settings{Brokers: []string{broker.listener.Addr().String()}, ProtocolVersion: "2.2.0", RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second})
+	c, err := New(clientsettings.Settings{Brokers: []string{broker.listener.Addr().String()}, ProtocolVersion: "2.2.0", RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	conf := *c.config
 	conf.ApiVersionsRequest = false // the scripted broker answers only what it is given

@@ -2,17 +2,6 @@ package saramacluster
 
 import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
-)
-
-// The client's settings (saramaconfig) and authentication (saslauth), named
-// here too for the callers that build Settings for New.
-type (
-	Settings    = saramaconfig.Settings
-	Metadata    = saramaconfig.Metadata
-	SASL        = saslauth.SASL
-	Kerberos    = saslauth.Kerberos
-	TokenSource = saslauth.TokenSource
 )
 
 // NewestVersion is the newest Kafka protocol version the client speaks

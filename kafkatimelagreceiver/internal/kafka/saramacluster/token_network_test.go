@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // A connection that fails at the network (Kafka down, a broker
@@ -23,7 +24,7 @@ func TestNetworkErrorKeepsTheToken(t *testing.T) {
 
 	tokens := &staticTokens{token: "t"}
 	s := testSettings([]string{addr})
-	s.SASL = &SASL{Mechanism: kafka.SASLOAuthBearer, HandshakeVersion: 1, Tokens: tokens}
+	s.SASL = &clientsettings.SASL{Mechanism: kafka.SASLOAuthBearer, HandshakeVersion: 1, Tokens: tokens}
 	c, err := New(s)
 	require.NoError(t, err)
 	defer c.Close()

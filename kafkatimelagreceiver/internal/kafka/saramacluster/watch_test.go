@@ -1,3 +1,5 @@
+//go:build !unit
+
 package saramacluster
 
 import (
@@ -15,6 +17,10 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
+
+// The tests here check that sarama's requests, lookups and queueing reach
+// the watch: the rules' scenarios themselves, at the instants the rules
+// name, are brokerwatch's watch_test.go on a manual clock.
 
 // listOffsetsStall holds the ListOffsets requests that reach some brokers
 // of a kfake cluster: each held request is answered once released, or

@@ -1,6 +1,6 @@
-// Package saramaconfig turns the receiver's Kafka client settings into a
-// checked sarama configuration: protocol version, timeouts, metadata, TLS
-// and, through saslauth, authentication. The cluster's reads and the
+// Package saramaconfig turns the receiver's Kafka client settings
+// (clientsettings) into a checked sarama configuration: protocol version,
+// timeouts, metadata, TLS and, through saslauth, authentication. The cluster's reads and the
 // coordination membership build their clients from it.
 package saramaconfig
 
@@ -8,65 +8,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/IBM/sarama"
 	"go.opentelemetry.io/collector/config/configtls"
-	"go.uber.org/zap"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
 )
-
-// Settings are what a client needs to reach a cluster.
-type Settings struct {
-	Brokers  []string
-	ClientID string
-	// ProtocolVersion is the highest Kafka protocol version to speak, in
-	// any spelling configkafka accepts ("3.0.0", "3.0", "v3.0").
-	ProtocolVersion string
-	// RequestTimeout is the read and write deadline of each request, and
-	// bounds fetching a token. The receiver's configuration sets it, as
-	// every duration here, and checks it is positive.
-	RequestTimeout time.Duration
-	// DialTimeout bounds opening a connection, TLS handshake included.
-	DialTimeout time.Duration
-	// ConnIdleTimeout closes a broker's connection that has carried no
-	// request for longer, before it carries the next one: brokers
-	// (connections.max.idle.ms), load balancers and NAT drop idle
-	// connections without telling the client. Zero means never.
-	ConnIdleTimeout time.Duration
-	// RackID, when set, is sent with record reads so that the leader can
-	// point them at a replica in the same rack (KIP-392).
-	RackID string
-	// Metadata tunes the client's metadata requests.
-	Metadata Metadata
-	// TLS encrypts connections; nil means plaintext, and so does
-	// `insecure: true` without a CA, as in contrib's configkafka.
-	TLS *configtls.ClientConfig
-	// SASL authenticates connections; nil means no SASL.
-	SASL *saslauth.SASL
-	// Kerberos authenticates connections with SASL/GSSAPI; nil means none.
-	// At most one of SASL and Kerberos is set.
-	Kerberos *saslauth.Kerberos
-	// Logger is told of insecure settings and of recoveries; nil means none.
-	Logger *zap.Logger
-	// Observer is told of every request sent, from several goroutines at
-	// once; nil means none.
-	Observer kafka.RequestObserver
-}
-
-// Metadata tunes the client's metadata requests.
-type Metadata struct {
-	// RefreshInterval is how often the client refreshes the metadata of the
-	// whole cluster; zero turns the background refresh off.
-	RefreshInterval time.Duration
-	// RetryMax and RetryBackoff are how many times, and after how long, a
-	// metadata or coordinator lookup is retried when the cluster has no
-	// answer yet (a leader election, brokers starting).
-	RetryMax     int
-	RetryBackoff time.Duration
-}
 
 // NewestVersion is the newest Kafka protocol version the client speaks.
 // It is a safe default: every request is negotiated down to what its broker
@@ -96,7 +44,8 @@ func VersionAtLeast(v, min string) bool {
 
 // ParseVersion reads a protocol version in any spelling configkafka
 // accepts ("3.7.0", "3.7", "v3.7", "0.10.2", "0.10.2.1"); sarama itself
-// wants the patch level ("3.7.0", "0.10.2.0").
+// wants the patch level ("3.7.0", "0.10.2.0"). clientsettings.ParseVersion
+// reads the same spellings without sarama.
 func ParseVersion(v string) (sarama.KafkaVersion, error) {
 	s := strings.TrimPrefix(strings.TrimSpace(v), "v")
 	want := 3 // components: major.minor.patch
@@ -111,7 +60,7 @@ func ParseVersion(v string) (sarama.KafkaVersion, error) {
 
 // ClientConfig is the sarama configuration of the settings, checked: the
 // cluster's, and the base of the coordination membership's.
-func ClientConfig(s Settings) (*sarama.Config, error) {
+func ClientConfig(s clientsettings.Settings) (*sarama.Config, error) {
 	version, err := ParseVersion(s.ProtocolVersion)
 	if err != nil {
 		return nil, fmt.Errorf("protocol_version: %w", err)
@@ -163,17 +112,4 @@ func configureTLS(sc *sarama.Config, tlsCfg *configtls.ClientConfig) error {
 		}
 	}
 	return nil
-}
-
-// WarnInsecure logs, once at start, settings that expose the credentials or
-// the connection.
-func WarnInsecure(s Settings, logger *zap.Logger) {
-	plaintext := s.TLS == nil || (s.TLS.Insecure && s.TLS.CAFile == "" && s.TLS.CAPem == "")
-	if mechanism := saslauth.Mechanism(s.SASL, s.Kerberos); mechanism != "" && plaintext {
-		logger.Warn("SASL is configured without TLS: the credentials (in the clear with PLAIN; bearer tokens can be replayed until they expire) and all metadata cross the network unencrypted",
-			zap.String("mechanism", mechanism))
-	}
-	if s.TLS != nil && s.TLS.InsecureSkipVerify {
-		logger.Warn("tls::insecure_skip_verify is set: the brokers' certificates are not verified, so a man in the middle can read the credentials and the data")
-	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 func TestProtocolVersionSpellings(t *testing.T) {
@@ -35,4 +37,32 @@ func TestCheckVersion(t *testing.T) {
 	require.NoError(t, CheckVersion("4.0.0"))
 	require.Error(t, CheckVersion("three"))
 	require.Error(t, CheckVersion(""))
+}
+
+// TestClientNeutralVersionsAgreeWithSarama: the share-group client reads
+// protocol versions without sarama (clientsettings.ParseVersion); it
+// accepts exactly the spellings sarama's client does, and orders them as
+// sarama does.
+func TestClientNeutralVersionsAgreeWithSarama(t *testing.T) {
+	spellings := []string{
+		"3.7.0", "3.7", "v3.7", " 3.7.0 ", "2.8.1", "4.1.0", "4.3.1", "10.0", "1.1.0", "2.3.0",
+		"0.10.2", "0.10.2.1", "v0.11.0", "0.8.2.2", "0.11.0.0",
+		"", "v", "3", "three", "3.7.0.1.2", "3.7.0.1", "03.7.0", "0.10", "0", "3.x.0", "-3.7.0", "+3.7.0", "3..0", "3.7.", "v 3.7",
+	}
+	for _, spelling := range spellings {
+		saramaVersion, saramaErr := ParseVersion(spelling)
+		neutral, err := clientsettings.ParseVersion(spelling)
+		require.Equal(t, saramaErr == nil, err == nil, "%q: sarama says %v, clientsettings %v", spelling, saramaErr, err)
+		if err != nil {
+			continue
+		}
+		require.Equal(t, saramaVersion.String(), neutral.String(), spelling)
+		for _, other := range spellings {
+			otherSarama, saramaErr := ParseVersion(other)
+			if saramaErr != nil {
+				continue
+			}
+			require.Equal(t, saramaVersion.IsAtLeast(otherSarama), clientsettings.VersionAtLeast(spelling, other), "%q at least %q", spelling, other)
+		}
+	}
 }

@@ -7,37 +7,20 @@ import (
 	"github.com/xdg-go/scram"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
-
-// SASL is SASL authentication with a username and password, or with
-// bearer tokens.
-type SASL struct {
-	// Mechanism is one of the kafka.SASL* mechanisms, in any case.
-	Mechanism string
-	Username  string
-	Password  string
-	// HandshakeVersion is 1 (Kafka 1.0+) or 0, for brokers that only speak
-	// the pre-KIP-152 handshake (such as Azure Event Hubs).
-	HandshakeVersion int
-	// Tokens supplies the tokens of kafka.SASLOAuthBearer and
-	// kafka.SASLAWSMSKIAM.
-	Tokens TokenSource
-	// Extensions are the SASL extensions (KIP-342) sent with every token,
-	// such as Confluent Cloud's logicalCluster and identityPoolId.
-	Extensions map[string]string
-}
 
 // Configure applies the SASL or Kerberos settings (at most one; nil: none)
 // to the sarama configuration. Its errors are prefixed with the receiver's
 // config keys.
-func Configure(sc *sarama.Config, sasl *SASL, k *Kerberos) error {
+func Configure(sc *sarama.Config, sasl *clientsettings.SASL, k *clientsettings.Kerberos) error {
 	if k != nil {
 		return configureKerberos(sc, sasl, k)
 	}
 	if sasl == nil {
 		return nil
 	}
-	if err := sasl.validate(); err != nil {
+	if err := sasl.Validate(); err != nil {
 		return fmt.Errorf("auth::sasl: %w", err)
 	}
 	sc.Net.SASL.Enable = true
@@ -51,7 +34,7 @@ func Configure(sc *sarama.Config, sasl *SASL, k *Kerberos) error {
 		// tokens: sarama refuses to send ApiVersions first.
 		sc.ApiVersionsRequest = false
 	}
-	switch sasl.mechanism() {
+	switch sasl.MechanismName() {
 	case kafka.SASLPlain:
 		sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
 	case kafka.SASLSCRAMSHA256:
@@ -62,21 +45,9 @@ func Configure(sc *sarama.Config, sasl *SASL, k *Kerberos) error {
 		sc.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{hash: scram.SHA512} }
 	case kafka.SASLOAuthBearer, kafka.SASLAWSMSKIAM:
 		sc.Net.SASL.Mechanism = sarama.SASLTypeOAuth
-		sc.Net.SASL.TokenProvider = &tokenProvider{mechanism: sasl.mechanism(), tokens: sasl.Tokens, extensions: sasl.Extensions, timeout: sc.Net.ReadTimeout}
+		sc.Net.SASL.TokenProvider = tokenProvider{clientsettings.NewPresenter(sasl, sc.Net.ReadTimeout)}
 	}
 	return nil
-}
-
-// validate names the offending key under auth::sasl.
-func (s *SASL) validate() error {
-	if err := kafka.ValidateSASL(s.Mechanism, s.Username, s.Password, s.HandshakeVersion); err != nil {
-		return err
-	}
-	return s.validateTokens()
-}
-
-func (s *SASL) mechanism() string {
-	return kafka.SASLMechanism(s.Mechanism)
 }
 
 // Summary says how the client authenticates and encrypts, for
@@ -95,8 +66,8 @@ func Summary(sc *sarama.Config) string {
 	}
 	switch sc.Net.SASL.Mechanism {
 	case sarama.SASLTypeOAuth:
-		if tp, ok := sc.Net.SASL.TokenProvider.(*tokenProvider); ok {
-			return fmt.Sprintf("%s, SASL %s", transport, tp.mechanism)
+		if tp, ok := sc.Net.SASL.TokenProvider.(tokenProvider); ok {
+			return fmt.Sprintf("%s, SASL %s", transport, tp.Mechanism())
 		}
 	case sarama.SASLTypeGSSAPI:
 		return fmt.Sprintf("%s, SASL GSSAPI as %q", transport, sc.Net.SASL.GSSAPI.Username+"@"+sc.Net.SASL.GSSAPI.Realm)

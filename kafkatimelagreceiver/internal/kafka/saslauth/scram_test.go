@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // securityTestPassword is the password of the SCRAM conversations.
@@ -21,7 +22,7 @@ const securityTestPassword = "s3cr3t-Pa55"
 func beginSCRAM(t *testing.T, mechanism string) (client sarama.SCRAMClient, clientFirst string) {
 	t.Helper()
 	sc := sarama.NewConfig()
-	require.NoError(t, Configure(sc, &SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}, nil))
+	require.NoError(t, Configure(sc, &clientsettings.SASL{Mechanism: mechanism, Username: "monitor", Password: securityTestPassword, HandshakeVersion: 1}, nil))
 	client = sc.Net.SASL.SCRAMClientGeneratorFunc()
 	require.NoError(t, client.Begin("monitor", securityTestPassword, ""))
 	clientFirst, err := client.Step("")

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package sharegroups_test
 
 import (
@@ -15,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/sharegroups"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
@@ -28,19 +30,23 @@ func TestMain(m *testing.M) {
 // depends on how fast the steps are.
 const opTimeout = 30 * time.Second
 
-func settingsFor(addrs []string) sharegroups.Settings {
-	return sharegroups.Settings{
+// receiverDefaultVersion is the receiver's default protocol_version: the
+// newest the cluster's client (sarama) speaks.
+const receiverDefaultVersion = "4.3.1"
+
+func settingsFor(addrs []string) clientsettings.Settings {
+	return clientsettings.Settings{
 		Brokers:         addrs,
 		ClientID:        "kafkatimelag-test",
-		ProtocolVersion: saramacluster.NewestVersion(),
+		ProtocolVersion: receiverDefaultVersion,
 		RequestTimeout:  10 * time.Second,
 		DialTimeout:     5 * time.Second,
 		ConnIdleTimeout: 9 * time.Minute,
-		Metadata:        saramacluster.Metadata{RefreshInterval: 10 * time.Minute, RetryMax: 3, RetryBackoff: 50 * time.Millisecond},
+		Metadata:        clientsettings.Metadata{RefreshInterval: 10 * time.Minute, RetryMax: 3, RetryBackoff: 50 * time.Millisecond},
 	}
 }
 
-func newClient(t *testing.T, s sharegroups.Settings) *sharegroups.Client {
+func newClient(t *testing.T, s clientsettings.Settings) *sharegroups.Client {
 	t.Helper()
 	c, err := sharegroups.New(s)
 	require.NoError(t, err)

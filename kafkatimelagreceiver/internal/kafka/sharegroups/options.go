@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // franz-go's bounds on the settings below, which its client refuses to be
@@ -45,7 +46,7 @@ type clientConfig struct {
 
 // translate turns the settings into franz-go options, key by key. Its
 // errors name the receiver's configuration keys.
-func translate(ctx context.Context, s Settings) (clientConfig, error) {
+func translate(ctx context.Context, s clientsettings.Settings) (clientConfig, error) {
 	if len(s.Brokers) == 0 {
 		return clientConfig{}, fmt.Errorf("brokers: must be set")
 	}
@@ -100,7 +101,7 @@ func translate(ctx context.Context, s Settings) (clientConfig, error) {
 		}
 		cc.opts = append(cc.opts, kgo.SASL(mechanism))
 		cc.tokens = tokens
-		cc.security += ", SASL " + kafka.SASLMechanism(s.SASL.Mechanism)
+		cc.security += ", SASL " + s.SASL.MechanismName()
 		if tokens == nil {
 			cc.security += fmt.Sprintf(" as %q", s.SASL.Username)
 		}

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/config/configtls"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // fakeTokens is a TokenSource handing out one token, remembering what it
@@ -35,21 +35,21 @@ func (f *fakeTokens) Token(ctx context.Context) (string, error) {
 
 func (f *fakeTokens) Invalidate(refused string) { f.invalidated = append(f.invalidated, refused) }
 
-func settings() Settings {
-	return Settings{
+func settings() clientsettings.Settings {
+	return clientsettings.Settings{
 		Brokers:         []string{"kafka-1:9092", "kafka-2:9092"},
 		ClientID:        "otelcol-kafkatimelag",
 		ProtocolVersion: "4.2.0",
 		RequestTimeout:  10 * time.Second,
 		DialTimeout:     7 * time.Second,
 		ConnIdleTimeout: 9 * time.Minute,
-		Metadata:        saramacluster.Metadata{RefreshInterval: 10 * time.Minute, RetryMax: 3, RetryBackoff: 250 * time.Millisecond},
+		Metadata:        clientsettings.Metadata{RefreshInterval: 10 * time.Minute, RetryMax: 3, RetryBackoff: 250 * time.Millisecond},
 	}
 }
 
 // client builds the franz-go client the settings translate to, without
 // connecting.
-func client(t *testing.T, s Settings) (*kgo.Client, clientConfig) {
+func client(t *testing.T, s clientsettings.Settings) (*kgo.Client, clientConfig) {
 	t.Helper()
 	cc, err := translate(context.Background(), s)
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestTLS(t *testing.T) {
 
 func TestPlain(t *testing.T) {
 	s := settings()
-	s.SASL = &SASL{Mechanism: "plain", Username: "monitor", Password: "s3cret", HandshakeVersion: 1}
+	s.SASL = &clientsettings.SASL{Mechanism: "plain", Username: "monitor", Password: "s3cret", HandshakeVersion: 1}
 	cl, _ := client(t, s)
 	m := mechanismOf(t, cl)
 	require.Equal(t, "PLAIN", m.Name())
@@ -126,7 +126,7 @@ func TestSCRAM(t *testing.T) {
 	for configured, name := range map[string]string{"SCRAM-SHA-256": "SCRAM-SHA-256", "scram-sha-512": "SCRAM-SHA-512"} {
 		t.Run(name, func(t *testing.T) {
 			s := settings()
-			s.SASL = &SASL{Mechanism: configured, Username: "monitor", Password: "s3cret", HandshakeVersion: 1}
+			s.SASL = &clientsettings.SASL{Mechanism: configured, Username: "monitor", Password: "s3cret", HandshakeVersion: 1}
 			cl, _ := client(t, s)
 			m := mechanismOf(t, cl)
 			require.Equal(t, name, m.Name())
@@ -156,7 +156,7 @@ func TestTokenMechanismsShareTheTokenSource(t *testing.T) {
 		t.Run(mechanism, func(t *testing.T) {
 			tokens := &fakeTokens{token: "eyJ.token"}
 			s := settings()
-			s.SASL = &SASL{Mechanism: mechanism, HandshakeVersion: 1, Tokens: tokens, Extensions: map[string]string{"logicalCluster": "lkc-1"}}
+			s.SASL = &clientsettings.SASL{Mechanism: mechanism, HandshakeVersion: 1, Tokens: tokens, Extensions: map[string]string{"logicalCluster": "lkc-1"}}
 			cl, cc := client(t, s)
 			m := mechanismOf(t, cl)
 			require.Equal(t, "OAUTHBEARER", m.Name(), "AWS MSK IAM is OAUTHBEARER on the wire")
@@ -164,7 +164,7 @@ func TestTokenMechanismsShareTheTokenSource(t *testing.T) {
 			require.NoError(t, err, "the token is fetched within a deadline of its own")
 			require.Equal(t, "n,,\x01auth=Bearer eyJ.token\x01logicalCluster=lkc-1\x01\x01", string(first))
 
-			cc.tokens.refused()
+			cc.tokens.Refused()
 			require.Equal(t, []string{"eyJ.token"}, tokens.invalidated, "a refused token is dropped for every client sharing the source")
 		})
 	}
@@ -172,7 +172,7 @@ func TestTokenMechanismsShareTheTokenSource(t *testing.T) {
 
 func TestHandshakeVersionZero(t *testing.T) {
 	s := settings()
-	s.SASL = &SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: "p", HandshakeVersion: 0}
+	s.SASL = &clientsettings.SASL{Mechanism: kafka.SASLPlain, Username: "u", Password: "p", HandshakeVersion: 0}
 	cl, _ := client(t, s)
 	max, ok := cl.OptValue(kgo.MaxVersions).(*kversion.Versions).LookupMaxKeyVersion(kmsg.SASLHandshake.Int16())
 	require.True(t, ok)
@@ -181,13 +181,13 @@ func TestHandshakeVersionZero(t *testing.T) {
 
 func TestBadSASLNamesTheKey(t *testing.T) {
 	for _, tc := range []struct {
-		sasl SASL
+		sasl clientsettings.SASL
 		want string
 	}{
-		{SASL{Mechanism: kafka.SASLPlain, Username: "u", HandshakeVersion: 1}, "auth::sasl: password: must be set"},
-		{SASL{Mechanism: "GSSAPI", HandshakeVersion: 1}, "auth::sasl: mechanism:"},
-		{SASL{Mechanism: kafka.SASLOAuthBearer, HandshakeVersion: 1}, "auth::sasl: mechanism: OAUTHBEARER needs a token source"},
-		{SASL{Mechanism: kafka.SASLSCRAMSHA256, Username: "u", Password: "p", HandshakeVersion: 1, Tokens: &fakeTokens{}}, "takes no token source"},
+		{clientsettings.SASL{Mechanism: kafka.SASLPlain, Username: "u", HandshakeVersion: 1}, "auth::sasl: password: must be set"},
+		{clientsettings.SASL{Mechanism: "GSSAPI", HandshakeVersion: 1}, "auth::sasl: mechanism:"},
+		{clientsettings.SASL{Mechanism: kafka.SASLOAuthBearer, HandshakeVersion: 1}, "auth::sasl: mechanism: OAUTHBEARER needs a token source"},
+		{clientsettings.SASL{Mechanism: kafka.SASLSCRAMSHA256, Username: "u", Password: "p", HandshakeVersion: 1, Tokens: &fakeTokens{}}, "takes no token source"},
 	} {
 		s := settings()
 		s.SASL = &tc.sasl
@@ -201,7 +201,7 @@ func TestBadSASLNamesTheKey(t *testing.T) {
 // read, and every call says so, naming the key, without a request.
 func TestKerberosRulesShareGroupsOut(t *testing.T) {
 	s := settings()
-	s.Kerberos = &saramacluster.Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "u", Password: "p", ConfigFile: "/etc/krb5.conf"}
+	s.Kerberos = &clientsettings.Kerberos{ServiceName: "kafka", Realm: "EXAMPLE.COM", Username: "u", Password: "p", ConfigFile: "/etc/krb5.conf"}
 	c, err := New(s)
 	require.NoError(t, err)
 	defer c.Close()
@@ -222,7 +222,7 @@ func TestOlderProtocolVersionRulesShareGroupsOut(t *testing.T) {
 		require.NoError(t, c.Close())
 	}
 	for _, v := range []string{"4.1", "4.1.0", "4.3.1"} {
-		cc, err := translate(context.Background(), Settings{Brokers: []string{"k:9092"}, RequestTimeout: time.Second, ProtocolVersion: v})
+		cc, err := translate(context.Background(), clientsettings.Settings{Brokers: []string{"k:9092"}, RequestTimeout: time.Second, ProtocolVersion: v})
 		require.NoError(t, err)
 		require.NoError(t, cc.unsupported, v)
 	}

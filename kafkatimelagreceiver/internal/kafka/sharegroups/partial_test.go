@@ -1,3 +1,5 @@
+//go:build !unit
+
 package sharegroups_test
 
 import (
@@ -14,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/sharegroups"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
@@ -53,7 +55,7 @@ func TestDeniedShareGroupIsAnAuthorizationErrorOfItsOwn(t *testing.T) {
 	seedShareGroup(t, k, "denied", "jobs", admin)
 
 	s := settingsFor(k.Addrs)
-	s.SASL = &sharegroups.SASL{Mechanism: kafka.SASLPlain, Username: "monitor", Password: "monitor", HandshakeVersion: 1}
+	s.SASL = &clientsettings.SASL{Mechanism: kafka.SASLPlain, Username: "monitor", Password: "monitor", HandshakeVersion: 1}
 	c := newClient(t, s)
 	groups := []string{"allowed", "denied"}
 

@@ -2,8 +2,6 @@ package sharegroups
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -12,26 +10,17 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // saslMechanism is franz-go's mechanism for the settings, and for the token
 // mechanisms the adapter told when a broker refuses a token. Its errors name
 // the key under auth::sasl.
-func saslMechanism(s *SASL, requestTimeout time.Duration) (sasl.Mechanism, *tokenMechanism, error) {
-	if err := kafka.ValidateSASL(s.Mechanism, s.Username, s.Password, s.HandshakeVersion); err != nil {
+func saslMechanism(s *clientsettings.SASL, requestTimeout time.Duration) (sasl.Mechanism, *tokenMechanism, error) {
+	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
-	m := kafka.SASLMechanism(s.Mechanism)
-	usesToken := kafka.SASLUsesToken(m)
-	switch {
-	case usesToken && s.Tokens == nil:
-		return nil, nil, fmt.Errorf("mechanism: %s needs a token source", m)
-	case !usesToken && s.Tokens != nil:
-		return nil, nil, fmt.Errorf("mechanism: %s takes no token source", m)
-	case !usesToken && len(s.Extensions) > 0:
-		return nil, nil, fmt.Errorf("mechanism: %s takes no SASL extensions", m)
-	}
-	switch m {
+	switch s.MechanismName() {
 	case kafka.SASLPlain:
 		return plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism(), nil, nil
 	case kafka.SASLSCRAMSHA256:
@@ -41,7 +30,7 @@ func saslMechanism(s *SASL, requestTimeout time.Duration) (sasl.Mechanism, *toke
 	}
 	// OAUTHBEARER, and AWS_MSK_IAM_OAUTHBEARER: OAUTHBEARER on the wire
 	// with a token AWS signed.
-	t := &tokenMechanism{mechanism: m, tokens: s.Tokens, extensions: s.Extensions, timeout: requestTimeout}
+	t := &tokenMechanism{Presenter: clientsettings.NewPresenter(s, requestTimeout)}
 	t.Mechanism = oauth.Oauth(t.auth)
 	return t, t, nil
 }
@@ -75,33 +64,19 @@ func (s *boundedSCRAMSession) Challenge(resp []byte) (bool, []byte, error) {
 }
 
 // tokenMechanism is OAUTHBEARER with the tokens of a TokenSource shared
-// with the cluster's client, remembering the one it presented last so that
-// a refusal drops it for both clients.
+// with the cluster's client, through a Presenter, so that a refusal drops
+// the token presented last for both clients.
 type tokenMechanism struct {
 	sasl.Mechanism
-	mechanism  string
-	tokens     TokenSource
-	extensions map[string]string
-	timeout    time.Duration
-	presented  atomic.Pointer[string]
+	*clientsettings.Presenter
 }
 
 func (t *tokenMechanism) auth(ctx context.Context) (oauth.Auth, error) {
-	// franz-go passes the dial's context, which may have no deadline.
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	token, err := t.tokens.Token(ctx)
+	// franz-go passes the dial's context, which may have no deadline: the
+	// Presenter bounds it.
+	token, extensions, err := t.Token(ctx)
 	if err != nil {
-		return oauth.Auth{}, fmt.Errorf("%s: %w", t.mechanism, err)
+		return oauth.Auth{}, err
 	}
-	t.presented.Store(&token)
-	return oauth.Auth{Token: token, Extensions: t.extensions}, nil
-}
-
-// refused drops the token presented last: a broker that refuses a token
-// before its expiry would refuse it again.
-func (t *tokenMechanism) refused() {
-	if presented := t.presented.Load(); presented != nil {
-		t.tokens.Invalidate(*presented)
-	}
+	return oauth.Auth{Token: token, Extensions: extensions}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 )
 
 // recheckUnsupported is how long a cluster found without share groups is
@@ -49,7 +50,7 @@ var _ kafka.ShareGroups = (*Client)(nil)
 // connects lazily: a cluster that is down fails calls, not creation.
 // Settings that rule share groups out (Kerberos, an older protocol_version)
 // build a client whose every call says why, without a request.
-func New(s Settings) (*Client, error) {
+func New(s clientsettings.Settings) (*Client, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), max(s.RequestTimeout, minRequestTimeout))
 	defer cancel()
 	cc, err := translate(ctx, s)
@@ -148,7 +149,7 @@ func (c *Client) transportError(what string, err error) error {
 	err = fmt.Errorf("%s (%s): %w", what, c.security, err)
 	if errors.Is(err, kerr.SaslAuthenticationFailed) {
 		if c.tokens != nil {
-			c.tokens.refused()
+			c.tokens.Refused()
 		}
 		return &kafka.AuthenticationError{Err: err}
 	}

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package sharegroups_test
 
 import (
@@ -14,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/sharegroups"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
@@ -95,7 +97,7 @@ func TestSASLReachesShareGroups(t *testing.T) {
 			require.NoError(t, m.FlushAcks(ctxFor(t)))
 
 			s := settingsFor(k.Addrs)
-			s.SASL = &sharegroups.SASL{Mechanism: tc.mechanism, Username: "admin", Password: "admin-secret", HandshakeVersion: 1}
+			s.SASL = &clientsettings.SASL{Mechanism: tc.mechanism, Username: "admin", Password: "admin-secret", HandshakeVersion: 1}
 			c := newClient(t, s)
 			listed, err := c.ShareGroups(ctxFor(t))
 			require.NoError(t, err)
