@@ -35,7 +35,7 @@ func TestSizeLimit(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(1<<30), limit)
 	limit, ok = TopicRetention{Delete: true, RetentionBytes: 0}.SizeLimit()
-	require.True(t, ok, "0 keeps nothing but the active segment")
+	require.True(t, ok, "0 is a bound: records go at the next retention check")
 	require.Zero(t, limit)
 	for _, r := range []TopicRetention{
 		{Delete: false, RetentionBytes: 1 << 30}, // compact only
