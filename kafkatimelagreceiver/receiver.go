@@ -25,6 +25,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
@@ -156,6 +157,10 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 	}
 	if s.wants.Progress {
 		s.computer.Progress = progress.NewTracker(cfg.RateWindow)
+	}
+	if s.wants.Retention {
+		s.computer.Retention = retention.NewTracker()
+		tables.WatchStartChanges()
 	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
 		c, err := newCluster(ctx, cfg, host, settings.Logger, s.telemetry)

@@ -30,9 +30,10 @@ type Computer struct {
 	// Progress, when set, follows the groups' consumption (some metric
 	// needs it).
 	Progress *progress.Tracker
-	// Retention, when set, holds the topics' retention settings (some
-	// retention margin is on).
-	Retention *retention.Cache
+	// Retention, when set, computes the retention margins from the read's
+	// retention limits (some retention margin is on), following the log
+	// starts' moves from scrape to scrape.
+	Retention *retention.Tracker
 	// ProduceRates: the partitions' production rates over RateWindow are
 	// computed (some metric needs them).
 	ProduceRates bool
@@ -67,8 +68,11 @@ const MaxBeyondEndExamples = 10
 func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally {
 	at := in.Snap.At
 	est := lag.Estimate(in.Index, lag.AppendTimes(in.Tables, in.Records, at))
-	if c.ProduceRates {
+	if c.ProduceRates || c.Retention != nil {
 		est.ResolveProduceRates(in.Tables, c.RateWindow)
+	}
+	if c.Retention != nil {
+		c.Retention.Observe(in.StartChanges, at)
 	}
 	if c.Health != nil {
 		c.Health.BeginScrape(at)
@@ -81,6 +85,7 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		lags       []lag.PartitionLag
 		aggregates []lag.TopicLag
 		topics     []progress.Topic
+		margins    margins
 	)
 	if c.groupsUnread(in.Groups) {
 		out.GroupsUnread(false)
@@ -94,16 +99,17 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		if c.Health != nil {
 			c.judge(g, lags, out, &tally)
 		}
+		var parts []progress.Partition
 		if c.Progress != nil && g.Unread {
 			c.Progress.ObserveUnread(g.Name)
 		} else if c.Progress != nil {
-			parts := c.Progress.ObserveGroup(g.Name, lags, at)
+			parts = c.Progress.ObserveGroup(g.Name, lags, at)
 			out.PartitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)
 			out.GroupProgress(topics)
 		}
 		if c.Retention != nil {
-			out.RetentionMargins(lags, c.Retention)
+			margins.write(c.Retention, lags, parts, in.Retention, at, out)
 		}
 		out.Pairs(lags)
 	}
@@ -122,6 +128,29 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		out.TopicProduceRates(lag.TopicProduceRates(parts))
 	}
 	return tally
+}
+
+// margins are the buffers of one scrape's retention margins, reused from
+// group to group.
+type margins struct {
+	pairs  []retention.Margin
+	topics []retention.TopicMargin
+}
+
+// write computes one group's retention margins, per pair and per topic,
+// and writes those known; parts are the group's progress in the order of
+// lags (nil: not followed).
+func (m *margins) write(tracker *retention.Tracker, lags []lag.PartitionLag, parts []progress.Partition, limits retention.Limits, at int64, out *emit.Scrape) {
+	m.pairs = tracker.Margins(m.pairs[:0], lags, parts, limits, at)
+	for i, pm := range m.pairs {
+		if pm.Outcome == retention.Known {
+			out.PartitionRetentionMargin(&lags[i], pm.Seconds, pm.Basis.String())
+		}
+	}
+	m.topics = retention.TopicMargins(m.topics[:0], lags, m.pairs)
+	for _, tm := range m.topics {
+		out.RetentionMargin(tm.Group, tm.Topic, tm.Seconds, tm.Basis.String())
+	}
 }
 
 // groupsUnread tells whether a reported group was not read whole: its

@@ -15,7 +15,8 @@ type metrics struct {
 	// Per (group, topic, partition) pair: written per chunk (pairs.go).
 	offset, lag, stableLag, lostMessages pairMetric[int64]
 	timeLag, partitionTimeToDrain        pairMetric[float64]
-	partitionStatus                      pairLabelMetric
+	partitionStatus                      pairLabelMetric[int64]
+	partitionRetentionMargin             pairLabelMetric[float64]
 
 	// Per (topic, partition), and per topic.
 	currentOffset, oldestOffset partitionMetric[int64]
@@ -29,8 +30,7 @@ type metrics struct {
 	partitionOwner                                            ownerMetric
 	lagSum, lagMax                                            labelMetric2[int64]
 	timeLagMax, consumeRate, lagTrend, timeToDrain, stuckTime labelMetric2[float64]
-	retentionMargin                                           labelMetric2[float64]
-	partitionRetentionMargin                                  pairMetric[float64]
+	retentionMargin                                           labelMetric3[float64]
 
 	share shareMetrics
 }
@@ -77,8 +77,14 @@ func newMetrics(cfg metadata.MetricsConfig) *metrics {
 	m.timeToDrain = label2Of(m, info.KafkaConsumerGroupTimeToDrain, cfg.KafkaConsumerGroupTimeToDrain.Enabled, cfg.KafkaConsumerGroupTimeToDrain.EnabledAttributes, cfg.KafkaConsumerGroupTimeToDrain.AggregationStrategy, (*mb).RecordKafkaConsumerGroupTimeToDrainDataPoint)
 	m.stuckTime = label2Of(m, info.KafkaConsumerGroupStuckTime, cfg.KafkaConsumerGroupStuckTime.Enabled, cfg.KafkaConsumerGroupStuckTime.EnabledAttributes, cfg.KafkaConsumerGroupStuckTime.AggregationStrategy, (*mb).RecordKafkaConsumerGroupStuckTimeDataPoint)
 	m.partitionOwner = ownerOf(m, info.KafkaConsumerGroupPartitionOwner, cfg.KafkaConsumerGroupPartitionOwner.Enabled, cfg.KafkaConsumerGroupPartitionOwner.EnabledAttributes, cfg.KafkaConsumerGroupPartitionOwner.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionOwnerDataPoint)
-	m.retentionMargin = label2Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupRetentionMarginDataPoint)
-	m.partitionRetentionMargin = pairOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupPartitionRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint, false)
+	m.retentionMargin = label3Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupRetentionMargin.AggregationStrategy,
+		func(b *mb, ts pcommon.Timestamp, v float64, group, topic, basis string) {
+			b.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, v, group, topic, metadata.MapAttributeRetention[basis])
+		})
+	m.partitionRetentionMargin = pairLabelOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupPartitionRetentionMargin.AggregationStrategy,
+		func(b *mb, ts pcommon.Timestamp, v float64, group, topic string, partition int64, basis string) {
+			b.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, v, group, topic, partition, metadata.MapAttributeRetention[basis])
+		})
 	m.share = newShareMetrics(m, cfg)
 	return m
 }
@@ -98,7 +104,8 @@ type Wants struct {
 	StartOffsets bool
 	// StableOffsets: each partition's last stable offset.
 	StableOffsets bool
-	// Retention: the topics' retention settings.
+	// Retention: the topics' retention settings, the sizes of partitions
+	// deleting by size, the log starts' moves and the production rates.
 	Retention bool
 	// ShareGroups: the share groups' start offsets; ShareGroupHealth: their
 	// state and members too.

@@ -6,7 +6,6 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 )
 
 // recordOwner is the Record... method of kafka.consumer_group.partition_owner.
@@ -48,31 +47,19 @@ func (s *Scrape) PartitionOwners(g health.GroupHealth) {
 	}
 }
 
-// RetentionMargins writes one group's retention margins, per topic and per
-// partition; lags are the group's, sorted by (topic, partition).
-func (s *Scrape) RetentionMargins(lags []lag.PartitionLag, limits *retention.Cache) {
-	if !s.writing() {
-		return
+// RetentionMargin writes kafka.consumer_group.retention_margin of one
+// (group, topic): seconds, predicted from basis (its retention attribute).
+func (s *Scrape) RetentionMargin(group, topic string, seconds float64, basis string) {
+	if s.writing() {
+		s.w.m.retentionMargin.write(s, seconds, group, topic, basis)
 	}
-	m := s.w.m
-	if m.retentionMargin.on {
-		s.margins = limits.TopicMargins(s.margins[:0], lags)
-		for _, tm := range s.margins {
-			m.retentionMargin.write(s, tm.Seconds, tm.Group, tm.Topic)
-		}
-	}
-	if !m.partitionRetentionMargin.on {
-		return
-	}
-	for i := range lags {
-		pl := &lags[i]
-		limit, ok := limits.Limit(pl.Topic)
-		if !ok {
-			continue
-		}
-		if margin, ok := retention.Margin(pl, limit); ok {
-			m.partitionRetentionMargin.write(s, s.pairs.current(), pl, margin)
-		}
+}
+
+// PartitionRetentionMargin writes kafka.consumer_group.partition_retention_margin
+// of one pair.
+func (s *Scrape) PartitionRetentionMargin(pl *lag.PartitionLag, seconds float64, basis string) {
+	if s.writing() && s.w.m.partitionRetentionMargin.on {
+		s.w.m.partitionRetentionMargin.write(s, s.pairs.current(), pl, seconds, basis)
 	}
 }
 

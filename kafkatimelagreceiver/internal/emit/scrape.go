@@ -10,7 +10,6 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 )
 
 // Scrape is one scrape's metrics being written. Every point carries the
@@ -24,8 +23,6 @@ type Scrape struct {
 	groups, partitions *section
 	// reduced holds the metrics whose attributes the user reduced.
 	reduced *reductions
-	// margins is a buffer of RetentionMargins'.
-	margins []retention.TopicMargin
 }
 
 // Pairs writes one group's per-pair gauges: offset, lag, stable lag, lost
@@ -283,6 +280,15 @@ func (l labelMetric2[V]) write(s *Scrape, v V, a, b string) {
 func (l labelMetric2[V]) withhold(s *Scrape, a, b string) {
 	if l.on && !l.direct {
 		s.reduced.withhold(l.metric, stringValues(a, b))
+	}
+}
+
+func (l labelMetric3[V]) write(s *Scrape, v V, a, b, c string) {
+	switch {
+	case l.direct:
+		putStrings(point(s.groups, l.metric, 0, s.w.start, s.ts, v), l.metric, a, b, c)
+	case l.on:
+		reduce(s.reduced, l.metric, s.w.start, s.ts, v, stringValues(a, b, c))
 	}
 }
 

@@ -42,7 +42,9 @@ type Reader struct {
 	// are read too.
 	StartOffsets, StableOffsets bool
 	// Retention, when set, is kept up to date with the retention settings
-	// of the topics read (some retention margin is on).
+	// of the topics read and the sizes of their partitions deleting by size
+	// (some retention margin is on); the tables then watch the log starts'
+	// changes (timetable.Store.WatchStartChanges).
 	Retention *retention.Cache
 	// MaxRecordReads is the least number of partitions whose records a
 	// scrape reads (readPartitions); 0: none.
@@ -81,6 +83,11 @@ type Input struct {
 	// Owned is how many groups this replica reports, with coordination;
 	// Tracked how many partitions have a table.
 	Owned, Tracked int
+	// Retention is what is known of the retention of the partitions read,
+	// and StartChanges how their log starts changed since the last read
+	// (with Reader.Retention).
+	Retention    retention.Limits
+	StartChanges []timetable.StartChange
 }
 
 // Group is what a scrape read of one group.
@@ -247,7 +254,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		if r.Retention != nil {
 			// The topics whose end offsets were read: those a lag is
 			// reported on.
-			err := r.Retention.Refresh(ctx, topicsOf(end.Offsets), r.Now())
+			err := r.Retention.Refresh(ctx, end.Offsets, r.Now())
 			if err = denials.Split(err); err != nil {
 				errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
 			}
@@ -266,6 +273,9 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		}
 	}
 	in := &Input{Snap: snap, Index: idx, Tables: r.Tables, Records: r.Records, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
+	if r.Retention != nil {
+		in.Retention, in.StartChanges = r.Retention.Limits(), r.Tables.TakeStartChanges()
+	}
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
 	in.Shares = r.describeShareGroups(ctx, shares, denials, errs)
 	return in, nil
@@ -373,18 +383,4 @@ func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
 func (r *Reader) Empty() *Input {
 	snap := &lag.Snapshot{At: time.Now().UnixNano()}
 	return &Input{Snap: snap, Index: r.index(snap), Tables: r.Tables, Records: r.Records}
-}
-
-// topicsOf lists the topics of the partitions, sorted.
-func topicsOf(partitions map[kafka.TopicPartition]int64) []string {
-	seen := map[string]bool{}
-	var topics []string
-	for tp := range partitions {
-		if !seen[tp.Topic] {
-			seen[tp.Topic] = true
-			topics = append(topics, tp.Topic)
-		}
-	}
-	slices.Sort(topics)
-	return topics
 }
