@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/rcrowley/go-metrics"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -140,4 +142,56 @@ func TestPartitionSizesErrorsAreTyped(t *testing.T) {
 	require.ErrorIs(t, err, sarama.ErrClusterAuthorizationFailed)
 	require.False(t, errors.As(err, &topicErr), "a refusal of the cluster is about no topic")
 	require.Error(t, kafka.NewDenials().Split(err), "not a topic's denial: it stays an error")
+}
+
+// TestPartitionSizesCost: what reading the sizes costs, measured on the
+// wire (sarama's byte meters) at 1,000 and 10,000 partitions led by three
+// brokers: one DescribeLogDirs per broker whatever the partitions, about
+// 4 bytes a partition out and 22 back; and the ListOffsets of their log
+// starts read with them. docs/sizing.md has the figures.
+func TestPartitionSizesCost(t *testing.T) {
+	for _, partitions := range []int32{1_000, 10_000} {
+		t.Run(fmt.Sprint(partitions), func(t *testing.T) {
+			k := kfaketest.New(t, 3, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			const topics = 10
+			var tps []kafka.TopicPartition
+			for i := range topics {
+				topic := fmt.Sprintf("capped-%02d", i)
+				k.CreateTopic(topic, partitions/topics)
+				for p := range partitions / topics {
+					tps = append(tps, kafka.TopicPartition{Topic: topic, Partition: p})
+				}
+			}
+			c, err := New(testSettings(k.Addrs))
+			require.NoError(t, err)
+			defer c.Close()
+			// Connected and the leaders known, as at a scrape's refresh.
+			_, err = c.EndOffsets(ctx, tps)
+			require.NoError(t, err)
+
+			out, in := metrics.GetOrRegisterMeter("outgoing-byte-rate", c.config.MetricRegistry), metrics.GetOrRegisterMeter("incoming-byte-rate", c.config.MetricRegistry)
+			sentBefore, receivedBefore, before := out.Snapshot().Count(), in.Snapshot().Count(), k.Requests(int16(kmsg.DescribeLogDirs))
+			sizes, err := c.PartitionSizes(ctx, tps)
+			require.NoError(t, err)
+			require.Len(t, sizes, len(tps))
+			requests := k.Requests(int16(kmsg.DescribeLogDirs)) - before
+			sent, received := out.Snapshot().Count()-sentBefore, in.Snapshot().Count()-receivedBefore
+			require.Equal(t, int64(3), requests, "one per broker")
+			require.Less(t, sent, 6*int64(partitions)+2_000)
+			require.Less(t, received, 30*int64(partitions)+2_000)
+			t.Logf("%d partitions: %d DescribeLogDirs, %d bytes sent, %d received (%.1f and %.1f a partition)",
+				partitions, requests, sent, received, float64(sent)/float64(partitions), float64(received)/float64(partitions))
+
+			// The log starts read with them (retention.Cache), for the
+			// bytes per offset.
+			sentBefore, receivedBefore, before = out.Snapshot().Count(), in.Snapshot().Count(), k.Requests(int16(kmsg.ListOffsets))
+			_, err = c.StartOffsets(ctx, tps)
+			require.NoError(t, err)
+			sent, received = out.Snapshot().Count()-sentBefore, in.Snapshot().Count()-receivedBefore
+			t.Logf("%d partitions: %d ListOffsets of the log starts, %d bytes sent, %d received (%.1f and %.1f a partition)",
+				partitions, k.Requests(int16(kmsg.ListOffsets))-before, sent, received, float64(sent)/float64(partitions), float64(received)/float64(partitions))
+		})
+	}
 }
