@@ -50,7 +50,9 @@ func sizedCluster(t *testing.T) (*kfaketest.Kafka, *Cluster, []kafka.TopicPartit
 
 // TestPartitionSizes: one DescribeLogDirs per leader, each carrying the
 // partitions it leads, answers every partition with the size kfake keeps
-// of it (its batches' bytes); a partition with more records is larger.
+// of it: the bytes of its batches as they came on the wire (kfake keeps one
+// copy, no index files, and answers it from every broker); a partition
+// with more records is larger.
 func TestPartitionSizes(t *testing.T) {
 	k, c, tps := sizedCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
