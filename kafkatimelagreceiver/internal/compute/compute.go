@@ -3,9 +3,9 @@
 // records, then goes group by group, so that only one group's lags are
 // held at a time, computing each group's lags, health, progress and
 // retention margins and handing them to the writer, which only writes;
-// then the per-(group, topic) aggregates and
-// the per-partition gauges. It does no I/O, reads no clock and changes
-// nothing the read returned: its estimates are a lag.Estimates of its own.
+// then the per-(group, topic) aggregates and the per-partition gauges. It
+// does no I/O, reads no clock and changes nothing the read returned: its
+// estimates are a lag.Estimates of its own.
 package compute
 
 import (

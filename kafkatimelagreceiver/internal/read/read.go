@@ -43,8 +43,8 @@ type Reader struct {
 	StartOffsets, StableOffsets bool
 	// Retention, when set, is kept up to date with the retention settings
 	// of the topics read and the sizes of their partitions deleting by size
-	// (some retention margin is on); the tables then watch the log starts'
-	// changes (timetable.Store.WatchStartChanges).
+	// (some retention margin is on), and the log start changes the tables
+	// keep (timetable.Store.WatchStartChanges) are taken at each read.
 	Retention *retention.Cache
 	// MaxRecordReads is the least number of partitions whose records a
 	// scrape reads (readPartitions); 0: none.
@@ -252,7 +252,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 			errs.AddPartial(0, err)
 		}
 		if r.Retention != nil {
-			// The topics whose end offsets were read: those a lag is
+			// The partitions whose end offsets were read: those a lag is
 			// reported on.
 			err := r.Retention.Refresh(ctx, end.Offsets, r.Now())
 			if err = denials.Split(err); err != nil {
