@@ -139,18 +139,26 @@ type margins struct {
 }
 
 // write computes one group's retention margins, per pair and per topic,
-// and writes those known; parts are the group's progress in the order of
-// lags (nil: not followed).
+// and writes those known; an unknown one withholds the points reduced over
+// it. parts are the group's progress in the order of lags (nil: not
+// followed).
 func (m *margins) write(tracker *retention.Tracker, lags []lag.PartitionLag, parts []progress.Partition, limits retention.Limits, at int64, out *emit.Scrape) {
 	m.pairs = tracker.Margins(m.pairs[:0], lags, parts, limits, at)
 	for i, pm := range m.pairs {
-		if pm.Outcome == retention.Known {
+		switch pm.Outcome {
+		case retention.Known:
 			out.PartitionRetentionMargin(&lags[i], pm.Seconds, pm.Basis.String())
+		case retention.Unknown:
+			out.PartitionRetentionMarginUnknown(&lags[i])
 		}
 	}
 	m.topics = retention.TopicMargins(m.topics[:0], lags, m.pairs)
 	for _, tm := range m.topics {
-		out.RetentionMargin(tm.Group, tm.Topic, tm.Seconds, tm.Basis.String())
+		if tm.Outcome == retention.Known {
+			out.RetentionMargin(tm.Group, tm.Topic, tm.Seconds, tm.Basis.String())
+		} else {
+			out.RetentionMarginUnknown(tm.Group, tm.Topic)
+		}
 	}
 }
 

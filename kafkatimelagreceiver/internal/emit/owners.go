@@ -6,6 +6,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
 // recordOwner is the Record... method of kafka.consumer_group.partition_owner.
@@ -55,11 +56,35 @@ func (s *Scrape) RetentionMargin(group, topic string, seconds float64, basis str
 	}
 }
 
+// RetentionMarginUnknown withholds the reduced points of
+// kafka.consumer_group.retention_margin that one (group, topic) whose
+// margin is not known would fold into, whatever its basis would have been.
+func (s *Scrape) RetentionMarginUnknown(group, topic string) {
+	d := s.w.m.retentionMargin
+	if s.writing() && d.on && !d.direct {
+		for basis := range metadata.MapAttributeRetention {
+			s.reduced.withhold(d.metric, stringValues(group, topic, basis))
+		}
+	}
+}
+
 // PartitionRetentionMargin writes kafka.consumer_group.partition_retention_margin
 // of one pair.
 func (s *Scrape) PartitionRetentionMargin(pl *lag.PartitionLag, seconds float64, basis string) {
 	if s.writing() && s.w.m.partitionRetentionMargin.on {
 		s.w.m.partitionRetentionMargin.write(s, s.pairs.current(), pl, seconds, basis)
+	}
+}
+
+// PartitionRetentionMarginUnknown is RetentionMarginUnknown of one pair.
+func (s *Scrape) PartitionRetentionMarginUnknown(pl *lag.PartitionLag) {
+	d := s.w.m.partitionRetentionMargin
+	if s.writing() && d.on && !d.direct {
+		for basis := range metadata.MapAttributeRetention {
+			a := pairValues(pl)
+			a.strs[3] = basis
+			s.reduced.withhold(d.metric, a)
+		}
 	}
 }
 

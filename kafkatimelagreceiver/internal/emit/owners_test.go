@@ -70,3 +70,34 @@ func TestOwnersAndMarginsMatchBuilder(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownMarginsWithholdTheirReducedPoints: with the topic and
+// partition dropped, a group's margin is the smallest over its topics; one
+// topic whose margin is not known leaves the group's point out, whatever
+// basis it would have had, rather than give the others' smallest.
+func TestUnknownMarginsWithholdTheirReducedPoints(t *testing.T) {
+	cfg := newSettings()
+	cfg.Metrics.KafkaConsumerGroupRetentionMargin.EnabledAttributes = []metadata.KafkaConsumerGroupRetentionMarginMetricAttributeKey{metadata.KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup}
+	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes = []metadata.KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{metadata.KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup}
+	pl := func(group, topic string) *lag.PartitionLag {
+		return &lag.PartitionLag{Group: group, TopicPartition: kafka.TopicPartition{Topic: topic}}
+	}
+	sw := newWriter(t, cfg).Begin(context.Background(), time.Now().UnixNano(), 0)
+	sw.RetentionMargin("billing", "orders", 600, "time")
+	sw.PartitionRetentionMargin(pl("billing", "orders"), 600, "time")
+	sw.RetentionMarginUnknown("billing", "invoices")
+	sw.PartitionRetentionMarginUnknown(pl("billing", "invoices"))
+	sw.RetentionMargin("audit", "orders", 30, "size")
+	sw.RetentionMargin("audit", "payments", 60, "time")
+	sw.PartitionRetentionMargin(pl("audit", "orders"), 30, "size")
+	md, err := sw.Finish()
+	require.NoError(t, err)
+	got := metricsByName(md)
+	for _, name := range []string{"kafka.consumer_group.retention_margin", "kafka.consumer_group.partition_retention_margin"} {
+		dps := got[name].Gauge().DataPoints()
+		require.Equal(t, 1, dps.Len(), name)
+		require.Equal(t, map[string]any{"group": "audit"}, dps.At(0).Attributes().AsRaw(), name)
+		require.Equal(t, 30.0, dps.At(0).DoubleValue(), name)
+	}
+}

@@ -214,5 +214,6 @@ func TestTopicMargins(t *testing.T) {
 	require.Equal(t, []TopicMargin{
 		{Group: "a", Topic: "billing", Margin: Margin{Seconds: -2, Basis: BasisTime, Outcome: Known}},
 		{Group: "a", Topic: "orders", Margin: Margin{Seconds: 3, Basis: BasisSize, Outcome: Known}},
+		{Group: "c", Topic: "orders", Margin: Margin{Outcome: Unknown}},
 	}, TopicMargins(nil, lags, margins))
 }
