@@ -298,7 +298,7 @@ func TestSizeRetentionMarginAgainstBrokerSegments(t *testing.T) {
 		predicted := m.at.Add(time.Duration(m.seconds * float64(time.Second)))
 		require.False(t, predicted.After(res.deleted), "scrape %d: a broker never deletes before the bytes after the record reach retention.bytes", i)
 	}
-	t.Logf("written at %.0f B/s; deleted %v after the first write; predicted - deleted, the last 4 scrapes: %v", res.bytesPerSecond, res.deleted.Sub(res.scrapes[0].at), fmt.Sprint(errs))
+	t.Logf("written at %.0f B/s; deleted %v after the first scrape that reported a margin; predicted - deleted, the last 4 scrapes: %v", res.bytesPerSecond, res.deleted.Sub(res.scrapes[0].at), fmt.Sprint(errs))
 }
 
 // TestSizeRetentionMarginAgainstKfakeRetention: the same with kfake's own
