@@ -41,8 +41,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	s.cluster = cl
 	s.reader.Cluster = cl
 	if s.wants.Retention {
-		cache := retention.NewCache(cl)
-		s.reader.Retention, s.computer.Retention = cache, cache
+		s.reader.Retention = retention.NewCache(cl)
 	}
 	if err := s.startShareGroups(ctx, host); err != nil {
 		return err

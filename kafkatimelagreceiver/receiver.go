@@ -25,6 +25,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
@@ -132,7 +133,7 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 			Logger:          settings.Logger,
 			Shares:          read.ShareSettings{Describe: wants.ShareGroupHealth},
 		},
-		computer:   &compute.Computer{ProduceRates: wants.ProduceRates},
+		computer:   &compute.Computer{ProduceRates: wants.ProduceRates, Owners: wants.Owners},
 		wants:      wants,
 		writer:     writer,
 		telemetry:  &selfTelemetry{builder: tb},
@@ -146,6 +147,10 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 	}
 	if s.wants.Progress {
 		s.computer.Progress = progress.NewTracker(cfg.RateWindow)
+	}
+	if s.wants.Retention {
+		s.computer.Retention = retention.NewTracker()
+		s.reader.Tables.WatchStartChanges()
 	}
 	s.newCluster = func(ctx context.Context, host component.Host) (kafka.Cluster, error) {
 		c, err := newCluster(ctx, cfg, host, settings.Logger, s.telemetry)
@@ -280,9 +285,10 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 }
 
 // rateWindow is the window partitions' production rates are estimated
-// over, when some metric needs them; 0 when none does.
+// over, when some metric (or the retention margins' size prediction)
+// needs them; 0 when none does.
 func rateWindow(wants emit.Wants, window time.Duration) time.Duration {
-	if !wants.ProduceRates {
+	if !wants.ProduceRates && !wants.Retention {
 		return 0
 	}
 	return window

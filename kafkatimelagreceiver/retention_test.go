@@ -44,6 +44,8 @@ func TestRetentionMargin(t *testing.T) {
 	md, err := s.scrape(ctx)
 	require.NoError(t, err)
 	require.Equal(t, before+1, k.Requests(int16(kmsg.DescribeConfigs)), "one request for the three topics")
+	require.Zero(t, k.Requests(int16(kmsg.DescribeLogDirs)), "no topic deletes by size: no size is read")
+	require.Equal(t, "time", marginsOf(md)[[2]string{"behind", "short"}].basis)
 
 	margins := pointsOf(md, "kafka.consumer_group.retention_margin")
 	timeLags := pointsOf(md, "kafka.consumer_group.time_lag")
@@ -78,4 +80,50 @@ func TestRetentionMargin(t *testing.T) {
 	late, ok := pointsOf(md, "kafka.consumer_group.retention_margin")[pointKey{"behind", "late", -1}]
 	require.True(t, ok)
 	require.Less(t, late.doubleValue, 0.0, "kept a minute, appended two ago: overdue")
+}
+
+// TestTieredStorageRetentionMargin: a topic with tiered storage
+// (remote.storage.enable, KIP-405), whose broker keeps a minute and 1 KB
+// locally (local.retention.*) and a day and 1 GB in all: a consumer still
+// reads what the local retention deleted, from remote storage, so the
+// margin is the day's, retention.ms minus the record's age. The size a
+// broker reports is of its local copy only: no size is read for it.
+// kfake has no tiered storage: the broker's DescribeConfigs answer is the
+// one a tiered broker gives.
+func TestTieredStorageRetentionMargin(t *testing.T) {
+	k := newTestKafka(t, 1)
+	k.CreateTopic("tiered", 1)
+	appended := time.Now().Add(-2 * time.Minute)
+	k.Produce("tiered", 0, appended, appended.Add(time.Second))
+	k.Commit("behind", "tiered", map[int32]int64{0: 0})
+	k.Cluster.ControlKey(int16(kmsg.DescribeConfigs), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		describe := req.(*kmsg.DescribeConfigsRequest)
+		resp := describe.ResponseKind().(*kmsg.DescribeConfigsResponse)
+		for _, r := range describe.Resources {
+			res := kmsg.NewDescribeConfigsResponseResource()
+			res.ResourceType, res.ResourceName = r.ResourceType, r.ResourceName
+			for name, value := range map[string]string{
+				"cleanup.policy": "delete", "retention.ms": "86400000", "retention.bytes": "1000000000",
+				"remote.storage.enable": "true", "local.retention.ms": "60000", "local.retention.bytes": "1000",
+			} {
+				c := kmsg.NewDescribeConfigsResponseResourceConfig()
+				c.Name, c.Value = name, kmsg.StringPtr(value)
+				res.Configs = append(res.Configs, c)
+			}
+			resp.Resources = append(resp.Resources, res)
+		}
+		return resp, nil, true
+	})
+
+	cfg := k.testConfig()
+	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.Enabled = true
+	s := startScraper(t, cfg)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	margin, ok := marginsOf(md)[[2]string{"behind", "tiered"}]
+	require.True(t, ok)
+	require.Equal(t, "time", margin.basis)
+	require.InDelta(t, 86_400-margin.at.Sub(appended).Seconds(), margin.seconds, 1.5, "retention.ms, not local.retention.ms")
+	require.Zero(t, k.Requests(int16(kmsg.DescribeLogDirs)), "a tiered partition's local size says nothing of what retention.bytes counts")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"go/ast"
+	"go/format"
 	"go/parser"
 	"go/token"
 	"io"
@@ -122,4 +123,49 @@ func timeSleeps(t *testing.T, path string) []string {
 		return true
 	})
 	return at
+}
+
+// structFieldTypes returns the fields of the struct named name declared in
+// the package in dir (its non-test files), with their types as written.
+func structFieldTypes(t *testing.T, dir, name string) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || ts.Name.Name != name {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return false
+			}
+			for _, field := range st.Fields.List {
+				var b strings.Builder
+				if err := format.Node(&b, fset, field.Type); err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range field.Names {
+					out[n.Name] = b.String()
+				}
+				if len(field.Names) == 0 {
+					out[b.String()] = b.String()
+				}
+			}
+			return false
+		})
+	}
+	return out
 }

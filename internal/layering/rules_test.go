@@ -106,3 +106,40 @@ func TestUnitLayerNeedsNoKafkaAndNoSleep(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitOnlyWrites: the writer imports neither the retention package nor
+// the health tracker: margins and owners are computed before they reach
+// it, which writes values.
+func TestEmitOnlyWrites(t *testing.T) {
+	m := modules(t)[1]
+	emit := receiver + "/internal/emit"
+	pkgs := list(t, m, "./internal/emit")
+	if len(pkgs) != 1 || pkgs[0].ImportPath != emit {
+		t.Fatalf("go list ./internal/emit: %v", pkgs)
+	}
+	for _, imp := range pkgs[0].Imports {
+		if imp == receiver+"/internal/retention" || imp == receiver+"/internal/health" {
+			t.Errorf("%s imports %s: the writer only writes what the computation found", emit, imp)
+		}
+	}
+}
+
+// TestReadInputHoldsValues: what a scrape's read hands to the computation
+// (read.Input) holds no pointer to the state the reader keeps from scrape
+// to scrape (the tables, the records read, the retention cache), so that
+// what the computation finds depends on the read alone.
+func TestReadInputHoldsValues(t *testing.T) {
+	m := modules(t)[1]
+	dir := filepath.Join(m.Dir, "internal", "read")
+	fields := structFieldTypes(t, dir, "Input")
+	if len(fields) == 0 {
+		t.Fatal("no struct Input in internal/read")
+	}
+	for name, typ := range fields {
+		for _, mutable := range []string{"timetable.Store", "lag.RecordTimes", "retention.Cache", "lag.Tables"} {
+			if strings.Contains(typ, mutable) {
+				t.Errorf("read.Input.%s is a %s: the reader's state, not a value of the scrape", name, typ)
+			}
+		}
+	}
+}

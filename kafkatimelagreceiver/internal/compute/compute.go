@@ -1,10 +1,11 @@
 // Package compute is a scrape's computation, between its read (package
 // read) and its points (package emit): from the read's dated records it
-// goes group by group, so that only one group's lags are
-// held at a time, computing each group's lags, health and progress and
-// handing them to the writer; then the per-(group, topic) aggregates and
-// the per-partition gauges. It does no I/O, reads no clock and changes
-// nothing the read returned, append times included (read.Input.Estimates).
+// goes group by group, so that only one group's lags are held at a time,
+// computing each group's lags, health, progress and retention margins and
+// handing them to the writer, which only writes; then the per-(group,
+// topic) aggregates and the per-partition gauges. It does no I/O, reads no
+// clock and changes nothing the read returned, append times included
+// (read.Input.Estimates).
 package compute
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
@@ -30,9 +32,12 @@ type Computer struct {
 	// Progress, when set, follows the groups' consumption (some metric
 	// needs it).
 	Progress *progress.Tracker
-	// Retention, when set, holds the topics' retention settings (some
-	// retention margin is on).
-	Retention *retention.Cache
+	// Retention, when set, computes the retention margins from the read's
+	// retention limits (some retention margin is on), following the log
+	// starts' moves from scrape to scrape.
+	Retention *retention.Tracker
+	// Owners: the partitions' owners are written (with Health).
+	Owners bool
 	// ProduceRates: the topics' production rates are written (some metric
 	// needs them; the read estimates the partitions').
 	ProduceRates bool
@@ -66,6 +71,9 @@ const MaxBeyondEndExamples = 10
 func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally {
 	at := in.Snap.At
 	est := in.Estimates
+	if c.Retention != nil {
+		c.Retention.Observe(in.StartChanges, at)
+	}
 	if c.Health != nil {
 		c.Health.BeginScrape(at)
 	}
@@ -77,6 +85,7 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		lags       []lag.PartitionLag
 		aggregates []lag.TopicLag
 		topics     []progress.Topic
+		margins    margins
 	)
 	if c.groupsUnread(in.Groups) {
 		out.GroupsUnread(false)
@@ -90,16 +99,17 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		if c.Health != nil {
 			c.judge(g, lags, out, &tally)
 		}
+		var parts []progress.Partition
 		if c.Progress != nil && g.Unread {
 			c.Progress.ObserveUnread(g.Name)
 		} else if c.Progress != nil {
-			parts := c.Progress.ObserveGroup(g.Name, lags, at)
+			parts = c.Progress.ObserveGroup(g.Name, lags, at)
 			out.PartitionDrains(lags, parts)
 			topics = progress.Summarize(topics[:0], lags, parts)
 			out.GroupProgress(topics)
 		}
 		if c.Retention != nil {
-			out.RetentionMargins(lags, c.Retention)
+			margins.write(c.Retention, lags, parts, in.Retention, at, out)
 		}
 		out.Pairs(lags)
 	}
@@ -118,6 +128,37 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		out.TopicProduceRates(lag.TopicProduceRates(parts))
 	}
 	return tally
+}
+
+// margins are the buffers of one scrape's retention margins, reused from
+// group to group.
+type margins struct {
+	pairs  []retention.Margin
+	topics []retention.TopicMargin
+}
+
+// write computes one group's retention margins, per pair and per topic,
+// and writes those known; an unknown one withholds the points reduced over
+// it. parts are the group's progress in the order of lags (nil: not
+// followed).
+func (m *margins) write(tracker *retention.Tracker, lags []lag.PartitionLag, parts []progress.Partition, limits retention.Limits, at int64, out *emit.Scrape) {
+	m.pairs = tracker.Margins(m.pairs[:0], lags, parts, limits, at)
+	for i, pm := range m.pairs {
+		switch pm.Outcome {
+		case retention.Known:
+			out.PartitionRetentionMargin(&lags[i], pm.Seconds, pm.Basis.String())
+		case retention.Unknown:
+			out.PartitionRetentionMarginUnknown(&lags[i])
+		}
+	}
+	m.topics = retention.TopicMargins(m.topics[:0], lags, m.pairs)
+	for _, tm := range m.topics {
+		if tm.Outcome == retention.Known {
+			out.RetentionMargin(tm.Group, tm.Topic, tm.Seconds, tm.Basis.String())
+		} else {
+			out.RetentionMarginUnknown(tm.Group, tm.Topic)
+		}
+	}
 }
 
 // groupsUnread tells whether a reported group was not read whole: its
@@ -150,6 +191,9 @@ func (c *Computer) judge(g *read.Group, lags []lag.PartitionLag, out *emit.Scrap
 		}
 	}
 	if g.Reported {
+		if c.Owners && gh.Described && gh.Description.State != kafka.GroupStateUnknown {
+			gh.Owners = health.PartitionOwners(gh.Description)
+		}
 		out.GroupHealth(gh)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -21,7 +22,11 @@ import (
 // the 12 partitions of "beyond" and inside the table of "dated"; group b
 // on "undated", which has no table; group c on "unread", whose end offset
 // was not read.
-func tallyInput() *read.Input {
+func tallyInput() *read.Input { return tallyInputRates(false) }
+
+// tallyInputRates is tallyInput, with the partitions' production rates
+// resolved over the table's span when withRates.
+func tallyInputRates(withRates bool) *read.Input {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := t0.Add(150 * time.Second).UnixNano()
 	dated := kafka.TopicPartition{Topic: "dated", Partition: 0}
@@ -49,7 +54,11 @@ func tallyInput() *read.Input {
 	}
 	idx := lag.NewIndex(snap)
 	idx.ResolveTables(tables)
-	in := &read.Input{Snap: snap, Index: idx, Estimates: lag.Estimate(idx, lag.AppendTimes(tables, lag.NewRecordTimes(), at)), Pairs: 15}
+	est := lag.Estimate(idx, lag.AppendTimes(tables, lag.NewRecordTimes(), at))
+	if withRates {
+		est.ResolveProduceRates(tables, 100*time.Second) // the table's whole span
+	}
+	in := &read.Input{Snap: snap, Index: idx, Estimates: est, Pairs: 15}
 	for _, g := range []string{"a", "b", "c"} {
 		in.Groups = append(in.Groups, read.Group{Name: g, Reported: true})
 	}
@@ -155,4 +164,46 @@ func TestShareGroupDescribeFailedWithholdsMembersSummedOverGroups(t *testing.T) 
 	require.Equal(t, 1, whole.Len())
 	require.Equal(t, int64(3), whole.At(0).IntValue(), "both groups described: summed over them")
 	require.Zero(t, members(true).Len(), "one group's describe failed: no sum over the other")
+}
+
+// The retention margins are computed from the read's plain limits and
+// written as such: group a on "dated" sits at 150 of 200, the partition
+// written at 1 record (1,000 bytes) a second and capped at 60,000 bytes,
+// so 49,000 bytes follow the record and 11 s are left before they reach
+// the cap, far sooner than its 7 days; per partition and per topic, both
+// with retention size. Topics the limits do not name get none.
+func TestRetentionMarginsComeFromTheReadsLimits(t *testing.T) {
+	cfg := emit.DefaultMetricsBuilderConfig()
+	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.Enabled = true
+	w, err := emit.New(emit.Settings{MetricsBuilderConfig: cfg, Replica: "test"}, receivertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	in := tallyInputRates(true)
+	dated := kafka.TopicPartition{Topic: "dated", Partition: 0}
+	in.Retention = retention.Limits{
+		Topics:         map[string]kafka.TopicRetention{"dated": {Delete: true, RetentionMs: 604_800_000, RetentionBytes: 60_000}},
+		BytesPerOffset: map[kafka.TopicPartition]float64{dated: 1000},
+	}
+	out := w.Begin(t.Context(), in.Snap.At, in.Pairs)
+	(&compute.Computer{Retention: retention.NewTracker()}).Scrape(in, out, time.Now())
+	md, err := out.Finish()
+	require.NoError(t, err)
+
+	got := map[string][]string{}
+	emit.EachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != "kafka.consumer_group.retention_margin" && m.Name() != "kafka.consumer_group.partition_retention_margin" {
+			return
+		}
+		for i := range m.Gauge().DataPoints().Len() {
+			dp := m.Gauge().DataPoints().At(i)
+			group, _ := dp.Attributes().Get("group")
+			topic, _ := dp.Attributes().Get("topic")
+			basis, _ := dp.Attributes().Get("retention")
+			got[m.Name()] = append(got[m.Name()], group.Str()+" "+topic.Str()+" "+basis.Str())
+			require.InDelta(t, 11, dp.DoubleValue(), 1e-9)
+		}
+	})
+	require.Equal(t, map[string][]string{
+		"kafka.consumer_group.retention_margin":           {"a dated size"},
+		"kafka.consumer_group.partition_retention_margin": {"a dated size"},
+	}, got)
 }

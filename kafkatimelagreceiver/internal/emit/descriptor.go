@@ -55,10 +55,11 @@ type builder = metadata.MetricsBuilder
 // descriptor probes its metric with one (describeAll).
 type (
 	recordPair[V value]      = func(*builder, pcommon.Timestamp, V, string, string, int64)
-	recordPairLabel          = func(*builder, pcommon.Timestamp, int64, string, string, int64, string)
+	recordPairLabel[V value] = func(*builder, pcommon.Timestamp, V, string, string, int64, string)
 	recordPartition[V value] = func(*builder, pcommon.Timestamp, V, string, int64)
 	record1[V value]         = func(*builder, pcommon.Timestamp, V, string)
 	record2[V value]         = func(*builder, pcommon.Timestamp, V, string, string)
+	record3[V value]         = func(*builder, pcommon.Timestamp, V, string, string, string)
 	record4[V value]         = func(*builder, pcommon.Timestamp, V, string, string, string, string)
 )
 
@@ -69,18 +70,21 @@ type (
 		*metric
 	}
 	// pairLabelMetric's points carry a pair's attributes and one more.
-	pairLabelMetric struct {
+	pairLabelMetric[V value] struct {
 		*metric
 	}
 	// partitionMetric's points carry topic and partition.
 	partitionMetric[V value] struct {
 		*metric
 	}
-	// labelMetric1, 2 and 4 carry that many string attributes.
+	// labelMetric1, 2, 3 and 4 carry that many string attributes.
 	labelMetric1[V value] struct {
 		*metric
 	}
 	labelMetric2[V value] struct {
+		*metric
+	}
+	labelMetric3[V value] struct {
 		*metric
 	}
 	labelMetric4[V value] struct {
@@ -121,8 +125,8 @@ func pairOf[V value, K ~string](m *metrics, info generatedInfo, enabled bool, ke
 	return pairMetric[V]{d}
 }
 
-func pairLabelOf[K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record recordPairLabel) pairLabelMetric {
-	return pairLabelMetric{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "", 0, "") })}
+func pairLabelOf[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record recordPairLabel[V]) pairLabelMetric[V] {
+	return pairLabelMetric[V]{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "", 0, "") })}
 }
 
 func partitionOf[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record recordPartition[V]) partitionMetric[V] {
@@ -135,6 +139,10 @@ func label1Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, 
 
 func label2Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record record2[V]) labelMetric2[V] {
 	return labelMetric2[V]{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "") })}
+}
+
+func label3Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record record3[V]) labelMetric3[V] {
+	return labelMetric3[V]{m.add(info, enabled, keys(kept), strategy, func(b *builder) { record(b, 0, 0, "", "", "") })}
 }
 
 func label4Of[V value, K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, strategy string, record record4[V]) labelMetric4[V] {

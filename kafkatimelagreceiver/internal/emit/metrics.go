@@ -15,7 +15,8 @@ type metrics struct {
 	// Per (group, topic, partition) pair: written per chunk (pairs.go).
 	offset, lag, stableLag, lostMessages pairMetric[int64]
 	timeLag, partitionTimeToDrain        pairMetric[float64]
-	partitionStatus                      pairLabelMetric
+	partitionStatus                      pairLabelMetric[int64]
+	partitionRetentionMargin             pairLabelMetric[float64]
 
 	// Per (topic, partition), and per topic.
 	currentOffset, oldestOffset partitionMetric[int64]
@@ -29,8 +30,7 @@ type metrics struct {
 	partitionOwner                                            ownerMetric
 	lagSum, lagMax                                            labelMetric2[int64]
 	timeLagMax, consumeRate, lagTrend, timeToDrain, stuckTime labelMetric2[float64]
-	retentionMargin                                           labelMetric2[float64]
-	partitionRetentionMargin                                  pairMetric[float64]
+	retentionMargin                                           labelMetric3[float64]
 
 	share shareMetrics
 }
@@ -77,8 +77,14 @@ func newMetrics(cfg metadata.MetricsConfig) *metrics {
 	m.timeToDrain = label2Of(m, info.KafkaConsumerGroupTimeToDrain, cfg.KafkaConsumerGroupTimeToDrain.Enabled, cfg.KafkaConsumerGroupTimeToDrain.EnabledAttributes, cfg.KafkaConsumerGroupTimeToDrain.AggregationStrategy, (*mb).RecordKafkaConsumerGroupTimeToDrainDataPoint)
 	m.stuckTime = label2Of(m, info.KafkaConsumerGroupStuckTime, cfg.KafkaConsumerGroupStuckTime.Enabled, cfg.KafkaConsumerGroupStuckTime.EnabledAttributes, cfg.KafkaConsumerGroupStuckTime.AggregationStrategy, (*mb).RecordKafkaConsumerGroupStuckTimeDataPoint)
 	m.partitionOwner = ownerOf(m, info.KafkaConsumerGroupPartitionOwner, cfg.KafkaConsumerGroupPartitionOwner.Enabled, cfg.KafkaConsumerGroupPartitionOwner.EnabledAttributes, cfg.KafkaConsumerGroupPartitionOwner.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionOwnerDataPoint)
-	m.retentionMargin = label2Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupRetentionMarginDataPoint)
-	m.partitionRetentionMargin = pairOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupPartitionRetentionMargin.AggregationStrategy, (*mb).RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint, false)
+	m.retentionMargin = label3Of(m, info.KafkaConsumerGroupRetentionMargin, cfg.KafkaConsumerGroupRetentionMargin.Enabled, cfg.KafkaConsumerGroupRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupRetentionMargin.AggregationStrategy,
+		func(b *mb, ts pcommon.Timestamp, v float64, group, topic, basis string) {
+			b.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, v, group, topic, metadata.MapAttributeRetention[basis])
+		})
+	m.partitionRetentionMargin = pairLabelOf(m, info.KafkaConsumerGroupPartitionRetentionMargin, cfg.KafkaConsumerGroupPartitionRetentionMargin.Enabled, cfg.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes, cfg.KafkaConsumerGroupPartitionRetentionMargin.AggregationStrategy,
+		func(b *mb, ts pcommon.Timestamp, v float64, group, topic string, partition int64, basis string) {
+			b.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, v, group, topic, partition, metadata.MapAttributeRetention[basis])
+		})
 	m.share = newShareMetrics(m, cfg)
 	return m
 }
@@ -90,6 +96,8 @@ type Wants struct {
 	GroupHealth bool
 	// Assignments: each member's assigned partitions.
 	Assignments bool
+	// Owners: who holds each partition of a described group.
+	Owners bool
 	// Progress: committed offsets followed from scrape to scrape.
 	Progress bool
 	// ProduceRates: the partitions' production rates.
@@ -98,7 +106,8 @@ type Wants struct {
 	StartOffsets bool
 	// StableOffsets: each partition's last stable offset.
 	StableOffsets bool
-	// Retention: the topics' retention settings.
+	// Retention: the topics' retention settings, the sizes of partitions
+	// deleting by size, the log starts' moves and the production rates.
 	Retention bool
 	// ShareGroups: the share groups' start offsets; ShareGroupHealth: their
 	// state and members too.
@@ -112,6 +121,7 @@ func WantsOf(cfg metadata.MetricsConfig) Wants {
 		GroupHealth: m.rebalances.on || m.status.on || m.state.on || m.members.on ||
 			m.assignedPartitions.on || m.partitionOwner.on || m.partitionStatus.on,
 		Assignments:   m.assignedPartitions.on,
+		Owners:        m.partitionOwner.on,
 		Progress:      m.consumeRate.on || m.lagTrend.on || m.timeToDrain.on || m.partitionTimeToDrain.on || m.stuckTime.on,
 		ProduceRates:  m.partitionProduceRate.on || m.topicProduceRate.on || m.lagTrend.on || m.timeToDrain.on || m.partitionTimeToDrain.on,
 		StartOffsets:  m.oldestOffset.on,

@@ -3,10 +3,10 @@ package emit
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/groupview"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 )
 
 // recordOwner is the Record... method of kafka.consumer_group.partition_owner.
@@ -22,8 +22,9 @@ func ownerOf[K ~string](m *metrics, info generatedInfo, enabled bool, kept []K, 
 }
 
 // PartitionOwners writes kafka.consumer_group.partition_owner of a
-// described group: a point per assigned partition, naming its member.
-func (s *Scrape) PartitionOwners(g health.GroupHealth) {
+// described group: a point per assigned partition (GroupHealth.Owners),
+// naming its member.
+func (s *Scrape) PartitionOwners(g groupview.GroupHealth) {
 	if !s.writing() {
 		return
 	}
@@ -31,7 +32,7 @@ func (s *Scrape) PartitionOwners(g health.GroupHealth) {
 	if !d.on || !g.Described || g.Description.State == kafka.GroupStateUnknown {
 		return
 	}
-	for _, o := range health.PartitionOwners(g.Description) {
+	for _, o := range g.Owners {
 		if !d.direct {
 			reduce(s.reduced, d.metric, s.w.start, s.ts, int64(1), attrValues{
 				strs: [6]string{g.Group, o.Topic, "", o.ClientID, o.Host, o.InstanceID}, num: int64(o.Partition), numAt: 2})
@@ -48,30 +49,42 @@ func (s *Scrape) PartitionOwners(g health.GroupHealth) {
 	}
 }
 
-// RetentionMargins writes one group's retention margins, per topic and per
-// partition; lags are the group's, sorted by (topic, partition).
-func (s *Scrape) RetentionMargins(lags []lag.PartitionLag, limits *retention.Cache) {
-	if !s.writing() {
-		return
+// RetentionMargin writes kafka.consumer_group.retention_margin of one
+// (group, topic): seconds, predicted from basis (its retention attribute).
+func (s *Scrape) RetentionMargin(group, topic string, seconds float64, basis string) {
+	if s.writing() {
+		s.w.m.retentionMargin.write(s, seconds, group, topic, basis)
 	}
-	m := s.w.m
-	if m.retentionMargin.on {
-		s.margins = limits.TopicMargins(s.margins[:0], lags)
-		for _, tm := range s.margins {
-			m.retentionMargin.write(s, tm.Seconds, tm.Group, tm.Topic)
+}
+
+// RetentionMarginUnknown withholds the reduced points of
+// kafka.consumer_group.retention_margin that one (group, topic) whose
+// margin is not known would fold into, whatever its basis would have been.
+func (s *Scrape) RetentionMarginUnknown(group, topic string) {
+	d := s.w.m.retentionMargin
+	if s.writing() && d.on && !d.direct {
+		for basis := range metadata.MapAttributeRetention {
+			s.reduced.withhold(d.metric, stringValues(group, topic, basis))
 		}
 	}
-	if !m.partitionRetentionMargin.on {
-		return
+}
+
+// PartitionRetentionMargin writes kafka.consumer_group.partition_retention_margin
+// of one pair.
+func (s *Scrape) PartitionRetentionMargin(pl *lag.PartitionLag, seconds float64, basis string) {
+	if s.writing() && s.w.m.partitionRetentionMargin.on {
+		s.w.m.partitionRetentionMargin.write(s, s.pairs.current(), pl, seconds, basis)
 	}
-	for i := range lags {
-		pl := &lags[i]
-		limit, ok := limits.Limit(pl.Topic)
-		if !ok {
-			continue
-		}
-		if margin, ok := retention.Margin(pl, limit); ok {
-			m.partitionRetentionMargin.write(s, s.pairs.current(), pl, margin)
+}
+
+// PartitionRetentionMarginUnknown is RetentionMarginUnknown of one pair.
+func (s *Scrape) PartitionRetentionMarginUnknown(pl *lag.PartitionLag) {
+	d := s.w.m.partitionRetentionMargin
+	if s.writing() && d.on && !d.direct {
+		for basis := range metadata.MapAttributeRetention {
+			a := pairValues(pl)
+			a.strs[3] = basis
+			s.reduced.withhold(d.metric, a)
 		}
 	}
 }

@@ -24,7 +24,8 @@ func ownedGroups() []health.GroupHealth {
 			}
 			d.Members = append(d.Members, member)
 		}
-		groups[g] = health.GroupHealth{Group: fmt.Sprintf("group-%02d", g), Described: true, Description: d, Protocol: "range", StatusKnown: true}
+		groups[g] = health.GroupHealth{Group: fmt.Sprintf("group-%02d", g), Described: true, Description: d, Protocol: "range", StatusKnown: true,
+			Owners: health.PartitionOwners(d)}
 	}
 	return groups
 }

@@ -14,20 +14,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 )
-
-type fixedRetention map[string]kafka.TopicRetention
-
-func (f fixedRetention) TopicRetention(_ context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
-	out := map[string]kafka.TopicRetention{}
-	for _, t := range topics {
-		if r, ok := f[t]; ok {
-			out[t] = r
-		}
-	}
-	return out, nil
-}
 
 // TestOwnersAndMarginsMatchBuilder: partition_owner and the retention
 // margins written directly are what the generated builder writes for the
@@ -47,13 +34,14 @@ func TestOwnersAndMarginsMatchBuilder(t *testing.T) {
 		{Group: "billing", TopicPartition: tp(1), HasEnd: true, Lag: 2, HasTimeLag: true, TimeLag: 90},
 		{Group: "billing", TopicPartition: tp(2), HasEnd: true, Lag: 0, HasTimeLag: true, CaughtUp: true},
 	}
-	limits := retention.NewCache(fixedRetention{"orders": {Delete: true, RetentionMs: 600_000, RetentionBytes: -1}})
 	at := time.Now()
-	require.NoError(t, limits.Refresh(context.Background(), []string{"orders"}, at))
 
+	g.Owners = health.PartitionOwners(g.Description) // as the computation finds them
 	sw := newWriter(t, cfg).Begin(context.Background(), at.UnixNano(), 0)
 	sw.PartitionOwners(g)
-	sw.RetentionMargins(lags, limits)
+	sw.PartitionRetentionMargin(&lags[0], 570, "time")
+	sw.PartitionRetentionMargin(&lags[1], 3.5, "size")
+	sw.RetentionMargin("billing", "orders", 3.5, "size")
 	md, err := sw.Finish()
 	require.NoError(t, err)
 	got := metricsByName(md)
@@ -63,9 +51,9 @@ func TestOwnersAndMarginsMatchBuilder(t *testing.T) {
 	mb.RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts, 1, "billing", "orders", 0, "c1", "h1", "")
 	mb.RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts, 1, "billing", "orders", 1, "c1", "h1", "")
 	mb.RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts, 1, "billing", "orders", 2, "c2", "h2", "static-2")
-	mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 510, "billing", "orders") // the worst partition's
-	mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 570, "billing", "orders", 0)
-	mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 510, "billing", "orders", 1)
+	mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 3.5, "billing", "orders", metadata.AttributeRetentionSize)
+	mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 570, "billing", "orders", 0, metadata.AttributeRetentionTime)
+	mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 3.5, "billing", "orders", 1, metadata.AttributeRetentionSize)
 	want := metricsByName(mb.Emit())
 
 	for _, name := range []string{"kafka.consumer_group.partition_owner", "kafka.consumer_group.retention_margin", "kafka.consumer_group.partition_retention_margin"} {
@@ -81,5 +69,36 @@ func TestOwnersAndMarginsMatchBuilder(t *testing.T) {
 			require.Equal(t, wp.At(i).DoubleValue(), gp.At(i).DoubleValue(), name)
 			require.Equal(t, wp.At(i).Timestamp(), gp.At(i).Timestamp(), name)
 		}
+	}
+}
+
+// TestUnknownMarginsWithholdTheirReducedPoints: with the topic and
+// partition dropped, a group's margin is the smallest over its topics; one
+// topic whose margin is not known leaves the group's point out, whatever
+// basis it would have had, rather than give the others' smallest.
+func TestUnknownMarginsWithholdTheirReducedPoints(t *testing.T) {
+	cfg := newSettings()
+	cfg.Metrics.KafkaConsumerGroupRetentionMargin.EnabledAttributes = []metadata.KafkaConsumerGroupRetentionMarginMetricAttributeKey{metadata.KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup}
+	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.EnabledAttributes = []metadata.KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{metadata.KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup}
+	pl := func(group, topic string) *lag.PartitionLag {
+		return &lag.PartitionLag{Group: group, TopicPartition: kafka.TopicPartition{Topic: topic}}
+	}
+	sw := newWriter(t, cfg).Begin(context.Background(), time.Now().UnixNano(), 0)
+	sw.RetentionMargin("billing", "orders", 600, "time")
+	sw.PartitionRetentionMargin(pl("billing", "orders"), 600, "time")
+	sw.RetentionMarginUnknown("billing", "invoices")
+	sw.PartitionRetentionMarginUnknown(pl("billing", "invoices"))
+	sw.RetentionMargin("audit", "orders", 30, "size")
+	sw.RetentionMargin("audit", "payments", 60, "time")
+	sw.PartitionRetentionMargin(pl("audit", "orders"), 30, "size")
+	md, err := sw.Finish()
+	require.NoError(t, err)
+	got := metricsByName(md)
+	for _, name := range []string{"kafka.consumer_group.retention_margin", "kafka.consumer_group.partition_retention_margin"} {
+		dps := got[name].Gauge().DataPoints()
+		require.Equal(t, 1, dps.Len(), name)
+		require.Equal(t, map[string]any{"group": "audit"}, dps.At(0).Attributes().AsRaw(), name)
+		require.Equal(t, 30.0, dps.At(0).DoubleValue(), name)
 	}
 }

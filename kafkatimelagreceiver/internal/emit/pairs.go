@@ -133,7 +133,7 @@ func (p pairMetric[V]) write(s *Scrape, chunk *section, pl *lag.PartitionLag, v 
 }
 
 // write writes one pair's point of p with label as its last attribute.
-func (p pairLabelMetric) write(s *Scrape, chunk *section, pl *lag.PartitionLag, v int64, label string) {
+func (p pairLabelMetric[V]) write(s *Scrape, chunk *section, pl *lag.PartitionLag, v V, label string) {
 	switch {
 	case p.direct:
 		attrs := point(chunk, p.metric, s.pairs.capacityOf(p.metric), s.w.start, s.ts, v)

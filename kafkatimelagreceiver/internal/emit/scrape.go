@@ -6,11 +6,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/groupview"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 )
 
 // Scrape is one scrape's metrics being written. Every point carries the
@@ -24,8 +23,6 @@ type Scrape struct {
 	groups, partitions *section
 	// reduced holds the metrics whose attributes the user reduced.
 	reduced *reductions
-	// margins is a buffer of RetentionMargins'.
-	margins []retention.TopicMargin
 }
 
 // Pairs writes one group's per-pair gauges: offset, lag, stable lag, lost
@@ -73,7 +70,7 @@ func (s *Scrape) Pairs(lags []lag.PartitionLag) {
 // PartitionStatuses writes kafka.consumer_group.partition_status of one
 // group's pairs, a point per status, 1 for the pair's; statuses is in the
 // order of lags.
-func (s *Scrape) PartitionStatuses(lags []lag.PartitionLag, statuses []health.Status) {
+func (s *Scrape) PartitionStatuses(lags []lag.PartitionLag, statuses []groupview.Status) {
 	if !s.writing() {
 		return
 	}
@@ -83,10 +80,10 @@ func (s *Scrape) PartitionStatuses(lags []lag.PartitionLag, statuses []health.St
 	}
 	chunk := s.pairs.current()
 	for i := range lags {
-		if statuses[i] == health.StatusUnknown {
+		if statuses[i] == groupview.StatusUnknown {
 			continue // nothing judged it: no status rather than OK
 		}
-		for _, st := range health.Statuses {
+		for _, st := range groupview.Statuses {
 			d.write(s, chunk, &lags[i], oneIf(st == statuses[i]), st.String())
 		}
 	}
@@ -110,7 +107,7 @@ func (s *Scrape) PartitionDrains(lags []lag.PartitionLag, parts []progress.Parti
 }
 
 // GroupHealth writes one group's health metrics.
-func (s *Scrape) GroupHealth(g health.GroupHealth) {
+func (s *Scrape) GroupHealth(g groupview.GroupHealth) {
 	if !s.writing() {
 		return
 	}
@@ -127,7 +124,7 @@ func (s *Scrape) GroupHealth(g health.GroupHealth) {
 	}
 	m.rebalances.write(s, since, g.Rebalances, g.Group)
 	if g.StatusKnown {
-		for _, st := range health.Statuses {
+		for _, st := range groupview.Statuses {
 			m.status.write(s, oneIf(st == g.Status), g.Group, st.String())
 		}
 	}
@@ -283,6 +280,15 @@ func (l labelMetric2[V]) write(s *Scrape, v V, a, b string) {
 func (l labelMetric2[V]) withhold(s *Scrape, a, b string) {
 	if l.on && !l.direct {
 		s.reduced.withhold(l.metric, stringValues(a, b))
+	}
+}
+
+func (l labelMetric3[V]) write(s *Scrape, v V, a, b, c string) {
+	switch {
+	case l.direct:
+		putStrings(point(s.groups, l.metric, 0, s.w.start, s.ts, v), l.metric, a, b, c)
+	case l.on:
+		reduce(s.reduced, l.metric, s.w.start, s.ts, v, stringValues(a, b, c))
 	}
 }
 

@@ -5,16 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/groupview"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// MemberAssignment is the partitions assigned to the members sharing a
-// client id, host and group.instance.id: the attributes of
-// kafka.consumer_group.assigned_partitions, whose points must be unique.
-type MemberAssignment struct {
-	ClientID, Host, InstanceID string
-	Partitions                 int64
-}
+// MemberAssignment is one member's assigned partitions
+// (groupview.MemberAssignment).
+type MemberAssignment = groupview.MemberAssignment
 
 // AssignedPartitions sums the assignment of the members of a described
 // group by (client id, host, instance id), sorted; members whose assignment

@@ -5,15 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/groupview"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
 // PartitionOwner is one partition of a group's assignment and the member
-// holding it, by the attributes of kafka.consumer_group.partition_owner.
-type PartitionOwner struct {
-	kafka.TopicPartition
-	ClientID, Host, InstanceID string
-}
+// holding it (groupview.PartitionOwner).
+type PartitionOwner = groupview.PartitionOwner
 
 // PartitionOwners lists who holds each partition of a described group's
 // assignment, sorted by partition then member; members whose assignment

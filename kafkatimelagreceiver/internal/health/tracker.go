@@ -1,6 +1,7 @@
 package health
 
 import (
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/groupview"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
@@ -76,41 +77,8 @@ type groupTrack struct {
 	pairs lag.Tracks[lagWindow]
 }
 
-// GroupHealth is one group's health after a scrape.
-type GroupHealth struct {
-	Group string
-	// Described is false when the group could not be described in this
-	// scrape: its state, members and assignment are then not known.
-	Described   bool
-	Description kafka.GroupDescription
-	// Protocol is the last protocol the coordinator told: a classic group's
-	// coordinator tells it only while the group is Stable.
-	Protocol   string
-	Rebalances int64
-	// RebalancesSince is when Rebalances started counting (unix
-	// nanoseconds): 0 for a group counted since the tracker's start, later
-	// for a group first seen after the tracker's first scrape, or seen
-	// again after it was forgotten, whose count started over.
-	RebalancesSince int64
-	// StatusKnown is false when the group's committed offsets could not be
-	// read in this scrape (ObserveUnread): nothing is known of where it is;
-	// and when an end offset of one of its partitions, or every one, was
-	// not read (Unjudged).
-	StatusKnown bool
-	Status      Status // the worst of its partitions', when known
-	// Unjudged: its commits were read, but not the end offset of every
-	// partition it committed on (or it committed on none), so the group
-	// was not judged.
-	Unjudged bool
-	// Assigned is the assignment by member of a described group whose
-	// state is known, when the tracker sums them (SumAssignments).
-	Assigned []MemberAssignment
-	// Partitions is each partition's status, in the order of the lags
-	// passed in. It is a buffer of the tracker's, valid until the next
-	// ObserveGroup call, so that a scrape of many pairs allocates nothing
-	// per group.
-	Partitions []Status
-}
+// GroupHealth is one group's health after a scrape (groupview.GroupHealth).
+type GroupHealth = groupview.GroupHealth
 
 // BeginScrape starts a scrape taken at the instant at (unix nanoseconds):
 // groups and partitions not observed from now to EndScrape count as missing

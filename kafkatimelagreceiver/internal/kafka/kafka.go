@@ -207,6 +207,7 @@ type Cluster interface {
 	// read for the others, with no read of their own.
 	RecordTimestamps(ctx context.Context, wanted []PartitionOffsets) (RecordReads, error)
 	RetentionReader
+	SizeReader
 	// Close ends every connection; later calls fail.
 	Close() error
 }

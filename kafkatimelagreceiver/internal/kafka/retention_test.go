@@ -29,3 +29,19 @@ func TestTimeLimit(t *testing.T) {
 		require.False(t, ok, "%+v", r)
 	}
 }
+
+func TestSizeLimit(t *testing.T) {
+	limit, ok := TopicRetention{Delete: true, RetentionBytes: 1 << 30}.SizeLimit()
+	require.True(t, ok)
+	require.Equal(t, int64(1<<30), limit)
+	limit, ok = TopicRetention{Delete: true, RetentionBytes: 0}.SizeLimit()
+	require.True(t, ok, "0 is a bound: records go at the next retention check")
+	require.Zero(t, limit)
+	for _, r := range []TopicRetention{
+		{Delete: false, RetentionBytes: 1 << 30}, // compact only
+		{Delete: true, RetentionBytes: -1},       // no bound
+	} {
+		_, ok := r.SizeLimit()
+		require.False(t, ok, "%+v", r)
+	}
+}

@@ -161,13 +161,6 @@ func (e *Estimates) GroupLags(out []PartitionLag, group string, at int64) []Part
 	return out
 }
 
-// GroupLags is Estimates.GroupLags before any estimate: the lags, and
-// only the caught-up ones dated.
-func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []PartitionLag {
-	e := Estimates{idx: idx}
-	return e.GroupLags(out, group, at)
-}
-
 // TopicLag aggregates one group's lags over the partitions of one topic.
 // An aggregate is over every partition the group committed on in the topic,
 // or it is not known: a sum or maximum over the partitions that happened to

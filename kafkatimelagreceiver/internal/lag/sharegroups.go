@@ -139,12 +139,6 @@ func (e *Estimates) ShareGroupLags(out []SharePartitionLag, group string, at int
 	return out
 }
 
-// ShareGroupLags is Estimates.ShareGroupLags before any estimate.
-func (idx *Index) ShareGroupLags(out []SharePartitionLag, group string, at int64) []SharePartitionLag {
-	e := Estimates{idx: idx}
-	return e.ShareGroupLags(out, group, at)
-}
-
 // rank is the rank of partition tp in the index.
 func (idx *Index) rank(tp kafka.TopicPartition) (int32, bool) {
 	i, found := slices.BinarySearchFunc(idx.Parts, tp, func(p Partition, tp kafka.TopicPartition) int {

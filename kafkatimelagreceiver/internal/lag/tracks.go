@@ -69,7 +69,7 @@ func (t *Tracks[T]) keepSame(lags []PartitionLag, scrape uint32) bool {
 // Merge marks the tracks of lags seen in scrape, adds a track with a zero
 // State for each new one and drops those missing from the last forgetAfter
 // scrapes, so that a tracker's memory follows the live pairs and not their
-// history. lags are sorted by (topic, partition), as Index.GroupLags sorts
+// history. lags are sorted by (topic, partition), as Estimates.GroupLags sorts
 // them; afterwards there is a track for every lag. A scrape that sees the
 // same partitions as the last one, the usual case, updates in place and
 // allocates nothing.

@@ -515,6 +515,7 @@ const (
 	KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup     KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey = "group"
 	KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic     KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey = "topic"
 	KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey = "partition"
+	KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyRetention KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey = "retention"
 )
 
 // KafkaConsumerGroupPartitionRetentionMarginMetricConfig provides config for the kafka.consumer_group.partition_retention_margin metric.
@@ -543,9 +544,9 @@ func (ms *KafkaConsumerGroupPartitionRetentionMarginMetricConfig) Unmarshal(pars
 func (ms *KafkaConsumerGroupPartitionRetentionMarginMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition:
+		case KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyRetention:
 		default:
-			return fmt.Errorf("metric kafka.consumer_group.partition_retention_margin doesn't have an attribute %v, valid attributes: [group, topic, partition]", val)
+			return fmt.Errorf("metric kafka.consumer_group.partition_retention_margin doesn't have an attribute %v, valid attributes: [group, topic, partition, retention]", val)
 		}
 	}
 
@@ -711,8 +712,9 @@ func (ms *KafkaConsumerGroupRebalancesMetricConfig) Validate() error {
 type KafkaConsumerGroupRetentionMarginMetricAttributeKey string
 
 const (
-	KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup KafkaConsumerGroupRetentionMarginMetricAttributeKey = "group"
-	KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic KafkaConsumerGroupRetentionMarginMetricAttributeKey = "topic"
+	KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup     KafkaConsumerGroupRetentionMarginMetricAttributeKey = "group"
+	KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic     KafkaConsumerGroupRetentionMarginMetricAttributeKey = "topic"
+	KafkaConsumerGroupRetentionMarginMetricAttributeKeyRetention KafkaConsumerGroupRetentionMarginMetricAttributeKey = "retention"
 )
 
 // KafkaConsumerGroupRetentionMarginMetricConfig provides config for the kafka.consumer_group.retention_margin metric.
@@ -741,9 +743,9 @@ func (ms *KafkaConsumerGroupRetentionMarginMetricConfig) Unmarshal(parser *confm
 func (ms *KafkaConsumerGroupRetentionMarginMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic:
+		case KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupRetentionMarginMetricAttributeKeyRetention:
 		default:
-			return fmt.Errorf("metric kafka.consumer_group.retention_margin doesn't have an attribute %v, valid attributes: [group, topic]", val)
+			return fmt.Errorf("metric kafka.consumer_group.retention_margin doesn't have an attribute %v, valid attributes: [group, topic, retention]", val)
 		}
 	}
 
@@ -1733,7 +1735,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		KafkaConsumerGroupPartitionRetentionMargin: KafkaConsumerGroupPartitionRetentionMarginMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition},
+			EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyRetention},
 		},
 		KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
 			Enabled:             false,
@@ -1753,7 +1755,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		KafkaConsumerGroupRetentionMargin: KafkaConsumerGroupRetentionMarginMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic},
+			EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupRetentionMarginMetricAttributeKeyRetention},
 		},
 		KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
 			Enabled:             false,

@@ -79,7 +79,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					KafkaConsumerGroupPartitionRetentionMargin: KafkaConsumerGroupPartitionRetentionMarginMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition},
+						EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyRetention},
 					},
 					KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
 						Enabled:             true,
@@ -99,7 +99,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					KafkaConsumerGroupRetentionMargin: KafkaConsumerGroupRetentionMarginMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic},
+						EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupRetentionMarginMetricAttributeKeyRetention},
 					},
 					KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
 						Enabled:             true,
@@ -255,7 +255,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					KafkaConsumerGroupPartitionRetentionMargin: KafkaConsumerGroupPartitionRetentionMarginMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition},
+						EnabledAttributes:   []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyRetention},
 					},
 					KafkaConsumerGroupPartitionStatus: KafkaConsumerGroupPartitionStatusMetricConfig{
 						Enabled:             false,
@@ -275,7 +275,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					KafkaConsumerGroupRetentionMargin: KafkaConsumerGroupRetentionMarginMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic},
+						EnabledAttributes:   []KafkaConsumerGroupRetentionMarginMetricAttributeKey{KafkaConsumerGroupRetentionMarginMetricAttributeKeyGroup, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic, KafkaConsumerGroupRetentionMarginMetricAttributeKeyRetention},
 					},
 					KafkaConsumerGroupStableLag: KafkaConsumerGroupStableLagMetricConfig{
 						Enabled:             false,
@@ -508,7 +508,7 @@ func TestKafkaConsumerGroupPartitionRetentionMarginMetricsConfig_Validate(t *tes
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.partition_retention_margin doesn't have an attribute invalid, valid attributes: [group, topic, partition]")
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.partition_retention_margin doesn't have an attribute invalid, valid attributes: [group, topic, partition, retention]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupPartitionRetentionMargin
 	cfg.AggregationStrategy = "invalid"
@@ -556,7 +556,7 @@ func TestKafkaConsumerGroupRetentionMarginMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []KafkaConsumerGroupRetentionMarginMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.retention_margin doesn't have an attribute invalid, valid attributes: [group, topic]")
+	require.ErrorContains(t, cfg.Validate(), "metric kafka.consumer_group.retention_margin doesn't have an attribute invalid, valid attributes: [group, topic, retention]")
 
 	cfg = DefaultMetricsConfig().KafkaConsumerGroupRetentionMargin
 	cfg.AggregationStrategy = "invalid"

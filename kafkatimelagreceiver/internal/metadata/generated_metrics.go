@@ -143,6 +143,36 @@ var MapAttributeReason = map[string]AttributeReason{
 	"time_lag_unknown":  AttributeReasonTimeLagUnknown,
 }
 
+// AttributeRetention specifies the value retention attribute.
+type AttributeRetention int
+
+const (
+	_ AttributeRetention = iota
+	AttributeRetentionTime
+	AttributeRetentionSize
+	AttributeRetentionLogStart
+)
+
+// String returns the string representation of the AttributeRetention.
+func (av AttributeRetention) String() string {
+	switch av {
+	case AttributeRetentionTime:
+		return "time"
+	case AttributeRetentionSize:
+		return "size"
+	case AttributeRetentionLogStart:
+		return "log_start"
+	}
+	return ""
+}
+
+// MapAttributeRetention is a helper map of string to AttributeRetention attribute value.
+var MapAttributeRetention = map[string]AttributeRetention{
+	"time":      AttributeRetentionTime,
+	"size":      AttributeRetentionSize,
+	"log_start": AttributeRetentionLogStart,
+}
+
 // AttributeState specifies the value state attribute.
 type AttributeState int
 
@@ -292,7 +322,7 @@ var MetricsInfo = metricsInfo{
 	},
 	KafkaConsumerGroupPartitionRetentionMargin: metricInfo{
 		Name:       "kafka.consumer_group.partition_retention_margin",
-		Attributes: []string{"group", "topic", "partition"},
+		Attributes: []string{"group", "topic", "partition", "retention"},
 	},
 	KafkaConsumerGroupPartitionStatus: metricInfo{
 		Name:       "kafka.consumer_group.partition_status",
@@ -308,7 +338,7 @@ var MetricsInfo = metricsInfo{
 	},
 	KafkaConsumerGroupRetentionMargin: metricInfo{
 		Name:       "kafka.consumer_group.retention_margin",
-		Attributes: []string{"group", "topic"},
+		Attributes: []string{"group", "topic", "retention"},
 	},
 	KafkaConsumerGroupStableLag: metricInfo{
 		Name:       "kafka.consumer_group.stable_lag",
@@ -1382,14 +1412,14 @@ type metricKafkaConsumerGroupPartitionRetentionMargin struct {
 // init fills kafka.consumer_group.partition_retention_margin metric with initial data.
 func (m *metricKafkaConsumerGroupPartitionRetentionMargin) init() {
 	m.data.SetName("kafka.consumer_group.partition_retention_margin")
-	m.data.SetDescription("kafka.consumer_group.retention_margin of one partition: the topic's retention.ms minus the time lag of the group on the partition.")
+	m.data.SetDescription("kafka.consumer_group.retention_margin of one partition: how long at least until Kafka may delete the oldest record the group has not consumed on it, and what says so.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricKafkaConsumerGroupPartitionRetentionMargin) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
+func (m *metricKafkaConsumerGroupPartitionRetentionMargin) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64, retentionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1405,6 +1435,9 @@ func (m *metricKafkaConsumerGroupPartitionRetentionMargin) recordDataPoint(start
 	}
 	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyPartition) {
 		dp.Attributes().PutInt("partition", partitionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupPartitionRetentionMarginMetricAttributeKeyRetention) {
+		dp.Attributes().PutStr("retention", retentionAttributeValue)
 	}
 
 	var s string
@@ -1761,14 +1794,14 @@ type metricKafkaConsumerGroupRetentionMargin struct {
 // init fills kafka.consumer_group.retention_margin metric with initial data.
 func (m *metricKafkaConsumerGroupRetentionMargin) init() {
 	m.data.SetName("kafka.consumer_group.retention_margin")
-	m.data.SetDescription("How long at least until time-based retention may delete the oldest record the group has not consumed on the topic: the topic's retention.ms minus that record's age (its time lag), the smallest over the topic's partitions. Negative when retention is overdue (Kafka deletes whole segments, every log.retention.check.interval.ms). Only for topics whose cleanup.policy contains delete and whose retention.ms is positive, read with DescribeConfigs every few minutes; omitted when the group has nothing left to consume on the topic or its time lag is not known. Size-based retention (retention.bytes) is not taken into account.")
+	m.data.SetDescription("How long at least until Kafka may delete the oldest record the group has not consumed on the topic, the smallest over its partitions, with what predicts it (attribute retention): time, the topic's retention.ms minus the record's age (its time lag); size, the bytes the partition may still take after the record before it holds retention.bytes after it, over its production rate in bytes (bytes per offset from the partition's size, read with DescribeLogDirs every few minutes); log_start, when the log start keeps moving while the group stands still and says deletion comes sooner than the configuration does. Kafka deletes whole segments at its retention checks, so the record usually outlives the margin by up to a segment's worth of time. Negative when the deletion is due. Topic configs (cleanup.policy containing delete, retention.ms, retention.bytes) are read with DescribeConfigs every few minutes; with tiered storage (remote.storage.enable) they bound what consumers read, and local.retention.* are not used. Omitted when the group has nothing left to consume on the topic, when nothing deletes its records, and when a limit applies whose prediction cannot be made (its time lag, production rate or partition size not known).")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricKafkaConsumerGroupRetentionMargin) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
+func (m *metricKafkaConsumerGroupRetentionMargin) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, retentionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1781,6 +1814,9 @@ func (m *metricKafkaConsumerGroupRetentionMargin) recordDataPoint(start pcommon.
 	}
 	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupRetentionMarginMetricAttributeKeyTopic) {
 		dp.Attributes().PutStr("topic", topicAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, KafkaConsumerGroupRetentionMarginMetricAttributeKeyRetention) {
+		dp.Attributes().PutStr("retention", retentionAttributeValue)
 	}
 
 	var s string
@@ -3808,8 +3844,8 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionOwnerDataPoint(ts pco
 }
 
 // RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint adds a data point to kafka.consumer_group.partition_retention_margin metric.
-func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64) {
-	mb.metricKafkaConsumerGroupPartitionRetentionMargin.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue)
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, partitionAttributeValue int64, retentionAttributeValue AttributeRetention) {
+	mb.metricKafkaConsumerGroupPartitionRetentionMargin.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, partitionAttributeValue, retentionAttributeValue.String())
 }
 
 // RecordKafkaConsumerGroupPartitionStatusDataPoint adds a data point to kafka.consumer_group.partition_status metric.
@@ -3828,8 +3864,8 @@ func (mb *MetricsBuilder) RecordKafkaConsumerGroupRebalancesDataPoint(ts pcommon
 }
 
 // RecordKafkaConsumerGroupRetentionMarginDataPoint adds a data point to kafka.consumer_group.retention_margin metric.
-func (mb *MetricsBuilder) RecordKafkaConsumerGroupRetentionMarginDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string) {
-	mb.metricKafkaConsumerGroupRetentionMargin.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue)
+func (mb *MetricsBuilder) RecordKafkaConsumerGroupRetentionMarginDataPoint(ts pcommon.Timestamp, val float64, groupAttributeValue string, topicAttributeValue string, retentionAttributeValue AttributeRetention) {
+	mb.metricKafkaConsumerGroupRetentionMargin.recordDataPoint(mb.startTime, ts, val, groupAttributeValue, topicAttributeValue, retentionAttributeValue.String())
 }
 
 // RecordKafkaConsumerGroupStableLagDataPoint adds a data point to kafka.consumer_group.stable_lag metric.

@@ -170,9 +170,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 
 			allMetricsCount++
-			mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 1, "group-val", "topic-val", 9)
+			mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 1, "group-val", "topic-val", 9, AttributeRetentionTime)
 			if tt.name == "reaggregate_set" {
-				mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 3, "group-val-2", "topic-val-2", 10)
+				mb.RecordKafkaConsumerGroupPartitionRetentionMarginDataPoint(ts, 3, "group-val-2", "topic-val-2", 10, AttributeRetentionSize)
 			}
 
 			allMetricsCount++
@@ -194,9 +194,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 1, "group-val", "topic-val")
+			mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 1, "group-val", "topic-val", AttributeRetentionTime)
 			if tt.name == "reaggregate_set" {
-				mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 3, "group-val-2", "topic-val-2")
+				mb.RecordKafkaConsumerGroupRetentionMarginDataPoint(ts, 3, "group-val-2", "topic-val-2", AttributeRetentionSize)
 			}
 
 			allMetricsCount++
@@ -874,7 +874,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.partition_retention_margin"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "kafka.consumer_group.retention_margin of one partition: the topic's retention.ms minus the time lag of the group on the partition.", mi.Description())
+						assert.Equal(t, "kafka.consumer_group.retention_margin of one partition: how long at least until Kafka may delete the oldest record the group has not consumed on it, and what says so.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -890,12 +890,15 @@ func TestMetricsBuilder(t *testing.T) {
 						partitionAttrVal, ok := dp.Attributes().Get("partition")
 						assert.True(t, ok)
 						assert.EqualValues(t, 9, partitionAttrVal.Int())
+						retentionAttrVal, ok := dp.Attributes().Get("retention")
+						assert.True(t, ok)
+						assert.Equal(t, "time", retentionAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["kafka.consumer_group.partition_retention_margin"], "Found a duplicate in the metrics slice: kafka.consumer_group.partition_retention_margin")
 						validatedMetrics["kafka.consumer_group.partition_retention_margin"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "kafka.consumer_group.retention_margin of one partition: the topic's retention.ms minus the time lag of the group on the partition.", mi.Description())
+						assert.Equal(t, "kafka.consumer_group.retention_margin of one partition: how long at least until Kafka may delete the oldest record the group has not consumed on it, and what says so.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -916,6 +919,8 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("topic")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("partition")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("retention")
 						assert.False(t, ok)
 					}
 				case "kafka.consumer_group.partition_status":
@@ -1073,7 +1078,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["kafka.consumer_group.retention_margin"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "How long at least until time-based retention may delete the oldest record the group has not consumed on the topic: the topic's retention.ms minus that record's age (its time lag), the smallest over the topic's partitions. Negative when retention is overdue (Kafka deletes whole segments, every log.retention.check.interval.ms). Only for topics whose cleanup.policy contains delete and whose retention.ms is positive, read with DescribeConfigs every few minutes; omitted when the group has nothing left to consume on the topic or its time lag is not known. Size-based retention (retention.bytes) is not taken into account.", mi.Description())
+						assert.Equal(t, "How long at least until Kafka may delete the oldest record the group has not consumed on the topic, the smallest over its partitions, with what predicts it (attribute retention): time, the topic's retention.ms minus the record's age (its time lag); size, the bytes the partition may still take after the record before it holds retention.bytes after it, over its production rate in bytes (bytes per offset from the partition's size, read with DescribeLogDirs every few minutes); log_start, when the log start keeps moving while the group stands still and says deletion comes sooner than the configuration does. Kafka deletes whole segments at its retention checks, so the record usually outlives the margin by up to a segment's worth of time. Negative when the deletion is due. Topic configs (cleanup.policy containing delete, retention.ms, retention.bytes) are read with DescribeConfigs every few minutes; with tiered storage (remote.storage.enable) they bound what consumers read, and local.retention.* are not used. Omitted when the group has nothing left to consume on the topic, when nothing deletes its records, and when a limit applies whose prediction cannot be made (its time lag, production rate or partition size not known).", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1086,12 +1091,15 @@ func TestMetricsBuilder(t *testing.T) {
 						topicAttrVal, ok := dp.Attributes().Get("topic")
 						assert.True(t, ok)
 						assert.Equal(t, "topic-val", topicAttrVal.Str())
+						retentionAttrVal, ok := dp.Attributes().Get("retention")
+						assert.True(t, ok)
+						assert.Equal(t, "time", retentionAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["kafka.consumer_group.retention_margin"], "Found a duplicate in the metrics slice: kafka.consumer_group.retention_margin")
 						validatedMetrics["kafka.consumer_group.retention_margin"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "How long at least until time-based retention may delete the oldest record the group has not consumed on the topic: the topic's retention.ms minus that record's age (its time lag), the smallest over the topic's partitions. Negative when retention is overdue (Kafka deletes whole segments, every log.retention.check.interval.ms). Only for topics whose cleanup.policy contains delete and whose retention.ms is positive, read with DescribeConfigs every few minutes; omitted when the group has nothing left to consume on the topic or its time lag is not known. Size-based retention (retention.bytes) is not taken into account.", mi.Description())
+						assert.Equal(t, "How long at least until Kafka may delete the oldest record the group has not consumed on the topic, the smallest over its partitions, with what predicts it (attribute retention): time, the topic's retention.ms minus the record's age (its time lag); size, the bytes the partition may still take after the record before it holds retention.bytes after it, over its production rate in bytes (bytes per offset from the partition's size, read with DescribeLogDirs every few minutes); log_start, when the log start keeps moving while the group stands still and says deletion comes sooner than the configuration does. Kafka deletes whole segments at its retention checks, so the record usually outlives the margin by up to a segment's worth of time. Negative when the deletion is due. Topic configs (cleanup.policy containing delete, retention.ms, retention.bytes) are read with DescribeConfigs every few minutes; with tiered storage (remote.storage.enable) they bound what consumers read, and local.retention.* are not used. Omitted when the group has nothing left to consume on the topic, when nothing deletes its records, and when a limit applies whose prediction cannot be made (its time lag, production rate or partition size not known).", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1110,6 +1118,8 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("group")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("topic")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("retention")
 						assert.False(t, ok)
 					}
 				case "kafka.consumer_group.stable_lag":

@@ -219,7 +219,7 @@ func (t *Tracker) BeginScrape(now time.Time) {
 
 // ObserveGroup folds one group's lags of a scrape read at at (unix
 // nanoseconds) in, and returns its progress on each partition, in the order
-// of lags. lags are sorted by (topic, partition) as lag.Index.GroupLags
+// of lags. lags are sorted by (topic, partition) as lag.Estimates.GroupLags
 // sorts them. The result is a buffer of the tracker's, valid until the
 // next ObserveGroup call.
 func (t *Tracker) ObserveGroup(name string, lags []lag.PartitionLag, at int64) []Partition {

@@ -42,7 +42,9 @@ type Reader struct {
 	// are read too.
 	StartOffsets, StableOffsets bool
 	// Retention, when set, is kept up to date with the retention settings
-	// of the topics read (some retention margin is on).
+	// of the topics read and the sizes of their partitions deleting by size
+	// (some retention margin is on), and the log start changes the tables
+	// keep (timetable.Store.WatchStartChanges) are taken at each read.
 	Retention *retention.Cache
 	// MaxRecordReads is the least number of partitions whose records a
 	// scrape reads (readPartitions); 0: none.
@@ -89,6 +91,11 @@ type Input struct {
 	// Owned is how many groups this replica reports, with coordination;
 	// Tracked how many partitions have a table.
 	Owned, Tracked int
+	// Retention is what is known of the retention of the partitions read,
+	// and StartChanges how their log starts changed since the last read
+	// (with Reader.Retention).
+	Retention    retention.Limits
+	StartChanges []timetable.StartChange
 }
 
 // Group is what a scrape read of one group.
@@ -249,9 +256,9 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		}
 		idx = r.index(snap)
 		if r.Retention != nil {
-			// The topics whose end offsets were read: those a lag is
+			// The partitions whose end offsets were read: those a lag is
 			// reported on.
-			err := r.Retention.Refresh(ctx, topicsOf(end.Offsets), r.Now())
+			err := r.Retention.Refresh(ctx, end.Offsets, r.Now())
 			if err = denials.Split(err); err != nil {
 				errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
 			}
@@ -275,6 +282,9 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		errs.AddPartial(0, err)
 	}
 	r.measured(in)
+	if r.Retention != nil {
+		in.Retention, in.StartChanges = r.Retention.Limits(), r.Tables.TakeStartChanges()
+	}
 	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
 	in.Shares = r.describeShareGroups(ctx, shares, denials, errs)
 	return in, nil
@@ -391,18 +401,4 @@ func (r *Reader) Empty() *Input {
 func (r *Reader) measured(in *Input) {
 	in.Points = r.Tables.Points()
 	in.ClocksOff, in.LargestClockOffset = r.Records.ClocksOff()
-}
-
-// topicsOf lists the topics of the partitions, sorted.
-func topicsOf(partitions map[kafka.TopicPartition]int64) []string {
-	seen := map[string]bool{}
-	var topics []string
-	for tp := range partitions {
-		if !seen[tp.Topic] {
-			seen[tp.Topic] = true
-			topics = append(topics, tp.Topic)
-		}
-	}
-	slices.Sort(topics)
-	return topics
 }

@@ -138,10 +138,10 @@ func TestExcludedTopicsAreNotRead(t *testing.T) {
 	require.Equal(t, orders, indexed)
 	require.Equal(t, []read.Group{{Name: "billing", Reported: true}, {Name: "internal", Reported: true}}, in.Groups,
 		"both listed groups are reported; internal has nothing left to compute")
-	lags := in.Index.GroupLags(nil, "billing", in.Snap.At)
+	lags := in.Estimates.GroupLags(nil, "billing", in.Snap.At)
 	require.Len(t, lags, 2)
 	require.Equal(t, []int64{7, 6}, []int64{lags[0].Lag, lags[1].Lag})
-	require.Empty(t, in.Index.GroupLags(nil, "internal", in.Snap.At))
+	require.Empty(t, in.Estimates.GroupLags(nil, "internal", in.Snap.At))
 }
 
 // A replica's read served its share when it read some of its groups'

@@ -1,159 +1,181 @@
-// Package retention tells how long the records a group has not consumed
-// have before time-based retention may delete them: a topic's retention.ms
-// minus the age of the oldest such record (its time lag). Topic configs
-// are read through a kafka.RetentionReader and cached, since they change
-// rarely.
+// Package retention tells how long the oldest record a group has not
+// consumed has before Kafka may delete it, for every way Kafka deletes a
+// partition's records in offset order:
+//
+//   - time (retention.ms): the limit minus the record's age, its time lag;
+//   - size (retention.bytes): the bytes still to be produced before the
+//     partition holds retention.bytes after the record, at the partition's
+//     production rate in bytes;
+//   - the log start's own observed advance, whatever moves it (either of
+//     the above, DeleteRecords, a broker's overrides): when it keeps moving
+//     while the group stands still.
+//
+// Each is when deletion may come at the soonest: Kafka deletes whole
+// segments, at its next retention check, so the record usually outlives it
+// by up to a segment's worth of time. A margin is the smallest of them,
+// with the one that gave it. The topics' configurations and partitions'
+// sizes are read through a Cache (read side); the margins are computed from
+// plain values (Limits, the lags, a Tracker's log start moves) with no I/O.
 package retention
 
 import (
-	"context"
-	"slices"
-	"time"
-
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
-// RefreshInterval is how long a topic's retention settings are trusted
-// before they are read again. Topics seen for the first time are read at
-// once.
-const RefreshInterval = 5 * time.Minute
+// Basis is what a margin was predicted from.
+type Basis uint8
 
-// Cache holds the retention settings of the topics in use. It is not safe
-// for concurrent use: a scrape owns it.
-type Cache struct {
-	reader kafka.RetentionReader
-	known  map[string]entry
-}
+const (
+	// BasisTime: the topic's retention.ms and the record's age.
+	BasisTime Basis = iota
+	// BasisSize: the topic's retention.bytes and the bytes produced after
+	// the record.
+	BasisSize
+	// BasisLogStart: the log start's observed advance.
+	BasisLogStart
+)
 
-type entry struct {
-	retention kafka.TopicRetention
-	ok        bool  // read; false: the read failed, retried after RefreshInterval
-	readAt    int64 // unix nanoseconds
-}
-
-func NewCache(reader kafka.RetentionReader) *Cache {
-	return &Cache{reader: reader, known: map[string]entry{}}
-}
-
-// Refresh makes the cache hold the topics, reading those it does not know
-// or read more than RefreshInterval before now, in one call; topics no
-// longer asked for are dropped. A topic whose read fails is not asked again
-// before RefreshInterval either, so that a topic the receiver may not
-// describe costs one request every few minutes, not one a scrape.
-func (c *Cache) Refresh(ctx context.Context, topics []string, now time.Time) error {
-	wanted := make(map[string]struct{}, len(topics))
-	var stale []string
-	for _, t := range topics {
-		if _, dup := wanted[t]; dup {
-			continue
-		}
-		wanted[t] = struct{}{}
-		if e, ok := c.known[t]; !ok || now.UnixNano()-e.readAt >= int64(RefreshInterval) {
-			stale = append(stale, t)
-		}
+// String is the basis as the metrics' retention attribute spells it.
+func (b Basis) String() string {
+	switch b {
+	case BasisSize:
+		return "size"
+	case BasisLogStart:
+		return "log_start"
 	}
-	for t := range c.known {
-		if _, ok := wanted[t]; !ok {
-			delete(c.known, t)
-		}
-	}
-	if len(stale) == 0 {
-		return nil
-	}
-	slices.Sort(stale)
-	read, err := c.reader.TopicRetention(ctx, stale)
-	for _, t := range stale {
-		r, ok := read[t]
-		prev, had := c.known[t]
-		if !ok && had && prev.ok {
-			// Keep what was read before: retention rarely changes, and one
-			// failed read should not blank the margin.
-			prev.readAt = now.UnixNano()
-			c.known[t] = prev
-			continue
-		}
-		c.known[t] = entry{retention: r, ok: ok, readAt: now.UnixNano()}
-	}
-	return err
+	return "time"
 }
 
-// Limit is the time-based retention of the topic, when it has one and it
-// is known.
-func (c *Cache) Limit(topic string) (time.Duration, bool) {
-	e, ok := c.known[topic]
-	if !ok || !e.ok {
-		return 0, false
+// Limits are what a scrape knows of the retention of the partitions it
+// read: plain values, never changed once made (a Cache makes new ones).
+type Limits struct {
+	// Topics holds the retention settings of the topics whose
+	// configuration was read.
+	Topics map[string]kafka.TopicRetention
+	// BytesPerOffset holds, for the partitions of topics deleting by size,
+	// how many bytes an offset of the log took when its size was last read:
+	// the size over the offsets from its log start to its end.
+	BytesPerOffset map[kafka.TopicPartition]float64
+}
+
+// Outcome says what is known of a margin.
+type Outcome uint8
+
+const (
+	// None: no deletion is predicted: the group has nothing left to
+	// consume, or nothing deletes its records.
+	None Outcome = iota
+	// Known: Margin holds the soonest deletion predicted.
+	Known
+	// Unknown: a limit applies whose prediction could not be made (the end
+	// offset, time lag, size or production rate was not known): a margin
+	// of the others could be far later than the truth, so none is given.
+	Unknown
+)
+
+// Margin is how long, in seconds, until Kafka may delete the oldest record
+// a group has not consumed, and what predicted it. Negative: the deletion
+// is due (or overdue) by that much.
+type Margin struct {
+	Seconds float64
+	Basis   Basis
+	Outcome Outcome
+}
+
+// soonest keeps the sooner of m and a prediction of basis.
+func (m *Margin) soonest(seconds float64, basis Basis) {
+	if m.Outcome != Known || seconds < m.Seconds {
+		m.Seconds, m.Basis, m.Outcome = seconds, basis, Known
 	}
-	return e.retention.TimeLimit()
 }
 
-// Margin is how long, in seconds, the oldest record the group has not
-// consumed on the partition has before retention may delete it: limit
-// minus its age (the time lag). It is negative when retention is overdue
-// (Kafka deletes whole segments, every log.retention.check.interval.ms).
-// There is none when the group has nothing left to consume, or its time
-// lag is not known.
-func Margin(pl *lag.PartitionLag, limit time.Duration) (float64, bool) {
-	if !pl.HasEnd || !pl.HasTimeLag || pl.CaughtUp || pl.Lag == 0 {
-		return 0, false
+// Pair is what a pair's margin is predicted from besides its lag.
+type Pair struct {
+	// Retention is the topic's configuration; HasRetention is false when
+	// it was not read.
+	Retention    kafka.TopicRetention
+	HasRetention bool
+	// BytesPerOffset is the partition's (Limits.BytesPerOffset), 0 when
+	// not known.
+	BytesPerOffset float64
+	// Observed is the log start's observed advance while the group stood
+	// still on the partition (Tracker.Observed), when HasObserved.
+	Observed    Advance
+	HasObserved bool
+	// At is the scrape's instant, unix nanoseconds.
+	At int64
+}
+
+// PredictPair is the margin of one pair. The time and size predictions
+// are made when the topic's configuration sets their limit; the observed
+// one when the log start's advance was measured, and it counts only where
+// it is sooner than the configuration's by more than the time between two
+// of its moves (its resolution): a log start that moves in segment steps
+// as the configuration says would otherwise take turns with it.
+func PredictPair(pl *lag.PartitionLag, in Pair) Margin {
+	timeLimit, byTime := in.Retention.TimeLimit()
+	sizeLimit, bySize := in.Retention.SizeLimit()
+	byTime, bySize = byTime && in.HasRetention, bySize && in.HasRetention
+	if !byTime && !bySize && !in.HasObserved {
+		return Margin{} // nothing deletes its records
 	}
-	return limit.Seconds() - pl.TimeLag, true
-}
-
-// TopicMargin is the smallest margin of a group on one topic.
-type TopicMargin struct {
-	Group, Topic string
-	Seconds      float64
-}
-
-// TopicMargins appends to out the smallest margin of each (group, topic)
-// of lags, which must be sorted by group, then topic, as lag.GroupLags
-// returns them. Pairs with nothing left to consume have no margin and are
-// passed over; a topic with a pair whose margin is unknown (its end offset
-// or time lag not known) gets none, since the smallest of the others could
-// be far from the truth.
-func (c *Cache) TopicMargins(out []TopicMargin, lags []lag.PartitionLag) []TopicMargin {
-	var limit time.Duration
-	var limited bool
-	for start := 0; start < len(lags); {
-		end := start + 1
-		for end < len(lags) && lags[end].Group == lags[start].Group && lags[end].Topic == lags[start].Topic {
-			end++
-		}
-		// Lags are sorted by topic: its limit is looked up once per run.
-		if start == 0 || lags[start].Topic != lags[start-1].Topic {
-			limit, limited = c.Limit(lags[start].Topic)
-		}
-		if limited {
-			if m, ok := smallestMargin(lags[start:end], limit); ok {
-				out = append(out, TopicMargin{Group: lags[start].Group, Topic: lags[start].Topic, Seconds: m})
-			}
-		}
-		start = end
+	if !pl.HasEnd {
+		return Margin{Outcome: Unknown}
 	}
-	return out
-}
-
-// smallestMargin is the smallest margin of one group's pairs on one topic;
-// none when no pair has one or some pair's is unknown.
-func smallestMargin(lags []lag.PartitionLag, limit time.Duration) (float64, bool) {
-	smallest, found := 0.0, false
-	for i := range lags {
-		pl := &lags[i]
-		m, ok := Margin(pl, limit)
-		switch {
-		case ok && (!found || m < smallest):
-			smallest, found = m, true
-		case !ok && marginUnknown(pl):
-			return 0, false
+	if pl.CaughtUp || pl.Lag == 0 {
+		return Margin{} // nothing left to lose
+	}
+	var m Margin
+	if byTime {
+		if !pl.HasTimeLag {
+			return Margin{Outcome: Unknown}
+		}
+		m.soonest(timeLimit.Seconds()-pl.TimeLag, BasisTime)
+	}
+	if bySize && !in.Retention.RemoteStorage {
+		seconds, deletes, known := sizeMargin(pl, sizeLimit, in.BytesPerOffset)
+		if !known {
+			return Margin{Outcome: Unknown}
+		}
+		if deletes {
+			m.soonest(seconds, BasisSize)
 		}
 	}
-	return smallest, found
+	if in.HasObserved {
+		seconds := in.Observed.Until(pl.Committed+pl.Lost, in.At)
+		if m.Outcome != Known || seconds < m.Seconds-in.Observed.Interval {
+			m.soonest(seconds, BasisLogStart)
+		}
+	}
+	return m
 }
 
-// marginUnknown: the pair may have records at risk, but what is not known
-// of it (its end offset or time lag) gives it no margin.
-func marginUnknown(pl *lag.PartitionLag) bool {
-	return !pl.HasEnd || (!pl.HasTimeLag && !pl.CaughtUp && pl.Lag > 0)
+// sizeMargin predicts when size retention may delete the oldest record the
+// pair has not consumed, at from = its committed offset or the log start
+// past it. A broker deletes a partition's oldest segment at a retention
+// check when what remains without it is still at least retention.bytes, so
+// it keeps at least retention.bytes, and never deletes the record before
+// the bytes after it reach retention.bytes (its segment holds the record
+// and may end anywhere after it, up to segment.bytes later). The bytes
+// after it are the offsets after it times the partition's bytes per
+// offset; the production rate in bytes is its rate in offsets times the
+// same. deletes is false when nothing is produced and the bytes after it
+// are below the limit: size deletes nothing then. known is false when the
+// bytes per offset or the rate are not known.
+func sizeMargin(pl *lag.PartitionLag, limit int64, bytesPerOffset float64) (seconds float64, deletes, known bool) {
+	if bytesPerOffset <= 0 || !pl.HasProduceRate {
+		return 0, false, false
+	}
+	from := pl.Committed + pl.Lost
+	after := float64(max(0, pl.End-from-1)) * bytesPerOffset
+	left := float64(limit) - after
+	rate := pl.ProduceRate * bytesPerOffset
+	switch {
+	case rate > 0:
+		return left / rate, true, true
+	case left <= 0:
+		return 0, true, true // due at the next retention check
+	}
+	return 0, false, true
 }

@@ -85,6 +85,7 @@ func (s *Store) TopicIDs(topics []string) map[string]kafka.TopicID {
 func (s *Store) resetTable(tp kafka.TopicPartition) {
 	s.tables[tp].clear()
 	delete(s.starts, tp)
+	s.startWatch.forget(tp, true)
 	s.resets[tp] = struct{}{}
 }
 

@@ -44,6 +44,8 @@ type Store struct {
 	// starts holds the last log start offset read for each partition: it
 	// tells when retention deleted records a group never consumed.
 	starts map[kafka.TopicPartition]int64
+	// startWatch keeps how the log starts changed, when watched.
+	startWatch startWatch
 	// resets holds the partitions whose table a Record reset since the last
 	// TakeResets, so that what the caller learned about their old log can
 	// be forgotten too, whichever goroutine's read saw the reset.
@@ -135,6 +137,7 @@ func (s *Store) sortTracked() {
 func (s *Store) drop(tp kafka.TopicPartition) {
 	delete(s.tables, tp)
 	delete(s.starts, tp)
+	s.startWatch.forget(tp, false)
 	delete(s.resets, tp)
 	delete(s.unknown, tp)
 }
@@ -186,6 +189,7 @@ func (s *Store) Record(read kafka.OffsetRead) ClockStep {
 		switch table.add(offset, read.Sent, read.Received, &s.compaction) {
 		case Reset:
 			delete(s.starts, tp)
+			s.startWatch.forget(tp, true)
 			s.resets[tp] = struct{}{}
 		case Suspected:
 			// What was read of the records at committed offsets may be of
@@ -220,13 +224,17 @@ func (s *Store) TakeResets() []kafka.TopicPartition {
 	return out
 }
 
-// RecordStart keeps the log start offsets of tracked partitions.
+// RecordStart keeps the log start offsets of tracked partitions and, when
+// watched (WatchStartChanges), how they changed.
 func (s *Store) RecordStart(read kafka.OffsetRead) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	at := unixNanos(read.Received)
 	for tp, offset := range read.Offsets {
 		if _, ok := s.tables[tp]; ok {
+			prev, had := s.starts[tp]
 			s.starts[tp] = offset
+			s.startWatch.record(tp, prev, had, offset, at)
 		}
 	}
 }
@@ -258,17 +266,6 @@ func (s *Store) Refs(tps []kafka.TopicPartition) []Ref {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return View{s}.Refs(tps)
-}
-
-// Estimate is Table.Estimate on the table ref names, under the store's lock:
-// one lock and one search serve both the estimate and the gap flag.
-func (s *Store) Estimate(ref Ref, c int64, upper Sample) (at int64, ok, gap bool) {
-	if ref.table == nil {
-		return 0, false, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ref.table.Estimate(c, upper)
 }
 
 // Bracket is Table.Bracket on the table ref names, under the store's lock.

@@ -14,18 +14,20 @@ import (
 )
 
 // retentionConfigs are the only configs asked for: the response carries
-// three entries per topic, not the topic's hundred.
-var retentionConfigs = []string{"cleanup.policy", "retention.ms", "retention.bytes"}
+// four entries per topic, not the topic's hundred. local.retention.ms and
+// local.retention.bytes are not among them: with tiered storage they bound
+// the brokers' copy only, and a consumer still reads what they delete.
+var retentionConfigs = []string{"cleanup.policy", "retention.ms", "retention.bytes", "remote.storage.enable"}
 
 // maxTopicsPerDescribeConfigs bounds the topics of one DescribeConfigs, as
 // OffsetFetch and DescribeGroups are bounded: each answers in about 150
 // bytes, so one request stays far below any response limit.
 const maxTopicsPerDescribeConfigs = 1000
 
-// TopicRetention reads cleanup.policy, retention.ms and retention.bytes of
-// the topics with DescribeConfigs. Any broker answers for a topic: the
-// topics go to one broker (the least loaded that is not skipped for not
-// answering), in requests of at most
+// TopicRetention reads cleanup.policy, retention.ms, retention.bytes and
+// remote.storage.enable of the topics with DescribeConfigs. Any broker
+// answers for a topic: the topics go to one broker (the least loaded that
+// is not skipped for not answering), in requests of at most
 // maxTopicsPerDescribeConfigs, one after the other.
 func (c *Cluster) TopicRetention(ctx context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
 	call, stop := c.begin(ctx)
@@ -100,8 +102,9 @@ func (c *Cluster) describeRetention(ctx context.Context, call *brokerwatch.Call,
 	return out, kafka.Join(errs...)
 }
 
-// retentionOf reads the three configs; one the broker leaves out takes
-// Kafka's default (delete, 7 days, no size bound).
+// retentionOf reads the four configs; one the broker leaves out takes
+// Kafka's default (delete, 7 days, no size bound, not tiered): brokers
+// before tiered storage (Kafka 3.6) do not know remote.storage.enable.
 func retentionOf(configs []*sarama.ConfigEntry) (kafka.TopicRetention, error) {
 	r := kafka.TopicRetention{Delete: true, RetentionMs: 7 * 24 * 3600 * 1000, RetentionBytes: -1}
 	for _, e := range configs {
@@ -111,6 +114,12 @@ func retentionOf(configs []*sarama.ConfigEntry) (kafka.TopicRetention, error) {
 		switch e.Name {
 		case "cleanup.policy":
 			r.Delete = kafka.CleanupPolicyDeletes(e.Value)
+		case "remote.storage.enable":
+			v, err := strconv.ParseBool(e.Value)
+			if err != nil {
+				return r, fmt.Errorf("%s: %q is not true or false", e.Name, e.Value)
+			}
+			r.RemoteStorage = v
 		case "retention.ms", "retention.bytes":
 			v, err := strconv.ParseInt(e.Value, 10, 64)
 			if err != nil {

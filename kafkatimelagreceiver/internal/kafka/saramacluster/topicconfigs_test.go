@@ -32,6 +32,21 @@ func TestRetentionOf(t *testing.T) {
 
 	_, err = retentionOf([]*sarama.ConfigEntry{entry("retention.ms", "a week")})
 	require.EqualError(t, err, `retention.ms: "a week" is not a number`)
+
+	// Tiered storage: retention.* bound what a consumer can read; the
+	// local.retention.* a broker might list are not asked for, and a
+	// broker that lists them anyway changes nothing.
+	r, err = retentionOf([]*sarama.ConfigEntry{
+		entry("remote.storage.enable", "true"), entry("retention.ms", "2592000000"), entry("retention.bytes", "107374182400"),
+		entry("local.retention.ms", "3600000"), entry("local.retention.bytes", "1073741824"),
+	})
+	require.NoError(t, err)
+	require.Equal(t, kafka.TopicRetention{Delete: true, RetentionMs: 2_592_000_000, RetentionBytes: 100 << 30, RemoteStorage: true}, r)
+	require.NotContains(t, retentionConfigs, "local.retention.ms")
+	require.NotContains(t, retentionConfigs, "local.retention.bytes")
+
+	_, err = retentionOf([]*sarama.ConfigEntry{entry("remote.storage.enable", "yes")})
+	require.EqualError(t, err, `remote.storage.enable: "yes" is not true or false`)
 }
 
 // TestManyTopicsAreDescribedInChunks: configs of 2,100 topics in three
