@@ -30,7 +30,7 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 		if err != nil {
 			return err
 		}
-		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.reader.Tables, Progress: s.computer.Progress, Interval: s.cfg.StorageInterval, LeftOut: s.telemetry.builder.KafkaTimeLagRestoreTablesLeftOut, Logger: s.logger})
+		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.reader.Tables, Progress: s.computer.Progress, Clocks: s.reader.Records, Interval: s.cfg.StorageInterval, LeftOut: s.telemetry.builder.KafkaTimeLagRestoreTablesLeftOut, Logger: s.logger})
 		s.state.Load(ctx)
 		s.state.Start()
 	}

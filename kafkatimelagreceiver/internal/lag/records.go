@@ -3,6 +3,7 @@ package lag
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -13,13 +14,18 @@ import (
 // older than their partition's table, so that a group stuck at one offset
 // costs one Fetch, not one per scrape. Entries live while some group is still
 // committed there. It belongs to the scrape, which alone reads and writes
-// it: it takes no lock. They are kept by partition, so that a scrape finds a
-// partition's once and not once per group committed on it.
+// it; only the producers' clocks are also read by the state's saves
+// (EncodeClocks), under a lock of their own. Records are kept by
+// partition, so that a scrape finds a partition's once and not once per
+// group committed on it.
 type RecordTimes struct {
 	known map[kafka.TopicPartition]partitionRecords
 	// clocks are the producers' clocks the reads measured (Proof), by
-	// partition.
-	clocks map[kafka.TopicPartition]partitionClocks
+	// partition. The state's saves read them from another goroutine
+	// (EncodeClocks): what changes them holds clocksMu, which the scrape's
+	// own reads of them need not.
+	clocks   map[kafka.TopicPartition]partitionClocks
+	clocksMu sync.Mutex
 	// changes counts the calls that changed known, so that a lookup
 	// remembered (AppendTimes) is known to be current.
 	changes int
@@ -74,6 +80,8 @@ func NewRecordTimes() *RecordTimes {
 // brackets in proof measure their producers' clocks.
 func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Proof) Untimed {
 	r.changes++
+	r.clocksMu.Lock()
+	defer r.clocksMu.Unlock()
 	if proof.Index != nil {
 		r.forgetOldClocks(proof.At)
 	}
@@ -151,6 +159,8 @@ type resolvedRecords struct {
 // recreated or truncated.
 func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 	r.changes++
+	r.clocksMu.Lock()
+	defer r.clocksMu.Unlock()
 	for _, tp := range partitions {
 		delete(r.known, tp)
 		delete(r.clocks, tp)

@@ -1,5 +1,6 @@
-// Package statestore keeps the receiver's state (the interpolation tables
-// and the stuck clocks) in a storage extension across restarts.
+// Package statestore keeps the receiver's state (the interpolation tables,
+// the stuck clocks and the producers' clocks) in a storage extension across
+// restarts.
 package statestore
 
 import (
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -28,11 +30,24 @@ const TablesKey = "tables.v1"
 // encoding of their own, so that either state can change without the other.
 const ProgressKey = "progress.v1"
 
+// ClocksKey is the storage key of the producers' clocks record reads
+// measured (lag.RecordTimes.EncodeClocks).
+const ClocksKey = "producer-clocks.v1"
+
+// Clocks are the producers' clocks as saved and restored; *lag.RecordTimes
+// is one.
+type Clocks interface {
+	EncodeClocks() []byte
+	RestoreClocks(data []byte, now time.Time) (lag.RestoredClocks, error)
+}
+
 // Settings are what a State keeps and where.
 type Settings struct {
 	Client   storage.Client
 	Tables   *timetable.Store
 	Progress *progress.Tracker // nil when no metric needs it
+	// Clocks, when set, are saved and restored too.
+	Clocks Clocks
 	// Interval is how often the state is saved besides at Stop.
 	Interval time.Duration
 	// LeftOut, when set, counts the saved tables a restore leaves out, by
@@ -44,7 +59,7 @@ type Settings struct {
 // New returns the state kept by s.Client; nothing is read or saved before
 // Load and Start.
 func New(s Settings) *State {
-	return &State{client: s.Client, tables: s.Tables, progress: s.Progress, interval: s.Interval, leftOut: s.LeftOut, logger: s.Logger}
+	return &State{client: s.Client, tables: s.Tables, progress: s.Progress, clocks: s.Clocks, interval: s.Interval, leftOut: s.LeftOut, logger: s.Logger}
 }
 
 // State saves the interpolation tables and the stuck clocks to a
@@ -55,6 +70,7 @@ type State struct {
 	client   storage.Client
 	tables   *timetable.Store
 	progress *progress.Tracker // nil when no metric needs it
+	clocks   Clocks            // nil: not saved
 	interval time.Duration
 	leftOut  metric.Int64Counter // nil: not counted
 	logger   *zap.Logger
@@ -95,6 +111,27 @@ func (s *State) Load(ctx context.Context) {
 	if s.progress != nil {
 		s.restore(ctx, ProgressKey, "stuck clocks", "stuck times start from 0", s.progress.RestoreState)
 	}
+	if s.clocks != nil {
+		s.restore(ctx, ClocksKey, "producers' clocks", "they are measured again from the records read", s.restoreClocks)
+	}
+}
+
+// restoreClocks installs saved producers' clocks, with one warning for the
+// partitions left out.
+func (s *State) restoreClocks(data []byte) (int, error) {
+	restored, err := s.clocks.RestoreClocks(data, time.Now())
+	if err != nil {
+		return 0, err
+	}
+	if len(restored.Skipped) > 0 {
+		reasons := make([]string, 0, maxSkipsLogged)
+		for _, err := range restored.Skipped[:min(len(restored.Skipped), maxSkipsLogged)] {
+			reasons = append(reasons, err.Error())
+		}
+		s.logger.Warn("storage: left out saved producers' clocks that failed their checks; those are measured again",
+			zap.Int("partitions_left_out", len(restored.Skipped)), zap.Strings("first_reasons", reasons))
+	}
+	return restored.Partitions, nil
 }
 
 // restore reads the state under key and hands it to install. what names
@@ -160,6 +197,12 @@ func (s *State) save(ctx context.Context) error {
 		clocks := s.progress.EncodeState()
 		if err := s.client.Set(ctx, ProgressKey, clocks); err != nil {
 			errs = append(errs, fmt.Errorf("storage: save stuck clocks (%d bytes): %w", len(clocks), err))
+		}
+	}
+	if s.clocks != nil {
+		clocks := s.clocks.EncodeClocks()
+		if err := s.client.Set(ctx, ClocksKey, clocks); err != nil {
+			errs = append(errs, fmt.Errorf("storage: save producers' clocks (%d bytes): %w", len(clocks), err))
 		}
 	}
 	return errors.Join(errs...)

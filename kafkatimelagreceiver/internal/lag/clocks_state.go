@@ -1,0 +1,147 @@
+package lag
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
+)
+
+// clocksStateMagic and clocksStateVersion head the producers' clocks as
+// saved (EncodeClocks): another version's state is refused whole.
+const (
+	clocksStateMagic   = "KTLC"
+	clocksStateVersion = 1
+)
+
+// restoredClockLead is how far after the restore a saved clock may say it
+// was last read: clocks of two hosts kept by NTP agree to far better.
+const restoredClockLead = int64(time.Minute)
+
+// EncodeClocks saves the producers' clocks: by partition, in (topic,
+// partition) order, each clock's bounds, when it was last read and how many
+// reads it holds; each partition's clocks followed by their checksum, so
+// that a partition damaged in storage is left out alone.
+func (r *RecordTimes) EncodeClocks() []byte {
+	r.clocksMu.Lock()
+	defer r.clocksMu.Unlock()
+	tps := make([]kafka.TopicPartition, 0, len(r.clocks))
+	for tp := range r.clocks {
+		tps = append(tps, tp)
+	}
+	kafka.SortPartitions(tps)
+	out := append([]byte(clocksStateMagic), clocksStateVersion)
+	out = binary.AppendUvarint(out, uint64(len(tps)))
+	for _, tp := range tps {
+		from := len(out)
+		out = binary.AppendUvarint(out, uint64(len(tp.Topic)))
+		out = append(out, tp.Topic...)
+		out = binary.AppendUvarint(out, uint64(tp.Partition))
+		clocks := r.clocks[tp]
+		out = binary.AppendUvarint(out, uint64(len(clocks)))
+		for _, c := range clocks {
+			for _, v := range []int64{c.producer, c.lo, c.hi, c.prevLo, c.prevHi, c.learned} {
+				out = binary.AppendVarint(out, v)
+			}
+			out = binary.AppendUvarint(out, uint64(c.reads))
+			out = binary.AppendUvarint(out, uint64(c.windowReads))
+		}
+		out = statecodec.AppendChecksum(out, from)
+	}
+	return out
+}
+
+// RestoredClocks says what RestoreClocks installed.
+type RestoredClocks struct {
+	Partitions, Clocks int
+	// Skipped are the partitions left out, each with why: damaged in
+	// storage (statecodec.ErrDamaged), or holding a clock no read could
+	// have measured.
+	Skipped []error
+}
+
+// RestoreClocks installs producers' clocks saved by EncodeClocks at now:
+// those last read within clockForgetAfter before now, as a clock read then
+// would be kept; a partition whose bytes are damaged, or whose clocks break
+// what reads can measure, is left out, and the rest restored. State of
+// another version, or whose framing is damaged, is refused whole.
+func (r *RecordTimes) RestoreClocks(data []byte, now time.Time) (RestoredClocks, error) {
+	var restored RestoredClocks
+	d := statecodec.NewReader(data)
+	if string(d.Bytes(uint64(len(clocksStateMagic)))) != clocksStateMagic || !d.OK() {
+		return restored, fmt.Errorf("restore producers' clocks: %w: not a state of producers' clocks", statecodec.ErrCorrupt)
+	}
+	if v := d.Bytes(1); !d.OK() || v[0] != clocksStateVersion {
+		return restored, fmt.Errorf("restore producers' clocks: %w: version %v, this receiver reads %d", statecodec.ErrCorrupt, v, clocksStateVersion)
+	}
+	at := now.UnixNano()
+	n := d.Count(4, "partitions")
+	byPartition := make(map[kafka.TopicPartition]partitionClocks, n)
+	for range n {
+		from := d.Pos()
+		tp := kafka.TopicPartition{Topic: d.Name("topic")}
+		tp.Partition = int32(d.Bounded(1<<31-1, "partition"))
+		count := d.Count(9, "clocks")
+		clocks := make(partitionClocks, 0, count)
+		var implausible error
+		for range count {
+			c := producerClock{producer: d.Varint(), lo: d.Varint(), hi: d.Varint(), prevLo: d.Varint(), prevHi: d.Varint(), learned: d.Varint()}
+			c.reads = uint16(d.Bounded(clockSettled, "reads"))
+			c.windowReads = uint16(d.Bounded(clockWindow, "window reads"))
+			if err := c.plausible(at); err != nil && implausible == nil {
+				implausible = fmt.Errorf("%s/%d producer %d: %w", tp.Topic, tp.Partition, c.producer, err)
+			}
+			if at-c.learned <= clockForgetAfter {
+				clocks = append(clocks, c)
+			}
+		}
+		switch {
+		case !d.Checksum(from):
+			if !d.OK() {
+				return restored, fmt.Errorf("restore producers' clocks: %w", d.Err())
+			}
+			restored.Skipped = append(restored.Skipped, fmt.Errorf("%s/%d: %w", tp.Topic, tp.Partition, statecodec.ErrDamaged))
+		case implausible != nil:
+			restored.Skipped = append(restored.Skipped, implausible)
+		case len(clocks) > 0:
+			byPartition[tp] = slices.Clip(clocks[:min(len(clocks), clocksPerPartition)])
+			restored.Partitions++
+			restored.Clocks += len(byPartition[tp])
+		}
+	}
+	if d.Len() > 0 {
+		return RestoredClocks{}, fmt.Errorf("restore producers' clocks: %w: %d bytes after the last partition", statecodec.ErrCorrupt, d.Len())
+	}
+	r.clocksMu.Lock()
+	defer r.clocksMu.Unlock()
+	r.changes++
+	r.clocks = byPartition
+	return restored, nil
+}
+
+// plausible says why a restored clock is not one reads could have
+// measured by at (unix nanoseconds), or nil: read in the future or before
+// Kafka, bounds beyond a clock's lead (kafka.MaxClockLead) but for the
+// sentinels of no bound, or more reads than a clock counts.
+func (c producerClock) plausible(at int64) error {
+	switch {
+	case c.learned > at+restoredClockLead || c.learned < minRecordTime:
+		return fmt.Errorf("last read at %s", time.Unix(0, c.learned).UTC().Format(time.RFC3339))
+	case c.reads == 0 || c.windowReads == 0:
+		return fmt.Errorf("no read")
+	}
+	lead := int64(kafka.MaxClockLead)
+	for _, b := range []struct {
+		v        int64
+		sentinel int64
+	}{{c.lo, unbounded}, {c.hi, noBound}, {c.prevLo, unbounded}, {c.prevHi, noBound}} {
+		if b.v != b.sentinel && cmp.Compare(max(b.v, -b.v), lead) > 0 {
+			return fmt.Errorf("an offset of %s", time.Duration(b.v))
+		}
+	}
+	return nil
+}
