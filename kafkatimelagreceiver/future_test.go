@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -29,12 +28,7 @@ func TestRecordStampedInTheFutureGivesNoTimeLag(t *testing.T) {
 	k.Produce("skewed", 0, ahead, ahead)
 	k.Commit("reader", "skewed", map[int32]int64{0: 0})
 
-	tt := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
-	s, err := newTimeLagScraper(k.testConfig(), metadatatest.NewSettings(tt), nil)
-	require.NoError(t, err)
-	require.NoError(t, s.start(context.Background(), nil))
-	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	s, tt := startTelemetryScraper(t, k.testConfig())
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
 
@@ -67,13 +61,8 @@ func TestProducerClockAheadAtColdStartStaysWithinWhatIsProven(t *testing.T) {
 	}
 	// A group at the end has the partition tracked from the first scrape.
 	k.Commit("caught-up", "ahead", map[int32]int64{0: 16})
-	tt := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
-	s, err := newTimeLagScraper(k.testConfig(), metadatatest.NewSettings(tt), nil)
-	require.NoError(t, err)
-	require.NoError(t, s.start(context.Background(), nil))
-	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
-	_, err = s.scrape(context.Background())
+	s := startScraper(t, k.testConfig())
+	_, err := s.scrape(context.Background())
 	require.NoError(t, err)
 	require.Less(t, time.Now(), stamp, "the table's first point precedes the records' stamps")
 

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.opentelemetry.io/otel/attribute"
@@ -382,12 +381,7 @@ func TestCommitPartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
 		return resp, nil, true
 	})
 
-	tt := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
-	s, err := newTimeLagScraper(k.testConfig(), metadatatest.NewSettings(tt), nil)
-	require.NoError(t, err)
-	require.NoError(t, s.start(context.Background(), nil))
-	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	s, tt := startTelemetryScraper(t, k.testConfig())
 	md, err := s.scrape(context.Background())
 	require.Error(t, err, "the partition's error is reported")
 	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)

@@ -508,12 +508,7 @@ func answerShareOffsets(k *testKafka, group, topic string, topicID *[16]byte, fa
 // the points, the scrape's error and the receiver's telemetry.
 func shareScrape(t *testing.T, k *testKafka) (pmetric.Metrics, error, *componenttest.Telemetry) {
 	t.Helper()
-	tt := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
-	s, err := newTimeLagScraper(k.shareConfig(), metadatatest.NewSettings(tt), nil)
-	require.NoError(t, err)
-	require.NoError(t, s.start(context.Background(), nil))
-	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	s, tt := startTelemetryScraper(t, k.shareConfig())
 	md, err := s.scrape(context.Background())
 	return md, err, tt
 }
