@@ -98,13 +98,15 @@ helm-sync:
 helm-check: helm build prometheus-tools
 	HELM_BIN="$(CURDIR)/$(HELM)" OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags helm -count=1 -v ./deploy/helm/ ./deploy/operator/
 
-## generate: regenerate the receiver's metric code and docs from kafkatimelagreceiver/metadata.yaml
+## generate: regenerate the receiver's metric code and docs from kafkatimelagreceiver/metadata.yaml, and the chart's receiver schema from its configuration
 generate: mdatagen
 	cd kafkatimelagreceiver && ../$(MDATAGEN) metadata.yaml
+	cd kafkatimelagreceiver && $(GO) run ./cmd/chartschema
 
-## generate-check: fail when the generated code in the tree is not what mdatagen writes
+## generate-check: fail when the generated code in the tree is not what mdatagen writes, or the chart's receiver schema not what the configuration gives
 generate-check: mdatagen
 	tools/check-generated.sh $(MDATAGEN)
+	cd kafkatimelagreceiver && $(GO) test -count=1 ./cmd/chartschema/
 
 ## fmt-check: gofmt check of every Go file
 # _build holds ocb's generated sources, which are not ours to format.
