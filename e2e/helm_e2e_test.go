@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/demo"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/k8sdecode"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/promserver"
@@ -113,21 +112,10 @@ func TestHelmExamplesReachPrometheus(t *testing.T) {
 			dir := t.TempDir()
 			cfg := filepath.Join(dir, "config.yaml")
 			writeFile(t, cfg, r.configYAML(t))
-			col := &collector{startChild(t, bin, filepath.Join(dir, "collector.log"), r.env, "--config", cfg)}
+			col := startChild(t, bin, filepath.Join(dir, "collector.log"), r.env, "--config", cfg)
 			waitHealthy(t, col, r.localPorts[13133])
 
-			prom, err := promserver.Start(t.Context(), promserver.Options{Binary: promBin, Config: "global:\n  scrape_interval: 2s\nscrape_configs:\n" + strings.Join(scrapes, ""), Dir: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := prom.Stop(); err != nil {
-					t.Errorf("stop prometheus: %v", err)
-				}
-				if t.Failed() {
-					t.Logf("prometheus config:\n%s\nlog:\n%s", strings.Join(scrapes, ""), prom.LogTail(30))
-				}
-			})
+			prom := startPrometheus(t, promBin, "global:\n  scrape_interval: 2s\nscrape_configs:\n"+strings.Join(scrapes, ""), dir)
 			expr := fmt.Sprintf(`%s{kafka_cluster_alias=%q, group=%q, topic=%q}`, lagSeries, alias, demo.GroupAuditBatch, demo.TopicAudit)
 			var last error
 			for end := time.Now().Add(promDeadline); ; time.Sleep(time.Second) {
@@ -468,20 +456,7 @@ service:
       receivers: [otlp]
       exporters: [prometheus]
 `, otlpPort, strings.TrimSuffix(path, "/"), promPort, healthPort))
-	gateway := &collector{startChild(t, bin, filepath.Join(dir, "gateway.log"), nil, "--config", cfg)}
+	gateway := startChild(t, bin, filepath.Join(dir, "gateway.log"), nil, "--config", cfg)
 	waitHealthy(t, gateway, healthPort)
 	return fmt.Sprintf("  - job_name: otlp\n    static_configs:\n      - targets: [\"127.0.0.1:%d\"]\n", promPort)
-}
-
-// startChild runs bin with args and env added to its environment, and
-// stops it (SIGTERM, a clean exit expected) at the end of the test.
-func startChild(t *testing.T, bin, logPath string, env []string, args ...string) *childproc.Process {
-	t.Helper()
-	p, err := childproc.Start(logPath, env, bin, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", filepath.Base(bin), err)
-	}
-	c := &collector{p}
-	t.Cleanup(func() { c.stop(t) })
-	return p
 }
