@@ -10,8 +10,11 @@ GO          ?= go
 BUILD_DIR   := _build
 OTELCOL_BIN := $(BUILD_DIR)/otelcol-kafkatimelag
 DEMO_BIN    := $(BUILD_DIR)/kafkademo
-# The container image `make image` builds, and the archive it is saved to.
-IMAGE       ?= otelcol-kafkatimelag:0.1.0-dev
+# The container image `make image` builds from the Dockerfile, the tool it
+# builds with (IMAGE_TOOL: podman, buildah or docker, the first on PATH
+# unless set), and the docker-archive it is saved to and checked from.
+IMAGE       ?= otelcol-kafkatimelag:$(VERSION)
+IMAGE_TOOL  ?= $(firstword $(foreach tool,podman buildah docker,$(if $(shell command -v $(tool)),$(tool))))
 IMAGE_TAR   := $(BUILD_DIR)/otelcol-kafkatimelag-image.tar
 # mdatagen, pinned in tools/go.mod (a module of its own, so that its
 # dependencies stay out of the collector's).
@@ -98,13 +101,15 @@ helm-sync:
 helm-check: helm build prometheus-tools
 	HELM_BIN="$(CURDIR)/$(HELM)" OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" $(GO) test -tags helm -count=1 -v ./deploy/helm/ ./deploy/operator/
 
-## generate: regenerate the receiver's metric code and docs from kafkatimelagreceiver/metadata.yaml
+## generate: regenerate the receiver's metric code and docs from kafkatimelagreceiver/metadata.yaml, and the chart's receiver schema from its configuration
 generate: mdatagen
 	cd kafkatimelagreceiver && ../$(MDATAGEN) metadata.yaml
+	cd kafkatimelagreceiver && $(GO) run ./cmd/chartschema
 
-## generate-check: fail when the generated code in the tree is not what mdatagen writes
+## generate-check: fail when the generated code in the tree is not what mdatagen writes, or the chart's receiver schema not what the configuration gives
 generate-check: mdatagen
 	tools/check-generated.sh $(MDATAGEN)
+	cd kafkatimelagreceiver && $(GO) test -count=1 ./cmd/chartschema/
 
 ## fmt-check: gofmt check of every Go file
 # _build holds ocb's generated sources, which are not ours to format.
@@ -140,13 +145,21 @@ unit:
 e2e: build helm prometheus-tools
 	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" HELM_BIN="$(CURDIR)/$(HELM)" $(GO) test -tags e2e -race -count=1 -v ./e2e/
 
-## image: build the container image with podman and check it [root: podman]
-# podman needs no daemon; `podman run` does not work on these machines (crun
-# cannot set rlimits without cgroup delegation), so the check exports the
-# image's files and runs the binary from them (deploy/container/image_test.go).
-image: build
-	deploy/container/build.sh $(OTELCOL_BIN) $(IMAGE) $(IMAGE_TAR)
-	IMAGE=$(IMAGE) $(GO) test -tags image -count=1 -v ./deploy/container/
+## image: build the container image from the Dockerfile with podman, buildah or docker (whichever is installed; IMAGE_TOOL picks), save it to _build and check it
+# No root step: the Dockerfile's build stage compiles with the golang image
+# (pulled from Docker Hub) and the Go module proxy. The check reads the
+# saved archive, so it works with any of the three (deploy/container/image_test.go).
+image:
+	@if [[ -z "$(IMAGE_TOOL)" ]]; then \
+		echo "make image: none of podman, buildah or docker is on PATH: install one (podman and buildah need no daemon), or build the Dockerfile with it elsewhere" >&2; exit 1; fi
+	$(IMAGE_TOOL) build --build-arg VERSION=$(VERSION) --build-arg REVISION="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" -t $(IMAGE) .
+	mkdir -p $(BUILD_DIR)
+	rm -f $(IMAGE_TAR)
+	case "$(IMAGE_TOOL)" in \
+		buildah) buildah push $(IMAGE) docker-archive:$(IMAGE_TAR):$(IMAGE) ;; \
+		*) $(IMAGE_TOOL) save -o $(IMAGE_TAR) $(IMAGE) ;; \
+	esac
+	IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_TAR)" IMAGE_VERSION=$(VERSION) $(GO) test -tags image -count=1 -v ./deploy/container/
 
 ## dist: the release's collector binaries for linux/amd64 and linux/arm64 and their SHA256SUMS in _build/dist
 # ocb compiles for GOOS/GOARCH from its environment, so it runs as a host

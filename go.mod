@@ -2,6 +2,8 @@ module github.com/otelcol-kafkatimelag/otelcol-kafkatimelag
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2

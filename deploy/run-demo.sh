@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Runs the demo stack for a person: the demo Kafka cluster (127.0.0.1:9092-9094)
-# and the collector with otelcol-config.yaml (`make run`); with --prometheus,
-# also a real Prometheus on 127.0.0.1:${PROMETHEUS_PORT:-19090} that scrapes
-# the collector and evaluates deploy/prometheus/kafka-timelag-rules.yml
-# (`make run-prometheus`). Ctrl-C stops everything.
+# Runs the demo stack for a person: the demo Kafka cluster (three brokers on
+# 127.0.0.1, ports DEMO_PORT to DEMO_PORT+2, 9092-9094 by default) and the
+# collector with otelcol-config.yaml (`make run`); with --prometheus, also a
+# real Prometheus on 127.0.0.1:${PROMETHEUS_PORT:-19090} that scrapes the
+# collector and evaluates deploy/prometheus/kafka-timelag-rules.yml
+# (`make run-prometheus`). Ctrl-C stops everything (and is no error).
+#
+# The console shows the collector's log and, of the data points its debug
+# exporter prints every scrape, the time lag and offset lag of each (group,
+# topic) and share group; DEMO_CONSOLE=all shows every data point (about
+# 250 lines a scrape).
 #
 # Expects _build/otelcol-kafkatimelag and _build/kafkademo (make builds them).
 # The demo runs as a binary rather than with `go run`, which does not pass
@@ -24,7 +30,7 @@ esac
 
 otelcol=_build/otelcol-kafkatimelag
 demo=_build/kafkademo
-demo_port=9092 # first broker; must match otelcol-config.yaml
+demo_port="${DEMO_PORT:-9092}" # the first broker's; otelcol-config.yaml names 9092-9094
 prom_port="${PROMETHEUS_PORT:-19090}"
 prom_bin="${PROMETHEUS_BIN:-prometheus}"
 
@@ -38,7 +44,9 @@ cleanup() {
 	if [[ -n "$prom_dir" ]]; then rm -rf "$prom_dir"; fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT
+# Ctrl-C is how a person stops the demo: a clean stop, not a failure (make
+# would print "Error 130").
+trap 'exit 0' INT
 trap 'exit 143' TERM
 
 # wait_for NAME PID PORT: waits up to 30 s, while PID lives, for a listener
@@ -57,18 +65,47 @@ wait_for() {
 	exit 1
 }
 
+# in_use PORT: something listens on 127.0.0.1:PORT.
+in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+if [[ ! $demo_port =~ ^[0-9]+$ ]] || ((demo_port < 1 || demo_port > 65533)); then
+	echo "run-demo: DEMO_PORT=$demo_port is not a port from 1 to 65533 (the brokers take it and the next two)" >&2
+	exit 2
+fi
+broker_ports=("$demo_port" "$((demo_port + 1))" "$((demo_port + 2))")
+for port in "${broker_ports[@]}"; do
+	if in_use "$port"; then
+		echo "run-demo: 127.0.0.1:$port is in use (another Kafka, or a demo still running?): stop it, or move the demo with DEMO_PORT=19092 make run" >&2
+		exit 1
+	fi
+done
+brokers="127.0.0.1:${broker_ports[0]}, 127.0.0.1:${broker_ports[1]}, 127.0.0.1:${broker_ports[2]}"
+
 if [[ -n "$with_prometheus" ]] && ! command -v "$prom_bin" >/dev/null; then
 	echo "run-demo: no $prom_bin on PATH: run deploy/prometheus/install-prometheus.sh, or set PROMETHEUS_BIN" >&2
 	exit 1
 fi
 
-"$demo" &
+"$demo" -ports "$(IFS=,; echo "${broker_ports[*]}")" &
 pids+=($!)
-wait_for kafkademo "${pids[-1]}" "$demo_port"
-echo "run-demo: demo cluster up on 127.0.0.1:9092-9094; starting the collector (Ctrl-C stops everything)" >&2
+for port in "${broker_ports[@]}"; do wait_for kafkademo "${pids[-1]}" "$port"; done
+echo "run-demo: demo cluster up on $brokers; starting the collector (Ctrl-C stops everything)" >&2
 echo "run-demo: Prometheus metrics at http://127.0.0.1:8889/metrics, the collector's own at http://127.0.0.1:8888/metrics, health at http://127.0.0.1:13133/" >&2
 
-"$otelcol" --config otelcol-config.yaml &
+# The brokers, when moved, override otelcol-config.yaml's (a yaml: config
+# merged over the file).
+config=(--config otelcol-config.yaml)
+if [[ $demo_port != 9092 ]]; then
+	config+=(--config "yaml:receivers::kafka_time_lag::brokers: [$brokers]")
+fi
+if [[ ${DEMO_CONSOLE:-} == all ]]; then
+	"$otelcol" "${config[@]}" &
+else
+	# The debug exporter writes data points to stdout (the log goes to
+	# stderr): keep the per-(group, topic) time lag and offset lag, and the
+	# share groups'.
+	"$otelcol" "${config[@]}" > >(grep --line-buffered -E '^kafka\.(consumer_group\.(time_lag_max|lag_sum)|share_group\.(time_lag|lag))\{') &
+fi
 pids+=($!)
 
 if [[ -n "$with_prometheus" ]]; then

@@ -442,9 +442,17 @@ func startCollector(t *testing.T, bin, logPath string, cfgPaths ...string) *coll
 	for _, p := range cfgPaths {
 		args = append(args, "--config", p)
 	}
-	p, err := childproc.Start(logPath, nil, bin, args...)
+	return startChild(t, bin, logPath, nil, args...)
+}
+
+// startChild runs bin (the collector) with args and env added to its
+// environment, and stops it at the end of the test (SIGTERM, a clean exit
+// expected).
+func startChild(t *testing.T, bin, logPath string, env []string, args ...string) *collector {
+	t.Helper()
+	p, err := childproc.Start(logPath, env, bin, args...)
 	if err != nil {
-		t.Fatalf("collector: %v", err)
+		t.Fatalf("%s: %v", filepath.Base(bin), err)
 	}
 	c := &collector{p}
 	t.Cleanup(func() { c.stop(t) })

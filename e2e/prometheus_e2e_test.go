@@ -117,7 +117,17 @@ service:
 	}
 	rules := "kafka-timelag-rules.yml"
 	writeFile(t, filepath.Join(dir, rules), readFile(t, filepath.Join(repoRoot, "deploy", "prometheus", rules)))
-	prom, err := promserver.Start(t.Context(), promserver.Options{Binary: promBin, Config: cfg, Dir: dir})
+	prom := startPrometheus(t, promBin, cfg, dir)
+	t.Logf("prometheus %s at %s", promBin, prom.URL)
+	return &stack{prom: prom, col: col}
+}
+
+// startPrometheus runs Prometheus with the configuration cfg in dir and
+// stops it at the end of the test, logging its configuration and the end of
+// its log when the test failed.
+func startPrometheus(t *testing.T, bin, cfg, dir string) *promserver.Server {
+	t.Helper()
+	prom, err := promserver.Start(t.Context(), promserver.Options{Binary: bin, Config: cfg, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +136,10 @@ service:
 			t.Errorf("stop prometheus: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("prometheus log:\n%s", prom.LogTail(30))
+			t.Logf("prometheus config:\n%s\nlog:\n%s", cfg, prom.LogTail(30))
 		}
 	})
-	t.Logf("prometheus %s at %s", promBin, prom.URL)
-	return &stack{prom: prom, col: col}
+	return prom
 }
 
 // eventually calls check until it returns nil or promDeadline passes, and

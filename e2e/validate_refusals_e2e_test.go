@@ -13,7 +13,8 @@ import (
 
 // TestValidateRefusesBadValues runs the built collector's `validate` on
 // configurations that each break one key of the receiver, as a user would
-// write them: each is refused (non-zero exit) with the key in the message.
+// write them (with brokers, but for the row about them): each is refused
+// (non-zero exit) with the key in the message.
 // The first rows are values that would pass a check of their type alone
 // and then fail or mislead at run time.
 func TestValidateRefusesBadValues(t *testing.T) {
@@ -38,12 +39,21 @@ func TestValidateRefusesBadValues(t *testing.T) {
 		{"unitless status max_time_lag", "status: {max_time_lag: 300}", "status::max_time_lag: 300 was read as 300ns; write 300s"},
 		{"unitless dial_timeout", "dial_timeout: 10", "dial_timeout: 10 was read as 10ns; write 10s"},
 		{"unitless metadata retry backoff", "metadata: {retry: {backoff: 250}}", "metadata::retry::backoff: 250 was read as 250ns; write 250ms"},
+		// Brokers have no default; a list belongs in a list.
+		{"no brokers", "cluster_alias: prod", "brokers: must list at least one broker, such as [kafka-1:9092, kafka-2:9092]; there is no default"},
+		{"brokers comma-joined in one entry", `brokers: ["kafka-1:9092,kafka-2:9092"]`, `brokers::0: "kafka-1:9092,kafka-2:9092" is several addresses in one entry; list each on its own: [kafka-1:9092, kafka-2:9092]`},
+		{"sampling longer than collection", "collection_interval: 30s, sampling_interval: 1m", "sampling_interval: 1m is longer than collection_interval (30s): every scrape already adds a point to the tables; set it to at most 30s"},
+		{"unitless storage_interval, storage not on", "storage_interval: 60", "storage_interval: 60 was read as 60ns; write 60s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
+			receiver := tc.receiver
+			if tc.name != "no brokers" && !strings.Contains(receiver, "brokers:") {
+				receiver = "brokers: [kafka-1:9092], " + receiver
+			}
 			config := strings.Join([]string{
 				"receivers:",
-				"  kafka_time_lag: {" + tc.receiver + "}",
+				"  kafka_time_lag: {" + receiver + "}",
 				"exporters:",
 				"  debug:",
 				"extensions:",

@@ -74,7 +74,7 @@ func defaultProtocolVersion() string {
 func (cfg *Config) validateClient() error {
 	var errs []error
 	if len(cfg.Brokers) == 0 {
-		errs = append(errs, errors.New("brokers: must list at least one broker"))
+		errs = append(errs, errors.New("brokers: must list at least one broker, such as [kafka-1:9092, kafka-2:9092]; there is no default"))
 	}
 	for i, b := range cfg.Brokers {
 		errs = append(errs, configcheck.Broker(fmt.Sprintf("brokers::%d", i), b))

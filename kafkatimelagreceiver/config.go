@@ -2,10 +2,12 @@ package kafkatimelagreceiver
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configtls"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
@@ -42,7 +44,9 @@ type Config struct {
 	// that validation errors name the keys as written (`tls: ...`, not
 	// `clientconfig::tls: ...`).
 
-	// Brokers are the bootstrap brokers, host:port.
+	// Brokers are the bootstrap brokers, host:port. Unlike configkafka's
+	// (localhost:9092) there is no default: a configuration that forgot
+	// them is refused rather than pointed at whatever listens locally.
 	Brokers []string `mapstructure:"brokers"`
 	// ProtocolVersion is the highest Kafka protocol version to speak.
 	// Requests are still negotiated down per broker.
@@ -139,10 +143,34 @@ func (cfg *Config) Validate() error {
 		configcheck.StatusMaxTimeLag.Check(cfg.Status.MaxTimeLag),
 		cfg.Coordination.validate(),
 	)
-	if cfg.Storage != nil {
-		errs = append(errs, configcheck.StorageInterval.Check(cfg.StorageInterval))
-	}
+	// Checked with storage unset too: a unitless storage_interval is a
+	// typo whether or not storage is on yet.
+	errs = append(errs, configcheck.StorageInterval.Check(cfg.StorageInterval))
 	return errors.Join(errs...)
+}
+
+// Unmarshal applies the user's keys over the defaults. A sampling_interval
+// left unset follows a collection_interval shorter than its default; one
+// written longer than collection_interval is refused: each scrape's own
+// end-offset read is already a point of the tables, so such a sampler adds
+// requests and next to nothing else. The check is made here, where what
+// was written is known, rather than in Validate.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := conf.Unmarshal(cfg); err != nil {
+		return err
+	}
+	if !conf.IsSet("sampling_interval") {
+		if cfg.CollectionInterval > 0 && cfg.CollectionInterval < cfg.SamplingInterval {
+			cfg.SamplingInterval = cfg.CollectionInterval
+		}
+		return nil
+	}
+	// An interval out of its range is refused by Validate, naming that.
+	if cfg.SamplingInterval > cfg.CollectionInterval && configcheck.CollectionInterval.Check(cfg.CollectionInterval) == nil && configcheck.SamplingInterval.Check(cfg.SamplingInterval) == nil {
+		return fmt.Errorf("sampling_interval: %s is longer than collection_interval (%s): every scrape already adds a point to the tables; set it to at most %s, or leave it out (it then follows a collection_interval shorter than %s)",
+			configcheck.Short(cfg.SamplingInterval), configcheck.Short(cfg.CollectionInterval), configcheck.Short(cfg.CollectionInterval), configcheck.Short(defaultSamplingInterval))
+	}
+	return nil
 }
 
 // requestTimeout is the deadline of each Kafka request: the controller's

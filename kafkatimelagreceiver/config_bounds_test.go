@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
@@ -51,6 +52,10 @@ var badValues = []struct {
 	{"unitless timeout", "timeout: 5", "timeout", "5 was read as 5ns; write 5s"},
 	{"metadata refresh every millisecond", "metadata: {refresh_interval: 1ms}", "metadata::refresh_interval", "must be at least 10s, got 1ms"},
 	{"storage saved every nanosecond", "{storage: file_storage, storage_interval: 1ns}", "storage_interval", "1 was read as 1ns; write 1s"},
+	{"unitless storage_interval, storage not on yet", "storage_interval: 60", "storage_interval", "60 was read as 60ns; write 60s"},
+	// Brokers: none written (there is no default), or a list in one entry.
+	{"no brokers", "{}", "brokers", "must list at least one broker, such as [kafka-1:9092, kafka-2:9092]; there is no default"},
+	{"brokers comma-joined in one entry", `brokers: ["kafka-1:9092,kafka-2:9092"]`, "brokers::0", `"kafka-1:9092,kafka-2:9092" is several addresses in one entry; list each on its own: [kafka-1:9092, kafka-2:9092]`},
 	// Values that validated and failed or misled at run time.
 	{"broker without port", "brokers: [localhost]", "brokers::0", `"localhost" has no port; write host:port, such as localhost:9092`},
 	{"timeout of a nanosecond", "timeout: 1ns", "timeout", "1 was read as 1ns; write 1s"},
@@ -104,16 +109,54 @@ func TestValidateAcceptsEachBound(t *testing.T) {
 		"{brokers: ['[::1]:9092', 'kafka-1.example.com:65535'], protocol_version: 1.1.0}",
 		"coordination: {group_id: lag, topic_partitions: 1, topic_replication_factor: -1, session_timeout: 1s, heartbeat_interval: 100ms}",
 		"coordination: {group_id: lag, topic_partitions: 10000, topic_replication_factor: 32767, session_timeout: 30m, heartbeat_interval: 10m}",
-		// Unused keys are not checked: no storage, no coordination.
-		"{storage_interval: 0s, coordination: {topic_partitions: 0}}",
+		// Unused coordination keys are not checked: no group_id.
+		"coordination: {topic_partitions: 0}",
+		// sampling_interval, unset, follows a shorter collection_interval.
+		"collection_interval: 5s",
+		"{collection_interval: 10s, sampling_interval: 10s}",
 	} {
 		cfg := loadYAML(t, doc)
+		if len(cfg.Brokers) == 0 {
+			cfg.Brokers = []string{"kafka-1:9092"}
+		}
 		require.NoError(t, confmap.Validate(cfg), doc)
 		// What validates, the Kafka client takes: none of its own wording
 		// ("Net.DialTimeout must be > 0") can reach the user at start.
 		cluster, err := newCluster(context.Background(), cfg, nil, nil, nil)
 		require.NoError(t, err, doc)
 		require.NoError(t, cluster.Close())
+	}
+}
+
+// TestSamplingIntervalFollowsAShorterCollectionInterval: left unset, the
+// sampling interval is its default or the collection interval, whichever
+// is shorter; written, it is what was written.
+func TestSamplingIntervalFollowsAShorterCollectionInterval(t *testing.T) {
+	for doc, want := range map[string]time.Duration{
+		"{}":                      10 * time.Second,
+		"collection_interval: 5s": 5 * time.Second,
+		"collection_interval: 1m": 10 * time.Second,
+		"{collection_interval: 5s, sampling_interval: 1s}":  time.Second,
+		"{collection_interval: 1m, sampling_interval: 30s}": 30 * time.Second,
+	} {
+		require.Equal(t, want, loadYAML(t, doc).SamplingInterval, doc)
+	}
+}
+
+// TestSamplingLongerThanCollectionIsRefused: a sampling_interval written
+// longer than the collection interval is refused when the configuration is
+// read, naming the key and the longest it may be.
+func TestSamplingLongerThanCollectionIsRefused(t *testing.T) {
+	for doc, want := range map[string]string{
+		"{collection_interval: 30s, sampling_interval: 1m}": "sampling_interval: 1m is longer than collection_interval (30s): every scrape already adds a point to the tables; set it to at most 30s, or leave it out",
+		"{collection_interval: 5s, sampling_interval: 10s}": "sampling_interval: 10s is longer than collection_interval (5s)",
+		"sampling_interval: 1h":                             "sampling_interval: 1h is longer than collection_interval (30s)",
+	} {
+		retrieved, err := confmap.NewRetrievedFromYAML([]byte(doc))
+		require.NoError(t, err)
+		conf, err := retrieved.AsConf()
+		require.NoError(t, err)
+		require.ErrorContains(t, conf.Unmarshal(NewFactory().CreateDefaultConfig()), want, doc)
 	}
 }
 

@@ -51,10 +51,13 @@ func loadTestConfig(t *testing.T, name string) *Config {
 func TestLoadConfigDefault(t *testing.T) {
 	cfg := loadTestConfig(t, "")
 	require.NoError(t, confmap.Validate(cfg))
-	require.Equal(t, NewFactory().CreateDefaultConfig(), cfg)
+	want := NewFactory().CreateDefaultConfig().(*Config)
+	require.Empty(t, want.Brokers, "no default brokers: they must be written")
+	require.ErrorContains(t, confmap.Validate(want), "brokers: must list at least one broker")
+	want.Brokers = []string{"kafka-1:9092"}
+	require.Equal(t, want, cfg)
 
 	// The defaults themselves.
-	require.Equal(t, []string{"localhost:9092"}, cfg.Brokers)
 	require.Equal(t, "otel-kafkatimelag", cfg.ClientID)
 	require.Equal(t, "4.3.1", cfg.ProtocolVersion, "the newest sarama knows")
 	require.Empty(t, cfg.RackID)
@@ -291,6 +294,7 @@ func TestNameFilterInvalid(t *testing.T) {
 
 func TestStatusConfigValidate(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Brokers = []string{"kafka-1:9092"}
 	require.Equal(t, StatusConfig{Window: 10, MaxTimeLag: 0}, cfg.Status)
 	require.NoError(t, cfg.Validate())
 
@@ -385,6 +389,7 @@ func TestCoordinationConfigInvalid(t *testing.T) {
 // not checked, as they are not used.
 func TestCoordinationOffIgnoresItsKeys(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Brokers = []string{"kafka-1:9092"}
 	cfg.Coordination.TopicPartitions = 0
 	require.NoError(t, cfg.Validate())
 }
@@ -410,14 +415,14 @@ func TestFactoryType(t *testing.T) {
 func TestFactoryDefaultConfig(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig()
 	require.NoError(t, componenttest.CheckConfigStruct(cfg))
-	require.NoError(t, confmap.Validate(cfg))
 	c, ok := cfg.(*Config)
 	require.True(t, ok)
+	// Valid once the brokers, which have no default, are written.
+	c.Brokers = []string{"kafka-1:9092"}
+	require.NoError(t, confmap.Validate(cfg))
 	// Each call builds a fresh config: changing one must not change the next.
-	c.Brokers[0] = "elsewhere:9092"
 	c.Topics.Exclude[0] = "changed"
 	again := NewFactory().CreateDefaultConfig().(*Config)
-	require.Equal(t, []string{"localhost:9092"}, again.Brokers)
 	require.Equal(t, []string{"^__.*"}, again.Topics.Exclude)
 }
 
@@ -564,6 +569,10 @@ func asContrib(cfg *Config) configkafka.ClientConfig {
 func requireSameAsContrib(t *testing.T, block *confmap.Conf, contrib configkafka.ClientConfig, ours *Config) {
 	t.Helper()
 	want := contrib
+	if !block.IsSet("brokers") {
+		require.Equal(t, []string{"localhost:9092"}, want.Brokers)
+		want.Brokers = nil
+	}
 	if !block.IsSet("client_id") {
 		require.Equal(t, "otel-collector", want.ClientID)
 		want.ClientID = defaultClientID
@@ -663,6 +672,12 @@ func TestContribDocBlocksLoadUnchanged(t *testing.T) {
 				ours.TLS.CertFile = writeTestFile(t, dir, "cert.pem", certPEM)
 				ours.TLS.KeyFile = writeTestFile(t, dir, "key.pem", keyPEM)
 			}
+			// contrib's default brokers (localhost:9092) are none here:
+			// a block without them is refused until they are written.
+			if !block.IsSet("brokers") {
+				require.ErrorContains(t, confmap.Validate(ours), "brokers: must list at least one broker")
+				ours.Brokers = []string{"kafka-1:9092"}
+			}
 			if k := ours.Auth.Kerberos; k != nil {
 				require.ErrorContains(t, confmap.Validate(ours), "keytab_file: open")
 				dir := t.TempDir()
@@ -681,16 +696,18 @@ func writeTestFile(t *testing.T, dir, name string, content []byte) string {
 	return path
 }
 
-// TestContribDefaultsDiffer pins the three defaults the receiver sets
+// TestContribDefaultsDiffer pins the four defaults the receiver sets
 // otherwise than configkafka, which docs/configuration.md explains.
 func TestContribDefaultsDiffer(t *testing.T) {
 	contrib := configkafka.NewDefaultClientConfig()
 	ours := NewFactory().CreateDefaultConfig().(*Config)
 	got := asContrib(ours)
+	require.Equal(t, []string{"localhost:9092"}, contrib.Brokers)
+	require.Empty(t, got.Brokers, "none: brokers must be written")
 	require.Equal(t, "otel-kafkatimelag", got.ClientID)
 	require.Equal(t, "4.3.1", got.ProtocolVersion)
 	require.Equal(t, 1, got.Metadata.Retry.Max)
-	got.ClientID, got.ProtocolVersion, got.Metadata.Retry.Max = contrib.ClientID, contrib.ProtocolVersion, contrib.Metadata.Retry.Max
+	got.Brokers, got.ClientID, got.ProtocolVersion, got.Metadata.Retry.Max = contrib.Brokers, contrib.ClientID, contrib.ProtocolVersion, contrib.Metadata.Retry.Max
 	require.Equal(t, contrib, got, "every other default is configkafka's")
 }
 
@@ -717,6 +734,7 @@ func TestMetadataFullFalseIsSaid(t *testing.T) {
 // configuration. Such a list is refused, naming the metric and attribute.
 func TestMetricAttributeListedTwiceIsRefused(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Brokers = []string{"kafka-1:9092"}
 	cfg.Metrics.KafkaConsumerGroupLag.EnabledAttributes = []metadata.KafkaConsumerGroupLagMetricAttributeKey{
 		metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup,
 		metadata.KafkaConsumerGroupLagMetricAttributeKeyGroup,

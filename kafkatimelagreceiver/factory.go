@@ -29,7 +29,6 @@ func createDefaultConfig() component.Config {
 	return &Config{
 		ControllerConfig:        controller,
 		MetricsBuilderConfig:    emit.DefaultMetricsBuilderConfig(),
-		Brokers:                 []string{"localhost:9092"},
 		ClientID:                defaultClientID,
 		ProtocolVersion:         defaultProtocolVersion(),
 		Metadata:                newDefaultMetadataConfig(),

@@ -186,6 +186,7 @@ func TestSecurityConfigInvalid(t *testing.T) {
 
 func TestSASLMechanismIsCaseInsensitive(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Brokers = []string{"kafka-1:9092"}
 	cfg.Auth.SASL = &SASLConfig{Mechanism: "scram-sha-256", Username: "u", Password: "p", Version: 1}
 	require.NoError(t, confmap.Validate(cfg))
 	settings, err := cfg.clusterSettings(context.Background(), nil, zap.NewNop(), nil)

@@ -2,6 +2,8 @@ module github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/tools
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	go.opentelemetry.io/collector/cmd/mdatagen v0.159.0
 	helm.sh/helm/v3 v3.22.0

@@ -1,22 +1,25 @@
 //go:build image
 
-// Package container checks the container image `make image` builds: its
-// configuration (entrypoint, user, ports) as podman reports it, and its
-// filesystem, exported from a container created from it, with the binary
-// run from there. Run it with `make image`, which sets IMAGE.
+// Package container checks the container image `make image` builds from the
+// repository's Dockerfile, whichever of podman, buildah or docker built it:
+// the image saved as a docker-archive tarball (IMAGE_ARCHIVE), its
+// configuration (entrypoint, user, ports, OCI labels) and its files, with
+// the binary run from them. Run it with `make image`, which sets
+// IMAGE_ARCHIVE.
 //
-// The image is not run with `podman run`: on the machines this project is
+// The image is not run as a container: on the machines this project is
 // built on (containers without cgroup delegation), crun fails before the
 // entrypoint starts ("setrlimit RLIMIT_NOFILE: Operation not permitted").
-// The exported filesystem under chroot, as the image's user, is the check
-// that works; Kubernetes runs the same files.
+// The files under chroot, as the image's user, are the check that works;
+// Kubernetes runs the same files.
 package container
 
 import (
 	"archive/tar"
+	"bufio"
+	"compress/gzip"
 	"debug/elf"
 	"encoding/json"
-	"errors"
 	"io"
 	"maps"
 	"os"
@@ -38,39 +41,51 @@ type imageConfig struct {
 	ExposedPorts map[string]struct{} `json:"ExposedPorts"`
 	Entrypoint   []string            `json:"Entrypoint"`
 	Cmd          []string            `json:"Cmd"`
+	Labels       map[string]string   `json:"Labels"`
 }
 
-func imageName(t *testing.T) string {
-	t.Helper()
-	image := os.Getenv("IMAGE")
-	if image == "" {
-		t.Fatal("IMAGE is not set; run `make image`, which builds the image and sets it")
-	}
-	return image
+// archive is the image as `podman save`, `docker save` or `buildah push
+// docker-archive:` write it: manifest.json naming the configuration and the
+// layers, each a (possibly gzipped) tarball of files.
+type archive struct {
+	dir    string
+	config imageConfig
+	layers []string
 }
 
-func podman(t *testing.T, args ...string) string {
+func openArchive(t *testing.T) *archive {
 	t.Helper()
-	out, err := exec.Command("podman", args...).Output()
-	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			t.Fatalf("podman %s: %v\n%s", strings.Join(args, " "), err, exit.Stderr)
-		}
-		t.Fatalf("podman %s: %v", strings.Join(args, " "), err)
+	path := os.Getenv("IMAGE_ARCHIVE")
+	if path == "" {
+		t.Fatal("IMAGE_ARCHIVE is not set; run `make image`, which builds the image, saves it and sets it")
 	}
-	return strings.TrimSpace(string(out))
+	a := &archive{dir: t.TempDir()}
+	untar(t, path, a.dir, nil)
+	var manifest []struct {
+		Config string   `json:"Config"`
+		Layers []string `json:"Layers"`
+	}
+	data, err := os.ReadFile(filepath.Join(a.dir, "manifest.json"))
+	if err != nil || json.Unmarshal(data, &manifest) != nil || len(manifest) != 1 {
+		t.Fatalf("%s: no manifest.json of one image (%v)", path, err)
+	}
+	var cfg struct {
+		Config imageConfig `json:"config"`
+	}
+	data, err = os.ReadFile(filepath.Join(a.dir, manifest[0].Config))
+	if err != nil || json.Unmarshal(data, &cfg) != nil {
+		t.Fatalf("%s: image configuration %s: %v", path, manifest[0].Config, err)
+	}
+	a.config = cfg.Config
+	for _, l := range manifest[0].Layers {
+		a.layers = append(a.layers, filepath.Join(a.dir, l))
+	}
+	return a
 }
 
 func TestImageConfig(t *testing.T) {
-	var inspected []struct {
-		Config imageConfig `json:"Config"`
-	}
-	if err := json.Unmarshal([]byte(podman(t, "image", "inspect", imageName(t))), &inspected); err != nil || len(inspected) != 1 {
-		t.Fatalf("podman image inspect: %v (%d images)", err, len(inspected))
-	}
-	cfg := inspected[0].Config
-	t.Logf("image config: entrypoint %q, cmd %q, user %q, ports %v", cfg.Entrypoint, cfg.Cmd, cfg.User, slices.Sorted(maps.Keys(cfg.ExposedPorts)))
+	cfg := openArchive(t).config
+	t.Logf("image config: entrypoint %q, cmd %q, user %q, ports %v, labels %v", cfg.Entrypoint, cfg.Cmd, cfg.User, slices.Sorted(maps.Keys(cfg.ExposedPorts)), cfg.Labels)
 	if !slices.Equal(cfg.Entrypoint, []string{binaryPath}) {
 		t.Errorf("entrypoint %q, want [%s]", cfg.Entrypoint, binaryPath)
 	}
@@ -89,6 +104,14 @@ func TestImageConfig(t *testing.T) {
 			t.Errorf("port %s not exposed (health check 13133, metrics 8889, own metrics 8888)", port)
 		}
 	}
+	for _, label := range []string{"source", "version", "revision", "licenses"} {
+		if v := cfg.Labels["org.opencontainers.image."+label]; v == "" || strings.Contains(v, "$") {
+			t.Errorf("label org.opencontainers.image.%s = %q", label, v)
+		}
+	}
+	if want := os.Getenv("IMAGE_VERSION"); want != "" && cfg.Labels["org.opencontainers.image.version"] != want {
+		t.Errorf("label org.opencontainers.image.version = %q, want %s", cfg.Labels["org.opencontainers.image.version"], want)
+	}
 }
 
 // TestImageFilesystem exports the image's files and runs the binary from
@@ -96,14 +119,12 @@ func TestImageConfig(t *testing.T) {
 // check, and `validate` accepts the default configuration at the default
 // path.
 func TestImageFilesystem(t *testing.T) {
-	image := imageName(t)
-	id := podman(t, "create", image)
-	t.Cleanup(func() { _ = exec.Command("podman", "rm", id).Run() })
-	dir := t.TempDir()
-	archive := filepath.Join(dir, "rootfs.tar")
-	podman(t, "export", "-o", archive, id)
-	root := filepath.Join(dir, "rootfs")
-	files := extract(t, archive, root)
+	a := openArchive(t)
+	root := filepath.Join(t.TempDir(), "rootfs")
+	var files []string
+	for _, layer := range a.layers {
+		untar(t, layer, root, &files)
+	}
 	t.Logf("image files: %s", strings.Join(files, " "))
 	for _, want := range []string{binaryPath, configPath, "/etc/ssl/certs/ca-certificates.crt"} {
 		info, err := os.Stat(filepath.Join(root, want))
@@ -153,23 +174,32 @@ func runInImage(t *testing.T, root string, args ...string) string {
 	return string(out)
 }
 
-// extract unpacks a filesystem tarball and returns the regular files in it.
-func extract(t *testing.T, archive, root string) []string {
+// untar unpacks a tarball, gzipped or not, under root; with files set, it
+// is a layer of the image, which holds only files and directories, and the
+// regular files' paths are appended to it.
+func untar(t *testing.T, path, root string, files *[]string) {
 	t.Helper()
-	f, err := os.Open(archive)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var files []string
-	tr := tar.NewReader(f)
+	var r io.Reader = bufio.NewReader(f)
+	if magic, _ := r.(*bufio.Reader).Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = gz
+	}
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return files
+			return
 		}
 		if err != nil {
-			t.Fatalf("read %s: %v", archive, err)
+			t.Fatalf("read %s: %v", path, err)
 		}
 		name := filepath.Clean("/" + h.Name)
 		target := filepath.Join(root, name)
@@ -182,7 +212,7 @@ func extract(t *testing.T, archive, root string) []string {
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o777)
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o777|0o600)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,9 +222,25 @@ func extract(t *testing.T, archive, root string) []string {
 			if err := out.Close(); err != nil {
 				t.Fatal(err)
 			}
-			files = append(files, name)
+			if files != nil {
+				*files = append(*files, name)
+			}
+		case tar.TypeSymlink:
+			if files != nil {
+				t.Errorf("unexpected symlink %s in the image: a scratch image holds only files and directories", name)
+				continue
+			}
+			// docker-archive links a layer stored twice to its first copy.
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(h.Linkname, target); err != nil {
+				t.Fatal(err)
+			}
 		default:
-			t.Errorf("unexpected %s in the image (type %c): a scratch image holds only files and directories", name, h.Typeflag)
+			if files != nil {
+				t.Errorf("unexpected %s in the image (type %c): a scratch image holds only files and directories", name, h.Typeflag)
+			}
 		}
 	}
 }

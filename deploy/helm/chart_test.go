@@ -74,8 +74,8 @@ func run(t *testing.T, name string, args ...string) []byte {
 	return out
 }
 
-// valueFiles are the shipped ways to install the chart: the defaults, one
-// file per example, and every block of values in the user docs
+// valueFiles are the shipped ways to install the chart: the defaults (with
+// kafka.brokers, which has none), one file per example, and every block of values in the user docs
 // (```yaml not-config=helm-values), written to files.
 func valueFiles(t *testing.T) []string {
 	t.Helper()
@@ -124,7 +124,10 @@ func TestChart(t *testing.T) {
 	for _, values := range valueFiles(t) {
 		name := "defaults"
 		args := []string{chart}
-		if values != "" {
+		if values == "" {
+			// Only what has no default.
+			args = append(args, brokersOnly...)
+		} else {
 			name = strings.TrimSuffix(filepath.Base(values), ".yaml")
 			args = append(args, "-f", values)
 		}
@@ -138,6 +141,7 @@ func TestChart(t *testing.T) {
 				objects = append(objects, obj)
 			}
 			checkObjects(t, objects)
+			checkLagDestination(t, objects)
 			checkCollectorConfig(t, otelcol, objects)
 			alerting, migration := prometheusRules(t, objects)
 			if alerting != nil {
@@ -258,6 +262,52 @@ func checkObjects(t *testing.T, objects []runtime.Object) {
 		i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
 		return m.MountPath == imageConfigDir && pod.Volumes[i].ConfigMap != nil && pod.Volumes[i].ConfigMap.Name == cm.Name
 	}), "the ConfigMap is mounted where the image reads its config")
+}
+
+// checkLagDestination: the lag metrics go somewhere a Prometheus sees them:
+// pulled through the PodMonitor or ServiceMonitor (an endpoint on the
+// prometheus exporter's port, selected by kube-prometheus-stack's default
+// rule: the release label), or pushed to an endpoint that was set. The e2e
+// tests (e2e/helm_e2e_test.go) run each example's configuration into a
+// real Prometheus.
+func checkLagDestination(t *testing.T, objects []runtime.Object) {
+	t.Helper()
+	var config struct {
+		Exporters struct {
+			Prometheus *struct {
+				Endpoint string `json:"endpoint"`
+			} `json:"prometheus"`
+			OTLPHTTP *struct {
+				Endpoint string `json:"endpoint"`
+			} `json:"otlp_http"`
+		} `json:"exporters"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(collectorConfigMap(t, objects).Data["config.yaml"]), &config))
+	if e := config.Exporters.OTLPHTTP; e != nil {
+		require.Nil(t, config.Exporters.Prometheus, "one way out")
+		require.NotEmpty(t, e.Endpoint, "an OTLP destination")
+		require.NotContains(t, e.Endpoint, "otel-gateway.observability", "no placeholder destination")
+		return
+	}
+	require.NotNil(t, config.Exporters.Prometheus, "the lag metrics are pushed or pulled")
+	_, port, ok := strings.Cut(config.Exporters.Prometheus.Endpoint, ":")
+	require.True(t, ok, "exporter endpoint %q", config.Exporters.Prometheus.Endpoint)
+	container := only[*appsv1.Deployment](t, objects).Spec.Template.Spec.Containers[0]
+	i := slices.IndexFunc(container.Ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" })
+	require.GreaterOrEqual(t, i, 0, "the container names the exporter's port metrics")
+	require.Equal(t, port, strconv.Itoa(int(container.Ports[i].ContainerPort)), "the metrics port is the exporter's")
+
+	kubePrometheusStack := labels.SelectorFromSet(labels.Set{"release": "kube-prometheus-stack"})
+	scraped := false
+	if m := optional[*monitoringv1.PodMonitor](t, objects); m != nil {
+		require.True(t, kubePrometheusStack.Matches(labels.Set(m.Labels)), "kube-prometheus-stack's default podMonitorSelector selects the PodMonitor")
+		scraped = slices.ContainsFunc(m.Spec.PodMetricsEndpoints, func(e monitoringv1.PodMetricsEndpoint) bool { return e.Port != nil && *e.Port == "metrics" })
+	}
+	if m := optional[*monitoringv1.ServiceMonitor](t, objects); m != nil {
+		require.True(t, kubePrometheusStack.Matches(labels.Set(m.Labels)), "kube-prometheus-stack's default serviceMonitorSelector selects the ServiceMonitor")
+		scraped = slices.ContainsFunc(m.Spec.Endpoints, func(e monitoringv1.Endpoint) bool { return e.Port == "metrics" })
+	}
+	require.True(t, scraped, "a PodMonitor or ServiceMonitor scrapes the lag metrics")
 }
 
 // checkCollectorConfig lays the pod's files out under a temporary root (the

@@ -1,7 +1,10 @@
 // Package release checks what the release workflow
 // (.github/workflows/release.yml) relies on, short of publishing: that it
-// builds the image with `make image`'s script for the platforms `make dist`
-// builds, under the name the chart pulls by default, after the tests; that
+// builds the image from the Dockerfile for the platforms `make dist` builds,
+// under the name the chart pulls by default, and the chart as an OCI
+// artifact, after the tests; that its dry run (pull requests, by hand)
+// needs no credentials; that the Go release it builds with is the one every
+// go.mod's toolchain line and the Dockerfile pin; that
 // deploy/release/check-version.sh refuses a tag the repository does not say
 // it releases; that the notes are the CHANGELOG.md section. actionlint
 // checks the workflow's syntax (`make workflow-check`).
@@ -21,16 +24,23 @@ import (
 
 const root = "../.."
 
+type step struct {
+	Name string            `json:"name"`
+	If   string            `json:"if"`
+	Run  string            `json:"run"`
+	Uses string            `json:"uses"`
+	With map[string]any    `json:"with"`
+	Env  map[string]string `json:"env"`
+}
+
 type workflow struct {
 	Env  map[string]string `json:"env"`
 	Jobs map[string]struct {
-		Needs     any `json:"needs"`
-		Container any `json:"container"`
-		Steps     []struct {
-			Name string `json:"name"`
-			Run  string `json:"run"`
-			Uses string `json:"uses"`
-		} `json:"steps"`
+		If        string            `json:"if"`
+		Needs     any               `json:"needs"`
+		Container any               `json:"container"`
+		Env       map[string]string `json:"env"`
+		Steps     []step            `json:"steps"`
 	} `json:"jobs"`
 }
 
@@ -53,27 +63,50 @@ func TestWorkflowTestsThenBuildsWhatTheChartPulls(t *testing.T) {
 	if !ok {
 		on = raw["true"]
 	}
-	require.Equal(t, map[string]any{"push": map[string]any{"tags": []any{"v[0-9]+.[0-9]+.[0-9]+"}}}, on, "runs on version tags only")
+	triggers := on.(map[string]any)
+	require.Equal(t, map[string]any{"tags": []any{"v[0-9]+.[0-9]+.[0-9]+"}}, triggers["push"], "publishes on version tags only")
+	require.Contains(t, triggers, "pull_request", "a dry run on pull requests")
+	require.Contains(t, triggers, "workflow_dispatch", "a dry run by hand")
 
 	test, ok := w.Jobs["test"]
 	require.True(t, ok, "a test job")
 	require.Contains(t, runs(test.Steps), "bash .ci/run", "the test job runs CI's entry point (make test)")
+	require.Equal(t, "github.event_name == 'push'", test.If, "make test before a release; CI runs it on pull requests")
 	release, ok := w.Jobs["release"]
 	require.True(t, ok, "a release job")
 	require.Equal(t, "test", release.Needs, "nothing is built for release before the tests pass")
+	require.Equal(t, "${{ !failure() && !cancelled() }}", release.If, "after the tests, or as a dry run when they are skipped")
+	require.Equal(t, "${{ github.event_name == 'push' && startsWith(github.ref, 'refs/tags/v') }}", release.Env["PUBLISH"])
 
 	script := runs(release.Steps)
 	require.Contains(t, script, `deploy/release/check-version.sh "$GITHUB_REF_NAME"`)
 	require.Contains(t, script, "make dist")
 	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	require.NoError(t, err)
-	require.Regexp(t, `(?m)^image: .*\n\tdeploy/container/build.sh `, string(makefile), "make image builds with build.sh")
 	require.Regexp(t, `(?m)^PLATFORMS +:= linux/amd64 linux/arm64$`, string(makefile), "make dist builds both platforms")
-	require.Contains(t, script, "for arch in amd64 arm64; do\n  deploy/container/build.sh \"_build/dist/otelcol-kafkatimelag_${VERSION}_linux_${arch}\"",
-		"the image of each platform from make dist's binary, by make image's script")
-	require.Contains(t, script, `"linux/$arch"`, "build.sh is told the binary's platform")
+	require.Regexp(t, `(?m)^\t\$\(IMAGE_TOOL\) build .*-t \$\(IMAGE\) \.$`, string(makefile), "make image builds the Dockerfile")
+	require.Contains(t, script, "docker buildx build --platform linux/amd64,linux/arm64", "the image of both platforms, from the Dockerfile")
+	require.Contains(t, script, `--build-arg "VERSION=$VERSION" --build-arg "REVISION=$GITHUB_SHA"`, "the version and revision labels")
+	require.Contains(t, script, `--push --tag "$IMAGE:$VERSION" --tag "$IMAGE:latest"`, "published under the chart's default tag, and latest")
+	require.Contains(t, script, `--output "type=oci,dest=_build/image.oci.tar"`, "built without pushing in a dry run")
+	require.Contains(t, script, `_build/helm package deploy/helm/otelcol-kafkatimelag --version "$VERSION" --app-version "$VERSION"`)
+	require.Contains(t, script, `_build/helm push "_build/chart/otelcol-kafkatimelag-$VERSION.tgz" "$CHART_REPOSITORY"`, "the chart as an OCI artifact")
+	require.True(t, strings.HasPrefix(w.Env["CHART_REPOSITORY"], "oci://ghcr.io/"), "an OCI repository")
 	require.Contains(t, script, `git tag "kafkatimelagreceiver/$GITHUB_REF_NAME"`, "the receiver module's tag")
 	require.Contains(t, script, "_build/dist/*", "the binaries and SHA256SUMS attached")
+
+	// The dry run gets as far as it can without credentials: a step that
+	// reads a secret or publishes runs on a tag only.
+	for _, s := range release.Steps {
+		text := s.Run
+		for _, v := range s.Env {
+			text += "\n" + v
+		}
+		if strings.Contains(text, "secrets.") || strings.Contains(s.Run, "--push") && !strings.Contains(s.Run, "PUBLISH == true") ||
+			strings.Contains(s.Run, "helm push") || strings.Contains(s.Run, "gh release") || strings.Contains(s.Run, "git push") {
+			require.Equal(t, "env.PUBLISH == 'true'", s.If, "step %q publishes or reads a secret: on a tag only", s.Name)
+		}
+	}
 
 	values, err := os.ReadFile(filepath.Join(root, "deploy/helm/otelcol-kafkatimelag/values.yaml"))
 	require.NoError(t, err)
@@ -86,14 +119,36 @@ func TestWorkflowTestsThenBuildsWhatTheChartPulls(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(values, &v))
 	require.Equal(t, w.Env["IMAGE"], v.Image.Repository, "the chart's default image is the one the workflow publishes")
 	require.Empty(t, v.Image.Tag, "the chart's default tag is its appVersion, which check-version.sh holds to the release's")
-	require.Contains(t, script, `podman manifest push --all "$IMAGE:$VERSION"`, "published under the chart's default tag")
 }
 
-func runs(steps []struct {
-	Name string `json:"name"`
-	Run  string `json:"run"`
-	Uses string `json:"uses"`
-}) string {
+// TestGoReleaseIsPinnedOnce: the workflow's Go, the test job's container,
+// the Dockerfile's build image and every go.mod's toolchain line are the
+// same patch release, so that the released binaries and image are built
+// with the standard library CI tested.
+func TestGoReleaseIsPinnedOnce(t *testing.T) {
+	w, _ := readWorkflow(t)
+	want := w.Env["GO_VERSION"]
+	require.Regexp(t, `^1\.[0-9]+\.[0-9]+$`, want, "a patch release")
+	require.Equal(t, "golang:"+want+"-bookworm", w.Jobs["test"].Container)
+	setupGo := false
+	for _, s := range w.Jobs["release"].Steps {
+		if strings.HasPrefix(s.Uses, "actions/setup-go@") {
+			require.Equal(t, "${{ env.GO_VERSION }}", s.With["go-version"])
+			setupGo = true
+		}
+	}
+	require.True(t, setupGo)
+	for _, gomod := range []string{"go.mod", "kafkatimelagreceiver/go.mod", "tools/go.mod"} {
+		data, err := os.ReadFile(filepath.Join(root, gomod))
+		require.NoError(t, err)
+		require.Regexp(t, "(?m)^toolchain go"+regexp.QuoteMeta(want)+"$", string(data), gomod)
+	}
+	dockerfile, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	require.NoError(t, err)
+	require.Regexp(t, "(?m)^ARG GO_VERSION="+regexp.QuoteMeta(want)+"$", string(dockerfile))
+}
+
+func runs(steps []step) string {
 	var b strings.Builder
 	for _, s := range steps {
 		b.WriteString(s.Run + "\n")

@@ -278,7 +278,7 @@ thick grey line, and estimates above the plot's top are drawn on its edge.
 `+"`TestSimulationAgreesWithReceiver`"+` (in `+"`kafkatimelagreceiver`"+`, part of
 `+"`make test`"+`) checks that rows 1 and 2 are what the receiver computes. It
 runs the real receiver, as shipped and with record reads off, against an
-in-process Kafka cluster (kfake) for 15 s of steady (a record every 100 ms,
+in-process Kafka cluster ([the one the tests use](development.md#what-the-tests-run-against)) for 15 s of steady (a record every 100 ms,
 the group 1.5 s behind) and bursty traffic (200 records at once every 4 to
 6 s, the group part way through the newest burst), and the same steady
 traffic from a producer (idempotent, with an ID) whose clock is 1.5 s

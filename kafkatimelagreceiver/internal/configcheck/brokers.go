@@ -13,6 +13,17 @@ func Broker(key, address string) error {
 	if address == "" {
 		return fmt.Errorf("%s: must not be empty", key)
 	}
+	// A comma-separated string is split into entries only when it is the
+	// whole value (brokers: "a:9092,b:9092"); inside a list it stays one.
+	if strings.Contains(address, ",") {
+		var parts []string
+		for p := range strings.SplitSeq(address, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+		return fmt.Errorf("%s: %q is several addresses in one entry; list each on its own: [%s]", key, address, strings.Join(parts, ", "))
+	}
 	host, port, err := net.SplitHostPort(address)
 	switch {
 	case err != nil && strings.Contains(err.Error(), "missing port"):

@@ -85,7 +85,8 @@ func TestBroker(t *testing.T) {
 		"kafka:ninety":       `brokers::0: "kafka:ninety": the port must be a number from 1 to 65535`,
 		"kafka 1:9092":       `brokers::0: "kafka 1:9092": the host must not contain spaces`,
 		"":                   "brokers::0: must not be empty",
-		"kafka-1:9092,k2:90": `brokers::0: "kafka-1:9092,k2:90" is not host:port`,
+		"kafka-1:9092,k2:90": `brokers::0: "kafka-1:9092,k2:90" is several addresses in one entry; list each on its own: [kafka-1:9092, k2:90]`,
+		"k1:9092, k2:9092,":  `brokers::0: "k1:9092, k2:9092," is several addresses in one entry; list each on its own: [k1:9092, k2:9092]`,
 	} {
 		err := configcheck.Broker("brokers::0", address)
 		if want == "" {

@@ -5,7 +5,7 @@ collector's own telemetry on 8888; then .Values.config merged over it.
 */}}
 {{- define "kafkatimelag.receiverConfig" -}}
 {{- $k := .Values.kafka -}}
-{{- if not $k.brokers }}{{ fail "kafka.brokers: set the bootstrap brokers" }}{{ end -}}
+{{- if not $k.brokers }}{{ fail "kafka.brokers: set the bootstrap brokers (host:port), e.g. --set kafka.brokers={kafka-1:9092}" }}{{ end -}}
 brokers: {{ toJson $k.brokers }}
 cluster_alias: {{ include "kafkatimelag.clusterAlias" . | quote }}
 coordination:
@@ -60,6 +60,7 @@ auth:
 {{- end -}}
 
 {{- define "kafkatimelag.collectorConfig" -}}
+{{- include "kafkatimelag.checkReceiver" . -}}
 {{- $receiver := include "kafkatimelag.receiverConfig" . | fromYaml -}}
 {{- $receiver = mergeOverwrite $receiver (deepCopy .Values.receiver) -}}
 {{- $pull := eq (include "kafkatimelag.pull" .) "true" -}}
@@ -85,7 +86,7 @@ exporters:
     without_scope_info: true
 {{- else }}
   otlp_http:
-    endpoint: {{ required "export.otlp.endpoint is required in otlp mode" .Values.export.otlp.endpoint | quote }}
+    endpoint: {{ required "export.otlp.endpoint: export.mode=otlp pushes the lag metrics there and has no default: set a collector's OTLP/HTTP endpoint or Prometheus 3's (http://prometheus-operated.<namespace>:9090/api/v1/otlp), or use export.mode=prometheus (the default), which the PodMonitor or ServiceMonitor scrapes" .Values.export.otlp.endpoint | quote }}
     compression: {{ .Values.export.otlp.compression }}
     {{- with .Values.export.otlp.headers }}
     headers: {{ toJson . }}
