@@ -32,6 +32,7 @@ func Intervals() []Interval {
 // true clock).
 type Point struct {
 	At          int64
+	Partition   int
 	Group       int
 	Truth       float64
 	TruthCreate float64
@@ -109,7 +110,7 @@ func runPartition(shape Shape, p int, iv Interval, methods []MethodSpec, seed ui
 			}
 			for j, g := range groups {
 				appended, sent := truthsAt(log, s, s.Committed[j])
-				out[i].Points = append(out[i].Points, Point{At: s.Received, Group: g, Truth: appended, TruthCreate: sent,
+				out[i].Points = append(out[i].Points, Point{At: s.Received, Partition: p, Group: g, Truth: appended, TruthCreate: sent,
 					Estimate: e.Groups[j].TimeLag, Estimated: e.Groups[j].OK})
 			}
 			out[i].Cost.add(e.Cost)
