@@ -1,5 +1,6 @@
-// Package accuracy is a deterministic simulation of one partition and one
-// consumer group, the ground truth of every record's append time in hand,
+// Package accuracy is a deterministic simulation of a topic's partitions
+// and the consumer groups reading them, the ground truth of every record's
+// append and send times in hand,
 // that runs methods of estimating time lag over exactly the observations
 // each would have made and scores them against the truth. It does no I/O
 // and reads no clock: every time is the simulation's.
