@@ -19,16 +19,19 @@ import (
 func main() {
 	doc := flag.String("doc", "../docs/accuracy.md", "the Markdown document to write")
 	plots := flag.String("plots", "../docs/accuracy", "the directory to write the plots into (PNG, one per shape)")
-	seed := flag.Uint64("seed", 1, "the simulation's random seed")
+	seed := flag.Uint64("seed", 1, "the first of the simulation's random seeds")
+	seeds := flag.Int("seeds", accuracy.Seeds, "how many seeds each cell runs")
+	workers := flag.Int("workers", 2, "how many runs go at once (the output does not depend on it)")
 	flag.Parse()
-	if err := run(*doc, *plots, *seed); err != nil {
+	if err := run(*doc, *plots, *seed, *seeds, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "accuracybench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(docPath, plotDir string, seed uint64) error {
-	results := accuracy.Evaluate(accuracy.Shapes(), accuracy.Intervals(), accuracy.Methods(), seed)
+func run(docPath, plotDir string, seed uint64, seeds, workers int) error {
+	shapes := append(accuracy.Shapes(), accuracy.RealisticShapes()...)
+	results := accuracy.Evaluate(shapes, accuracy.Intervals(), accuracy.Methods(), seed, seeds, workers)
 	if err := os.MkdirAll(plotDir, 0o755); err != nil {
 		return fmt.Errorf("create the plot directory %q: %w", plotDir, err)
 	}
@@ -57,11 +60,11 @@ func run(docPath, plotDir string, seed uint64) error {
 			skew = append(skew, s)
 		}
 	}
-	clocks := accuracy.Evaluate(skew, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.Methods()[0], accuracy.TrustClocks}, seed)
-	text := document(results, clocks, plotName, seed)
+	clocks := accuracy.Evaluate(skew, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.Methods()[0], accuracy.TrustClocks}, seed, seeds, workers)
+	text := document(results, clocks, plotName, seed, seeds)
 	if err := os.WriteFile(docPath, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("write %q: %w", docPath, err)
 	}
-	fmt.Printf("wrote %s and %d plots in %s\n", docPath, len(accuracy.Shapes()), plotDir)
+	fmt.Printf("wrote %s and %d plots in %s\n", docPath, len(shapes), plotDir)
 	return nil
 }

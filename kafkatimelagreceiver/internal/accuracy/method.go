@@ -57,6 +57,14 @@ type Method interface {
 type MethodSpec struct {
 	Key, Name string
 	New       func(sampling int64) Method
+	// Warm is how long before the scored stretch the method starts
+	// watching (a restart that kept its state); 0: it starts cold, when
+	// the scored stretch does.
+	Warm int64
+	// Tool is the tool that ships the method, the version its description
+	// is read from, with a link to the source it is read from, and the
+	// settings it runs at; empty for this receiver's rows.
+	Tool, Source, Settings string
 }
 
 // FetchMaxBytes is the most a record read asks of a partition: the

@@ -21,6 +21,9 @@ type lastNTable struct {
 	n      int
 	points []point
 	cost   Cost
+	// unclamped: a negative lag (a record dated after the scrape) is
+	// reported as it stands.
+	unclamped bool
 }
 
 // NewLastNTable is the last-N table method.
@@ -78,6 +81,9 @@ func (m *lastNTable) Scrape(s Scrape) Estimate {
 			g.OK = true // lag is zero
 		} else if predicted, ok := m.lookup(c); ok {
 			g = GroupEstimate{TimeLag: lagSince(s.Received, predicted), OK: true}
+			if m.unclamped {
+				g.TimeLag = (float64(s.Received) - predicted) / 1e9
+			}
 		}
 		e.Groups = append(e.Groups, g)
 	}
@@ -96,6 +102,9 @@ const RateWindow = int64(5 * 60 * 1e9)
 type rateMethod struct {
 	points []point
 	cost   Cost
+	// maxPoints, when set, keeps that many observations instead of a
+	// RateWindow of them.
+	maxPoints int
 }
 
 // NewRate is the lag / produce-rate method.
@@ -108,6 +117,10 @@ func (m *rateMethod) Sample(r Read) {
 
 func (m *rateMethod) add(p point) {
 	m.points = append(m.points, p)
+	if m.maxPoints > 0 {
+		m.points = m.points[max(0, len(m.points)-m.maxPoints):]
+		return
+	}
 	drop := 0
 	for drop < len(m.points)-2 && m.points[drop+1].at <= p.at-RateWindow {
 		drop++ // keep one point at or before the window's start
@@ -157,6 +170,18 @@ func NewAnchors() Method { return &anchorsMethod{} }
 func (m *anchorsMethod) Sample(Read) {}
 
 func (m *anchorsMethod) Scrape(s Scrape) Estimate {
+	return m.scrape(s, func(start, startTime, maxOffset, maxTime, c int64) (float64, bool) {
+		if maxOffset <= start {
+			return float64(maxTime), true
+		}
+		return float64(startTime) + float64(c-start)*float64(maxTime-startTime)/float64(maxOffset-start), true
+	})
+}
+
+// scrape asks for the anchors and dates each lagging group's offset c by
+// line, given the log start's offset and timestamp and the max-timestamp
+// record's.
+func (m *anchorsMethod) scrape(s Scrape, line func(start, startTime, maxOffset, maxTime, c int64) (float64, bool)) Estimate {
 	m.cost.OffsetReads += 3
 	logStart := int64(0) // the simulation's logs keep every record
 	if !m.startKnown || m.start != logStart {
@@ -174,11 +199,9 @@ func (m *anchorsMethod) Scrape(s Scrape) Estimate {
 		case c >= s.End:
 			g.OK = true
 		case m.startKnown:
-			appended := float64(maxTime)
-			if maxOffset > m.start {
-				appended = float64(m.startTime) + float64(c-m.start)*float64(maxTime-m.startTime)/float64(maxOffset-m.start)
+			if appended, ok := line(m.start, m.startTime, maxOffset, maxTime, c); ok {
+				g = GroupEstimate{TimeLag: lagSince(s.Received, appended), OK: true}
 			}
-			g = GroupEstimate{TimeLag: lagSince(s.Received, appended), OK: true}
 		}
 		e.Groups = append(e.Groups, g)
 	}
@@ -217,14 +240,34 @@ func (m *recordMethod) Scrape(s Scrape) Estimate {
 	return e
 }
 
-// Methods are the methods the evaluation compares, ours first.
+// Links to the sources each peer's row is read from.
+const (
+	kleSource          = "https://github.com/seglo/kafka-lag-exporter/blob/v0.8.2/src/main/scala/com/lightbend/kafkalagexporter/LookupTable.scala"
+	klagSource         = "https://github.com/themoah/klag/blob/main/src/main/java/io/github/themoah/klag/metrics/timelag/LagMsCalculator.java"
+	klagExporterSource = "https://github.com/softwaremill/klag-exporter/blob/main/src/collector/timestamp_sampler.rs"
+	datadogSource      = "https://github.com/DataDog/integrations-core/blob/master/kafka_consumer/datadog_checks/kafka_consumer/kafka_consumer.py"
+)
+
+// Methods are the methods the evaluation compares, ours first: the peers
+// at their shipped defaults, and kafka-lag-exporter also at the settings
+// closest to ours.
 func Methods() []MethodSpec {
 	return []MethodSpec{
 		{Key: "receiver", Name: "this receiver", New: func(s int64) Method { return NewReceiver(s, true) }},
 		{Key: "receiver-no-reads", Name: "this receiver, no record reads", New: func(s int64) Method { return NewReceiver(s, false) }},
-		{Key: "last-n", Name: "last-60 table, extrapolated", New: func(int64) Method { return NewLastNTable(LastNPoints) }},
-		{Key: "rate", Name: "lag / produce rate (5 min)", New: func(int64) Method { return NewRate() }},
-		{Key: "anchors", Name: "log-start to max-timestamp line", New: func(int64) Method { return NewAnchors() }},
-		{Key: "record", Name: "record at committed offset", New: func(int64) Method { return NewRecordRead() }},
+		{Key: "kle", Name: "kafka-lag-exporter, defaults, cold start", New: func(int64) Method { return newKLE(KLEPoll, KLEPoints) },
+			Tool: "kafka-lag-exporter 0.8.2", Source: kleSource, Settings: "poll-interval 30 s, lookup-table size 60, lag not clamped at 0; the table starts empty"},
+		{Key: "kle-warm", Name: "kafka-lag-exporter, defaults, warm start", New: func(int64) Method { return newKLE(KLEPoll, KLEPoints) }, Warm: KLEPoll * KLEPoints,
+			Tool: "kafka-lag-exporter 0.8.2", Source: kleSource, Settings: "as above, its table full when watching starts (a Redis-backed table kept across a restart)"},
+		{Key: "last-n", Name: "kafka-lag-exporter at our sampling and table size", New: func(int64) Method { return newKLE(0, 512) },
+			Tool: "kafka-lag-exporter 0.8.2", Source: kleSource, Settings: "closest to ours: poll-interval = our sampling interval, lookup-table size 512 (ours), not clamped"},
+		{Key: "klag", Name: "klag, defaults", New: func(int64) Method { return newKlag() },
+			Tool: "klag 0.2.6", Source: klagSource, Settings: "METRICS_INTERVAL_MS 60 s; anchors: the log start's record and the max-timestamp record; its fallback table (interpolation only) run at 60 points"},
+		{Key: "klag-exporter-message", Name: "klag-exporter, message mode", New: func(int64) Method { return newKlagExporterMessage() },
+			Tool: "klag-exporter (main)", Source: klagExporterSource, Settings: "poll_interval 30 s, timestamp cache 60 s per group while it stays; up to 8 offsets scanned back past transaction markers"},
+		{Key: "klag-exporter-rate", Name: "klag-exporter, rate mode", New: func(int64) Method { return newKlagExporterRate() },
+			Tool: "klag-exporter (main)", Source: klagExporterSource, Settings: "poll_interval 30 s; offset lag over the rate across its last 10 polls (history size as run: its default was not confirmed)"},
+		{Key: "datadog", Name: "Datadog kafka_consumer", New: func(int64) Method { return newDatadog() },
+			Tool: "Datadog Agent kafka_consumer (master)", Source: datadogSource, Settings: "offset->time cache of 1,000 high watermarks (timestamp_history_size as run), lag from the newest; checked at each scrape (30 s) here, every 15 s by default"},
 	}
 }

@@ -20,8 +20,11 @@ var (
 		{0xff, 0x7f, 0x0e, 0xff}, // orange
 		{0x94, 0x67, 0xbd, 0xff}, // purple
 		{0x17, 0xbe, 0xcf, 0xff}, // cyan
+		{0x8c, 0x56, 0x4b, 0xff}, // brown
+		{0xe3, 0x77, 0xc2, 0xff}, // pink
+		{0xbc, 0xbd, 0x22, 0xff}, // olive
 	}
-	ColorNames = []string{"blue", "green", "red", "orange", "purple", "cyan"}
+	ColorNames = []string{"blue", "green", "red", "orange", "purple", "cyan", "brown", "pink", "olive"}
 	truthColor = color.RGBA{0xa0, 0xa0, 0xa0, 0xff}
 	axisColor  = color.RGBA{0x30, 0x30, 0x30, 0xff}
 	gridColor  = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
@@ -45,7 +48,7 @@ func Plot(series []Series, from, to int64) ([]byte, error) {
 	fill(img, img.Bounds(), color.RGBA{0xff, 0xff, 0xff, 0xff})
 	top := 0.0
 	for _, p := range series[0].Points {
-		if p.Group == 0 && p.At >= from && p.At < to {
+		if p.Group == 0 && p.Partition == 0 && p.At >= from && p.At < to {
 			top = max(top, p.Truth)
 		}
 	}
@@ -113,7 +116,7 @@ func polyline(img *image.RGBA, points []Point, from, to int64, xOf func(int64) i
 	havePrev := false
 	var px, py int
 	for _, p := range points {
-		if p.Group != 0 || p.At < from || p.At >= to {
+		if p.Group != 0 || p.Partition != 0 || p.At < from || p.At >= to {
 			continue
 		}
 		v, ok := value(p)

@@ -121,7 +121,8 @@ func groupName(i int) string { return "group-" + strconv.Itoa(i) }
 // It counts what it is asked (Cost).
 type simCluster struct {
 	kafka.Cluster // what the reader is not configured to ask panics
-	// byProducer: batches say which producer wrote them.
+	// byProducer: batches of producers with an ID say which wrote them
+	// (false: no batch does).
 	byProducer bool
 	// read is the end offset answered, and when.
 	read      Read
@@ -221,13 +222,19 @@ func (c *simCluster) RecordTimestamps(_ context.Context, wanted []kafka.Partitio
 			return slices.ContainsFunc(reads, func(r FetchedRange) bool { return r.From <= o && o < r.UpTo })
 		}
 		for _, o := range append(slices.Clone(w.Offsets), w.Near...) {
-			ts, _, ok := readRecord(c.log, o, end)
-			if !ok || !held(o) {
+			if o >= end || !held(o) {
 				continue
 			}
-			rec := kafka.RecordTimestamp{Offset: o, Timestamp: ts, Found: kafka.RecordTimed}
-			if c.byProducer {
-				rec.Producer, _ = c.log.Producer(o)
+			// A read skips transaction markers to the next data record.
+			next, isData := c.log.NextData(o, end)
+			if !isData {
+				found = append(found, kafka.RecordRead{Wanted: o, RecordTimestamp: kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone}})
+				continue
+			}
+			ts, _, _ := readRecord(c.log, next, end)
+			rec := kafka.RecordTimestamp{Offset: next, Timestamp: ts, Found: kafka.RecordTimed}
+			if identified, _ := c.log.Identified(next); c.byProducer && identified {
+				rec.Producer, _ = c.log.Producer(next)
 				rec.ByProducer = true
 			}
 			found = append(found, kafka.RecordRead{Wanted: o, RecordTimestamp: rec})

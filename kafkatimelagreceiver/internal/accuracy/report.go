@@ -4,32 +4,83 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 )
 
-// Result is one shape run at one interval: each method's series, scores
-// and cost at the cost model's size, in Methods order.
+// Result is one shape run at one interval over seeds: the first seed's
+// series (for the plots), each method's scores pooled over every seed's
+// scrapes, its scores seed by seed, and its cost at the cost model's size
+// (the seeds' mean), in Methods order.
 type Result struct {
 	Shape    Shape
 	Interval Interval
 	Series   []Series
 	Stats    []Stats
+	PerSeed  [][]Stats // by method, then seed
 	Costs    []ScaledCost
 }
 
-// Evaluate runs every shape at every interval with every method.
-func Evaluate(shapes []Shape, intervals []Interval, methods []MethodSpec, seed uint64) []Result {
-	var out []Result
-	for _, sh := range shapes {
-		for _, iv := range intervals {
-			r := Result{Shape: sh, Interval: iv, Series: Run(sh, iv, methods, seed)}
-			for _, s := range r.Series {
-				r.Stats = append(r.Stats, Score(s.Points, iv.Sampling))
-				r.Costs = append(r.Costs, Scale(s))
+// Seeds is how many seeds each cell of the evaluation runs.
+const Seeds = 10
+
+// Evaluate runs every shape at every interval with every method, with
+// seeds from first to first+seeds-1, on workers goroutines; the result
+// does not depend on how many.
+func Evaluate(shapes []Shape, intervals []Interval, methods []MethodSpec, first uint64, seeds, workers int) []Result {
+	type job struct{ cell, seed int }
+	cells := len(shapes) * len(intervals)
+	runs := make([][]Series, cells*seeds)
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				sh, iv := shapes[j.cell/len(intervals)], intervals[j.cell%len(intervals)]
+				runs[j.cell*seeds+j.seed] = Run(sh, iv, methods, first+uint64(j.seed))
 			}
-			out = append(out, r)
+		}()
+	}
+	for cell := range cells {
+		for seed := range seeds {
+			jobs <- job{cell, seed}
 		}
 	}
+	close(jobs)
+	wg.Wait()
+	out := make([]Result, 0, cells)
+	for cell := range cells {
+		iv := intervals[cell%len(intervals)]
+		r := Result{Shape: shapes[cell/len(intervals)], Interval: iv, Series: runs[cell*seeds]}
+		for i := range methods {
+			var pooled []Point
+			var perSeed []Stats
+			var cost ScaledCost
+			for seed := range seeds {
+				s := runs[cell*seeds+seed][i]
+				pooled = append(pooled, s.Points...)
+				perSeed = append(perSeed, Score(s.Points, iv.Sampling))
+				c := Scale(s)
+				cost.Requests += c.Requests / float64(seeds)
+				cost.Bytes += c.Bytes / float64(seeds)
+			}
+			r.Stats = append(r.Stats, Score(pooled, iv.Sampling))
+			r.PerSeed = append(r.PerSeed, perSeed)
+			r.Costs = append(r.Costs, cost)
+		}
+		out = append(out, r)
+	}
 	return out
+}
+
+// over is the 95 % interval over seeds of one of method i's figures.
+func (r Result) over(i int, figure func(Stats) float64) Interval95 {
+	var xs []float64
+	for _, st := range r.PerSeed[i] {
+		xs = append(xs, figure(st))
+	}
+	return Over(xs)
 }
 
 // PlotRange is the stretch of a result's run its shape's plot shows.
@@ -75,7 +126,7 @@ func seconds(v float64) string {
 }
 
 func ratio(v float64) string {
-	if math.IsInf(v, 1) {
+	if math.IsInf(v, 1) || math.IsNaN(v) {
 		return "∞ (no estimate)"
 	}
 	return fmt.Sprintf("%.2f", v)
@@ -101,8 +152,8 @@ func Tables(results []Result, plot func(Shape) string) string {
 			fmt.Fprintf(&b, "![%s: true and estimated time lag](%s)\n\n", r.Shape.Name, plot(r.Shape))
 			fmt.Fprintf(&b, "*True time lag (thick grey) and each method's estimate at %s sampling, %s to %s after watching starts; numbered as in the tables.*\n\n",
 				intervalName(defaultInterval(results, r.Shape.Key)), hoursOf(from-Epoch-r.Shape.History), hoursOf(to-Epoch-r.Shape.History))
-			b.WriteString("| sampling | method | median | p95 | max | bias | no estimate | target ratio | requests / scrape | MiB / scrape |\n")
-			b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			b.WriteString("| sampling | method | p95 (95 % CI over seeds) | p95 vs CreateTime | median | max | bias | no estimate | relative ratio | absolute ratio | requests / scrape | MiB / scrape |\n")
+			b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		}
 		for j, st := range r.Stats {
 			met := ""
@@ -112,10 +163,11 @@ func Tables(results []Result, plot func(Shape) string) string {
 					met = " ✓"
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %d. %s | %s | %s | %s | %s | %.1f %% | %s%s | %.0f | %.2f |\n",
+			ci := r.over(j, func(s Stats) float64 { return s.P95 })
+			fmt.Fprintf(&b, "| %s | %d. %s | %s ± %s | %s | %s | %s | %s | %.1f %% | %s | %s%s | %.0f | %.2f |\n",
 				intervalName(r.Interval), j+1, r.Series[j].Method.Name,
-				seconds(st.Median), seconds(st.P95), seconds(st.Max), signed(st.Bias), 100*st.NoEstimate,
-				ratio(st.TargetP95), met, r.Costs[j].Requests, r.Costs[j].Bytes/(1<<20))
+				seconds(st.P95), seconds(ci.HalfWidth), seconds(st.P95Create), seconds(st.Median), seconds(st.Max), signed(st.Bias), 100*st.NoEstimate,
+				ratio(st.TargetP95), ratio(st.AbsoluteP95), met, r.Costs[j].Requests, r.Costs[j].Bytes/(1<<20))
 		}
 	}
 	return b.String()
@@ -141,8 +193,8 @@ func BeforeAfter(results []Result) string {
 // requests.
 func Summary(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| shape | sampling | target ratio (≤ 1 meets it) | p95 error | more accurate at < 10x our requests |\n")
-	b.WriteString("|---|---|---:|---:|---|\n")
+	b.WriteString("| shape | sampling | relative ratio (95 % CI) | absolute ratio (95 % CI) | target | p95 error | p95 vs CreateTime | more accurate at < 10x our requests |\n")
+	b.WriteString("|---|---|---:|---:|---|---:|---:|---|\n")
 	for _, r := range results {
 		st := r.Stats[0]
 		verdict := "met"
@@ -153,7 +205,9 @@ func Summary(results []Result) string {
 		if cheaper == "" {
 			cheaper = "none"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s, %s | %s s | %s |\n", r.Shape.Name, intervalName(r.Interval), ratio(st.TargetP95), verdict, seconds(st.P95), cheaper)
+		rel, abs := r.over(0, func(s Stats) float64 { return s.TargetP95 }), r.over(0, func(s Stats) float64 { return s.AbsoluteP95 })
+		fmt.Fprintf(&b, "| %s | %s | %s ± %s | %s ± %s | %s | %s s | %s s | %s |\n", r.Shape.Name, intervalName(r.Interval),
+			ratio(st.TargetP95), ratio(rel.HalfWidth), ratio(st.AbsoluteP95), ratio(abs.HalfWidth), verdict, seconds(st.P95), seconds(st.P95Create), cheaper)
 	}
 	return b.String()
 }
@@ -186,4 +240,19 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// Peers writes the table of the rows that stand for other tools: which
+// tool, the version its behaviour is read from, the settings it runs at,
+// and the source file read.
+func Peers(methods []MethodSpec) string {
+	var b strings.Builder
+	b.WriteString("| row | tool and version | settings as run | read from |\n|---|---|---|---|\n")
+	for i, m := range methods {
+		if m.Tool == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "| %d. %s | %s | %s | [source](%s) |\n", i+1, m.Name, m.Tool, m.Settings, m.Source)
+	}
+	return b.String()
 }

@@ -27,41 +27,66 @@ func Intervals() []Interval {
 }
 
 // Point is one group's time lag at one scrape of one method: the
-// estimate, and the truth at the same instant.
+// estimate, and the truths at the same instant: since the record was
+// appended (Truth) and since it was sent (TruthCreate, its CreateTime on a
+// true clock).
 type Point struct {
-	At        int64
-	Group     int
-	Truth     float64
-	Estimate  float64
-	Estimated bool
+	At          int64
+	Partition   int
+	Group       int
+	Truth       float64
+	TruthCreate float64
+	Estimate    float64
+	Estimated   bool
 }
 
 // Series is one method's scrapes over one run, and what it asked of Kafka.
 type Series struct {
 	Method MethodSpec
-	Points []Point // scrape by scrape, group by group
+	Points []Point // scrape by scrape, group by group, partition after partition
 	Cost   Cost    // summed over the run
 	Groups int     // the groups on the partition
+	// Partitions is how many partitions the run's points and cost are of.
+	Partitions int
 }
 
-// Run runs every method over the shape's scored stretch at the interval:
-// each is told of every end-offset sample and every scrape, at the same
-// instants, with the same reads, and scored against the timeline.
+// Run runs every method over the shape's scored stretch at the interval,
+// partition by partition (a fresh method for each: none of them shares
+// anything between partitions): each is told of every end-offset sample
+// and every scrape, at the same instants, with the same reads, and scored
+// against the timeline. A method that starts warm (MethodSpec.Warm) is
+// told of them for that long before the scored stretch.
 func Run(shape Shape, iv Interval, methods []MethodSpec, seed uint64) []Series {
-	log, commits := shape.Build(seed)
-	ms := make([]Method, len(methods))
 	out := make([]Series, len(methods))
 	for i, spec := range methods {
+		out[i].Method, out[i].Partitions = spec, shape.PartitionCount()
+	}
+	for p := range shape.PartitionCount() {
+		runPartition(shape, p, iv, methods, seed, out)
+	}
+	return out
+}
+
+func runPartition(shape Shape, p int, iv Interval, methods []MethodSpec, seed uint64, out []Series) {
+	log, commits := shape.BuildPartition(seed, p)
+	ms := make([]Method, len(methods))
+	warmest := int64(0)
+	for i, spec := range methods {
 		ms[i] = spec.New(iv.Sampling)
-		out[i].Method, out[i].Groups = spec, len(commits)
+		out[i].Groups = len(commits)
+		warmest = max(warmest, spec.Warm)
 	}
 	start, end := Epoch+shape.History, shape.End()
-	nextSample := start
-	for at := start + scrapePhase; at < end; at += iv.Scrape {
+	from := start - (warmest+iv.Scrape-1)/iv.Scrape*iv.Scrape
+	watching := func(i int, at int64) bool { return at >= start-methods[i].Warm }
+	nextSample := from
+	for at := from + scrapePhase; at < end; at += iv.Scrape {
 		for ; nextSample < at; nextSample += iv.Sampling {
 			r := Read{End: log.EndAt(nextSample), Sent: nextSample, Received: nextSample + Latency}
-			for _, m := range ms {
-				m.Sample(r)
+			for i, m := range ms {
+				if watching(i, nextSample) {
+					m.Sample(r)
+				}
 			}
 		}
 		s := Scrape{Read: Read{End: log.EndAt(at), Sent: at, Received: at + Latency}, Log: log}
@@ -76,15 +101,21 @@ func Run(shape Shape, iv Interval, methods []MethodSpec, seed uint64) []Series {
 			continue
 		}
 		for i, m := range ms {
+			if !watching(i, at) {
+				continue
+			}
 			e := m.Scrape(s)
+			if at < start {
+				continue // warming up: not scored
+			}
 			for j, g := range groups {
-				out[i].Points = append(out[i].Points, Point{At: s.Received, Group: g, Truth: truthAt(log, s, s.Committed[j]),
+				appended, sent := truthsAt(log, s, s.Committed[j])
+				out[i].Points = append(out[i].Points, Point{At: s.Received, Partition: p, Group: g, Truth: appended, TruthCreate: sent,
 					Estimate: e.Groups[j].TimeLag, Estimated: e.Groups[j].OK})
 			}
 			out[i].Cost.add(e.Cost)
 		}
 	}
-	return out
 }
 
 func (c *Cost) add(o Cost) {
@@ -115,18 +146,22 @@ func Replay(log *Timeline, start, sampling int64, scrapes []Observed, spec Metho
 		}
 		s := Scrape{Committed: []int64{o.Committed}, Read: Read{End: o.End, Sent: o.At - Latency, Received: o.At}, Log: log}
 		e := m.Scrape(s)
-		out = append(out, Point{At: o.At, Truth: truthAt(log, s, o.Committed), Estimate: e.Groups[0].TimeLag, Estimated: e.Groups[0].OK})
+		appended, sent := truthsAt(log, s, o.Committed)
+		out = append(out, Point{At: o.At, Truth: appended, TruthCreate: sent, Estimate: e.Groups[0].TimeLag, Estimated: e.Groups[0].OK})
 	}
 	return out
 }
 
-// truthAt is the true time lag at a scrape of a group committed at
-// committed: since the record there was appended, or 0 when the group has
-// read up to the end.
-func truthAt(log *Timeline, s Scrape, committed int64) float64 {
-	if committed >= s.End {
-		return 0
+// truthsAt are the true time lags at a scrape of a group committed at
+// committed: since the next data record it consumes (at or after
+// committed: transaction markers are not consumed) was appended, and since
+// it was sent; 0 when it has consumed every data record below the end.
+func truthsAt(log *Timeline, s Scrape, committed int64) (appended, sent float64) {
+	next, ok := log.NextData(committed, s.End)
+	if !ok {
+		return 0, 0
 	}
-	appended, _ := log.AppendTime(committed)
-	return float64(s.Received-appended) / 1e9
+	at, _ := log.AppendTime(next)
+	sentAt, _ := log.Sent(next)
+	return float64(s.Received-at) / 1e9, float64(s.Received-sentAt) / 1e9
 }

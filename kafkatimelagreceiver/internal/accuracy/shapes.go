@@ -3,6 +3,7 @@ package accuracy
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 const (
@@ -23,14 +24,29 @@ type Shape struct {
 	// shape's plot shows, from the start of watching: a shape whose lags
 	// last seconds is plotted over an hour, not its whole run.
 	PlotFrom, PlotSpan int64
-	build              func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits)
+	// Partitions is how many partitions the topic has (0: one), each
+	// with its own producers' traffic, read by the same groups, whose
+	// rebalances stop them on every partition at once.
+	Partitions int
+	// Realistic: records are stamped and delivered as real producers do
+	// (ProducerModel), not at their append instants.
+	Realistic bool
+	build     func(rng *rand.Rand, s *Shape, group *rand.Rand) (*Timeline, []*Commits)
 }
 
-// Build makes the shape's timeline and its groups' commits, the same for
-// the same seed.
-func (s *Shape) Build(seed uint64) (*Timeline, []*Commits) {
-	return s.build(rand.New(rand.NewPCG(seed, 0x6b61666b61)), s)
+// Build makes the shape's timeline and its groups' commits on partition
+// 0, the same for the same seed.
+func (s *Shape) Build(seed uint64) (*Timeline, []*Commits) { return s.BuildPartition(seed, 0) }
+
+// BuildPartition makes partition p's timeline and its groups' commits, the
+// same for the same seed; the groups' own events (rebalances) are the
+// seed's, whatever the partition.
+func (s *Shape) BuildPartition(seed uint64, p int) (*Timeline, []*Commits) {
+	return s.build(rand.New(rand.NewPCG(seed, 0x6b61666b61+uint64(p)<<32)), s, rand.New(rand.NewPCG(seed, 0x67726f7570)))
 }
+
+// PartitionCount is how many partitions the shape runs.
+func (s *Shape) PartitionCount() int { return max(1, s.Partitions) }
 
 // End is when the scored stretch ends.
 func (s *Shape) End() int64 { return Epoch + s.History + s.Duration }
@@ -75,16 +91,27 @@ type consumer struct {
 	commitEvery      int64
 	resetAt, resetTo int64
 	stallAt          int64 // when not 0: commits nothing new from then on
+	// rebalances are when the group stops, and for how long: it commits
+	// nothing then, and starts again from its last commit.
+	rebalances []pause
 }
 
-func (c consumer) run(tl *Timeline) *Commits {
+// pause is a stretch from at lasting for.
+type pause struct{ at, lasting int64 }
+
+// run commits as the consumer reads tl, its first commit at a random
+// phase of its commit interval after from (rng).
+func (c consumer) run(tl *Timeline, rng *rand.Rand) *Commits {
 	commits := &Commits{}
 	pos := float64(c.position)
 	reset := c.resetAt != 0
-	for t := c.from; t <= c.to; t += c.commitEvery {
+	for t := c.from + rng.Int64N(c.commitEvery); t <= c.to; t += c.commitEvery {
 		if c.stallAt != 0 && t >= c.stallAt {
 			commits.Commit(t, int64(pos))
 			break
+		}
+		if slices.ContainsFunc(c.rebalances, func(p pause) bool { return t >= p.at && t < p.at+p.lasting }) {
+			continue
 		}
 		if reset && t >= c.resetAt {
 			pos, reset = float64(c.resetTo), false
@@ -100,9 +127,6 @@ func (c consumer) run(tl *Timeline) *Commits {
 	return commits
 }
 
-// commitPhase keeps commits off the instants of samples and scrapes.
-const commitPhase = 1300 * int64(1e6)
-
 // Shapes are the traffic shapes evaluated.
 func Shapes() []Shape {
 	const rate = 20.0 // records per second on a busy partition
@@ -112,22 +136,22 @@ func Shapes() []Shape {
 			Key: "steady", Name: "steady",
 			Description: "20 records/s in Poisson batches every 100 ms; the group keeps up, 2 s behind, committing every 5 s",
 			History:     hour, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), constant)
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "groups", PlotFrom: hour, PlotSpan: hour, Name: "steady, six groups",
 			Description: "the steady traffic read by six groups, 1, 2, 4, 8, 30 and 120 s behind, each committing every 5 s (the plot shows the first)",
 			History:     hour, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), constant)
 				var groups []*Commits
 				for i, delay := range []int64{1, 2, 4, 8, 30, 120} {
-					groups = append(groups, consumer{from: Epoch + commitPhase + int64(i)*700*int64(1e6), to: s.End(), delay: delay * second, commitEvery: 5 * second}.run(tl))
+					groups = append(groups, consumer{from: Epoch + int64(i)*700*int64(1e6), to: s.End(), delay: delay * second, commitEvery: 5 * second}.run(tl, rng))
 				}
 				return tl, groups
 			},
@@ -136,7 +160,7 @@ func Shapes() []Shape {
 			Key: "skew", PlotFrom: hour, PlotSpan: hour, Name: "steady, skewed clocks",
 			Description: "the steady traffic from two producers, whose clocks are 1.5 s behind the broker's and 0.3 s ahead of it, each sending half the batches; the group keeps up, 2 s behind",
 			History:     hour, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				skews := []int64{-1500 * int64(1e6), 300 * int64(1e6)}
 				for t := Epoch; t < s.End(); t += lingerInterval {
@@ -144,62 +168,62 @@ func Shapes() []Shape {
 					producer := rng.IntN(len(skews))
 					tl.AppendStamped(int64(producer), at, at+skews[producer], poisson(rng, rate*float64(lingerInterval)/1e9))
 				}
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), delay: 2 * second, commitEvery: 5 * second}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "diurnal", Name: "diurnal",
 			Description: "a 24 h sine from 3.3 to 36 records/s (10x swing); the group reads at most 30 records/s, so it falls about an hour behind over the peak and catches up after",
 			History:     hour, Duration: 24 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), func(t int64) float64 {
 					return rate * (1 + 9.0/11*math.Sin(2*math.Pi*float64(t-Epoch)/float64(24*hour)))
 				})
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 30, delay: second, commitEvery: 5 * second}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), capacity: 30, delay: second, commitEvery: 5 * second}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "bursty", PlotFrom: hour, PlotSpan: hour, Name: "bursty",
 			Description: "bursts of 200 to 1,000 records appended at once, a Poisson process of one burst every 30 s on average; the group reads 100 records/s, committing every second",
 			History:     30 * minute, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				for t := Epoch; t < s.End(); t += int64(rng.ExpFloat64() * float64(30*second)) {
 					tl.Append(t, 200+rng.Int64N(801))
 				}
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 100, commitEvery: second}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), capacity: 100, commitEvery: second}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "sparse", PlotFrom: hour, PlotSpan: 3 * hour, Name: "sparse",
 			Description: "one record every 1 to 10 minutes (uniform); the group polls every 2 minutes and commits what it read",
 			History:     hour, Duration: 12 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				for t := Epoch; t < s.End(); t += minute + rng.Int64N(9*minute) {
 					tl.Append(t, 1)
 				}
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), commitEvery: 2 * minute}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), commitEvery: 2 * minute}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "batch", PlotFrom: hour, PlotSpan: hour, Name: "batch",
 			Description: "5,000 records with one timestamp every 5 minutes (a batch job); the group reads 200 records/s, committing every second",
 			History:     30 * minute, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				for t := Epoch; t < s.End(); t += 5 * minute {
 					tl.Append(t+rng.Int64N(10*second), 5000)
 				}
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 200, commitEvery: second}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), capacity: 200, commitEvery: second}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "outage", Name: "outage then surge",
 			Description: "20 records/s; the producer is down for 30 minutes 2 h into the scored stretch, then sends its backlog at 200 records/s for 3 minutes; the group reads at most 60 records/s",
 			History:     hour, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				down := Epoch + s.History + 2*hour
 				up := down + 30*minute
@@ -212,29 +236,29 @@ func Shapes() []Shape {
 					}
 					return rate
 				})
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 60, delay: second, commitEvery: 5 * second}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "idle", Name: "idle, stalled group",
 			Description: "20 records/s for the first 2 h, then nothing; the group stopped 30 minutes in and never commits again (watching starts 3 h in, on an idle topic)",
 			History:     3 * hour, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, Epoch+2*hour, constant)
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), delay: second, commitEvery: 5 * second, stallAt: Epoch + 30*minute}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), delay: second, commitEvery: 5 * second, stallAt: Epoch + 30*minute}.run(tl, rng)}
 			},
 		},
 		{
 			Key: "catchup", Name: "catching up",
 			Description: "20 records/s; the group stopped 1 h in and restarts when watching starts (4 h in), 3 h behind, reading 60 records/s until it has caught up",
 			History:     4 * hour, Duration: 4 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), constant)
 				restart := Epoch + s.History
-				commits := consumer{from: Epoch + commitPhase, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl)
-				rest := consumer{from: restart + commitPhase, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl)
+				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl, rng)
+				rest := consumer{from: restart, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
 				for i := range rest.at {
 					commits.Commit(rest.at[i], rest.offset[i])
 				}
@@ -245,12 +269,12 @@ func Shapes() []Shape {
 			Key: "replay", Name: "replay",
 			Description: "20 records/s; the group keeps up until 2 h into the scored stretch, is then reset to the offset of 3 h before (older than anything watched) and reads 60 records/s until it has caught up",
 			History:     hour, Duration: 6 * hour,
-			build: func(rng *rand.Rand, s *Shape) (*Timeline, []*Commits) {
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), constant)
 				resetAt := Epoch + s.History + 2*hour
-				return tl, []*Commits{consumer{from: Epoch + commitPhase, to: s.End(), capacity: 60, delay: second, commitEvery: 5 * second,
-					resetAt: resetAt, resetTo: tl.EndAt(resetAt - 3*hour)}.run(tl)}
+				return tl, []*Commits{consumer{from: Epoch, to: s.End(), capacity: 60, delay: second, commitEvery: 5 * second,
+					resetAt: resetAt, resetTo: tl.EndAt(resetAt - 3*hour)}.run(tl, rng)}
 			},
 		},
 	}

@@ -1,5 +1,6 @@
-// Package accuracy is a deterministic simulation of one partition and one
-// consumer group, the ground truth of every record's append time in hand,
+// Package accuracy is a deterministic simulation of a topic's partitions
+// and the consumer groups reading them, the ground truth of every record's
+// append and send times in hand,
 // that runs methods of estimating time lag over exactly the observations
 // each would have made and scores them against the truth. It does no I/O
 // and reads no clock: every time is the simulation's.
@@ -16,17 +17,26 @@ import (
 var Epoch = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC).UnixNano()
 
 // Timeline is what a partition's producers appended: batches of records,
-// each batch appended at one instant, the records of a batch at
-// consecutive offsets, every record stamped with its batch's timestamp
-// (its producer's clock when it sent the batch). Every producer has an ID,
-// as idempotent producers (the clients' default since Kafka 3.0) do, which
-// its batches carry. Offsets start at 0.
+// each batch appended by the leader at one instant and visible (below the
+// high watermark) from a later one, the records of a batch at consecutive
+// offsets. Each record carries a timestamp (its producer's clock when
+// send() was called, or the broker's append time on a LogAppendTime
+// topic) and was truly sent at an instant of its own: the CreateTime truth.
+// Offsets start at 0.
 type Timeline struct {
-	at    []int64 // append time of each batch, non-decreasing
-	end   []int64 // end offset after each batch (cumulative count)
-	stamp []int64 // each batch's timestamp
-	// producer is each batch's producer ID.
-	producer []int64
+	at      []int64 // append time of each batch, non-decreasing
+	visible []int64 // when the high watermark passed each batch, non-decreasing
+	end     []int64 // end offset after each batch (cumulative count)
+	stamp   []int64 // each batch's last (and largest) record timestamp
+	first   []int64 // each batch's first record timestamp
+	// sentFirst and sentLast are when the batch's first and last records
+	// were sent (send() on a true clock); its records' are spread between.
+	sentFirst, sentLast []int64
+	// producer is each batch's producer ID; noID tells the batches of
+	// producers without one (not idempotent), control the transaction
+	// markers (one offset, no data record).
+	producer      []int64
+	noID, control []bool
 	// maxUpTo[i] is the first batch of those up to i with the largest
 	// timestamp.
 	maxUpTo []int32
@@ -37,20 +47,53 @@ type Timeline struct {
 // batch's is ignored.
 func (tl *Timeline) Append(at, n int64) { tl.AppendStamped(0, at, at, n) }
 
-// AppendStamped adds a batch of n records appended at at and stamped
-// stamp by producer, whose clock is off by stamp-at.
+// AppendStamped adds a batch of n records appended (and visible) at at and
+// stamped stamp by producer, whose clock is off by stamp-at: sent at at.
 func (tl *Timeline) AppendStamped(producer, at, stamp, n int64) {
-	if n <= 0 || len(tl.at) > 0 && at < tl.at[len(tl.at)-1] {
+	tl.AppendBatch(Batch{Producer: producer, At: at, Visible: at, FirstStamp: stamp, LastStamp: stamp, SentFirst: at, SentLast: at, Records: n})
+}
+
+// Batch is one produce request's records on one partition.
+type Batch struct {
+	Producer int64
+	// NoID: the producer has no ID (not idempotent); Control: a
+	// transaction marker (Records 1).
+	NoID, Control bool
+	// At is when the leader appended it, Visible when the high watermark
+	// passed it.
+	At, Visible int64
+	// FirstStamp and LastStamp are its first and last records' timestamps,
+	// SentFirst and SentLast when they were truly sent.
+	FirstStamp, LastStamp int64
+	SentFirst, SentLast   int64
+	Records               int64
+}
+
+// AppendBatch adds b; no records, or an append before the last batch's,
+// is ignored. Visibility never goes back: a batch is visible no sooner
+// than the one before it.
+func (tl *Timeline) AppendBatch(b Batch) {
+	if b.Records <= 0 || len(tl.at) > 0 && b.At < tl.at[len(tl.at)-1] {
 		return
 	}
-	tl.at = append(tl.at, at)
-	tl.end = append(tl.end, tl.EndOffset()+n)
+	visible := max(b.Visible, b.At)
+	if k := len(tl.visible); k > 0 {
+		visible = max(visible, tl.visible[k-1])
+	}
+	tl.at = append(tl.at, b.At)
+	tl.visible = append(tl.visible, visible)
+	tl.end = append(tl.end, tl.EndOffset()+b.Records)
 	best := int32(len(tl.stamp))
-	if n := len(tl.maxUpTo); n > 0 && tl.stamp[tl.maxUpTo[n-1]] >= stamp {
+	if n := len(tl.maxUpTo); n > 0 && tl.stamp[tl.maxUpTo[n-1]] >= b.LastStamp {
 		best = tl.maxUpTo[n-1]
 	}
-	tl.stamp = append(tl.stamp, stamp)
-	tl.producer = append(tl.producer, producer)
+	tl.stamp = append(tl.stamp, b.LastStamp)
+	tl.first = append(tl.first, b.FirstStamp)
+	tl.sentFirst = append(tl.sentFirst, b.SentFirst)
+	tl.sentLast = append(tl.sentLast, b.SentLast)
+	tl.producer = append(tl.producer, b.Producer)
+	tl.noID = append(tl.noID, b.NoID)
+	tl.control = append(tl.control, b.Control)
 	tl.maxUpTo = append(tl.maxUpTo, best)
 }
 
@@ -62,9 +105,10 @@ func (tl *Timeline) EndOffset() int64 {
 	return tl.end[len(tl.end)-1]
 }
 
-// EndAt is the end offset at time t: every batch appended at or before t.
+// EndAt is the end offset a ListOffsets for the latest offset answers at
+// time t, the high watermark: every batch visible at or before t.
 func (tl *Timeline) EndAt(t int64) int64 {
-	i := atOrBefore(tl.at, t)
+	i := atOrBefore(tl.visible, t)
 	if i == 0 {
 		return 0
 	}
@@ -92,13 +136,64 @@ func (tl *Timeline) AppendTime(offset int64) (int64, bool) {
 	return tl.at[i], true
 }
 
-// Stamp is the timestamp of the record at offset: its producer's clock.
+// Stamp is the timestamp of the record at offset: its producer's clock
+// when it was sent (records of a batch spread between its first and last
+// timestamps), or its append time on a LogAppendTime topic.
 func (tl *Timeline) Stamp(offset int64) (int64, bool) {
 	i, ok := tl.batchOf(offset)
 	if !ok {
 		return 0, false
 	}
-	return tl.stamp[i], true
+	return spreadIn(tl, i, offset, tl.first[i], tl.stamp[i]), true
+}
+
+// Sent is when the record at offset was truly sent: the CreateTime truth.
+func (tl *Timeline) Sent(offset int64) (int64, bool) {
+	i, ok := tl.batchOf(offset)
+	if !ok {
+		return 0, false
+	}
+	return spreadIn(tl, i, offset, tl.sentFirst[i], tl.sentLast[i]), true
+}
+
+// spreadIn places the record at offset of batch i between from (its first
+// record's) and to (its last record's).
+func spreadIn(tl *Timeline, i int, offset, from, to int64) int64 {
+	start := int64(0)
+	if i > 0 {
+		start = tl.end[i-1]
+	}
+	n := tl.end[i] - start
+	if n <= 1 || from == to {
+		return to
+	}
+	return from + (to-from)*(offset-start)/(n-1)
+}
+
+// Identified tells whether the record at offset was written by a producer
+// with an ID, and whether it is a data record (not a transaction marker).
+func (tl *Timeline) Identified(offset int64) (byProducer, data bool) {
+	i, ok := tl.batchOf(offset)
+	if !ok {
+		return false, false
+	}
+	return !tl.noID[i], !tl.control[i]
+}
+
+// NextData is the first data record's offset at or after offset below
+// end, and whether there is one.
+func (tl *Timeline) NextData(offset, end int64) (int64, bool) {
+	for offset < end {
+		i, ok := tl.batchOf(offset)
+		if !ok {
+			return offset, false
+		}
+		if !tl.control[i] {
+			return offset, true
+		}
+		offset = tl.end[i]
+	}
+	return offset, false
 }
 
 // Producer is the ID of the producer that wrote the record at offset.

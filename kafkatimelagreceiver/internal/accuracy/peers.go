@@ -1,0 +1,238 @@
+package accuracy
+
+import "math"
+
+// polled makes a method that computes its time lags on a poll of its own
+// every poll (at the first scrape at least that long after the last
+// poll) report the last poll's values at the scrapes between: what a
+// scrape of its metrics sees.
+type polled struct {
+	poll, last int64
+	polledOnce bool
+	values     []GroupEstimate
+	compute    func(s Scrape) Estimate
+	cost       Cost
+}
+
+func (p *polled) Sample(Read) {}
+
+func (p *polled) Scrape(s Scrape) Estimate {
+	// A poll due within a scrape phase of now counts as now: the two
+	// timers are not in step.
+	if !p.polledOnce || s.Received-p.last >= p.poll-scrapePhase {
+		e := p.compute(s)
+		p.values, p.last, p.polledOnce = e.Groups, s.Received, true
+		p.cost.add(e.Cost)
+	}
+	out := Estimate{At: s.Received, Cost: p.cost}
+	p.cost = Cost{}
+	for i := range s.Committed {
+		var g GroupEstimate
+		if i < len(p.values) {
+			g = p.values[i]
+		}
+		out.Groups = append(out.Groups, g)
+	}
+	return out
+}
+
+// KLEPoll and KLEPoints are kafka-lag-exporter's defaults: poll-interval
+// 30 seconds, lookup-table.memory.size 60.
+const (
+	KLEPoll   = 30 * second
+	KLEPoints = 60
+)
+
+// newKLE is kafka-lag-exporter's lookup table, polled every poll (0: at
+// every sample and scrape) with n points; its lag is not clamped at 0.
+func newKLE(poll int64, n int) Method {
+	table := &lastNTable{n: n, unclamped: true}
+	if poll == 0 {
+		return table
+	}
+	return &polled{poll: poll, compute: table.Scrape}
+}
+
+// klagMethod is klag's estimate: a line through two anchors, the log
+// start's record and the record with the largest timestamp (ListOffsets
+// for the max timestamp), at or past which the largest timestamp itself is
+// the answer; where the anchors do not span the log, the polls' own table
+// of end offsets, interpolated only. Negative lags are clamped at 0.
+type klagMethod struct {
+	anchors *anchorsMethod
+	table   *lastNTable
+}
+
+// KlagPoll is klag's METRICS_INTERVAL_MS default, 60 s; KlagPoints the
+// size its fallback table is run at.
+const (
+	KlagPoll   = 60 * second
+	KlagPoints = 60
+)
+
+func newKlag() Method {
+	m := &klagMethod{anchors: &anchorsMethod{}, table: &lastNTable{n: KlagPoints}}
+	return &polled{poll: KlagPoll, compute: m.scrape}
+}
+
+func (m *klagMethod) scrape(s Scrape) Estimate {
+	m.table.add(point{offset: s.End, at: s.Received})
+	e := m.anchors.scrape(s, func(start, startTime, maxOffset, maxTime, c int64) (float64, bool) {
+		switch {
+		case maxOffset <= start:
+			return m.table.interpolate(c)
+		case c >= maxOffset:
+			return float64(maxTime), true
+		}
+		return float64(startTime) + float64(c-start)*float64(maxTime-startTime)/float64(maxOffset-start), true
+	})
+	return e
+}
+
+// interpolate is the table's estimate inside it only.
+func (m *lastNTable) interpolate(offset int64) (float64, bool) {
+	if len(m.points) < 2 || offset < m.points[0].offset || offset > m.points[len(m.points)-1].offset {
+		return 0, false
+	}
+	return m.lookup(offset)
+}
+
+// KlagExporterPoll and KlagExporterCacheTTL are klag-exporter's defaults:
+// poll_interval 30 s, timestamp_sampling.cache_ttl 60 s; its rate mode is
+// run with KlagExporterRateSamples polls of history.
+const (
+	KlagExporterPoll        = 30 * second
+	KlagExporterCacheTTL    = 60 * second
+	KlagExporterRateSamples = 10
+	// klagExporterScanBack is how many offsets back its message mode looks
+	// for a data record when the committed one is not (a transaction
+	// marker at the end).
+	klagExporterScanBack = 8
+)
+
+// messageMethod is klag-exporter's message mode: the record at each
+// lagging group's committed offset is read (its timestamp cached per group
+// for a cache TTL while the group stays there) and its timestamp taken as
+// the time; where no data record follows the committed offset, the last
+// data record up to klagExporterScanBack offsets back is.
+type messageMethod struct {
+	cache map[int]cachedStamp
+	cost  Cost
+}
+
+type cachedStamp struct{ offset, ts, at int64 }
+
+func newKlagExporterMessage() Method {
+	m := &messageMethod{cache: map[int]cachedStamp{}}
+	return &polled{poll: KlagExporterPoll, compute: m.scrape}
+}
+
+func (m *messageMethod) scrape(s Scrape) Estimate {
+	m.cost.OffsetReads++
+	var groups []GroupEstimate
+	for i, c := range s.Committed {
+		if c >= s.End {
+			groups = append(groups, GroupEstimate{OK: true})
+			continue
+		}
+		if hit, ok := m.cache[i]; ok && hit.offset == c && s.Received-hit.at < KlagExporterCacheTTL {
+			groups = append(groups, GroupEstimate{TimeLag: lagSince(s.Received, float64(hit.ts)), OK: true})
+			continue
+		}
+		ts, bytes, ok := readRecord(s.Log, c, s.End)
+		m.cost.RecordReads++
+		m.cost.FetchBytes += bytes
+		if _, data := s.Log.NextData(c, s.End); !data {
+			ok = false
+			for back := c - 1; back >= max(0, c-klagExporterScanBack) && !ok; back-- {
+				if _, isData := s.Log.Identified(back); isData {
+					ts, ok = s.Log.Stamp(back)
+					ts = ts / 1e6 * 1e6
+				}
+				m.cost.RecordReads++
+			}
+		}
+		var g GroupEstimate
+		if ok {
+			m.cache[i] = cachedStamp{offset: c, ts: ts, at: s.Received}
+			g = GroupEstimate{TimeLag: lagSince(s.Received, float64(ts)), OK: true}
+		}
+		groups = append(groups, g)
+	}
+	e := Estimate{At: s.Received, Groups: groups, Cost: m.cost}
+	m.cost = Cost{}
+	return e
+}
+
+func newKlagExporterRate() Method {
+	m := &rateMethod{maxPoints: KlagExporterRateSamples}
+	return &polled{poll: KlagExporterPoll, compute: m.Scrape}
+}
+
+// DatadogCheckEvery is the Agent's default check interval (15 s); the
+// simulation checks at its scrapes (every 30 s), which gives the cache half
+// its points. DatadogCachePoints is the cache's size as run.
+const (
+	DatadogCheckEvery  = 15 * second
+	DatadogCachePoints = 1000
+)
+
+// datadogMethod is the Datadog Agent's kafka_consumer estimate: a cache of
+// each check's high watermark and the check's time; a committed offset is
+// dated by the line between the cached offsets either side of it (the
+// line through the oldest and newest when none is on one side), and its
+// lag is the time of the newest high watermark minus that, unclamped.
+type datadogMethod struct {
+	cache []point // by offset, one per offset (the latest time seen)
+	cost  Cost
+}
+
+func newDatadog() Method { return &datadogMethod{} }
+
+func (m *datadogMethod) Sample(Read) {}
+
+func (m *datadogMethod) Scrape(s Scrape) Estimate {
+	m.cost.OffsetReads++
+	if k := len(m.cache); k > 0 && m.cache[k-1].offset == s.End {
+		m.cache[k-1].at = s.Received
+	} else if k == 0 || m.cache[k-1].offset < s.End {
+		m.cache = append(m.cache, point{offset: s.End, at: s.Received})
+	}
+	if len(m.cache) > DatadogCachePoints {
+		m.cache = m.cache[1:]
+	}
+	e := Estimate{At: s.Received, Cost: m.cost}
+	m.cost = Cost{}
+	newest := m.cache[len(m.cache)-1]
+	for _, c := range s.Committed {
+		var g GroupEstimate
+		if at, ok := m.date(c); ok {
+			g = GroupEstimate{TimeLag: (float64(newest.at) - at) / 1e9, OK: true}
+		}
+		e.Groups = append(e.Groups, g)
+	}
+	return e
+}
+
+func (m *datadogMethod) date(c int64) (float64, bool) {
+	k := len(m.cache)
+	for _, p := range m.cache {
+		if p.offset == c {
+			return float64(p.at), true
+		}
+	}
+	if k < 2 {
+		return 0, false
+	}
+	lo, hi := m.cache[0], m.cache[k-1]
+	for i := 1; i < k; i++ {
+		if m.cache[i-1].offset < c && c < m.cache[i].offset {
+			lo, hi = m.cache[i-1], m.cache[i]
+		}
+	}
+	at := float64(hi.at) + float64(c-hi.offset)*float64(hi.at-lo.at)/float64(hi.offset-lo.offset)
+	if math.IsNaN(at) || math.IsInf(at, 0) {
+		return 0, false
+	}
+	return at, true
+}

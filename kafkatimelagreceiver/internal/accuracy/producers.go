@@ -1,0 +1,185 @@
+package accuracy
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+const ms = int64(1e6)
+
+// ProducerModel is how real producers stamp and deliver records to one
+// partition: send() stamps each record with the producer's clock; the
+// record waits in the producer's accumulator until its batch is full or
+// lingered, then for a free in-flight slot, crosses the network, is
+// appended by the leader and becomes visible when the followers have
+// replicated it (the high watermark), which is when acks=all answers.
+// Each field's default (DefaultProducers) names its source.
+type ProducerModel struct {
+	// Producers write the partition, each an even share of its records.
+	Producers int
+	// NoID are how many of them have no producer ID: not idempotent, so
+	// their batches cannot be told apart by producer.
+	NoID int
+	// Linger is linger.ms: how long a batch waits for more records.
+	Linger int64
+	// BatchRecords is batch.size over the record size: a full batch is
+	// sent without waiting out the linger.
+	BatchRecords int64
+	// MaxInFlight is max.in.flight.requests.per.connection.
+	MaxInFlight int
+	// SendDelayMax adds a delay uniform in [0, SendDelayMax) between a
+	// batch's closing and its sending: a producer whose application
+	// batches, whose buffer is full, or whose linger is long.
+	SendDelayMax int64
+	// NetMedian and NetSigma are the one-way network delay's log-normal
+	// median and shape (its tail: the 99th percentile is about
+	// NetMedian x e^(2.33 NetSigma)).
+	NetMedian int64
+	NetSigma  float64
+	// ReplicationMedian and ReplicationSigma are the high watermark's delay
+	// behind the leader's append (followers fetching it), log-normal.
+	ReplicationMedian int64
+	ReplicationSigma  float64
+	// SkewSigma is the spread of producers' clock offsets (normal, mean
+	// SkewMean); JitterMax a per-batch offset uniform in
+	// [-JitterMax, JitterMax]; DriftPPM the spread of their drift (normal,
+	// parts per million).
+	SkewMean, SkewSigma, JitterMax int64
+	DriftPPM                       float64
+	// LogAppendTime: the topic's records carry the broker's append time.
+	LogAppendTime bool
+	// TransactionEvery, when set, makes every producer transactional,
+	// committing that often: each commit appends a control record.
+	TransactionEvery int64
+}
+
+// DefaultProducers is the realistic producers' model, from the clients'
+// documented defaults where there is one and stated assumptions where
+// there is none:
+//   - linger.ms 5: the Java producer's default since Kafka 4.0 (KIP-1030)
+//     and librdkafka's (linger.ms, alias queue.buffering.max.ms, 5 ms).
+//   - batch.size 16384 bytes, at RecordSize bytes a record: 81 records.
+//   - max.in.flight.requests.per.connection 5 (both clients' default;
+//     the most an idempotent producer allows).
+//   - three producers on the partition, one without an ID: the Java
+//     client is idempotent by default since Kafka 3.0 (KIP-679),
+//     librdkafka's enable.idempotence defaults to false.
+//   - acks=all (the Java default since 3.0): a request is answered when
+//     the high watermark passes it.
+//   - network: an assumption of a same-region data centre, 0.25 ms median
+//     one way with a log-normal tail (sigma 1: 99th percentile 2.5 ms).
+//   - replication: an assumption, 2 ms median (a follower's next fetch,
+//     which waits for data up to replica.fetch.wait.max.ms, 500 ms), sigma
+//     1 (99th percentile 20 ms).
+//   - clocks: an assumption for NTP-disciplined hosts, offsets normal with
+//     a 20 ms spread, 1 ms of jitter, drift spread 10 ppm (36 ms an hour).
+func DefaultProducers() ProducerModel {
+	return ProducerModel{
+		Producers: 3, NoID: 1,
+		Linger: 5 * ms, BatchRecords: 16384 / RecordSize, MaxInFlight: 5,
+		NetMedian: ms / 4, NetSigma: 1,
+		ReplicationMedian: 2 * ms, ReplicationSigma: 1,
+		SkewSigma: 20 * ms, JitterMax: ms, DriftPPM: 10,
+	}
+}
+
+// logNormal draws a log-normal duration of median median and shape sigma.
+func logNormal(rng *rand.Rand, median int64, sigma float64) int64 {
+	return int64(float64(median) * math.Exp(sigma*rng.NormFloat64()))
+}
+
+// producerClock is one producer's clock: an offset, a drift, and jitter.
+type producerClock struct {
+	offset int64
+	drift  float64 // seconds per second
+}
+
+// Produce appends to a new timeline the records sent from from to to at
+// rate(t) records per second, never above peak (a Poisson process, shared
+// evenly by the producers), each delivered as the model says.
+func (m ProducerModel) Produce(rng *rand.Rand, from, to int64, peak float64, rate func(t int64) float64) *Timeline {
+	var batches []Batch
+	for p := range m.Producers {
+		clock := producerClock{offset: m.SkewMean + int64(float64(m.SkewSigma)*rng.NormFloat64()), drift: m.DriftPPM * 1e-6 * rng.NormFloat64()}
+		share := func(t int64) float64 { return rate(t) / float64(m.Producers) }
+		batches = m.produceOne(batches, rng, int64(p), p < m.NoID, clock, from, to, peak/float64(m.Producers), share)
+	}
+	slices.SortStableFunc(batches, func(a, b Batch) int {
+		switch {
+		case a.At < b.At:
+			return -1
+		case a.At > b.At:
+			return 1
+		}
+		return 0
+	})
+	tl := &Timeline{}
+	for _, b := range batches {
+		tl.AppendBatch(b)
+	}
+	return tl
+}
+
+// produceOne adds one producer's batches.
+func (m ProducerModel) produceOne(out []Batch, rng *rand.Rand, id int64, noID bool, clock producerClock, from, to int64, maxRate float64, rate func(t int64) float64) []Batch {
+	next := func(t int64) int64 { // the next send() after t (thinning)
+		for t < to {
+			t += int64(rng.ExpFloat64() / maxRate * 1e9)
+			if rng.Float64()*maxRate < rate(t) {
+				return t
+			}
+		}
+		return to
+	}
+	stamp := func(sent int64) int64 {
+		return sent + clock.offset + int64(clock.drift*float64(sent-Epoch))
+	}
+	acks := make([]int64, 0, m.MaxInFlight) // answers due, oldest first
+	nextCommit := from + m.TransactionEvery
+	for t := next(from); t < to; {
+		first, last, n := t, t, int64(1)
+		deadline := first + m.Linger
+		for {
+			t = next(t)
+			if t >= deadline || t >= to || n == m.BatchRecords {
+				break
+			}
+			last, n = t, n+1
+		}
+		ready := deadline
+		if n == m.BatchRecords {
+			ready = last
+		}
+		if m.SendDelayMax > 0 {
+			ready += rng.Int64N(m.SendDelayMax)
+		}
+		send := ready
+		if len(acks) == m.MaxInFlight {
+			send = max(send, acks[0])
+			acks = acks[1:]
+		}
+		at := send + logNormal(rng, m.NetMedian, m.NetSigma)
+		visible := at + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma)
+		acks = append(acks, visible+logNormal(rng, m.NetMedian, m.NetSigma))
+		slices.Sort(acks)
+		jitter := int64(0)
+		if m.JitterMax > 0 {
+			jitter = rng.Int64N(2*m.JitterMax+1) - m.JitterMax
+		}
+		b := Batch{Producer: id, NoID: noID || m.LogAppendTime, At: at, Visible: visible,
+			FirstStamp: stamp(first) + jitter, LastStamp: stamp(last) + jitter, SentFirst: first, SentLast: last, Records: n}
+		if m.LogAppendTime {
+			b.FirstStamp, b.LastStamp = at, at
+		}
+		out = append(out, b)
+		if m.TransactionEvery > 0 && at >= nextCommit {
+			// The commit's marker follows the transaction's last batch.
+			marker := at + logNormal(rng, m.NetMedian, m.NetSigma) + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma)
+			out = append(out, Batch{Producer: id, Control: true, At: marker, Visible: marker + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma),
+				FirstStamp: stamp(marker), LastStamp: stamp(marker), SentFirst: marker, SentLast: marker, Records: 1})
+			nextCommit = at + m.TransactionEvery
+		}
+	}
+	return out
+}

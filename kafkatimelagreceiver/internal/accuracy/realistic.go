@@ -1,0 +1,81 @@
+package accuracy
+
+import "math/rand/v2"
+
+// RealisticPartitions is how many partitions each realistic shape's topic
+// has.
+const RealisticPartitions = 3
+
+// Rebalance model of a consumer group: a rebalance on average every
+// RebalanceEvery (a deploy, a scale-out, a member's crash), stopping the
+// group for up to SessionTimeout (session.timeout.ms, 45 s since Kafka 3.0,
+// KIP-735: how long a crashed member goes unnoticed) and at least
+// RebalanceMin (a graceful leave and rejoin).
+const (
+	RebalanceEvery = 30 * minute
+	SessionTimeout = 45 * second
+	RebalanceMin   = 3 * second
+	// AutoCommitInterval is auto.commit.interval.ms (5 s, the Java and
+	// librdkafka default).
+	AutoCommitInterval = 5 * second
+)
+
+// rebalancesOf draws a group's rebalances from group (the same on every
+// partition) from from to to.
+func rebalancesOf(group *rand.Rand, from, to int64) []pause {
+	var out []pause
+	for t := from + int64(group.ExpFloat64()*float64(RebalanceEvery)); t < to; t += int64(group.ExpFloat64() * float64(RebalanceEvery)) {
+		out = append(out, pause{at: t, lasting: RebalanceMin + group.Int64N(SessionTimeout-RebalanceMin)})
+	}
+	return out
+}
+
+// realisticShape is traffic at rate from producers as model says, read by
+// one group delay behind, with capacity (0: no limit), auto-committing and
+// rebalancing.
+func realisticShape(key, name, description string, model ProducerModel, peak float64, rate func(t int64) float64, delay int64, capacity float64) Shape {
+	return Shape{
+		Key: key, Name: name, Description: description, Realistic: true, Partitions: RealisticPartitions,
+		History: hour, Duration: 2 * hour, PlotFrom: hour, PlotSpan: 30 * minute,
+		build: func(rng *rand.Rand, s *Shape, group *rand.Rand) (*Timeline, []*Commits) {
+			tl := model.Produce(rng, Epoch, s.End(), peak, rate)
+			return tl, []*Commits{consumer{from: Epoch, to: s.End(), delay: delay, capacity: capacity, commitEvery: AutoCommitInterval,
+				rebalances: rebalancesOf(group, Epoch, s.End())}.run(tl, rng)}
+		},
+	}
+}
+
+// RealisticShapes are the shapes whose records are stamped and delivered
+// as real producers do, on RealisticPartitions partitions.
+func RealisticShapes() []Shape {
+	steady := func(int64) float64 { return 20 }
+	slow := DefaultProducers()
+	slow.SendDelayMax = 500 * ms
+	skewed := DefaultProducers()
+	skewed.SkewMean, skewed.JitterMax = -1500*ms, 100*ms
+	bursts := func(t int64) float64 {
+		if (t-Epoch)%(2*minute) < 5*second {
+			return 2000
+		}
+		return 5
+	}
+	transactional := DefaultProducers()
+	transactional.NoID = 0 // a transactional producer has an ID
+	transactional.TransactionEvery = 100 * ms
+	logAppend := DefaultProducers()
+	logAppend.LogAppendTime = true
+	return []Shape{
+		realisticShape("real-steady", "realistic steady",
+			"20 records/s per partition from three producers (two with an ID, one without), the default producer model; the group is 2 s behind", DefaultProducers(), 20, steady, 2*second, 0),
+		realisticShape("real-slow", "realistic, slow producers",
+			"the realistic steady traffic, each batch sent 0 to 500 ms (uniform) after it closed", slow, 20, steady, 2*second, 0),
+		realisticShape("real-skew", "realistic, skewed clocks",
+			"the realistic steady traffic from producers whose clocks are 1.5 s behind (spread 20 ms), each batch's stamp jittering up to 100 ms either way", skewed, 20, steady, 2*second, 0),
+		realisticShape("real-bursts", "realistic bursts",
+			"5 records/s per partition and, every 2 minutes, 5 s at 2,000 records/s (full batches, in-flight slots busy); the group reads at most 500 records/s", DefaultProducers(), 2000, bursts, 0, 500),
+		realisticShape("real-txn", "realistic, transactions",
+			"the realistic steady traffic from transactional producers committing every 100 ms (Kafka Streams' exactly-once commit.interval.ms), a control record per commit", transactional, 20, steady, 2*second, 0),
+		realisticShape("real-logappend", "realistic, LogAppendTime topic",
+			"the realistic steady traffic on a topic with message.timestamp.type LogAppendTime: records carry the broker's append time, no producer's", logAppend, 20, steady, 2*second, 0),
+	}
+}
