@@ -220,13 +220,13 @@ func (pc partitionClocks) move(rec kafka.RecordTimestamp) clockMove {
 // date is when the record stamped ts was appended, given what the tables
 // prove of it (after lo, unbounded for none, and by hi): its timestamp
 // moved by the clock's offset, clamped to that. Where the producer's
-// delays spread, the record's own offset lies anywhere in the spread, and
-// the middle of what both the spread and the tables allow is the date.
+// delays spread, the record's own offset lies anywhere in the spread: the
+// date is then kept within what both the spread and the tables allow.
 func (m clockMove) date(ts, lo, hi int64) int64 {
 	if m.spread {
 		from, to := max(ts+m.from, lo), min(ts+m.to, hi)
 		if from <= to {
-			return from/2 + to/2
+			return min(max(ts+m.by, from), to)
 		}
 	}
 	return min(max(ts+m.by, lo), hi)
