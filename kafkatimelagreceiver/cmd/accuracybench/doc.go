@@ -189,7 +189,11 @@ Record reads date a record by its producer's timestamp moved by that
 producer's clock offset, as the records read measure it. Where batches do
 not say which producer wrote them (LogAppendTime topics, producers without
 an ID), the timestamp is taken as it stands, clamped to the bracket the
-table proves. Both, on the idealized skewed shape:
+table proves: the second row below is the error of a producer without an
+ID whose clock is off, which stays in its records' time lags up to the
+skew (the whole 1.5 s at the default sampling), less only where the
+table's bracket is narrower than the skew. Both, on the idealized skewed
+shape:
 
 %s
 ## Results by shape
