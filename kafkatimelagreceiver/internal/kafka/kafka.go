@@ -206,6 +206,20 @@ type Cluster interface {
 	// whole request's. Near offsets are answered only from the batches
 	// read for the others, with no read of their own.
 	RecordTimestamps(ctx context.Context, wanted []PartitionOffsets) (RecordReads, error)
+	// TimestampOffsets looks each time of each partition up in its
+	// broker's time index (ListOffsets by timestamp, read_uncommitted): a
+	// TimePoint per distinct time, no record batch read. A request carries
+	// one time per partition, so a call is rounds of one request per leader,
+	// a round asking each partition's lowest time not answered yet; an
+	// answer also answers the partition's higher times up to its record's
+	// timestamp (the same record is first for them), and a time found
+	// beyond the end answers every higher one. Partitions whose leader moved
+	// are asked again within the round, as EndOffsets does. A negative time
+	// (not asked; the partition's other times are), an unknown or forbidden
+	// partition, a broker that cannot search by timestamp (ListOffsets v0,
+	// a topic of the v0 message format) are errors naming the topic; a
+	// partition that fails keeps the points its earlier rounds answered.
+	TimestampOffsets(ctx context.Context, asks []PartitionTimes) (TimePoints, error)
 	RetentionReader
 	SizeReader
 	// Close ends every connection; later calls fail.
