@@ -51,6 +51,23 @@ func firstAtOrAfter(stamps []int64, start, at int64) kafka.TimePoint {
 	return kafka.TimePoint{AtMillis: at, Offset: -1, TimestampMillis: -1}
 }
 
+// refuseListOffsets answers every partition of the request with the error.
+func refuseListOffsets(list *kmsg.ListOffsetsRequest, refusal *kerr.Error) *kmsg.ListOffsetsResponse {
+	resp := list.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, topic := range list.Topics {
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = topic.Topic
+		for _, p := range topic.Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = refusal.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
 // TestTimestampOffsetsAreExactPoints: on partitions whose producers'
 // timestamps go back and forth (CreateTime), every time is answered with
 // the first record in offset order stamped at or after it and that
@@ -237,19 +254,7 @@ func TestTimestampOffsetsFollowAMovedLeader(t *testing.T) {
 		refused.Add(1)
 		// Partition 0 moves to broker 1 while its old leader answers.
 		require.NoError(t, k.Cluster.MoveTopicPartition("moving", 0, 1))
-		resp := list.ResponseKind().(*kmsg.ListOffsetsResponse)
-		for _, topic := range list.Topics {
-			rt := kmsg.NewListOffsetsResponseTopic()
-			rt.Topic = topic.Topic
-			for _, p := range topic.Partitions {
-				rp := kmsg.NewListOffsetsResponseTopicPartition()
-				rp.Partition = p.Partition
-				rp.ErrorCode = kerr.NotLeaderForPartition.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil, true
+		return refuseListOffsets(list, kerr.NotLeaderForPartition), nil, true
 	})
 	moving := kafka.TopicPartition{Topic: "moving"}
 	before := k.Requests(int16(kmsg.ListOffsets))
@@ -304,20 +309,7 @@ func TestTimestampOffsetsDenied(t *testing.T) {
 
 	// Describe taken away after the lookup: ListOffsets refuses it.
 	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		list := req.(*kmsg.ListOffsetsRequest)
-		resp := list.ResponseKind().(*kmsg.ListOffsetsResponse)
-		for _, topic := range list.Topics {
-			rt := kmsg.NewListOffsetsResponseTopic()
-			rt.Topic = topic.Topic
-			for _, p := range topic.Partitions {
-				rp := kmsg.NewListOffsetsResponseTopicPartition()
-				rp.Partition = p.Partition
-				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil, true
+		return refuseListOffsets(req.(*kmsg.ListOffsetsRequest), kerr.TopicAuthorizationFailed), nil, true
 	})
 	points, err = cl.TimestampOffsets(context.Background(), []kafka.PartitionTimes{{TopicPartition: open, Millis: []int64{old.UnixMilli()}}})
 	require.Empty(t, points)
