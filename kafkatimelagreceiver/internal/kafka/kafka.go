@@ -235,7 +235,15 @@ type OffsetReader interface {
 }
 
 // RequestObserver is told of every request sent to a broker, by Kafka API
-// name, with its transport error (nil when the broker answered).
+// name, with its transport error (nil when the broker answered), and of the
+// bytes of every response read.
 type RequestObserver interface {
 	Request(ctx context.Context, api string, err error)
+	// ResponseBytes is told the size on the wire of each response read from
+	// a broker (its 4-byte size and body, as sent: compressed batches
+	// compressed; TLS excluded), by the Kafka API name of its request. It
+	// sees the requests the clients send on their own too (ApiVersions,
+	// Metadata refreshes, FindCoordinator, SASL); it is called from the
+	// connections' reads, so it must not block.
+	ResponseBytes(api string, bytes int)
 }
