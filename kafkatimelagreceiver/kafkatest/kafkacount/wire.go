@@ -14,18 +14,19 @@ import (
 // connections: the bytes of each response frame (its 4-byte size and
 // body, as written to the socket), by the client id its connection's
 // requests name and the API key of the request it answers, and the
-// requests themselves. It is the broker's side of a client's
+// requests themselves, with their bytes. It is the broker's side of a client's
 // response-bytes telemetry, measured independently of the client. Serve a
 // cluster with kfake.ListenFn(w.Listen).
 type Wire struct {
-	mu       sync.Mutex
-	bytes    map[string]*Counts // client id -> response bytes by API key
-	requests map[string]*Counts // client id -> requests by API key
+	mu           sync.Mutex
+	bytes        map[string]*Counts // client id -> response bytes by API key
+	requests     map[string]*Counts // client id -> requests by API key
+	requestBytes map[string]*Counts // client id -> request bytes by API key
 }
 
 // NewWire returns a counter with nothing counted.
 func NewWire() *Wire {
-	return &Wire{bytes: map[string]*Counts{}, requests: map[string]*Counts{}}
+	return &Wire{bytes: map[string]*Counts{}, requests: map[string]*Counts{}, requestBytes: map[string]*Counts{}}
 }
 
 // Listen is net.Listen whose accepted connections are counted.
@@ -47,6 +48,12 @@ func (w *Wire) Bytes(clientID string) Counts {
 // API key.
 func (w *Wire) Requests(clientID string) Counts {
 	return w.of(w.requests, clientID)
+}
+
+// RequestBytes returns the bytes of the requests the clients with the id
+// sent so far, by API key.
+func (w *Wire) RequestBytes(clientID string) Counts {
+	return w.of(w.requestBytes, clientID)
 }
 
 func (w *Wire) of(m map[string]*Counts, clientID string) Counts {
@@ -105,7 +112,7 @@ type wireConn struct {
 
 func (c *wireConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	c.requests.Feed(p[:n], func(head []byte, _ int64) {
+	c.requests.Feed(p[:n], func(head []byte, frame int64) {
 		if len(head) < 10 {
 			return
 		}
@@ -119,6 +126,7 @@ func (c *wireConn) Read(p []byte) (int, error) {
 		clientID := c.clientID
 		c.mu.Unlock()
 		c.w.add(c.w.requests, clientID, key, 1)
+		c.w.add(c.w.requestBytes, clientID, key, frame)
 	})
 	return n, err
 }
