@@ -293,8 +293,8 @@ func printBusyReport(out io.Writer, o options, results []*result) {
 		settled = fmt.Sprintf("a warm-up of %d scrapes (churn mode: every group committed on every partition every %s, up to %d records behind the end, so record reads never stop)",
 			o.churn.warmup, o.churn.every, o.churn.behind)
 	}
-	fmt.Fprintf(out, "Busy mode: every partition written every %s, %.0f records/s each on average (+-%.0f%% per write); the run went on %s past %s (settled). RSS is the largest VmRSS at %d exports (the first ones, from settled on, the last ones); live heap the smallest a collection marked over the same exports (gctrace, in whole MiB), the floor under the scrapes' transients.\n\n",
-		o.busy.every, o.busy.rate, 100*o.busy.noise, o.busy.fill, settled, busyWindow)
+	fmt.Fprintf(out, "Busy mode: %s; the run went on %s past %s (settled). RSS is the largest VmRSS at %d exports (the first ones, from settled on, the last ones); live heap the smallest a collection marked over the same exports (gctrace, in whole MiB), the floor under the scrapes' transients.\n\n",
+		o.busy.records.describe(o.busy), o.busy.fill, settled, busyWindow)
 	fmt.Fprintln(out, "| workload | busy partitions | pairs | samples per table, settled to end | points per table, first / settled / end | RSS, first / settled / end | live heap, first / settled / end | RSS growth per busy partition, from the first exports / from settled | live heap growth per busy partition, from settled | RSS per pair, end |")
 	fmt.Fprintln(out, "|---|---:|---:|---:|---|---|---|---:|---:|---:|")
 	for _, r := range results {

@@ -76,6 +76,7 @@ type options struct {
 	busy        busyOptions
 	churn       churnOptions
 	accuracy    bool
+	exporters   bool
 }
 
 func main() {
@@ -105,6 +106,7 @@ func run() error {
 	promArgs := o.prom.register(fs)
 	o.busy.register(fs)
 	o.churn.register(fs)
+	fs.BoolVar(&o.exporters, "compare-exporters", false, "also replay on the same cluster the requests kminion and klag send per scrape, and count their bytes (exporters.go)")
 	fs.BoolVar(&o.accuracy, "accuracy", false, "with -busy: compare every exported time lag with the age of the record at the committed offset (turns kafka.consumer_group.offset on)")
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
@@ -394,6 +396,11 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		logf("collector stop: %v", err)
 	}
 
+	if o.exporters {
+		if r.exporters, err = compareExporters(ctx, k, w); err != nil {
+			return nil, err
+		}
+	}
 	if o.naive {
 		logf("naive path: %d passes of %d requests each", o.naivePasses, w.Groups*(1+w.Partitions()))
 		r.naive, r.naiveErr = runNaive(ctx, k, w, o.naivePasses, filepath.Join(o.workDir, name+"-naive.log"))

@@ -55,8 +55,9 @@ type result struct {
 	endRSS   int64   // VmRSS at the end
 	maxRSS   int64   // largest VmRSS seen at a scrape mark during the steady window
 
-	naive    *naiveMeasurement
-	naiveErr error
+	naive     *naiveMeasurement
+	exporters []exporterScrape // -compare-exporters
+	naiveErr  error
 
 	busy     *busyResult      // busy mode's tables
 	accuracy *accuracySummary // -accuracy: time lags against the truth

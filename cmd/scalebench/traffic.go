@@ -136,6 +136,11 @@ func printTraffic(out io.Writer, o options, results []*result) {
 		fmt.Fprintf(out, "| %s | %s | %s (%s-%s) | %s | %s | %s | %s |\n",
 			r.w, kib(produced), kib(read), kib(float64(lo)), kib(float64(hi)), kib(read/float64(r.brokers)), ratio,
 			trimFloat(float64(sum.requests.Total())/n), byAPI(sum, len(r.steady)))
+		for _, e := range r.exporters {
+			replayed := traffic{requests: e.requests, bytes: e.bytes}
+			fmt.Fprintf(out, "| %s, %s's requests of one scrape (replayed) | | %s | %s | | %d | %s |\n",
+				r.w, e.name, kib(float64(e.bytes.Total())), kib(float64(e.bytes.Total())/float64(r.brokers)), e.requests.Total(), byAPI(replayed, 1))
+		}
 	}
 	fmt.Fprintln(out)
 }
