@@ -58,27 +58,6 @@ import (
 // requestCounts are requests served, by API key.
 type requestCounts = kafkacount.Counts
 
-type options struct {
-	collector   string
-	brokers     int
-	interval    time.Duration
-	sampling    time.Duration
-	scrapes     int
-	warmupMax   int
-	naive       bool
-	naivePasses int
-	env         []string
-	workDir     string
-	keep        bool
-	extraConfig []string
-	extraArgs   []string
-	prom        promOptions
-	busy        busyOptions
-	churn       churnOptions
-	accuracy    bool
-	exporters   bool
-}
-
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench:", err)
