@@ -30,6 +30,12 @@ func (t *selfTelemetry) Request(ctx context.Context, api string, err error) {
 		attribute.String("api", api), attribute.String("outcome", outcome)))
 }
 
+// ResponseBytes counts the bytes of one response read from a broker, by
+// API; the Kafka access layer calls it from its connections' reads.
+func (t *selfTelemetry) ResponseBytes(api string, bytes int) {
+	t.builder.KafkaTimeLagResponseBytes.Add(context.Background(), int64(bytes), metric.WithAttributes(attribute.String("api", api)))
+}
+
 func (t *selfTelemetry) scrapeDone(ctx context.Context, started time.Time) {
 	t.builder.KafkaTimeLagScrapeDuration.Record(ctx, time.Since(started).Seconds())
 }

@@ -67,6 +67,17 @@ func TestSelfTelemetry(t *testing.T) {
 	require.Equal(t, int64(1), byAPI["Fetch"], "one record read for the lagging partition")
 	require.GreaterOrEqual(t, byAPI["OffsetFetch"], int64(1))
 
+	responses, err := tt.GetMetric("otelcol_kafka_time_lag_response_bytes")
+	require.NoError(t, err)
+	bytesByAPI := map[string]int64{}
+	for _, dp := range responses.Data.(metricdata.Sum[int64]).DataPoints {
+		api, _ := dp.Attributes.Value("api")
+		bytesByAPI[api.AsString()] += dp.Value
+	}
+	for _, api := range []string{"ApiVersions", "Metadata", "ListOffsets", "Fetch", "OffsetFetch"} {
+		require.Positive(t, bytesByAPI[api], "the bytes of the %s responses read", api)
+	}
+
 	metadatatest.AssertEqualKafkaTimeLagTrackedPartitions(t, tt,
 		[]metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualKafkaTimeLagTablePoints(t, tt,

@@ -43,6 +43,8 @@ type busyOptions struct {
 	// clockSkew is how far the writing producer's clock is off the
 	// broker's: its records are stamped by it.
 	clockSkew time.Duration
+	// records are the records' size, batching and compression.
+	records recordOptions
 }
 
 func (b *busyOptions) register(fs *flag.FlagSet) {
@@ -52,6 +54,7 @@ func (b *busyOptions) register(fs *flag.FlagSet) {
 	fs.Float64Var(&b.rate, "busy-rate", 20, "busy mode: records a second per partition, on average (at 10,000 partitions, e.g. -busy-rate 1 -busy-every 10s)")
 	fs.Float64Var(&b.noise, "busy-noise", 0.2, "busy mode: each write strays from the rate by up to this fraction, uniformly")
 	fs.DurationVar(&b.clockSkew, "busy-clock-skew", 0, "busy mode: the writing producer's clock is this far off the broker's (negative: behind); its records are stamped by it, and -accuracy's truth takes it out")
+	b.records.register(fs)
 }
 
 // telemetryConfig is the service telemetry block of a busy run: the
@@ -75,6 +78,12 @@ func (b *busyOptions) prepare(o *options) error {
 	if !b.on {
 		return nil
 	}
+	if err := b.records.check(); err != nil {
+		return err
+	}
+	if b.records.prefill > 0 && o.accuracy {
+		return errPrefillAccuracy
+	}
 	port, err := promserver.FreePort()
 	if err != nil {
 		return err
@@ -87,10 +96,14 @@ func (b *busyOptions) prepare(o *options) error {
 // writeBusy writes every partition of w every b.every until ctx ends.
 func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, b busyOptions) error {
 	rng := rand.New(rand.NewPCG(1, 2))
+	writer, err := newBusyWriter(k, b.records)
+	if err != nil {
+		return err
+	}
+	defer writer.close()
 	tick := time.NewTicker(b.every)
 	defer tick.Stop()
 	perWrite := b.rate * b.every.Seconds()
-	value := []byte("x")
 	var records []*kgo.Record
 	for {
 		records = records[:0]
@@ -101,12 +114,15 @@ func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, 
 		for t := range w.Topics {
 			for p := range w.PartitionsPerTopic {
 				n := max(1, int(perWrite*(1-b.noise+2*b.noise*rng.Float64())+0.5))
+				if b.records.perWrite > 0 {
+					n = b.records.perWrite
+				}
 				for range n {
-					records = append(records, &kgo.Record{Topic: w.Topic(t), Partition: p, Value: value, Timestamp: stamp})
+					records = append(records, &kgo.Record{Topic: w.Topic(t), Partition: p, Value: writer.values.next(), Timestamp: stamp})
 				}
 			}
 		}
-		results := k.Client.ProduceSync(ctx, records...)
+		results := writer.send(ctx, records)
 		if b.appended != nil {
 			b.appended.note(results)
 		}
@@ -277,8 +293,8 @@ func printBusyReport(out io.Writer, o options, results []*result) {
 		settled = fmt.Sprintf("a warm-up of %d scrapes (churn mode: every group committed on every partition every %s, up to %d records behind the end, so record reads never stop)",
 			o.churn.warmup, o.churn.every, o.churn.behind)
 	}
-	fmt.Fprintf(out, "Busy mode: every partition written every %s, %.0f records/s each on average (+-%.0f%% per write); the run went on %s past %s (settled). RSS is the largest VmRSS at %d exports (the first ones, from settled on, the last ones); live heap the smallest a collection marked over the same exports (gctrace, in whole MiB), the floor under the scrapes' transients.\n\n",
-		o.busy.every, o.busy.rate, 100*o.busy.noise, o.busy.fill, settled, busyWindow)
+	fmt.Fprintf(out, "Busy mode: %s; the run went on %s past %s (settled). RSS is the largest VmRSS at %d exports (the first ones, from settled on, the last ones); live heap the smallest a collection marked over the same exports (gctrace, in whole MiB), the floor under the scrapes' transients.\n\n",
+		o.busy.records.describe(o.busy), o.busy.fill, settled, busyWindow)
 	fmt.Fprintln(out, "| workload | busy partitions | pairs | samples per table, settled to end | points per table, first / settled / end | RSS, first / settled / end | live heap, first / settled / end | RSS growth per busy partition, from the first exports / from settled | live heap growth per busy partition, from settled | RSS per pair, end |")
 	fmt.Fprintln(out, "|---|---:|---:|---:|---|---|---|---:|---:|---:|")
 	for _, r := range results {

@@ -30,14 +30,15 @@ type churnOptions struct {
 	// for a scrape that reads none as a busy run does.
 	warmup int
 	// behind is the most records a group's commit is behind the end it
-	// read; each commit picks uniformly from 0 to it.
-	behind int64
+	// read; each commit picks uniformly from behindMin to it.
+	behind, behindMin int64
 }
 
 func (c *churnOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.on, "churn", false, "with -busy: every group also commits on every partition every -churn-every, up to -churn-behind records behind the end")
 	fs.DurationVar(&c.every, "churn-every", 15*time.Second, "churn mode: how often every group commits on every partition")
-	fs.Int64Var(&c.behind, "churn-behind", 20, "churn mode: the most records behind the end a commit is (each picks from 0 to it)")
+	fs.Int64Var(&c.behind, "churn-behind", 20, "churn mode: the most records behind the end a commit is (each picks from -churn-behind-min to it)")
+	fs.Int64Var(&c.behindMin, "churn-behind-min", 0, "churn mode: the fewest records behind the end a commit is (groups far behind: with -busy-prefill)")
 	fs.IntVar(&c.warmup, "churn-warmup", 4, "churn mode: scrapes before the measured ones (a cold start reads records for two)")
 }
 
@@ -62,6 +63,8 @@ func (c churnOptions) check(busy bool) error {
 		return fmt.Errorf("-churn-every %s: must be positive", c.every)
 	case c.behind < 0:
 		return fmt.Errorf("-churn-behind %d: must not be negative", c.behind)
+	case c.behindMin < 0 || c.behindMin > c.behind:
+		return fmt.Errorf("-churn-behind-min %d: must be between 0 and -churn-behind %d", c.behindMin, c.behind)
 	case c.warmup < 1:
 		return fmt.Errorf("-churn-warmup %d: must be at least 1", c.warmup)
 	}
@@ -75,7 +78,7 @@ func commitChurn(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload
 	tick := time.NewTicker(c.every)
 	defer tick.Stop()
 	for {
-		if err := commitChurnOnce(ctx, k, w, c.behind, rng); err != nil && ctx.Err() == nil {
+		if err := commitChurnOnce(ctx, k, w, c.behindMin, c.behind, rng); err != nil && ctx.Err() == nil {
 			return err
 		}
 		select {
@@ -87,9 +90,9 @@ func commitChurn(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload
 }
 
 // commitChurnOnce reads the end of every partition of w and commits every
-// group on each, up to behind records behind it (never below what the
-// group could have committed before: an end only grows).
-func commitChurnOnce(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, behind int64, rng *rand.Rand) error {
+// group on each, from behindMin to behind records behind it (never below
+// what the group could have committed before: an end only grows).
+func commitChurnOnce(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, behindMin, behind int64, rng *rand.Rand) error {
 	topics := make([]string, w.Topics)
 	for t := range topics {
 		topics[t] = w.Topic(t)
@@ -104,7 +107,7 @@ func commitChurnOnce(ctx context.Context, k *scaleload.Cluster, w scaleload.Work
 	for g := range w.Groups {
 		offsets := kadm.Offsets{}
 		ends.Each(func(end kadm.ListedOffset) {
-			at := max(0, end.Offset-rng.Int64N(behind+1))
+			at := max(0, end.Offset-behindMin-rng.Int64N(behind-behindMin+1))
 			offsets.Add(kadm.Offset{Topic: end.Topic, Partition: end.Partition, At: at, LeaderEpoch: -1})
 		})
 		resp, err := k.Admin.CommitOffsets(ctx, w.Group(g), offsets)

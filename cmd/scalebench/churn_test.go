@@ -20,6 +20,7 @@ func TestChurnNeedsBusyAndSaneSettings(t *testing.T) {
 	require.ErrorContains(t, churnOptions{on: true, every: time.Second}.check(false), "-churn needs -busy")
 	require.ErrorContains(t, churnOptions{on: true}.check(true), "-churn-every 0s")
 	require.ErrorContains(t, churnOptions{on: true, every: time.Second, behind: -1}.check(true), "-churn-behind -1")
+	require.ErrorContains(t, churnOptions{on: true, every: time.Second, behind: 5, behindMin: 6, warmup: 1}.check(true), "-churn-behind-min 6")
 	require.ErrorContains(t, churnOptions{on: true, every: time.Second}.check(true), "-churn-warmup 0")
 	require.NoError(t, churnOptions{on: true, every: time.Second, behind: 5, warmup: 4}.check(true))
 }
@@ -89,7 +90,7 @@ func TestChurnCommitsEveryGroupBehindTheEnd(t *testing.T) {
 
 	write(30)
 	const behind = 10
-	require.NoError(t, commitChurnOnce(ctx, k, w, behind, rand.New(rand.NewPCG(1, 1))))
+	require.NoError(t, commitChurnOnce(ctx, k, w, 0, behind, rand.New(rand.NewPCG(1, 1))))
 	offsets, ends := committed()
 	distinct := map[int64]bool{}
 	for g := range w.Groups {
@@ -104,6 +105,17 @@ func TestChurnCommitsEveryGroupBehindTheEnd(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(distinct), 1, "groups sit at different offsets")
+
+	// Far behind: from behindMin on.
+	require.NoError(t, commitChurnOnce(ctx, k, w, 6, behind, rand.New(rand.NewPCG(1, 1))))
+	offsets, ends = committed()
+	for g := range w.Groups {
+		for p := range w.PartitionsPerTopic {
+			at, end := offsets[w.Group(g)][w.Topic(0)][p], ends[w.Topic(0)][p]
+			require.GreaterOrEqual(t, at, end-behind)
+			require.LessOrEqual(t, at, end-6, "at least -churn-behind-min behind")
+		}
+	}
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

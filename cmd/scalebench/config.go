@@ -3,7 +3,30 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 )
+
+// options are the run's flags.
+type options struct {
+	collector   string
+	brokers     int
+	interval    time.Duration
+	sampling    time.Duration
+	scrapes     int
+	warmupMax   int
+	naive       bool
+	naivePasses int
+	env         []string
+	workDir     string
+	keep        bool
+	extraConfig []string
+	extraArgs   []string
+	prom        promOptions
+	busy        busyOptions
+	churn       churnOptions
+	accuracy    bool
+	exporters   bool
+}
 
 // collectorConfig is the collector's configuration of a run: the receiver
 // on brokers, with receiverExtra (lines of its keys, indented), exporting to

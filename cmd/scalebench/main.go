@@ -58,26 +58,6 @@ import (
 // requestCounts are requests served, by API key.
 type requestCounts = kafkacount.Counts
 
-type options struct {
-	collector   string
-	brokers     int
-	interval    time.Duration
-	sampling    time.Duration
-	scrapes     int
-	warmupMax   int
-	naive       bool
-	naivePasses int
-	env         []string
-	workDir     string
-	keep        bool
-	extraConfig []string
-	extraArgs   []string
-	prom        promOptions
-	busy        busyOptions
-	churn       churnOptions
-	accuracy    bool
-}
-
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench:", err)
@@ -105,6 +85,7 @@ func run() error {
 	promArgs := o.prom.register(fs)
 	o.busy.register(fs)
 	o.churn.register(fs)
+	fs.BoolVar(&o.exporters, "compare-exporters", false, "also replay on the same cluster the requests kminion and klag send per scrape, and count their bytes (exporters.go)")
 	fs.BoolVar(&o.accuracy, "accuracy", false, "with -busy: compare every exported time lag with the age of the record at the committed offset (turns kafka.consumer_group.offset on)")
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
@@ -179,53 +160,6 @@ func run() error {
 	return nil
 }
 
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s scalebench: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
-}
-
-// mark is the state at the first export of a scrape.
-type mark struct {
-	at       time.Time // when the export arrived
-	cpu      time.Duration
-	rss      int64
-	requests requestCounts
-	err      error
-}
-
-// interval is what happened between two marks: one scrape and the samples
-// before it.
-type interval struct {
-	cpu      time.Duration
-	wall     time.Duration
-	requests requestCounts
-}
-
-type result struct {
-	w            scaleload.Workload
-	brokers      int
-	coordinators int
-	loadTime     time.Duration
-
-	first   interval   // process start to the first scrape's export
-	warmup  []interval // scrapes that read record timestamps
-	steady  []interval // scrapes after the record-timestamp cache filled
-	settled bool       // a scrape without record reads was seen
-
-	points   int // data points of a steady scrape
-	lagPts   int
-	exportKB float64 // compressed OTLP bytes of a steady scrape
-	requests int     // export requests of a steady scrape
-	peakRSS  int64   // VmHWM at the end
-	endRSS   int64   // VmRSS at the end
-	maxRSS   int64   // largest VmRSS seen at a scrape mark during the steady window
-
-	naive    *naiveMeasurement
-	naiveErr error
-
-	busy     *busyResult      // busy mode's tables
-	accuracy *accuracySummary // -accuracy: time lags against the truth
-}
-
 func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result, error) {
 	r := &result{w: w, brokers: o.brokers}
 	k, err := scaleload.Start(o.brokers)
@@ -256,6 +190,9 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		o.extraConfig = append(slices.Clone(o.extraConfig), path)
 	}
 	if o.busy.on {
+		if err := prefill(ctx, k, w, o.busy); err != nil {
+			return nil, err
+		}
 		writeCtx, stopWriting := context.WithCancel(ctx)
 		writeErr := make(chan error, 1)
 		go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
@@ -282,7 +219,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	)
 	notify := make(chan struct{}, 1024)
 	snk, err := startSink(func(time.Time) {
-		m := mark{at: time.Now(), requests: k.Requests()}
+		m := mark{at: time.Now(), requests: k.Requests(), traffic: readTraffic(k)}
 		p := int(pid.Load())
 		m.cpu, m.err = procCPU(p)
 		if m.err == nil {
@@ -304,7 +241,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	if err := os.WriteFile(cfgPath, []byte(collectorConfig(k.Addrs, o, "", "otlp_http", "    endpoint: "+snk.url())), 0o600); err != nil {
 		return nil, err
 	}
-	start := mark{requests: k.Requests()}
+	start := mark{requests: k.Requests(), traffic: readTraffic(k)}
 	args := []string{"--config", cfgPath}
 	for _, c := range o.extraConfig {
 		args = append(args, "--config", c)
@@ -438,6 +375,11 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		logf("collector stop: %v", err)
 	}
 
+	if o.exporters {
+		if r.exporters, err = compareExporters(ctx, k, w); err != nil {
+			return nil, err
+		}
+	}
 	if o.naive {
 		logf("naive path: %d passes of %d requests each", o.naivePasses, w.Groups*(1+w.Partitions()))
 		r.naive, r.naiveErr = runNaive(ctx, k, w, o.naivePasses, filepath.Join(o.workDir, name+"-naive.log"))

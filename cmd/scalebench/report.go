@@ -9,7 +9,59 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/scaleload"
 )
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s scalebench: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// mark is the state at the first export of a scrape.
+type mark struct {
+	at       time.Time // when the export arrived
+	cpu      time.Duration
+	rss      int64
+	requests requestCounts
+	traffic  traffic
+	err      error
+}
+
+// interval is what happened between two marks: one scrape and the samples
+// before it.
+type interval struct {
+	cpu      time.Duration
+	wall     time.Duration
+	requests requestCounts
+	traffic  traffic
+}
+
+type result struct {
+	w            scaleload.Workload
+	brokers      int
+	coordinators int
+	loadTime     time.Duration
+
+	first   interval   // process start to the first scrape's export
+	warmup  []interval // scrapes that read record timestamps
+	steady  []interval // scrapes after the record-timestamp cache filled
+	settled bool       // a scrape without record reads was seen
+
+	points   int // data points of a steady scrape
+	lagPts   int
+	exportKB float64 // compressed OTLP bytes of a steady scrape
+	requests int     // export requests of a steady scrape
+	peakRSS  int64   // VmHWM at the end
+	endRSS   int64   // VmRSS at the end
+	maxRSS   int64   // largest VmRSS seen at a scrape mark during the steady window
+
+	naive     *naiveMeasurement
+	exporters []exporterScrape // -compare-exporters
+	naiveErr  error
+
+	busy     *busyResult      // busy mode's tables
+	accuracy *accuracySummary // -accuracy: time lags against the truth
+}
 
 func printReport(out io.Writer, o options, results []*result) {
 	samples := int(o.interval / o.sampling)
@@ -66,6 +118,8 @@ func printReport(out io.Writer, o options, results []*result) {
 		fmt.Fprintf(out, "| %s | %d | %s | %s | %s |\n", r.w, r.coordinators,
 			r.first.requests.PerOp(1), sumRequests(r.warmup).PerOp(len(r.warmup)), sumRequests(r.steady).PerOp(len(r.steady)))
 	}
+
+	printTraffic(out, o, results)
 
 	fmt.Fprintln(out, "\nNaive path (one OffsetFetch per group, one ListOffsets per partition per group; offsets only, no metrics built), in its own process on the same cluster:")
 	fmt.Fprintln(out)
@@ -128,7 +182,7 @@ func sumRequests(ivs []interval) requestCounts {
 func secs(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
 
 func between(a, b mark) interval {
-	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.Since(a.requests)}
+	return interval{cpu: b.cpu - a.cpu, wall: b.at.Sub(a.at), requests: b.requests.Since(a.requests), traffic: b.traffic.since(a.traffic)}
 }
 
 func progress(marks []mark, mu *sync.Mutex) string {

@@ -206,6 +206,20 @@ type Cluster interface {
 	// whole request's. Near offsets are answered only from the batches
 	// read for the others, with no read of their own.
 	RecordTimestamps(ctx context.Context, wanted []PartitionOffsets) (RecordReads, error)
+	// TimestampOffsets looks each time of each partition up in its
+	// broker's time index (ListOffsets by timestamp, read_uncommitted): a
+	// TimePoint per distinct time, no record batch read. A request carries
+	// one time per partition, so a call is rounds of one request per leader,
+	// a round asking each partition's lowest time not answered yet; an
+	// answer also answers the partition's higher times up to its record's
+	// timestamp (the same record is first for them), and a time found
+	// beyond the end answers every higher one. Partitions whose leader moved
+	// are asked again within the round, as EndOffsets does. A negative time
+	// (not asked; the partition's other times are), an unknown or forbidden
+	// partition, a broker that cannot search by timestamp (ListOffsets v0,
+	// a topic of the v0 message format) are errors naming the topic; a
+	// partition that fails keeps the points its earlier rounds answered.
+	TimestampOffsets(ctx context.Context, asks []PartitionTimes) (TimePoints, error)
 	RetentionReader
 	SizeReader
 	// Close ends every connection; later calls fail.
@@ -221,7 +235,15 @@ type OffsetReader interface {
 }
 
 // RequestObserver is told of every request sent to a broker, by Kafka API
-// name, with its transport error (nil when the broker answered).
+// name, with its transport error (nil when the broker answered), and of the
+// bytes of every response read.
 type RequestObserver interface {
 	Request(ctx context.Context, api string, err error)
+	// ResponseBytes is told the size on the wire of each response read from
+	// a broker (its 4-byte size and body, as sent: compressed batches
+	// compressed; TLS excluded), by the Kafka API name of its request. It
+	// sees the requests the clients send on their own too (ApiVersions,
+	// Metadata refreshes, FindCoordinator, SASL); it is called from the
+	// connections' reads, so it must not block.
+	ResponseBytes(api string, bytes int)
 }

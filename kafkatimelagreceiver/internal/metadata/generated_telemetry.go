@@ -34,6 +34,7 @@ type TelemetryBuilder struct {
 	KafkaTimeLagProducerClockOffsetMax metric.Float64Gauge
 	KafkaTimeLagProducerClocksOff      metric.Int64Gauge
 	KafkaTimeLagRequests               metric.Int64Counter
+	KafkaTimeLagResponseBytes          metric.Int64Counter
 	KafkaTimeLagRestoreTablesLeftOut   metric.Int64Counter
 	KafkaTimeLagSamplingDuration       metric.Float64Histogram
 	KafkaTimeLagScrapeDuration         metric.Float64Histogram
@@ -117,6 +118,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_kafka_time_lag_requests",
 		metric.WithDescription("Kafka requests the receiver sent, by API and outcome. [Alpha]"),
 		metric.WithUnit("{request}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.KafkaTimeLagResponseBytes, err = builder.meter.Int64Counter(
+		"otelcol_kafka_time_lag_response_bytes",
+		metric.WithDescription("Bytes the receiver read from the brokers, by API: each response's size on the wire (record batches as stored, compressed or not; TLS excluded), the client libraries' own requests (ApiVersions, Metadata, FindCoordinator, SASL) included. What the receiver costs the brokers in egress. [Alpha]"),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagRestoreTablesLeftOut, err = builder.meter.Int64Counter(

@@ -141,6 +141,22 @@ func AssertEqualKafkaTimeLagRequests(t *testing.T, tt *componenttest.Telemetry, 
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualKafkaTimeLagResponseBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_kafka_time_lag_response_bytes",
+		Description: "Bytes the receiver read from the brokers, by API: each response's size on the wire (record batches as stored, compressed or not; TLS excluded), the client libraries' own requests (ApiVersions, Metadata, FindCoordinator, SASL) included. What the receiver costs the brokers in egress. [Alpha]",
+		Unit:        "By",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_kafka_time_lag_response_bytes")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualKafkaTimeLagRestoreTablesLeftOut(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_restore_tables_left_out",

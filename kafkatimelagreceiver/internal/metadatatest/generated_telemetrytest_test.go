@@ -27,6 +27,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.KafkaTimeLagProducerClockOffsetMax.Record(context.Background(), 1)
 	tb.KafkaTimeLagProducerClocksOff.Record(context.Background(), 1)
 	tb.KafkaTimeLagRequests.Add(context.Background(), 1)
+	tb.KafkaTimeLagResponseBytes.Add(context.Background(), 1)
 	tb.KafkaTimeLagRestoreTablesLeftOut.Add(context.Background(), 1)
 	tb.KafkaTimeLagSamplingDuration.Record(context.Background(), 1)
 	tb.KafkaTimeLagScrapeDuration.Record(context.Background(), 1)
@@ -55,6 +56,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagRequests(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualKafkaTimeLagResponseBytes(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualKafkaTimeLagRestoreTablesLeftOut(t, testTel,

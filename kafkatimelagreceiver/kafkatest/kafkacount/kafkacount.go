@@ -7,29 +7,52 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Counter counts the requests a cluster served, by API key.
+// Counter counts the requests a cluster served, by API key, in all and by
+// the broker that served them.
 type Counter struct {
 	counts [kmsg.MaxKey + 1]atomic.Int64
+
+	mu     sync.Mutex
+	byNode map[int32]*Counts
 }
 
 // Observe installs a counter on the cluster. It watches every request
 // without handling it, so the cluster serves them as usual.
 func Observe(c *kfake.Cluster) *Counter {
-	counter := &Counter{}
+	counter := &Counter{byNode: map[int32]*Counts{}}
 	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		if key := req.Key(); key >= 0 && int(key) < len(counter.counts) {
 			counter.counts[key].Add(1)
+			node := c.CurrentNode()
+			counter.mu.Lock()
+			if counter.byNode[node] == nil {
+				counter.byNode[node] = &Counts{}
+			}
+			counter.byNode[node][key]++
+			counter.mu.Unlock()
 		}
 		return nil, nil, false
 	})
 	return counter
+}
+
+// ByBroker returns the counts so far of each broker, by node id.
+func (c *Counter) ByBroker() map[int32]Counts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[int32]Counts, len(c.byNode))
+	for node, counts := range c.byNode {
+		out[node] = *counts
+	}
+	return out
 }
 
 // Snapshot returns the counts so far.

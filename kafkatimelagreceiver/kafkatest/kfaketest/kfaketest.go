@@ -62,6 +62,18 @@ func (k *Kafka) Requests(key int16) int64 {
 	return k.Counts.Snapshot()[key]
 }
 
+// RequestsByBroker returns how many requests with the API key each broker
+// served, by node id (brokers that served none are absent).
+func (k *Kafka) RequestsByBroker(key int16) map[int32]int64 {
+	out := map[int32]int64{}
+	for node, counts := range k.Counts.ByBroker() {
+		if n := counts[key]; n > 0 {
+			out[node] = n
+		}
+	}
+	return out
+}
+
 // CreateTopic creates a topic of partitions partitions, replication 1.
 func (k *Kafka) CreateTopic(topic string, partitions int32) {
 	k.TB.Helper()

@@ -64,23 +64,26 @@ func Parse(s string) ([]Workload, error) {
 	return out, nil
 }
 
-// Cluster is a kfake cluster with a franz-go client to load it and a count
-// of every request it serves, by API key.
+// Cluster is a kfake cluster with a franz-go client to load it, a count
+// of every request it serves, by API key, and of the bytes its brokers
+// send each client (Wire).
 type Cluster struct {
 	Kafka  *kfake.Cluster
 	Addrs  []string
 	Client *kgo.Client
 	Admin  *kadm.Client
+	Wire   *kafkacount.Wire
 	counts *kafkacount.Counter
 }
 
 // Start serves a cluster of brokers brokers.
 func Start(brokers int, opts ...kfake.Opt) (*Cluster, error) {
-	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)...)
+	wire := kafkacount.NewWire()
+	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers), kfake.ListenFn(wire.Listen)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("start kfake: %w", err)
 	}
-	c := &Cluster{Kafka: kc, Addrs: kc.ListenAddrs()}
+	c := &Cluster{Kafka: kc, Addrs: kc.ListenAddrs(), Wire: wire}
 	client, err := kgo.NewClient(
 		kgo.SeedBrokers(c.Addrs...),
 		kgo.ProducerLinger(0),

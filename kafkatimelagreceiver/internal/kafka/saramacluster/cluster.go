@@ -25,6 +25,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saslauth"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/wirebytes"
 )
 
 var errClosed = errors.New("kafka cluster access is closed")
@@ -140,7 +141,8 @@ func newCluster(s clientsettings.Settings, logger *zap.Logger) (*Cluster, error)
 	refusals := new(batchguard.Refusals)
 	// The proxy dialer is sarama's one hook on its connections. TLS is
 	// layered by the dialer, below the check of each Fetch response
-	// (batchguard), so sarama speaks plaintext to it.
+	// (batchguard), so sarama speaks plaintext to it; between the two the
+	// responses are measured as they came (wirebytes).
 	var secure *tls.Config
 	if sc.Net.TLS.Enable {
 		secure = sc.Net.TLS.Config
@@ -154,6 +156,9 @@ func newCluster(s clientsettings.Settings, logger *zap.Logger) (*Cluster, error)
 	watch := brokerwatch.New(clock, sc.Net.DialTimeout, sc.Net.KeepAlive, func(conn net.Conn, addr string) net.Conn {
 		if secure != nil {
 			conn = tls.Client(conn, withServerName(secure, addr))
+		}
+		if s.Observer != nil {
+			conn = wirebytes.Count(conn, s.Observer.ResponseBytes)
 		}
 		return batchguard.Guard(conn, int64(sarama.MaxResponseSize), refusals)
 	})

@@ -5,6 +5,7 @@ package saramacluster
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -28,10 +29,24 @@ type requestLog struct {
 	mu     sync.Mutex
 	sent   map[string]int
 	failed map[string]int
+	bytes  map[string]int
 }
 
 func newRequestLog() *requestLog {
-	return &requestLog{sent: map[string]int{}, failed: map[string]int{}}
+	return &requestLog{sent: map[string]int{}, failed: map[string]int{}, bytes: map[string]int{}}
+}
+
+func (l *requestLog) ResponseBytes(api string, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bytes[api] += n
+}
+
+// responseBytes returns the response bytes it was told of, by API.
+func (l *requestLog) responseBytes() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.bytes)
 }
 
 func (l *requestLog) Request(_ context.Context, api string, err error) {

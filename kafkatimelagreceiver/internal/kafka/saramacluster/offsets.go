@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -33,12 +32,8 @@ func (c *Cluster) StartOffsets(ctx context.Context, partitions []kafka.TopicPart
 	return c.listOffsets(ctx, partitions, sarama.OffsetOldest, sarama.ReadUncommitted)
 }
 
-// listOffsets sends one ListOffsets per leader carrying all its partitions.
-// Partitions whose leader moved (the broker says it is not the leader, or
-// does not answer) are looked up again and read once more from their new
-// leader in the same call, up to leaderRetries times, so that a leader
-// election costs no read: they come back in read.Retries, with times of
-// their own.
+// listOffsets sends one ListOffsets per leader carrying all its partitions,
+// asking each for which.
 func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicPartition, which int64, isolation sarama.IsolationLevel) (kafka.OffsetRead, error) {
 	call, stop := c.begin(ctx)
 	defer stop()
@@ -47,192 +42,44 @@ func (c *Cluster) listOffsets(ctx context.Context, partitions []kafka.TopicParti
 	if err != nil {
 		return read, err
 	}
-	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, call, client, partitions)
+	attempts, unknown, err := c.listRetrying(ctx, call, client, partitions, offsetsListing(which, isolation, read.Offsets))
 	read.Unknown = unknown
-	read.Sent = time.Now()
-	last := c.listOffsetsFrom(ctx, call, byLeader, which, isolation, read.Offsets)
-	read.Received = time.Now()
-	errs := []error{leaderErr}
-	for range leaderRetries {
-		moved := last.moved()
-		if len(moved) == 0 || ctx.Err() != nil {
-			break
-		}
-		if !c.refreshMetadata(ctx, call, client, topicsOf(moved), last.transport) || ctx.Err() != nil {
-			// No fresh leaders in time (the refresh took the rest of the
-			// call, or would have): asking again could only fail the same
-			// way, and would put that in place of why they went unread.
-			break
-		}
-		// Asked again: this round's answer for them stands instead, and
-		// the partitions the last round did not know are known or not by
-		// this one.
-		for _, tp := range moved {
-			last.forget(tp)
-		}
-		errs = append(errs, last.err())
-		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved)
-		c.reconnectRefusing(retryLeaders, last)
-		read.Unknown = append(read.Unknown, retryUnknown...)
-		errs = append(errs, retryLeaderErr)
-		retried := make(map[kafka.TopicPartition]int64, len(moved))
-		retry := kafka.Retry{Sent: time.Now()}
-		last = c.listOffsetsFrom(ctx, call, retryLeaders, which, isolation, retried)
-		retry.Received = time.Now()
-		for tp, offset := range retried {
-			read.Offsets[tp] = offset
-			retry.Partitions = append(retry.Partitions, tp)
-		}
-		if len(retry.Partitions) > 0 {
-			kafka.SortPartitions(retry.Partitions)
-			read.Retries = append(read.Retries, retry)
+	read.Sent, read.Received = attempts[0].sent, attempts[0].received
+	for _, retry := range attempts[1:] {
+		if len(retry.answered) > 0 {
+			read.Retries = append(read.Retries, kafka.Retry{Partitions: retry.answered, Sent: retry.sent, Received: retry.received})
 		}
 	}
-	read.Unknown = append(read.Unknown, last.unknown...)
-	if len(last.moved()) > 0 {
-		// Still not at the leader: the next call finds the metadata fresh.
-		c.refreshInBackground(call, client, topicsOf(last.moved()), last.transport)
-	}
-	return read, kafka.Join(append(errs, last.err())...)
+	return read, err
 }
 
-// leaderRetries is how many times one call asks the partitions whose
-// leader moved again, each time after a metadata refresh. During a rolling
-// leader move a refresh can name a leader that moves on before it is
-// asked; a second retry still keeps that partition's point, and a partition
-// that moved three times within one call is rare enough to wait for the
-// next.
-const leaderRetries = 2
-
-// offsetsAnswer is what one round of ListOffsets requests left unread.
-type offsetsAnswer struct {
-	mu sync.Mutex
-	// failed holds each unread partition's error; stale are those worth
-	// asking again once the metadata is fresh (the leader moved, or its
-	// broker did not answer).
-	failed  map[kafka.TopicPartition]error
-	stale   map[kafka.TopicPartition]bool
-	unknown []kafka.TopicPartition
-	// refusedBy is the broker that said it does not lead each partition.
-	refusedBy map[kafka.TopicPartition]*sarama.Broker
-	// transport tells that a broker could not be reached at all (it
-	// crashed, or does not answer): the refresh it calls for is rate
-	// limited, the broker failing every call until it is gone.
-	transport bool
-	others    []error // errors of no partition
-}
-
-func (a *offsetsAnswer) fail(tp kafka.TopicPartition, err error, stale bool) {
-	a.failed[tp] = err
-	if stale {
-		a.stale[tp] = true
-	}
-}
-
-func (a *offsetsAnswer) forget(tp kafka.TopicPartition) {
-	delete(a.failed, tp)
-	delete(a.stale, tp)
-}
-
-func (a *offsetsAnswer) moved() []kafka.TopicPartition {
-	out := make([]kafka.TopicPartition, 0, len(a.stale))
-	for tp := range a.stale {
-		out = append(out, tp)
-	}
-	kafka.SortPartitions(out)
-	return out
-}
-
-// err is one error per unread partition, in partition order.
-func (a *offsetsAnswer) err() error {
-	tps := make([]kafka.TopicPartition, 0, len(a.failed))
-	for tp := range a.failed {
-		tps = append(tps, tp)
-	}
-	kafka.SortPartitions(tps)
-	errs := append([]error(nil), a.others...)
-	for _, tp := range tps {
-		errs = append(errs, a.failed[tp])
-	}
-	return kafka.Join(errs...)
-}
-
-// listOffsetsFrom sends one ListOffsets to each leader and puts what it
-// reads into offsets.
-func (c *Cluster) listOffsetsFrom(ctx context.Context, call *brokerwatch.Call, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
-	a := &offsetsAnswer{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}, refusedBy: map[kafka.TopicPartition]*sarama.Broker{}}
-	for b, tps := range byLeader {
-		// A skipped broker's partitions may have a new leader by now.
-		if err := c.watch.Skipping(b.Addr()); err != nil {
-			err = fmt.Errorf("list offsets from broker %d (%s): %w", b.ID(), b.Addr(), err)
-			a.transport = true
-			for _, tp := range tps {
-				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe, err), true)
-			}
-			delete(byLeader, b)
-		}
-	}
-	err := perBroker(ctx, c, call, byLeader, func(b *sarama.Broker, tps []kafka.TopicPartition) error {
-		req := sarama.NewOffsetRequest(c.config.Version)
-		req.IsolationLevel = isolation
-		for _, tp := range tps {
-			req.AddBlock(tp.Topic, tp.Partition, which, 1)
-		}
-		resp, err := b.GetAvailableOffsets(req)
-		c.observe(ctx, b, "ListOffsets", err)
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-				err = fmt.Errorf("%w: %w", ctxErr, err) // the call's end cut it
-			}
-			err = fmt.Errorf("list offsets from broker %d: %w", b.ID(), err)
-			a.transport = true
-			for _, tp := range tps {
-				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe, err), ctx.Err() == nil)
-			}
-			return nil
-		}
-		for _, tp := range tps {
-			block := resp.GetBlock(tp.Topic, tp.Partition)
-			if block == nil {
-				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
-					fmt.Errorf("list offsets of %s/%d from broker %d: no answer", tp.Topic, tp.Partition, b.ID())), false)
-				continue
-			}
-			if !errors.Is(block.Err, sarama.ErrNoError) {
-				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
-					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), authorization(block.Err))),
-					leaderMoved(block.Err))
-				if leaderMoved(block.Err) {
-					a.refusedBy[tp] = b
-				}
-				if errors.Is(block.Err, sarama.ErrUnknownTopicOrPartition) {
-					a.unknown = append(a.unknown, tp)
-				}
-				continue
-			}
+// offsetsListing asks every partition for which (the end, start or stable
+// offset) and keeps the offsets it reads in offsets.
+func offsetsListing(which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) listing {
+	return listing{
+		isolation: isolation,
+		timestamp: func(kafka.TopicPartition) int64 { return which },
+		take: func(tp kafka.TopicPartition, block *sarama.OffsetResponseBlock, version int16) error {
 			offset := block.Offset
-			if req.Version == 0 && len(block.Offsets) > 0 {
+			if version == 0 && len(block.Offsets) > 0 {
 				offset = block.Offsets[0]
 			}
 			if offset < 0 {
 				// No log has a negative end, start or stable offset: a
 				// broker that answers one is broken or hostile, and the
 				// lag measured from it would mean nothing.
-				a.fail(tp, topicError(tp.Topic, kafka.OperationDescribe,
-					fmt.Errorf("list offsets of %s/%d from broker %d: negative offset %d", tp.Topic, tp.Partition, b.ID(), offset)), false)
-				continue
+				return fmt.Errorf("negative offset %d", offset)
 			}
 			offsets[tp] = offset
-		}
-		return nil
-	})
-	if err != nil {
-		// perBroker's own: the context ended before a request was sent.
-		a.others = append(a.others, err)
+			return nil
+		},
 	}
-	return a
+}
+
+// listOffsetsFrom sends one ListOffsets to each leader asking every
+// partition for which, and puts what it reads into offsets.
+func (c *Cluster) listOffsetsFrom(ctx context.Context, call *brokerwatch.Call, byLeader map[*sarama.Broker][]kafka.TopicPartition, which int64, isolation sarama.IsolationLevel, offsets map[kafka.TopicPartition]int64) *offsetsAnswer {
+	return c.listFrom(ctx, call, byLeader, offsetsListing(which, isolation, offsets))
 }
 
 // reconnectRefusing opens a new connection to each leader that the

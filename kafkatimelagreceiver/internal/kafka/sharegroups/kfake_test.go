@@ -19,6 +19,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/sharegroups"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
@@ -239,7 +240,8 @@ func TestShareGroupOffsetsMatchKadm(t *testing.T) {
 // tells franz-go the brokers) or per coordinator.
 func TestShareGroupReadsAreBatched(t *testing.T) {
 	const topic = "jobs"
-	k := kfaketest.New(t, 3, nil, kfake.SeedTopics(2, topic))
+	wire := kafkacount.NewWire()
+	k := kfaketest.New(t, 3, nil, kfake.SeedTopics(2, topic), kfake.ListenFn(wire.Listen))
 	produce(k, topic, 2, 5, time.Now().Add(-time.Minute))
 	k.Commit("classic-consumers", topic, map[int32]int64{0: 1, 1: 2})
 	next := member848(t, k.Addrs, "next-gen-consumers", topic)
@@ -297,6 +299,17 @@ func TestShareGroupReadsAreBatched(t *testing.T) {
 	require.Equal(t, 1+3+2*n, counts.Total(), "nothing else: %s", counts)
 	require.Equal(t, map[string]int{"ApiVersions": 1, "ListGroups": 6, "ShareGroupDescribe": 2 * int(n), "DescribeShareGroupOffsets": 2 * int(n)},
 		observed.snapshot(), "the request observer is told of the requests the calls send, over both scrapes")
+	sent := map[string]int{}
+	for key, n := range wire.Bytes(s.ClientID) {
+		if n > 0 {
+			sent[kmsg.NameForKey(int16(key))] = int(n)
+		}
+	}
+	told := observed.responseBytes()
+	require.Equal(t, sent, told, "the response bytes it is told of are what the brokers sent it")
+	for _, api := range []string{"Metadata", "ListGroups", "ShareGroupDescribe", "DescribeShareGroupOffsets"} {
+		require.Positive(t, told[api], api)
+	}
 }
 
 // member848 is a KIP-848 consumer of topic that has joined its group.
@@ -319,10 +332,27 @@ func where(records []*kgo.Record) string {
 	return fmt.Sprint(b)
 }
 
-// observer counts the requests it is told of, by API.
+// observer counts the requests it is told of, and the response bytes, by
+// API.
 type observer struct {
 	mu     sync.Mutex
 	counts map[string]int
+	bytes  map[string]int
+}
+
+func (o *observer) ResponseBytes(api string, n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.bytes == nil {
+		o.bytes = map[string]int{}
+	}
+	o.bytes[api] += n
+}
+
+func (o *observer) responseBytes() map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.bytes)
 }
 
 func (o *observer) Request(_ context.Context, api string, _ error) {

@@ -62,7 +62,11 @@ func New(s clientsettings.Settings) (*Client, error) {
 		c.unsupported, c.static = cc.unsupported, true
 		return c, nil
 	}
-	c.cl, err = kgo.NewClient(cc.opts...)
+	opts := cc.opts
+	if s.Observer != nil {
+		opts = append(opts[:len(opts):len(opts)], kgo.WithHooks(responseBytes{s.Observer}))
+	}
+	c.cl, err = kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("share-group client: %w", err)
 	}
@@ -131,6 +135,15 @@ func lacking(v *kversion.Versions) error {
 // withDeadline bounds a call by the client's own deadline as well as ctx's.
 func (c *Client) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, c.callTimeout)
+}
+
+// responseBytes tells the observer the bytes of each response franz-go
+// reads (its 4-byte size and body, TLS excluded), as the sarama client's
+// connections do.
+type responseBytes struct{ observer kafka.RequestObserver }
+
+func (h responseBytes) OnBrokerRead(_ kgo.BrokerMetadata, key int16, bytesRead int, _, _ time.Duration, _ error) {
+	h.observer.ResponseBytes(kmsg.NameForKey(key), bytesRead)
 }
 
 func (c *Client) observe(ctx context.Context, key kmsg.Key, err error) {
