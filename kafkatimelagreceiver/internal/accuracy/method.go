@@ -42,6 +42,9 @@ type Cost struct {
 	// SharedReads are record reads made once per partition whatever its
 	// groups (the log-start record; this receiver's refining read).
 	SharedReads, SharedBytes int64
+	// IndexReads are times looked up in the partition's time index
+	// (ListOffsets by timestamp), each in a round of its own.
+	IndexReads int64
 }
 
 // Method estimates time lag from the observations it is given: every

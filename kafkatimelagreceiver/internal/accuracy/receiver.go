@@ -44,6 +44,16 @@ func NewReceiver(sampling int64, recordReads bool) Method {
 	return newReceiver(sampling, recordReads, true)
 }
 
+// TimeIndex is the receiver dating records from the brokers' time index
+// (ListOffsets by timestamp), reading them only where the index cannot
+// answer, under a byte budget (read.TimeIndexRecordReadBytes).
+var TimeIndex = MethodSpec{Key: "receiver-time-index", Name: "this receiver, dating from the time index", New: func(s int64) Method {
+	m := newReceiver(s, true, true)
+	m.reader.TimeIndex = true
+	m.reader.MaxRecordReadBytes = read.TimeIndexRecordReadBytes
+	return m
+}}
+
 // TrustClocks is the receiver reading batches that do not say which
 // producer wrote them (LogAppendTime topics, producers without an ID):
 // each record is dated by its timestamp as it stands, clamped to its
@@ -190,6 +200,27 @@ func (c *simCluster) offsetRead(partitions []kafka.TopicPartition, offset int64)
 		read.Offsets[tp] = offset
 	}
 	return read
+}
+
+// TimestampOffsets answers from the timeline as a broker's time index
+// does: for each time, the first record below the end whose timestamp (in
+// milliseconds) is at or after it, with that timestamp. Each time is a
+// round of its own, as a request carries one time per partition.
+func (c *simCluster) TimestampOffsets(_ context.Context, asks []kafka.PartitionTimes) (kafka.TimePoints, error) {
+	out := kafka.TimePoints{}
+	for _, ask := range asks {
+		times := slices.Clone(ask.Millis)
+		slices.Sort(times)
+		for _, at := range slices.Compact(times) {
+			c.cost.IndexReads++
+			p := kafka.TimePoint{AtMillis: at, Offset: -1, TimestampMillis: -1}
+			if offset, stamp, ok := c.log.FirstStampedFrom(at*1e6, c.read.End); ok {
+				p.Found, p.Offset, p.TimestampMillis = true, offset, stamp/1e6
+			}
+			out[ask.TopicPartition] = append(out[ask.TopicPartition], p)
+		}
+	}
+	return out, nil
 }
 
 // RecordTimestamps reads the wanted records as the receiver's reads do: a

@@ -124,6 +124,7 @@ func (c *Cost) add(o Cost) {
 	c.FetchBytes += o.FetchBytes
 	c.SharedReads += o.SharedReads
 	c.SharedBytes += o.SharedBytes
+	c.IndexReads += o.IndexReads
 }
 
 // Observed is a scrape made elsewhere (by a receiver against a cluster):

@@ -151,7 +151,8 @@ const (
 // the partition's, shared by its groups; record reads of the group's are
 // made for every group (each at its own offset: the groups of a partition
 // are assumed apart, as they are when they lag), one offset per partition
-// in each round of Fetch requests.
+// in each round of Fetch requests; time-index rounds are the partition's,
+// one time per partition in each round of ListOffsets requests.
 type ScaledCost struct {
 	Requests float64 // Kafka requests per scrape
 	Bytes    float64 // bytes sent and received per scrape
@@ -175,9 +176,10 @@ func Scale(s Series) ScaledCost {
 	pairReads := float64(c.RecordReads) / n * perGroup  // per partition
 	sharedReads := float64(c.SharedReads) / n           // per partition
 	rounds := pairReads + sharedReads                   // one offset per partition a round
-	listOffsets := offsetReads * CostBrokers
+	indexReads := float64(c.IndexReads) / n             // per partition, one time a round
+	listOffsets := (offsetReads + indexReads) * CostBrokers
 	fetches := rounds * CostBrokers
-	bytes := offsetReads*CostPartitions*listOffsetsPartitionBytes +
+	bytes := (offsetReads+indexReads)*CostPartitions*listOffsetsPartitionBytes +
 		(pairReads+sharedReads)*CostPartitions*fetchPartitionBytes +
 		(float64(c.FetchBytes)*perGroup+float64(c.SharedBytes))/n*CostPartitions +
 		(listOffsets+fetches)*requestBytes

@@ -49,7 +49,7 @@ var knownMisses = map[string]string{
 }
 
 func methodByKey(t *testing.T, key string) MethodSpec {
-	for _, m := range append(Methods(), BrokenMethods()...) {
+	for _, m := range append(append(Methods(), BrokenMethods()...), TimeIndex) {
 		if m.Key == key {
 			return m
 		}

@@ -7,6 +7,7 @@
 package accuracy
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -218,6 +219,29 @@ func (tl *Timeline) MaxStamp(end int64) (offset, stamp int64) {
 		offset = tl.end[best-1]
 	}
 	return offset, tl.stamp[best]
+}
+
+// FirstStampedFrom is the first record below end, in offset order, whose
+// timestamp truncated to the millisecond is at or after the millisecond
+// of t (a time index's answer), and that timestamp.
+func (tl *Timeline) FirstStampedFrom(t, end int64) (offset, stamp int64, ok bool) {
+	ms := int64(time.Millisecond)
+	floor := func(x int64) int64 { return x / ms } // times are after the epoch
+	// The largest stamp up to each batch grows with the batch: the first
+	// batch where it reaches t is the first stamped at or after t.
+	i, _ := slices.BinarySearchFunc(tl.maxUpTo, floor(t), func(best int32, want int64) int {
+		return cmp.Compare(floor(tl.stamp[best]), want)
+	})
+	if i == len(tl.stamp) {
+		return 0, 0, false
+	}
+	if i > 0 {
+		offset = tl.end[i-1]
+	}
+	if offset >= end {
+		return 0, 0, false
+	}
+	return offset, tl.stamp[i], true
 }
 
 // RecordSize is the bytes a record takes in a batch, for the cost model.

@@ -371,7 +371,10 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 				inUse = make([]int64, 0, len(offsets)-i)
 			}
 			inUse = append(inUse, from)
-			if rec, ok := known.get(from); ok && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) {
+			// A record the time index dated on an idle partition is still
+			// to be read: only a read tells data from a marker there.
+			markerCheck := idle && ok && !b.Gap
+			if rec, ok := known.get(from); ok && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) && !(markerCheck && fromIndex(rec)) {
 				// Read before, and nothing since can change the answer: a
 				// read that found only an open transaction, or stopped
 				// short of today's end, needs a new read.

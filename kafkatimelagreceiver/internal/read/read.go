@@ -49,6 +49,12 @@ type Reader struct {
 	// MaxRecordReads is the least number of partitions whose records a
 	// scrape reads (readPartitions); 0: none.
 	MaxRecordReads int
+	// MaxRecordReadBytes bounds the bytes a scrape's record reads (Fetch)
+	// ask (dating.Options.MaxReadBytes; 0: no bound).
+	MaxRecordReadBytes int64
+	// TimeIndex dates records from the brokers' time index where it can
+	// (dating.Options.TimeIndex).
+	TimeIndex bool
 	// RateWindow, when set, is the window partitions' production rates are
 	// estimated over (some metric needs them).
 	RateWindow time.Duration

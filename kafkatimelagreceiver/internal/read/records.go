@@ -16,10 +16,16 @@ import (
 // at most readPartitions partitions when the scrape read end offsets
 // (read), and counts the records read that give no time.
 func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, read bool) (*lag.Estimates, error) {
-	opt := dating.Options{MaxReads: r.readPartitions(len(idx.Parts)), RateWindow: r.RateWindow, Now: r.Now, Unread: !read}
+	opt := dating.Options{
+		MaxReads: r.readPartitions(len(idx.Parts)), TimeIndex: r.TimeIndex, MaxReadBytes: r.MaxRecordReadBytes,
+		RateWindow: r.RateWindow, Now: r.Now, Unread: !read,
+	}
 	est, rep, err := dating.Date(ctx, r.Cluster, r.Tables, r.Records, snap, idx, opt)
 	if rep.Wanted > rep.Read {
-		r.Logger.Debug("record reads capped for this scrape", zap.Int("partitions wanted", rep.Wanted), zap.Int("partitions read", rep.Read))
+		r.Logger.Debug("record dating capped for this scrape", zap.Int("partitions wanted", rep.Wanted), zap.Int("partitions dated", rep.Read))
+	}
+	if rep.OverBudget > 0 {
+		r.Logger.Debug("record reads over their byte budget for this scrape", zap.Int("partitions read", rep.Fetched), zap.Int("partitions left unread", rep.OverBudget))
 	}
 	r.countUntimed(ctx, rep.Untimed)
 	return est, err
@@ -42,6 +48,12 @@ func (r *Reader) countUntimed(ctx context.Context, untimed lag.Untimed) {
 // DefaultMaxRecordReads is the receiver's max_record_reads_per_scrape
 // unless configured otherwise.
 const DefaultMaxRecordReads = 1000
+
+// TimeIndexRecordReadBytes is the byte budget of a scrape's record reads
+// when records are dated from the time index: four partitions' reads
+// (dating.FetchBytesPerPartition each), against the hundreds of KiB a
+// scrape's offset reads of a thousand partitions cost.
+const TimeIndexRecordReadBytes = 4 * dating.FetchBytesPerPartition
 
 // readPartitions is how many partitions a scrape reads records of:
 // max_record_reads_per_scrape, or half the partitions of a larger cluster,

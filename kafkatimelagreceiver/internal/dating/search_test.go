@@ -1,0 +1,126 @@
+package dating
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+)
+
+var tp = kafka.TopicPartition{Topic: "t"}
+
+// indexLog answers as a time index does over records stamped stamps[i]
+// (milliseconds) at offsets start+i.
+type indexLog struct {
+	start  int64
+	stamps []int64
+}
+
+func (l indexLog) answer(asks []kafka.PartitionTimes) kafka.TimePoints {
+	out := kafka.TimePoints{}
+	for _, a := range asks {
+		for _, at := range a.Millis {
+			p := kafka.TimePoint{AtMillis: at, Offset: -1, TimestampMillis: -1}
+			for i, s := range l.stamps {
+				if s >= at {
+					p = kafka.TimePoint{AtMillis: at, Found: true, Offset: l.start + int64(i), TimestampMillis: s}
+					break
+				}
+			}
+			out[a.TopicPartition] = append(out[a.TopicPartition], p)
+		}
+	}
+	return out
+}
+
+// run searches l for targets, at most MaxIndexRounds rounds, and returns
+// the rounds it took.
+func run(s *indexSearch, l indexLog) int {
+	rounds := 0
+	for range MaxIndexRounds {
+		asks := s.asks()
+		if len(asks) == 0 {
+			break
+		}
+		rounds++
+		s.take(asks, l.answer(asks))
+	}
+	return rounds
+}
+
+// Records appended in batches share their batch's millisecond: a search
+// from the table's guess finds the batch and proves the record's
+// timestamp exact in two rounds, and every answer is an exact point.
+func TestSearchDatesABatchInTwoRounds(t *testing.T) {
+	var l indexLog
+	for batch := range int64(10) {
+		for range 16 {
+			l.stamps = append(l.stamps, 1_000_000+batch*15_000)
+		}
+	}
+	c := int64(9*16 + 5) // in the last batch, stamped 1,135,000
+	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_132_000, PrecisionMillis: 1}})
+	assert.Equal(t, 2, run(s, l))
+	points, dated, fallback := s.results()
+	assert.Empty(t, fallback)
+	require.Len(t, dated[tp], 1)
+	assert.Equal(t, int64(1_135_000)*1e6, dated[tp][0].Timestamp)
+	assert.Equal(t, lag.TimeIndexClock, dated[tp][0].Producer)
+	for _, p := range points[tp] {
+		assert.Equal(t, l.stamps[p.Offset-l.start]*1e6, p.Timestamp, "point at %d", p.Offset)
+	}
+}
+
+// Records a millisecond apart, the guess half a second off: the search
+// brackets the record and halves down to the precision within the round
+// cap.
+func TestSearchNarrowsToThePrecision(t *testing.T) {
+	l := indexLog{start: 500}
+	for i := range int64(100_000) {
+		l.stamps = append(l.stamps, 2_000_000+i)
+	}
+	c := int64(500 + 70_000)
+	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 2_070_000 - 500, PrecisionMillis: 100}})
+	assert.LessOrEqual(t, run(s, l), MaxIndexRounds)
+	_, dated, fallback := s.results()
+	assert.Empty(t, fallback)
+	require.Len(t, dated[tp], 1)
+	assert.InDelta(t, float64(2_070_000)*1e6, float64(dated[tp][0].Timestamp), 100e6)
+}
+
+// Timestamps that go back cannot show in the index's answers: a record
+// is dated by the latest timestamp up to it, never earlier than its own.
+func TestSearchDatesByTheLatestTimestampUpToTheRecord(t *testing.T) {
+	l := indexLog{stamps: []int64{1000, 5000, 2000, 2001, 2002, 6000}}
+	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 3, GuessMillis: 2001, PrecisionMillis: 1}})
+	run(s, l)
+	_, dated, fallback := s.results()
+	assert.Empty(t, fallback)
+	require.Len(t, dated[tp], 1)
+	assert.Equal(t, int64(5000)*1e6, dated[tp][0].Timestamp)
+}
+
+// A record below the log start (the first record, f(0), is past it) is
+// left to a record read, which finds the log start.
+func TestSearchLeavesRecordsBelowTheLogStart(t *testing.T) {
+	l := indexLog{start: 100, stamps: []int64{1000, 1001, 1002}}
+	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 40, GuessMillis: 900, PrecisionMillis: 1}})
+	run(s, l)
+	_, dated, fallback := s.results()
+	assert.Empty(t, dated)
+	assert.Equal(t, []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{40}}}, fallback)
+}
+
+// A partition the index answered nothing for (an error) is left to record
+// reads.
+func TestSearchFallsBackWhereTheIndexFails(t *testing.T) {
+	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 4, GuessMillis: 900, PrecisionMillis: 1}})
+	asks := s.asks()
+	s.take(asks, kafka.TimePoints{})
+	assert.Empty(t, s.asks())
+	_, _, fallback := s.results()
+	assert.Equal(t, []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{4}}}, fallback)
+}
