@@ -1,10 +1,6 @@
 package accuracy
 
 import (
-	"context"
-
-	"go.opentelemetry.io/collector/scraper/scrapererror"
-
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -49,14 +45,10 @@ func (m *offsetMethod) Scrape(s Scrape) Estimate {
 type straightLineMethod struct{ *receiverMethod }
 
 func (m *straightLineMethod) Scrape(s Scrape) Estimate {
-	m.cluster.scrape(s)
-	var errs scrapererror.ScrapeErrors
-	in, err := m.reader.Read(context.Background(), nil, kafka.NewDenials(), &errs)
-	e := Estimate{At: s.Received, Cost: m.cluster.take()}
-	if err != nil {
+	in, e, ok := m.read(s)
+	if !ok {
 		return e
 	}
-	e.At = in.Snap.At
 	ref := m.reader.Tables.Refs([]kafka.TopicPartition{simPartition})[0]
 	upper := timetable.Sample{Offset: s.End, At: s.Received}
 	var lags []lag.PartitionLag

@@ -100,14 +100,10 @@ func (m *receiverMethod) Sample(r Read) {
 }
 
 func (m *receiverMethod) Scrape(s Scrape) Estimate {
-	m.cluster.scrape(s)
-	var errs scrapererror.ScrapeErrors
-	in, err := m.reader.Read(context.Background(), nil, kafka.NewDenials(), &errs)
-	e := Estimate{At: s.Received, Cost: m.cluster.take()}
-	if err != nil {
+	in, e, ok := m.read(s)
+	if !ok {
 		return e
 	}
-	e.At = in.Snap.At
 	var lags []lag.PartitionLag
 	for i := range s.Committed {
 		var g GroupEstimate
@@ -118,6 +114,21 @@ func (m *receiverMethod) Scrape(s Scrape) Estimate {
 		e.Groups = append(e.Groups, g)
 	}
 	return e
+}
+
+// read is the shipped scrape's read of s (read.Reader.Read, which dates
+// its records), and the estimate it starts: at the read's snapshot, with
+// what the cluster was asked. Not ok when the read failed.
+func (m *receiverMethod) read(s Scrape) (*read.Input, Estimate, bool) {
+	m.cluster.scrape(s)
+	var errs scrapererror.ScrapeErrors
+	in, err := m.reader.Read(context.Background(), nil, kafka.NewDenials(), &errs)
+	e := Estimate{At: s.Received, Cost: m.cluster.take()}
+	if err != nil {
+		return nil, e, false
+	}
+	e.At = in.Snap.At
+	return in, e, true
 }
 
 // groupName names the simulation's i-th group.
