@@ -179,9 +179,6 @@ scrape:
   realistic shape) are dated to within the relative bound (6 s) but not
   within the absolute floor. The default interval meets both there; 60 s
   trades accuracy for a sixth of the end-offset reads.
-- **Exact clocks under jitter, 1 s sampling** (not tabled;
-  `+"`TestProducerClocksUnderJitter`"+` logs it): measuring clocks whose stamps
-  jitter by 300 ms costs about 0.1 s of p95 error against trusting them.
 
 ## What measuring producers' clocks is worth
 

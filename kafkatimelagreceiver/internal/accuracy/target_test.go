@@ -135,10 +135,10 @@ func jitteryShape(skews [2]int64) Shape {
 
 // TestProducerClocksUnderJitter: producers whose stamps wait a linger of
 // 0 to 600 ms and jitter by 300 ms either way disagree, read by read, by
-// over a second about their clock. Measuring the clocks is not worse than
-// trusting the stamps where the clocks are exact, and better where they
-// are 1.5 s behind and 0.3 s ahead (at 1 s sampling the tables bound
-// either within the second).
+// over a second about their clock. Over ten seeds (commit phases at
+// random), measuring the clocks is not worse than trusting the stamps in
+// any run where the clocks are exact, and better where they are 1.5 s
+// behind and 0.3 s ahead, at every sampling interval.
 func TestProducerClocksUnderJitter(t *testing.T) {
 	const ms = int64(1e6)
 	for _, tt := range []struct {
@@ -149,22 +149,18 @@ func TestProducerClocksUnderJitter(t *testing.T) {
 		{name: "clocks 1.5 s behind and 0.3 s ahead", skews: [2]int64{-1500 * ms, 300 * ms}},
 	} {
 		for _, iv := range Intervals() {
-			series := Run(jitteryShape(tt.skews), iv, []MethodSpec{Methods()[0], TrustClocks}, 1)
-			measured, trusted := Score(series[0].Points, iv.Sampling), Score(series[1].Points, iv.Sampling)
-			t.Logf("%s, sampling %s: p95 error %.3f s measured, %.3f s trusted; without an estimate %.1f %% / %.1f %%",
-				tt.name, intervalName(iv), measured.P95, trusted.P95, 100*measured.NoEstimate, 100*trusted.NoEstimate)
-			if tt.skews == [2]int64{} && iv.Sampling == second {
-				// With commits at random phases, measuring exact clocks
-				// under this jitter costs about 0.1 s at 1 s sampling
-				// (docs/accuracy.md, where the receiver misses): logged.
-				t.Logf("exact clocks at 1 s sampling: measured %.3f s against trusted %.3f s", measured.P95, trusted.P95)
-				continue
+			var measuredSum, trustedSum float64
+			for seed := uint64(1); seed <= 10; seed++ {
+				series := Run(jitteryShape(tt.skews), iv, []MethodSpec{Methods()[0], TrustClocks}, seed)
+				measured, trusted := Score(series[0].Points, iv.Sampling), Score(series[1].Points, iv.Sampling)
+				measuredSum, trustedSum = measuredSum+measured.P95, trustedSum+trusted.P95
+				assert.LessOrEqual(t, measured.P95, trusted.P95+0.005, "%s, sampling %s, seed %d: p95 error measured against trusted", tt.name, intervalName(iv), seed)
+				assert.LessOrEqual(t, measured.NoEstimate, trusted.NoEstimate, "%s, sampling %s, seed %d: scrapes without an estimate", tt.name, intervalName(iv), seed)
+				if tt.skews != [2]int64{} {
+					assert.Less(t, measured.P95, trusted.P95, "%s, sampling %s, seed %d: measuring the clocks takes the skew out", tt.name, intervalName(iv), seed)
+				}
 			}
-			assert.LessOrEqual(t, measured.P95, trusted.P95+0.005, "%s, sampling %s: p95 error measured against trusted", tt.name, intervalName(iv))
-			assert.LessOrEqual(t, measured.NoEstimate, trusted.NoEstimate, "%s, sampling %s: scrapes without an estimate", tt.name, intervalName(iv))
-			if tt.skews != [2]int64{} {
-				assert.Less(t, measured.P95, trusted.P95, "%s, sampling %s: measuring the clocks takes the skew out", tt.name, intervalName(iv))
-			}
+			t.Logf("%s, sampling %s: mean over 10 seeds of the p95 error, %.3f s measured, %.3f s trusted", tt.name, intervalName(iv), measuredSum/10, trustedSum/10)
 		}
 	}
 }

@@ -49,7 +49,11 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 		case inTable && !gap:
 			date, method = ExpectedAppend(lo, hi, from), MethodTable
 			if timed && Coarse(b, from, date, at) {
-				date, method = recordDate(b, inTable, from, rec.Timestamp, move, at), MethodRecord
+				if placed, ok := move.place(date, rec.Timestamp, lo.At, hi.At); ok {
+					date, method = placed, MethodRecord
+				} else {
+					date, method = recordDate(b, inTable, from, rec.Timestamp, move, at), MethodRecord
+				}
 			}
 		case timed:
 			date, method = recordDate(b, inTable, from, rec.Timestamp, move, at), MethodRecord

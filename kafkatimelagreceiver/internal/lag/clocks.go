@@ -231,6 +231,22 @@ func (m clockMove) date(ts, lo, hi int64) int64 {
 	return min(max(ts+m.by, lo), hi)
 }
 
+// place dates a record stamped ts whose bracket (after lo, by hi) the table
+// places it at expected, when its producer's delays spread over at least
+// half the bracket: its timestamp then says no more than that it was
+// appended somewhere in a window about as wide as the bracket, where the
+// record's place among the bracket's records says more on steady traffic.
+// The date is that place, kept within what the timestamp allows, which
+// bounds it where a burst makes the place a poor guess. Not ok when the
+// spread is narrower, or the window and the bracket do not meet.
+func (m clockMove) place(expected, ts, lo, hi int64) (int64, bool) {
+	from, to := ts+m.from, ts+m.to
+	if !m.spread || 2*(m.to-m.from) < hi-lo || from > hi || to < lo {
+		return 0, false
+	}
+	return min(max(expected, from), to), true
+}
+
 // learn narrows the clock of producer by a read: its offset lies between
 // lo and hi. When the read starts the clock over (a step, or the producer
 // ID reused by another process), stepped is the offset the clock moved

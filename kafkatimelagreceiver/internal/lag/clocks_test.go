@@ -296,3 +296,31 @@ func BenchmarkClocksMemory(b *testing.B) {
 		runtime.KeepAlive(records)
 	}
 }
+
+// TestSpreadClockPlacesRecordsByTheTable: where a producer's delays spread
+// over at least half a record's bracket, the record is dated at its place
+// among the bracket's records, kept within what its timestamp allows.
+func TestSpreadClockPlacesRecordsByTheTable(t *testing.T) {
+	s := func(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
+	spread := clockMove{by: s(0.3), spread: true, from: s(-0.3), to: s(0.7)}
+	for _, tt := range []struct {
+		name                 string
+		move                 clockMove
+		expected, ts, lo, hi int64
+		want                 int64
+		placed               bool
+	}{
+		{name: "the place, inside the window", move: spread, expected: s(100.05), ts: s(99.8), lo: s(100), hi: s(101), want: s(100.05), placed: true},
+		{name: "a place before the window is kept within it", move: spread, expected: s(100.05), ts: s(100.6), lo: s(100), hi: s(101), want: s(100.3), placed: true},
+		{name: "a place after the window is kept within it", move: spread, expected: s(100.9), ts: s(99.5), lo: s(100), hi: s(101), want: s(100.2), placed: true},
+		{name: "a bracket over twice the spread: the timestamp dates it", move: spread, expected: s(105), ts: s(104), lo: s(100), hi: s(110)},
+		{name: "no spread: the timestamp dates it", move: clockMove{by: s(0.3)}, expected: s(100.05), ts: s(99.8), lo: s(100), hi: s(101)},
+		{name: "a window that misses the bracket", move: spread, expected: s(100.05), ts: s(98), lo: s(100), hi: s(101)},
+	} {
+		got, placed := tt.move.place(tt.expected, tt.ts, tt.lo, tt.hi)
+		require.Equal(t, tt.placed, placed, tt.name)
+		if placed {
+			require.Equal(t, tt.want, got, tt.name)
+		}
+	}
+}
