@@ -22,6 +22,8 @@ const (
 	defaultSamplingInterval   = 10 * time.Second
 	defaultMaxSamples         = timetable.DefaultMaxSamples
 	defaultRecordReads        = read.DefaultMaxRecordReads
+	defaultRecordReadBytes    = read.TimeIndexRecordReadBytes
+	defaultTimestampSource    = TimestampSourceRecordReads
 	defaultStorageInterval    = time.Minute
 	// defaultRateWindow is long enough to smooth a consumer that commits
 	// every few seconds and a producer that writes in bursts, short enough
@@ -83,6 +85,14 @@ type Config struct {
 	// records of, to date committed offsets older than their table, at
 	// least: half the tracked partitions when that is more.
 	MaxRecordReadsPerScrape int `mapstructure:"max_record_reads_per_scrape"`
+	// TimestampSource is where a scrape finds when the records its groups
+	// consume next were stamped (TimestampSourceTimeIndex,
+	// TimestampSourceRecordReads).
+	TimestampSource string `mapstructure:"timestamp_source"`
+	// MaxRecordReadBytesPerScrape bounds, with timestamp_source
+	// time_index, the bytes a scrape's record reads (Fetch) ask, for what
+	// the time index cannot answer: 64 KiB a partition.
+	MaxRecordReadBytesPerScrape int64 `mapstructure:"max_record_read_bytes_per_scrape"`
 	// Storage names a storage extension (e.g. file_storage) in which the
 	// interpolation tables are kept across restarts. Unset: no persistence.
 	Storage *component.ID `mapstructure:"storage"`
@@ -138,6 +148,8 @@ func (cfg *Config) Validate() error {
 		configcheck.SamplingInterval.Check(cfg.SamplingInterval),
 		configcheck.MaxSamples.Check(int64(cfg.MaxSamples)),
 		configcheck.MaxRecordReadsPerScrape.Check(int64(cfg.MaxRecordReadsPerScrape)),
+		configcheck.MaxRecordReadBytesPerScrape.Check(cfg.MaxRecordReadBytesPerScrape),
+		validateTimestampSource(cfg.TimestampSource),
 		configcheck.RateWindow.Check(cfg.RateWindow),
 		configcheck.StatusWindow.Check(int64(cfg.Status.Window)),
 		configcheck.StatusMaxTimeLag.Check(cfg.Status.MaxTimeLag),
@@ -158,6 +170,10 @@ func (cfg *Config) Validate() error {
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := conf.Unmarshal(cfg); err != nil {
 		return err
+	}
+	if conf.IsSet("max_record_read_bytes_per_scrape") && cfg.TimestampSource == TimestampSourceRecordReads {
+		return fmt.Errorf("max_record_read_bytes_per_scrape: applies with timestamp_source %q, where records are read only where the time index cannot answer; with %q, max_record_reads_per_scrape bounds the reads",
+			TimestampSourceTimeIndex, TimestampSourceRecordReads)
 	}
 	if !conf.IsSet("sampling_interval") {
 		if cfg.CollectionInterval > 0 && cfg.CollectionInterval < cfg.SamplingInterval {
@@ -180,4 +196,24 @@ func (cfg *Config) requestTimeout() time.Duration {
 		return cfg.Timeout
 	}
 	return defaultRequestTimeout
+}
+
+// The values of timestamp_source.
+const (
+	// TimestampSourceTimeIndex finds a record's timestamp in its brokers'
+	// time index (ListOffsets by timestamp), which answers with offsets
+	// and timestamps and no record; records are read only where the index
+	// cannot answer, within max_record_read_bytes_per_scrape.
+	TimestampSourceTimeIndex = "time_index"
+	// TimestampSourceRecordReads reads the records themselves (Fetch),
+	// within max_record_reads_per_scrape.
+	TimestampSourceRecordReads = "record_reads"
+)
+
+func validateTimestampSource(source string) error {
+	switch source {
+	case TimestampSourceTimeIndex, TimestampSourceRecordReads:
+		return nil
+	}
+	return fmt.Errorf("timestamp_source: must be %q or %q, got %q", TimestampSourceTimeIndex, TimestampSourceRecordReads, source)
 }

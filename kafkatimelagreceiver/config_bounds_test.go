@@ -215,3 +215,25 @@ func TestEveryNumberKeyHasAFloor(t *testing.T) {
 		})
 	}
 }
+
+// TestTimestampSourceIsCheckedWithItsBudget: timestamp_source takes one of
+// its two values, naming the key otherwise; a byte budget for record reads
+// written beside record_reads, where it would bound nothing, is refused
+// naming both keys; beside time_index it is taken.
+func TestTimestampSourceIsCheckedWithItsBudget(t *testing.T) {
+	retrieved, err := confmap.NewRetrievedFromYAML([]byte("{timestamp_source: record_reads, max_record_read_bytes_per_scrape: 1048576}"))
+	require.NoError(t, err)
+	conf, err := retrieved.AsConf()
+	require.NoError(t, err)
+	require.ErrorContains(t, conf.Unmarshal(NewFactory().CreateDefaultConfig()),
+		`max_record_read_bytes_per_scrape: applies with timestamp_source "time_index"`)
+
+	cfg := loadYAML(t, "{timestamp_source: time_index, max_record_read_bytes_per_scrape: 1048576}")
+	require.Equal(t, TimestampSourceTimeIndex, cfg.TimestampSource)
+	require.Equal(t, int64(1<<20), cfg.MaxRecordReadBytesPerScrape)
+
+	cfg = loadYAML(t, "timestamp_source: time-index")
+	require.ErrorContains(t, cfg.Validate(), `timestamp_source: must be "time_index" or "record_reads", got "time-index"`)
+	cfg = loadYAML(t, "{timestamp_source: time_index, max_record_read_bytes_per_scrape: 2147483648}")
+	require.ErrorContains(t, cfg.Validate(), "max_record_read_bytes_per_scrape: must be between 0 and 1073741824, got 2147483648")
+}

@@ -29,6 +29,10 @@ var (
 	// MaxRecordReadsPerScrape: 0 turns record reads off. No ceiling: a
 	// scrape reads only the partitions that need it.
 	MaxRecordReadsPerScrape = Int{Key: "max_record_reads_per_scrape", Min: 0}
+	// MaxRecordReadBytesPerScrape: 0 leaves to the time index what it
+	// can answer and reads nothing. A GiB a scrape is already more than a
+	// collector should pull from the brokers to date records.
+	MaxRecordReadBytesPerScrape = Int{Key: "max_record_read_bytes_per_scrape", Min: 0, Max: 1 << 30}
 	// StorageInterval: each save rewrites every table; more than once a
 	// second is disk and CPU for at most a second of history saved. A day
 	// bounds what a crash loses (tables are also saved at shutdown).
@@ -90,7 +94,7 @@ func All() map[string]Range {
 		CoordinationSessionTimeout, CoordinationHeartbeatInterval} {
 		out[d.Key] = d
 	}
-	for _, i := range []Int{MaxSamples, MaxRecordReadsPerScrape, StatusWindow, MetadataRetryMax,
+	for _, i := range []Int{MaxSamples, MaxRecordReadsPerScrape, MaxRecordReadBytesPerScrape, StatusWindow, MetadataRetryMax,
 		CoordinationTopicPartitions, CoordinationTopicReplicationFactor} {
 		out[i.Key] = i
 	}

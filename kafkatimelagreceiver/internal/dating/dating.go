@@ -43,9 +43,10 @@ type Options struct {
 	// Off by default: it meets the accuracy target on fewer shapes than
 	// record reads do (docs/accuracy.md's time-index row).
 	TimeIndex bool
-	// MaxReadBytes bounds the bytes a scrape's record reads ask, counted
-	// FetchBytesPerPartition a partition; 0: no bound. The time index is
-	// not counted against it.
+	// MaxReadBytes bounds, with TimeIndex, the bytes a scrape's record
+	// reads ask, counted FetchBytesPerPartition a partition; 0: none.
+	// The time index is not counted against it. Without TimeIndex, MaxReads
+	// alone bounds the reads.
 	MaxReadBytes int64
 	// RateWindow, when set, is the window each partition's production
 	// rate is estimated over (lag.Estimates.ResolveProduceRates).
@@ -109,7 +110,7 @@ func Date(ctx context.Context, src Source, tables *timetable.Store, records *lag
 	// affordable is the head of wanted (largest lags first) the byte
 	// budget reads.
 	affordable := func(wanted []kafka.PartitionOffsets) []kafka.PartitionOffsets {
-		if opt.MaxReadBytes <= 0 {
+		if !opt.TimeIndex {
 			return wanted
 		}
 		n := min(int64(len(wanted)), fetchBudget/FetchBytesPerPartition)

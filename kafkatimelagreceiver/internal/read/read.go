@@ -50,7 +50,7 @@ type Reader struct {
 	// scrape reads (readPartitions); 0: none.
 	MaxRecordReads int
 	// MaxRecordReadBytes bounds the bytes a scrape's record reads (Fetch)
-	// ask (dating.Options.MaxReadBytes; 0: no bound).
+	// ask with TimeIndex (dating.Options.MaxReadBytes; 0: none).
 	MaxRecordReadBytes int64
 	// TimeIndex dates records from the brokers' time index where it can
 	// (dating.Options.TimeIndex).
