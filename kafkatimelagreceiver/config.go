@@ -23,7 +23,7 @@ const (
 	defaultMaxSamples         = timetable.DefaultMaxSamples
 	defaultRecordReads        = read.DefaultMaxRecordReads
 	defaultRecordReadBytes    = read.TimeIndexRecordReadBytes
-	defaultTimestampSource    = TimestampSourceRecordReads
+	defaultTimestampSource    = TimestampSourceTimeIndex
 	defaultStorageInterval    = time.Minute
 	// defaultRateWindow is long enough to smooth a consumer that commits
 	// every few seconds and a producer that writes in bursts, short enough

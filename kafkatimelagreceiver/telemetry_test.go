@@ -63,8 +63,8 @@ func TestSelfTelemetry(t *testing.T) {
 		require.Equal(t, "success", outcome.AsString())
 		byAPI[api.AsString()] += dp.Value
 	}
-	require.Equal(t, int64(1), byAPI["ListOffsets"], "one broker: one ListOffsets")
-	require.Equal(t, int64(1), byAPI["Fetch"], "one record read for the lagging partition")
+	require.Greater(t, byAPI["ListOffsets"], int64(1), "one broker: the end offsets, then the time index's rounds")
+	require.Equal(t, int64(1), byAPI["Fetch"], "one record read for the lagging partition, a new one that may hold transaction markers")
 	require.GreaterOrEqual(t, byAPI["OffsetFetch"], int64(1))
 
 	responses, err := tt.GetMetric("otelcol_kafka_time_lag_response_bytes")

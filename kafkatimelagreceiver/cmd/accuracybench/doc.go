@@ -87,13 +87,18 @@ placed at k/n of their bracket).
 
 ## The rows
 
-1. **this receiver**: per-partition interpolation tables of end offsets
-   sampled every sampling interval (at most %d points), a record placed at
-   (k+1)/(n+1) of its bracket, and record timestamps read where no table can
-   date the record or where the bracket is coarse against the time lag it
-   yields, each producer's clock measured from the records it reads.
-2. **this receiver, no record reads**: the same with
-   `+"`max_record_reads_per_scrape: 0`"+`: tables only.
+1. **this receiver**, as shipped: per-partition interpolation tables of end
+   offsets sampled every sampling interval (at most %d points), a record
+   placed at (k+1)/(n+1) of its bracket, and, where no table can date the
+   record or where the bracket is coarse against the time lag it yields,
+   the record's timestamp found in the brokers' time index (ListOffsets by
+   timestamp, no record sent), the partition's clock measured from the
+   exact points the index answers; records are read only where the index
+   cannot answer, within `+"`max_record_read_bytes_per_scrape`"+`.
+2. **this receiver, `+"`timestamp_source: record_reads`"+`**: the same, reading
+   the records themselves (Fetch) instead of asking the index, each
+   producer's clock measured from the records it reads.
+3. **this receiver, tables only**: `+"`max_record_reads_per_scrape: 0`"+`.
 
 The other rows are other tools' methods, re-implemented from their source at
 the version named, at their shipped defaults; kafka-lag-exporter also at the
@@ -159,14 +164,22 @@ scrape:
 ## Where the receiver misses
 
 - **Realistic, skewed clocks, at the default 10 s sampling.** Producers 1.5 s
-  behind whose stamps jitter by up to 100 ms: the receiver reads the records
-  of groups seconds behind and dates them by their timestamps moved by each
-  producer's measured clock offset, and at 10 s sampling the tables' brackets
-  are too wide for the reads to pin that offset: the error is most of the
-  skew. Trusting the table alone (row 2) meets the target there. Closing it
-  needs the clock offset measured against narrower brackets: a sampling
-  interval of 1 s meets it (at 10 times the end-offset reads), or dating by
-  the broker's own time index.
+  behind whose stamps jitter by up to 100 ms: the receiver dates the records
+  of groups seconds behind by their timestamps moved by the measured clock
+  offset, and at 10 s sampling the tables' brackets are too wide for the
+  points it finds (the index's or the records read, rows 1 and 2 alike) to
+  pin that offset: the error is most of the skew. Trusting the table alone
+  (row 3) meets the target there. Closing it needs the clock offset
+  measured against narrower brackets: a sampling interval of 1 s meets it
+  (at 10 times the end-offset reads).
+- **Skewed clocks on one partition, at 1 s sampling.** Producers 1.5 s
+  behind and 0.3 s ahead writing to one partition: the time index answers
+  the latest timestamp up to a record and not which producer stamped it,
+  so that a record of the producer behind is dated by the latest stamp of
+  the one ahead before it, early by up to the gap between that producer's
+  writes; the bound at 1 s sampling is 0.1 s. Reading the records (row 2)
+  measures each producer's clock and meets it, at the cost of Fetching
+  them; at 10 and 60 s sampling row 1 meets the target.
 - **At 1 s sampling**, the relative bound is 0.1 s, and on the realistic
   shapes producers' batching and the high watermark's delay alone move a
   record's timestamp by tens to hundreds of milliseconds from its append:
@@ -182,8 +195,8 @@ scrape:
 
 ## What measuring producers' clocks is worth
 
-Record reads date a record by its producer's timestamp moved by that
-producer's clock offset, as the records read measure it. Where batches do
+Record reads (row 2) date a record by its producer's timestamp moved by
+that producer's clock offset, as the records read measure it. Where batches do
 not say which producer wrote them (LogAppendTime topics, producers without
 an ID), the timestamp is taken as it stands, clamped to the bracket the
 table proves: the second row below is the error of a producer without an
@@ -225,8 +238,8 @@ What the simulation cannot show, and what would change the ranking:
   clock figures are assumptions for one region with NTP; a cross-region
   producer, a broker under GC or disk pressure, or a host without NTP moves
   records' timestamps further from their appends. That favours the rows
-  that never read a timestamp (2 to 5, 8, 9) against those that do (1, 6,
-  7); the ranking between the table rows does not depend on it.
+  that never read a timestamp (3 to 6, 9, 10) against those that do (1, 2,
+  7, 8); the ranking between the table rows does not depend on it.
 - **In-flight queueing rarely binds.** With the network assumed, five
   requests in flight are seldom all waiting even in the bursts; a slow
   broker would make it bind and widen the gap between CreateTime and the

@@ -60,7 +60,7 @@ func run(docPath, plotDir string, seed uint64, seeds, workers int) error {
 			skew = append(skew, s)
 		}
 	}
-	clocks := accuracy.Evaluate(skew, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.Methods()[0], accuracy.TrustClocks}, seed, seeds, workers)
+	clocks := accuracy.Evaluate(skew, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.ReceiverRecordReads, accuracy.TrustClocks}, seed, seeds, workers)
 	text := document(results, clocks, plotName, seed, seeds)
 	if err := os.WriteFile(docPath, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("write %q: %w", docPath, err)

@@ -14,10 +14,10 @@ import (
 func BrokenMethods() []MethodSpec {
 	return []MethodSpec{
 		{Key: "broken-half-interval", Name: "this receiver, every time lag half a sampling interval long", New: func(s int64) Method {
-			return &offsetMethod{inner: newReceiver(s, true, true), offset: float64(s) / 2e9}
+			return &offsetMethod{inner: newReceiver(s, DateFromIndex, true), offset: float64(s) / 2e9}
 		}},
 		{Key: "broken-kn", Name: "this receiver, table records placed at k/n", New: func(s int64) Method {
-			return &straightLineMethod{newReceiver(s, true, true)}
+			return &straightLineMethod{newReceiver(s, DateFromIndex, true)}
 		}},
 	}
 }

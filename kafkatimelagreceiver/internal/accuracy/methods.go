@@ -253,8 +253,9 @@ const (
 // closest to ours.
 func Methods() []MethodSpec {
 	return []MethodSpec{
-		{Key: "receiver", Name: "this receiver", New: func(s int64) Method { return NewReceiver(s, true) }},
-		{Key: "receiver-no-reads", Name: "this receiver, no record reads", New: func(s int64) Method { return NewReceiver(s, false) }},
+		Receiver,
+		ReceiverRecordReads,
+		ReceiverTablesOnly,
 		{Key: "kle", Name: "kafka-lag-exporter, defaults, cold start", New: func(int64) Method { return newKLE(KLEPoll, KLEPoints) },
 			Tool: "kafka-lag-exporter 0.8.2", Source: kleSource, Settings: "poll-interval 30 s, lookup-table size 60, lag not clamped at 0; the table starts empty"},
 		{Key: "kle-warm", Name: "kafka-lag-exporter, defaults, warm start", New: func(int64) Method { return newKLE(KLEPoll, KLEPoints) }, Warm: KLEPoll * KLEPoints,

@@ -38,31 +38,45 @@ type receiverMethod struct {
 	samples int
 }
 
-// NewReceiver is the receiver as shipped (recordReads) or with
-// max_record_reads_per_scrape 0, at the sampling interval.
-func NewReceiver(sampling int64, recordReads bool) Method {
-	return newReceiver(sampling, recordReads, true)
+// Dating is where the receiver finds the timestamps of the records its
+// tables date too loosely (timestamp_source).
+type Dating int
+
+const (
+	// DateFromIndex asks the brokers' time index, reading records only
+	// where it cannot answer, within read.TimeIndexRecordReadBytes: the
+	// receiver as shipped.
+	DateFromIndex Dating = iota
+	// DateFromReads reads the records (timestamp_source: record_reads).
+	DateFromReads
+	// DateNone dates nothing: the tables alone
+	// (max_record_reads_per_scrape: 0).
+	DateNone
+)
+
+// NewReceiver is the receiver at the sampling interval, dating as dating
+// says.
+func NewReceiver(sampling int64, dating Dating) Method {
+	return newReceiver(sampling, dating, true)
 }
 
-// TimeIndex is the receiver dating records from the brokers' time index
-// (ListOffsets by timestamp), reading them only where the index cannot
-// answer, under a byte budget (read.TimeIndexRecordReadBytes).
-var TimeIndex = MethodSpec{Key: "receiver-time-index", Name: "this receiver, dating from the time index", New: func(s int64) Method {
-	m := newReceiver(s, true, true)
-	m.reader.TimeIndex = true
-	m.reader.MaxRecordReadBytes = read.TimeIndexRecordReadBytes
-	return m
-}}
+// The receiver's rows: as shipped, reading records instead of asking the
+// time index, and its tables alone.
+var (
+	Receiver            = MethodSpec{Key: "receiver", Name: "this receiver", New: func(s int64) Method { return NewReceiver(s, DateFromIndex) }}
+	ReceiverRecordReads = MethodSpec{Key: "receiver-record-reads", Name: "this receiver, timestamp_source: record_reads", New: func(s int64) Method { return NewReceiver(s, DateFromReads) }}
+	ReceiverTablesOnly  = MethodSpec{Key: "receiver-no-reads", Name: "this receiver, tables only", New: func(s int64) Method { return NewReceiver(s, DateNone) }}
+)
 
 // TrustClocks is the receiver reading batches that do not say which
 // producer wrote them (LogAppendTime topics, producers without an ID):
 // each record is dated by its timestamp as it stands, clamped to its
 // bracket, with no producer's clock measured.
 var TrustClocks = MethodSpec{Key: "receiver-trust-clocks", Name: "this receiver, producers' clocks not measured", New: func(s int64) Method {
-	return newReceiver(s, true, false)
+	return newReceiver(s, DateFromReads, false)
 }}
 
-func newReceiver(sampling int64, recordReads, byProducer bool) *receiverMethod {
+func newReceiver(sampling int64, dating Dating, byProducer bool) *receiverMethod {
 	every, err := filter.New(nil, nil)
 	if err != nil {
 		panic(err) // no pattern: cannot fail
@@ -72,22 +86,24 @@ func newReceiver(sampling int64, recordReads, byProducer bool) *receiverMethod {
 	// wall clock would take them for clock steps.
 	tables := timetable.NewStore(timetable.DefaultMaxSamples, timetable.GapSamples*time.Duration(sampling), nil)
 	maxReads := 0
-	if recordReads {
+	if dating != DateNone {
 		maxReads = ReceiverMaxRecordReads
 	}
 	return &receiverMethod{
 		cluster: cluster,
 		sampler: sampler.New(cluster, tables, sampler.Settings{Interval: time.Duration(sampling), Timeout: time.Minute}),
 		reader: &read.Reader{
-			Cluster:         cluster,
-			Tables:          tables,
-			Records:         lag.NewRecordTimes(),
-			Groups:          every,
-			Topics:          every,
-			MaxRecordReads:  maxReads,
-			KeepUnwantedFor: time.Hour,
-			Now:             cluster.now,
-			Logger:          zap.NewNop(),
+			Cluster:            cluster,
+			Tables:             tables,
+			Records:            lag.NewRecordTimes(),
+			Groups:             every,
+			Topics:             every,
+			MaxRecordReads:     maxReads,
+			TimeIndex:          dating == DateFromIndex,
+			MaxRecordReadBytes: read.TimeIndexRecordReadBytes,
+			KeepUnwantedFor:    time.Hour,
+			Now:                cluster.now,
+			Logger:             zap.NewNop(),
 		},
 	}
 }
@@ -274,7 +290,8 @@ func (c *simCluster) RecordTimestamps(_ context.Context, wanted []kafka.Partitio
 				continue
 			}
 			ts, _, _ := readRecord(c.log, next, end)
-			rec := kafka.RecordTimestamp{Offset: next, Timestamp: ts, Found: kafka.RecordTimed}
+			rec := kafka.RecordTimestamp{Offset: next, Timestamp: ts, Found: kafka.RecordTimed,
+				Transactional: next != o || c.log.Transactional(next)}
 			if identified, _ := c.log.Identified(next); c.byProducer && identified {
 				rec.Producer, _ = c.log.Producer(next)
 				rec.ByProducer = true

@@ -38,6 +38,9 @@ type Timeline struct {
 	// markers (one offset, no data record).
 	producer      []int64
 	noID, control []bool
+	// transactional are the producers that wrote a marker: their batches
+	// are transactional ones.
+	transactional map[int64]bool
 	// maxUpTo[i] is the first batch of those up to i with the largest
 	// timestamp.
 	maxUpTo []int32
@@ -96,6 +99,19 @@ func (tl *Timeline) AppendBatch(b Batch) {
 	tl.noID = append(tl.noID, b.NoID)
 	tl.control = append(tl.control, b.Control)
 	tl.maxUpTo = append(tl.maxUpTo, best)
+	if b.Control {
+		if tl.transactional == nil {
+			tl.transactional = map[int64]bool{}
+		}
+		tl.transactional[b.Producer] = true
+	}
+}
+
+// Transactional tells whether the record at offset was written in a
+// transaction: by a producer that writes markers.
+func (tl *Timeline) Transactional(offset int64) bool {
+	producer, ok := tl.Producer(offset)
+	return ok && tl.transactional[producer]
 }
 
 // EndOffset is the end offset after every batch (the next offset to write).

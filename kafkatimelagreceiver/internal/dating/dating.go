@@ -40,8 +40,6 @@ type Options struct {
 	MaxReads int
 	// TimeIndex dates records from the brokers' time index, reading them
 	// (Fetch) only where it cannot answer; off, every record is read.
-	// Off by default: it meets the accuracy target on fewer shapes than
-	// record reads do (docs/accuracy.md's time-index row).
 	TimeIndex bool
 	// MaxReadBytes bounds, with TimeIndex, the bytes a scrape's record
 	// reads ask, counted FetchBytesPerPartition a partition; 0: none.
@@ -188,12 +186,26 @@ func dateFromIndex(ctx context.Context, src Source, tables *timetable.Store, rec
 		search.take(asks, points)
 	}
 	points, dated, fallback := search.results()
-	put(tables, records, points, snap, idx, opt, rep, true)
-	put(tables, records, dated, snap, idx, opt, rep, false)
 	need := map[kafka.TopicPartition][]int64{}
 	for _, w := range append(markerChecks, fallback...) {
 		need[w.TopicPartition] = append(need[w.TopicPartition], w.Offsets...)
 	}
+	// The points measure the clock. A record that gives no time is counted
+	// once: with the records dated, unless a read of it follows.
+	put(tables, records, points, snap, idx, opt, &Report{}, true)
+	reRead := kafka.RecordReads{}
+	for tp, found := range dated {
+		kept := slices.DeleteFunc(found, func(r kafka.RecordRead) bool {
+			if slices.Contains(need[tp], r.Wanted) {
+				reRead[tp] = append(reRead[tp], r)
+				return true
+			}
+			return false
+		})
+		dated[tp] = kept
+	}
+	put(tables, records, dated, snap, idx, opt, rep, false)
+	put(tables, records, reRead, snap, idx, opt, &Report{}, false)
 	var reads []kafka.PartitionOffsets
 	for _, w := range wanted {
 		offsets := need[w.TopicPartition]

@@ -1,6 +1,7 @@
 package dating
 
 import (
+	"math"
 	"slices"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -14,78 +15,181 @@ import (
 // once f(L) <= c < f(U), the largest timestamp of the records up to c
 // lies in [L, U): where timestamps never go back, that is c's own. Where
 // they do (CreateTime from producers whose clocks differ, or set by the
-// application), the answers cannot show it, since f and its points only
-// ever grow: the search then dates c by the latest timestamp up to it,
-// which is no earlier than c's own and, clocks being right, no later than
-// c's append, and the date is clamped to c's bracket like any other. A search
-// narrows [L, U) round by round, each round one request per leader asking
-// one time per partition still searching (the request carries one time per
-// partition), the time most useful to the partition's widest target.
+// application), the search dates c by the latest timestamp up to it, which
+// is no earlier than c's own and, clocks being right, no later than c's
+// append; the points it answers are those records too, so that the
+// partition's clock measured from them is the one of the latest stamps,
+// and the date is clamped to c's bracket like any other.
+//
+// Every answer is an exact point (an offset and its record's timestamp)
+// and bounds every target of its partition at once. A round asks, per
+// partition, one time for each target not yet within its precision
+// (target.nextTime): first the table's guess; from one side, the time the
+// partition's rate in its table puts the target at from the nearest
+// point, pushed past the known end by a step that grows while the other
+// end stays unknown; from both sides, the straight line through what is
+// known (a steady partition's stamps follow it), the millisecond after the
+// latest timestamp below (records of one batch share it), or the middle.
 
-// MaxIndexRounds caps a scrape's rounds of time-index requests: a search
-// halves its interval each round once both ends are known, and its first
-// rounds find the ends from the table's guess, so that ten rounds date a
-// record to a millisecond from a bracket of minutes. A target left wider
-// at the cap is dated within what its rounds proved.
+// MaxIndexRounds caps a scrape's rounds of time-index requests. The first
+// round asks the table's guess, the next ones the line through what was
+// answered: a steady or batched partition is dated in two or three rounds,
+// and ten narrow a record hours old to its precision by halving.
 const MaxIndexRounds = 10
+
+// MaxAsksPerPartition caps the times a partition is asked in one round:
+// the request names a partition once, so each time past the first costs
+// its leader one more request of the round, however few partitions need
+// it.
+const MaxAsksPerPartition = 8
+
+// gallop is how much further each time the search looks past a one-sided
+// interval's known end: from a second, an hour away is found in the fourth
+// round and a year in the seventh.
+const gallop = 16
 
 const (
 	noLower = -(int64(1) << 60)
 	noUpper = int64(1) << 60
 )
 
-// target is a record the search dates: [lo, hi) holds its timestamp, in
-// unix milliseconds, as far as the answers prove it.
+// target is a record the search dates: [lo, hi) holds the latest
+// timestamp up to it, in unix milliseconds, as far as the answers prove.
 type target struct {
 	lag.IndexTarget
 	lo, hi int64
-	// step is how far past the known end of a one-sided interval the next
-	// time is asked: first the precision (records appended together
-	// mostly share a millisecond, so the first step often closes the
-	// interval), then fourfold each time the other end stays unknown.
-	step int64
+	// below and above are the exact points nearest the target on either
+	// side: the answers whose record is at or before it with the latest
+	// timestamp, and after it with the earliest.
+	below, above kafka.TimePoint
+	// step is how far past a one-sided interval's known end the next time
+	// is pushed; lastWidth is the interval's width when it was last
+	// asked, to tell whether the line halved it.
+	step, lastWidth int64
+	// aboveBefore is the offset of the record above when last asked.
+	aboveBefore int64
+	// probedBatch: the millisecond after lo was asked, once, to close the
+	// interval where the target shares its batch's millisecond.
+	probedBatch bool
 }
 
 func (t *target) converged() bool { return t.hi-t.lo <= t.PrecisionMillis }
 
-// width orders the targets of a partition: the one furthest from its
-// precision is asked first.
-func (t *target) width() int64 {
-	if t.lo == noLower || t.hi == noUpper {
-		return noUpper
-	}
-	return (t.hi - t.lo) / max(1, t.PrecisionMillis)
-}
-
-// nextTime is the time to ask to narrow t.
-func (t *target) nextTime() int64 {
+// nextTime is the time to ask to narrow t, none of those asked already
+// (asked); not ok when every time that could narrow it was asked.
+func (t *target) nextTime(asked map[int64]bool) (int64, bool) {
 	var at int64
 	switch {
 	case t.lo == noLower && t.hi == noUpper:
 		at = t.GuessMillis
-	case t.hi == noUpper:
-		at = t.lo + t.step
-		t.step *= 4
 	case t.lo == noLower:
 		at = t.hi - t.step
-		t.step *= 4
+		if line, ok := t.extrapolate(t.above); ok {
+			at = min(at, line)
+		}
+		t.step *= gallop
+	case t.hi == noUpper:
+		at = t.lo + t.step
+		if line, ok := t.extrapolate(t.below); ok {
+			at = max(at, line)
+		}
+		t.step *= gallop
 	default:
-		at = t.lo + (t.hi-t.lo)/2
+		return t.narrow(asked)
 	}
-	return max(at, 0)
+	at = max(at, 0)
+	return at, !asked[at]
 }
 
-// answer is one time asked and what the index answered.
-type answer struct {
-	at int64
-	kafka.TimePoint
+// narrow is the time to ask to narrow t, bounded on both sides. Once the
+// record above stayed the same over an answer (no record between is
+// stamped in what the interval lost), the millisecond after the latest
+// timestamp below, once: where the records from there up to the target
+// share it (one batch), its answer closes the interval. Else the straight
+// line through what is known, while it halves the interval; else the
+// middle.
+func (t *target) narrow(asked map[int64]bool) (int64, bool) {
+	width := t.hi - t.lo
+	halving := t.lastWidth == 0 || 2*width <= t.lastWidth
+	aboveStayed := t.lastWidth != 0 && t.above.Offset == t.aboveBefore
+	t.lastWidth, t.aboveBefore = width, t.above.Offset
+	if aboveStayed && !t.probedBatch && !asked[t.lo+1] && t.lo+1 < t.hi {
+		t.probedBatch = true
+		return t.lo + 1, true
+	}
+	if line, ok := t.interpolate(); ok && halving {
+		if line = min(max(line, t.lo+1), t.hi-1); !asked[line] {
+			return line, true
+		}
+	}
+	for _, at := range []int64{t.lo + width/2, t.lo + width/4, t.lo + 3*width/4} {
+		if at > t.lo && at < t.hi && !asked[at] {
+			return at, true
+		}
+	}
+	return 0, false
+}
+
+// extrapolate is when the partition's rate puts the target, from the
+// exact point p; not ok without either.
+func (t *target) extrapolate(p kafka.TimePoint) (int64, bool) {
+	if !p.Found || t.RecordsPerMilli <= 0 {
+		return 0, false
+	}
+	shift := float64(t.Offset-p.Offset) / t.RecordsPerMilli
+	return p.TimestampMillis + int64(max(min(shift, 1<<50), -(1<<50))), true
+}
+
+// interpolate is when the straight line through what is known around the
+// target puts it: from the record below at lo to the record above at hi,
+// the earliest its timestamp can be (no later than that record's own), or,
+// no record above being stamped as late as hi, to the partition's end.
+func (t *target) interpolate() (int64, bool) {
+	below, aboveOffset := t.below, t.End
+	if t.above.Found {
+		aboveOffset = t.above.Offset
+	}
+	if !below.Found || aboveOffset <= below.Offset || t.Offset < below.Offset {
+		return 0, false
+	}
+	f := float64(t.Offset-below.Offset) / float64(aboveOffset-below.Offset)
+	return t.lo + int64(math.Round(f*float64(t.hi-t.lo))), true
+}
+
+// apply narrows t by an answer.
+func (t *target) apply(a kafka.TimePoint) {
+	switch {
+	case !a.Found || a.Offset > t.Offset:
+		// Every record up to the target is stamped before a.AtMillis.
+		if a.AtMillis < t.hi {
+			t.hi = a.AtMillis
+		}
+		if a.Found && (!t.above.Found || a.Offset < t.above.Offset) {
+			t.above = a
+		}
+	case a.Offset == t.Offset:
+		// The target's own record, first stamped at or after the time
+		// asked: every record before it is stamped earlier.
+		t.lo, t.below = a.TimestampMillis, a
+		t.hi = min(t.hi, a.TimestampMillis+1)
+	case a.TimestampMillis >= t.lo:
+		// The latest timestamp up to the target is no earlier than f's.
+		t.lo, t.below = a.TimestampMillis, a
+	}
+	if t.lo >= t.hi {
+		// Answers that contradict each other (the log changed between
+		// them: retention, a truncation): the latest one stands.
+		t.lo, t.hi = noLower, noUpper
+		t.apply(a)
+	}
 }
 
 // partitionSearch is one partition's search.
 type partitionSearch struct {
 	tp      kafka.TopicPartition
 	targets []target // ascending by offset
-	answers []answer
+	answers []kafka.TimePoint
+	asked   map[int64]bool
 	// failed: the index could not be searched (an error named the
 	// partition); belowStart: a target lies below the log start (the
 	// first record, f(0), is past it): retention deleted it.
@@ -106,11 +210,11 @@ func newIndexSearch(targets []lag.IndexTarget) *indexSearch {
 	for _, it := range targets {
 		ps := s.byTP[it.TopicPartition]
 		if ps == nil {
-			ps = &partitionSearch{tp: it.TopicPartition}
+			ps = &partitionSearch{tp: it.TopicPartition, asked: map[int64]bool{}}
 			s.byTP[it.TopicPartition] = ps
 			s.parts = append(s.parts, ps)
 		}
-		ps.targets = append(ps.targets, target{IndexTarget: it, lo: noLower, hi: noUpper, step: it.PrecisionMillis})
+		ps.targets = append(ps.targets, target{IndexTarget: it, lo: noLower, hi: noUpper, step: max(it.StepMillis, it.PrecisionMillis, 1)})
 	}
 	for _, ps := range s.parts {
 		slices.SortFunc(ps.targets, func(a, b target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) })
@@ -118,31 +222,47 @@ func newIndexSearch(targets []lag.IndexTarget) *indexSearch {
 	return s
 }
 
-// asks are the times of the next round: one per partition still
-// searching, for its widest target not yet within its precision.
+// asks are the times of the next round: per partition still searching,
+// one for each target not yet within its precision, up to
+// MaxAsksPerPartition, the widest intervals first.
 func (s *indexSearch) asks() []kafka.PartitionTimes {
 	var asks []kafka.PartitionTimes
 	for _, ps := range s.parts {
 		if !ps.searching() {
 			continue
 		}
-		var widest *target
+		var open []*target
 		for i := range ps.targets {
-			t := &ps.targets[i]
-			if !t.converged() && (widest == nil || t.width() > widest.width()) {
-				widest = t
+			if t := &ps.targets[i]; !t.converged() {
+				open = append(open, t)
 			}
 		}
-		if widest == nil {
-			continue
+		slices.SortStableFunc(open, func(a, b *target) int {
+			wa, wb := a.hi-a.lo, b.hi-b.lo
+			return int(min(max(wb/max(b.PrecisionMillis, 1)-wa/max(a.PrecisionMillis, 1), -1), 1))
+		})
+		var times []int64
+		for _, t := range open {
+			if len(times) == MaxAsksPerPartition {
+				break
+			}
+			at, ok := t.nextTime(ps.asked)
+			if !ok {
+				// Every time that could narrow it was asked: it cannot
+				// narrow further from here.
+				t.PrecisionMillis = max(t.PrecisionMillis, t.hi-t.lo)
+				continue
+			}
+			if !slices.Contains(times, at) {
+				times = append(times, at)
+			}
 		}
-		at := widest.nextTime()
-		if slices.ContainsFunc(ps.answers, func(a answer) bool { return a.at == at }) {
-			// Asked already: the interval cannot narrow further from here.
-			widest.PrecisionMillis = max(widest.PrecisionMillis, widest.hi-widest.lo)
-			continue
+		for _, at := range times {
+			ps.asked[at] = true
 		}
-		asks = append(asks, kafka.PartitionTimes{TopicPartition: ps.tp, Millis: []int64{at}})
+		if len(times) > 0 {
+			asks = append(asks, kafka.PartitionTimes{TopicPartition: ps.tp, Millis: times})
+		}
 	}
 	return asks
 }
@@ -158,27 +278,19 @@ func (s *indexSearch) take(asks []kafka.PartitionTimes, points kafka.TimePoints)
 			continue
 		}
 		for _, p := range got {
-			ps.apply(answer{at: p.AtMillis, TimePoint: p})
+			ps.apply(p)
 		}
 	}
 }
 
-func (ps *partitionSearch) apply(a answer) {
+func (ps *partitionSearch) apply(a kafka.TimePoint) {
 	ps.answers = append(ps.answers, a)
 	for i := range ps.targets {
 		t := &ps.targets[i]
-		switch {
-		case a.Found && a.at == 0 && a.Offset > t.Offset:
+		if a.Found && a.AtMillis == 0 && a.Offset > t.Offset {
 			ps.belowStart = true
-		case !a.Found || a.Offset > t.Offset:
-			// Every record up to c carries a timestamp before a.at.
-			t.hi = min(t.hi, a.at)
-		case a.Offset == t.Offset:
-			t.lo, t.hi = a.TimestampMillis, a.TimestampMillis+1
-		default:
-			// The latest timestamp up to c is no earlier than f's.
-			t.lo = max(t.lo, a.TimestampMillis)
 		}
+		t.apply(a)
 	}
 }
 
@@ -187,13 +299,15 @@ func (ps *partitionSearch) apply(a answer) {
 // partition's clock against its table like records read), and the targets
 // dated: bounded on both sides, by the middle of their interval. Both carry
 // the partition's clock (lag.TimeIndexClock). Partitions whose index could
-// not be searched, or with a target below the log start, are in fallback, with the offsets of their targets: a record read
-// answers those, and finds the log start.
+// not be searched, or with a target below the log start, and the targets
+// the rounds left open on one side or wider than their cut-off, are in
+// fallback, with their offsets: a record read answers those, and finds the
+// log start.
 func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kafka.PartitionOffsets) {
 	points, dated = kafka.RecordReads{}, kafka.RecordReads{}
 	for _, ps := range s.parts {
+		w := kafka.PartitionOffsets{TopicPartition: ps.tp}
 		if !ps.searching() {
-			w := kafka.PartitionOffsets{TopicPartition: ps.tp}
 			for _, t := range ps.targets {
 				w.Offsets = append(w.Offsets, t.Offset)
 			}
@@ -201,16 +315,20 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 			continue
 		}
 		for _, a := range ps.answers {
-			if a.Found {
+			if a.Found && !slices.ContainsFunc(points[ps.tp], func(r kafka.RecordRead) bool { return r.Offset == a.Offset }) {
 				points[ps.tp] = append(points[ps.tp], indexRead(a.Offset, a.Offset, a.TimestampMillis))
 			}
 		}
 		for _, t := range ps.targets {
-			if t.lo == noLower || t.hi == noUpper {
+			if t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.PrecisionMillis, (t.ScrapeMillis-t.lo)/100) {
+				w.Offsets = append(w.Offsets, t.Offset)
 				continue
 			}
 			// [lo, hi) in milliseconds: the middle of what it allows.
 			dated[ps.tp] = append(dated[ps.tp], indexRead(t.Offset, t.Offset, t.lo+(t.hi-1-t.lo)/2))
+		}
+		if len(w.Offsets) > 0 {
+			fallback = append(fallback, w)
 		}
 	}
 	return points, dated, fallback

@@ -124,3 +124,57 @@ func TestSearchFallsBackWhereTheIndexFails(t *testing.T) {
 	_, _, fallback := s.results()
 	assert.Equal(t, []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{4}}}, fallback)
 }
+
+// Six groups at six batches of one partition: each round asks a time for
+// every target still open, so that all six are dated exactly in the rounds
+// one takes, not one after the other.
+func TestSearchDatesAPartitionsTargetsTogether(t *testing.T) {
+	var l indexLog
+	for batch := range int64(60) {
+		for range 16 {
+			l.stamps = append(l.stamps, 1_000_000+batch*1_000)
+		}
+	}
+	var targets []lag.IndexTarget
+	for g := range int64(6) {
+		batch := 10 + 8*g
+		targets = append(targets, lag.IndexTarget{TopicPartition: tp, Offset: batch*16 + g, GuessMillis: 1_000_000 + batch*1_000 + 300, PrecisionMillis: 1, RecordsPerMilli: 0.016})
+	}
+	s := newIndexSearch(targets)
+	assert.LessOrEqual(t, run(s, l), 3)
+	_, dated, fallback := s.results()
+	assert.Empty(t, fallback)
+	require.Len(t, dated[tp], 6)
+	for _, d := range dated[tp] {
+		assert.Equal(t, l.stamps[d.Offset]*1e6, d.Timestamp, "offset %d", d.Offset)
+	}
+}
+
+// A record hours older than its table, on a partition writing steadily:
+// the first guess comes from the rate at the table's start, and the line
+// through the answers dates it to its precision in a few rounds.
+func TestSearchFindsARecordHoursOlderThanItsTable(t *testing.T) {
+	var l indexLog
+	for i := range int64(200_000) {
+		l.stamps = append(l.stamps, 1_000_000+i*90+i%7*10) // about 11 a second
+	}
+	c := int64(20_000) // 5 h before the table's first point at offset 200,000
+	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_000_000 + c*100, PrecisionMillis: 50, RecordsPerMilli: 1.0 / 100}})
+	assert.LessOrEqual(t, run(s, l), 4)
+	_, dated, fallback := s.results()
+	assert.Empty(t, fallback)
+	require.Len(t, dated[tp], 1)
+	assert.InDelta(t, float64(l.stamps[c])*1e6, float64(dated[tp][0].Timestamp), 50e6)
+}
+
+// A record the rounds cannot bound on both sides (its table's guess a day
+// off, and no rate to correct it) is left to a record read rather than
+// dated from one side.
+func TestSearchLeavesARecordOpenOnOneSideToARead(t *testing.T) {
+	l := indexLog{stamps: []int64{1_000, 1_001, 1_002}}
+	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 1, GuessMillis: 86_400_000, PrecisionMillis: 1}})
+	run(s, l)
+	_, dated, fallback := s.results()
+	assert.Empty(t, dated)
+	assert.Equal(t, []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{1}}}, fallback)
+}

@@ -129,6 +129,10 @@ type RecordTimestamp struct {
 	// without an ID.
 	ByProducer bool
 	Producer   int64
+	// Transactional tells that the batches read up to the record held a
+	// transaction's batch or marker: the partition carries markers, which
+	// the brokers' time index does not tell from data.
+	Transactional bool
 }
 
 // RecordFound says what a record-timestamp read found.

@@ -158,7 +158,7 @@ func (c producerClock) offset() int64 {
 	switch {
 	case lo <= 0 && 0 <= hi:
 		return 0
-	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled):
+	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && c.producer != TimeIndexClock):
 		o = lo/2 + hi/2
 	default:
 		o = min(max(0, lo), hi)

@@ -14,6 +14,7 @@ type Tables interface {
 	Refs(tps []kafka.TopicPartition) []timetable.Ref
 	Bracket(ref timetable.Ref, c int64, upper timetable.Sample) (timetable.Bracket, bool)
 	Idle(ref timetable.Ref, end int64, still time.Duration) bool
+	Young(ref timetable.Ref, span time.Duration) bool
 	ProduceRates(refs []timetable.Ref, window time.Duration) []timetable.Rate
 }
 

@@ -26,6 +26,12 @@ type RecordTimes struct {
 	// own reads of them need not.
 	clocks   map[kafka.TopicPartition]partitionClocks
 	clocksMu sync.Mutex
+	// transactional is what reads showed of a partition's batches: true
+	// once one was written in a transaction (or only markers were found),
+	// false once a data record read was not; a partition never read is
+	// missing. Only a read tells a transaction marker from data, and only a
+	// partition that may hold markers needs one (MarkersPossible).
+	transactional map[kafka.TopicPartition]bool
 	// changes counts the calls that changed known, so that a lookup
 	// remembered (AppendTimes) is known to be current.
 	changes int
@@ -69,7 +75,8 @@ func (pr partitionRecords) put(offset int64, ts kafka.RecordTimestamp) partition
 func compareOffset(e recordEntry, offset int64) int { return cmp.Compare(e.offset, offset) }
 
 func NewRecordTimes() *RecordTimes {
-	return &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}, clocks: map[kafka.TopicPartition]partitionClocks{}}
+	return &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}, clocks: map[kafka.TopicPartition]partitionClocks{},
+		transactional: map[kafka.TopicPartition]bool{}}
 }
 
 // PutAll remembers the records a read found, and counts those that give no
@@ -103,10 +110,34 @@ func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Pro
 				untimed.Future++
 			}
 			known = known.put(read.Wanted, ts)
+			r.noteTransactions(tp, read.RecordTimestamp)
 		}
 		r.known[tp] = known
 	}
 	return untimed
+}
+
+// noteTransactions learns from a record read (not one dated from the time
+// index) whether its partition's producers write in transactions: once one
+// did, the partition may hold markers for good.
+func (r *RecordTimes) noteTransactions(tp kafka.TopicPartition, rec kafka.RecordTimestamp) {
+	switch {
+	case fromIndex(rec) || rec.Found == kafka.RecordUntimed:
+	case rec.Found == kafka.RecordNone || rec.Transactional:
+		r.transactional[tp] = true
+	default:
+		if _, known := r.transactional[tp]; !known {
+			r.transactional[tp] = false
+		}
+	}
+}
+
+// MarkersPossible tells whether tp may hold transaction markers: a read
+// found a transactional batch or only markers there, or no record of it
+// was read yet.
+func (r *RecordTimes) MarkersPossible(tp kafka.TopicPartition) bool {
+	transactional, known := r.transactional[tp]
+	return transactional || !known
 }
 
 // Existed says by when the records a read found existed: those below
@@ -164,6 +195,7 @@ func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 	for _, tp := range partitions {
 		delete(r.known, tp)
 		delete(r.clocks, tp)
+		delete(r.transactional, tp)
 	}
 }
 
@@ -251,6 +283,9 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 		// as it built it.
 		known := records.known[p.TopicPartition]
 		idle := tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
+		markers := records.MarkersPossible(p.TopicPartition)
+		indexIdle := tables.Idle(p.Table, p.End, IdleBeforeMarkerCheck)
+		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
 		var inUse []int64 // ascending, as lagging.of gives them
 		w := wantedPartition{rank: int32(rank)}
 		firstRefined := int64(-1)
@@ -265,17 +300,25 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 				inUse = make([]int64, 0, len(offsets)-i)
 			}
 			inUse = append(inUse, from)
-			// A record the time index dated on an idle partition is still
-			// to be read: only a read tells data from a marker there.
-			markerCheck := idle && ok && !b.Gap
-			if rec, ok := known.get(from); ok && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) && !(markerCheck && fromIndex(rec)) {
+			// A record the time index dated where a marker may stand is
+			// still to be read: only a read tells data from a marker.
+			check := markerCheck(markers, indexIdle, young, b)
+			rec, read := known.get(from)
+			if read && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) && !(check && fromIndex(rec)) {
 				// Read before, and nothing since can change the answer: a
 				// read that found only an open transaction, or stopped
 				// short of today's end, needs a new read.
 				continue
 			}
+			// A record the index dated, wanted again for a marker check
+			// only, has a date: it waits behind the records that have none.
+			rechecked := read && fromIndex(rec)
 			behind := p.End - from
 			switch {
+			case rechecked:
+				if !w.undated && firstRefined < 0 {
+					w.behind = max(w.behind, behind)
+				}
 			case !coarse:
 				if !w.undated {
 					w.undated, w.behind = true, behind

@@ -375,3 +375,32 @@ type recordAt struct {
 	kafka.TopicPartition
 	Offset int64
 }
+
+// TestMarkersPossibleUntilAReadShowsNone: a partition may hold transaction
+// markers until a record read there shows a batch written outside
+// transactions; a read that shows one written in a transaction, or only
+// markers, makes it hold markers for good. Records the time index dated
+// say nothing of it.
+func TestMarkersPossibleUntilAReadShowsNone(t *testing.T) {
+	plain, txns := kafka.TopicPartition{Topic: "plain"}, kafka.TopicPartition{Topic: "txns"}
+	r := NewRecordTimes()
+	require.True(t, r.MarkersPossible(plain), "never read")
+	put := func(tp kafka.TopicPartition, rec kafka.RecordTimestamp) {
+		r.PutAll(kafka.RecordReads{tp: {{Wanted: rec.Offset, RecordTimestamp: rec}}}, Existed{Received: time.Now().UnixNano()}, Proof{})
+	}
+	at := time.Now().Add(-time.Minute).UnixNano()
+	put(plain, kafka.RecordTimestamp{Offset: 5, Timestamp: at, ByProducer: true, Producer: TimeIndexClock})
+	require.True(t, r.MarkersPossible(plain), "dated from the index only")
+	put(plain, kafka.RecordTimestamp{Offset: 6, Timestamp: at})
+	require.False(t, r.MarkersPossible(plain), "a data record read outside transactions")
+
+	put(txns, kafka.RecordTimestamp{Offset: 6, Timestamp: at, Transactional: true})
+	require.True(t, r.MarkersPossible(txns))
+	put(txns, kafka.RecordTimestamp{Offset: 9, Timestamp: at})
+	require.True(t, r.MarkersPossible(txns), "transactions seen once are possible for good")
+	put(plain, kafka.RecordTimestamp{Offset: 8, Found: kafka.RecordNone})
+	require.True(t, r.MarkersPossible(plain), "a read that found only markers")
+
+	r.Forget([]kafka.TopicPartition{plain})
+	require.True(t, r.MarkersPossible(plain), "forgotten with the partition")
+}

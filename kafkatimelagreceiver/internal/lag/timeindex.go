@@ -25,27 +25,35 @@ func fromIndex(rec kafka.RecordTimestamp) bool {
 
 // IndexTarget is a record to date from the time index: its offset, the
 // time (unix milliseconds) its table expects it stamped at, and the
-// precision its timestamp is searched to.
+// precision its timestamp is searched to: a millisecond, Kafka's
+// resolution, so that the time found is the record's own timestamp as a
+// read would find it (what a user checks it against), wherever the rounds
+// reach it.
 type IndexTarget struct {
 	kafka.TopicPartition
 	Offset, GuessMillis, PrecisionMillis int64
+	// RecordsPerMilli is the partition's rate where its table holds the
+	// record, or at its table's start for a record older than the table;
+	// 0 when unknown.
+	RecordsPerMilli float64
+	// StepMillis is how far past the guess the search looks first when
+	// the guess misses on one side: a sixteenth of the record's bracket,
+	// or a second for a record older than the table.
+	StepMillis int64
+	// End is the partition's end offset at the scrape: every record below
+	// it was stamped by then, as far as the clocks are right.
+	End int64
+	// ScrapeMillis is when the scrape read the end offsets: a search cut
+	// off by its round cap still dates the record by the middle of its
+	// interval when that is narrower than a hundredth of the record's age
+	// then (the accuracy target's bound).
+	ScrapeMillis int64
 }
 
-// indexPrecision is the fraction of a record's age its timestamp is
-// searched to (0.5 %: the accuracy target's bound is 1 % of the time lag),
-// indexBracketPrecision the fraction of its bracket's width (5 %: the
-// bound's other term is a tenth of the sampling interval), and never finer
-// than a millisecond, Kafka's resolution.
-const (
-	indexPrecision        = 200
-	indexBracketPrecision = 20
-)
-
 // IndexTargets splits the records OutOfTable listed into the records to
-// date from the time index and those only a record read answers: on a
-// partition whose end offset has stood still for IdleBeforeRecordRead, the
-// records inside its table are read to tell data from a transaction
-// marker (the index holds both, and does not say which a record is). Those
+// date from the time index and those only a record read answers
+// (markerCheck): the index holds transaction markers and records of
+// aborted transactions like data, and does not say which a record is. Those
 // are also searched in the index until a read answers them, so that a
 // read left out by its budget still leaves a date; a record the index
 // dated before is not searched again.
@@ -56,17 +64,24 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 			continue
 		}
 		known := records.known[w.TopicPartition]
-		idle := tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
+		idle := tables.Idle(p.Table, p.End, IdleBeforeMarkerCheck)
+		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
+		markers := records.MarkersPossible(w.TopicPartition)
 		check := kafka.PartitionOffsets{TopicPartition: w.TopicPartition}
 		for _, c := range w.Offsets {
 			b, inTable := tables.Bracket(p.Table, c, timetable.Sample{Offset: p.End, At: at})
-			if idle && inTable && !b.Gap {
+			if markerCheck(markers, idle, young, b) {
 				check.Offsets = append(check.Offsets, c)
 			}
 			if rec, ok := known.get(c); ok && fromIndex(rec) {
 				continue
 			}
-			if t, ok := indexTarget(w.TopicPartition, b, inTable, c, at); ok {
+			rate := b
+			if !inTable {
+				rate, _ = tables.Bracket(p.Table, b.Hi.Offset, timetable.Sample{Offset: p.End, At: at})
+			}
+			if t, ok := indexTarget(w.TopicPartition, b, inTable, c, at, recordsPerMilli(rate)); ok {
+				t.End = p.End
 				targets = append(targets, t)
 			}
 		}
@@ -77,25 +92,58 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 	return targets, markerChecks
 }
 
+// markerCheck tells whether the record at a lagging group's offset, of
+// bracket b, is to be read to tell data from a transaction marker or an
+// aborted record, on a partition whose reads showed transactions or that
+// none was read of yet (markers): where the partition's end offset stood
+// still for IdleBeforeMarkerCheck (idle), or its table is too young to
+// tell (young). A group sitting on a marker there is caught up, and the
+// index would date the marker and age it with the clock. A partition whose
+// records read were written outside transactions holds none: its records
+// are the index's.
+func markerCheck(markers, idle, young bool, b timetable.Bracket) bool {
+	return markers && (idle || young) && !b.Gap
+}
+
+// IdleBeforeMarkerCheck is how long a partition's end offset must have
+// stood still before the records at its lagging groups' offsets are read
+// to tell data from a transaction marker, when dating from the time index.
+// A partition written every few seconds stands still between writes, and
+// the next write makes its lag real data: reading for it every scrape
+// would cost a Fetch of a batch for nothing. A group sitting on a marker
+// is found caught up once the partition has been still this long, its time
+// lag ageing until then.
+const IdleBeforeMarkerCheck = time.Minute
+
+// recordsPerMilli is the rate of a bracket's records; 0 for none.
+func recordsPerMilli(b timetable.Bracket) float64 {
+	ms := (b.Hi.At - b.Lo.At) / int64(time.Millisecond)
+	if ms <= 0 || b.Lo.At == 0 || b.Hi.Offset <= b.Lo.Offset {
+		return 0
+	}
+	return float64(b.Hi.Offset-b.Lo.Offset) / float64(ms)
+}
+
 // indexTarget is the search for the record at c of its bracket b: its
-// guess is where the table expects it, or the table's first point for a
-// record older than the table.
-func indexTarget(tp kafka.TopicPartition, b timetable.Bracket, inTable bool, c, at int64) (IndexTarget, bool) {
+// guess is where the table expects it, or, for a record older than the
+// table, where the rate at the table's start (rate) puts it before the
+// table's first point.
+func indexTarget(tp kafka.TopicPartition, b timetable.Bracket, inTable bool, c, at int64, rate float64) (IndexTarget, bool) {
 	ms := int64(time.Millisecond)
 	var guess int64
+	step := int64(time.Second)
 	switch {
 	case inTable:
 		guess = ExpectedAppend(b.Lo, b.Hi, c)
+		step = (b.Hi.At - b.Lo.At) / 16
 	case c < b.Hi.Offset:
 		guess = b.Hi.At
+		if rate > 0 {
+			guess -= int64(min(float64(b.Hi.Offset-c)/rate, float64(b.Hi.At/ms))) * ms
+		}
 	default:
 		return IndexTarget{}, false
 	}
-	age := max(at-guess, 0)
-	precision := age / indexPrecision
-	if inTable {
-		precision = min(precision, (b.Hi.At-b.Lo.At)/indexBracketPrecision)
-	}
-	precision = max(precision/ms, 1)
-	return IndexTarget{TopicPartition: tp, Offset: c, GuessMillis: guess / ms, PrecisionMillis: precision}, true
+	return IndexTarget{TopicPartition: tp, Offset: c, GuessMillis: guess / ms, PrecisionMillis: 1, RecordsPerMilli: rate,
+		StepMillis: max(step/ms, 1), ScrapeMillis: at / ms}, true
 }

@@ -278,6 +278,17 @@ func (s *Store) Bracket(ref Ref, c int64, upper Sample) (Bracket, bool) {
 	return ref.table.Bracket(c, upper)
 }
 
+// Young is Table.Young on the table ref names, under the store's lock; a
+// missing table is young.
+func (s *Store) Young(ref Ref, span time.Duration) bool {
+	if ref.table == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ref.table.Young(span)
+}
+
 // Idle is Table.Idle on the table ref names, under the store's lock.
 func (s *Store) Idle(ref Ref, end int64, still time.Duration) bool {
 	if ref.table == nil {

@@ -267,6 +267,12 @@ func (t *Table) Idle(end int64, still time.Duration) bool {
 	return t.n >= 2 && t.last.Offset == end && t.tail.Offset == end && t.last.At-t.tail.At >= int64(still)
 }
 
+// Young tells whether the table's points span less than span: too short a
+// watch to tell whether its partition has stood still that long.
+func (t *Table) Young(span time.Duration) bool {
+	return t.n == 0 || t.last.At-t.first.At < int64(span)
+}
+
 func (t *Table) isGapEnd(p Sample) bool {
 	_, ok := t.gaps[p.At]
 	return ok

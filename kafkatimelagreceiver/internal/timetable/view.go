@@ -46,6 +46,11 @@ func (View) Idle(ref Ref, end int64, still time.Duration) bool {
 	return ref.table.Idle(end, still)
 }
 
+// Young is Table.Young on the table ref names; a missing table is young.
+func (View) Young(ref Ref, span time.Duration) bool {
+	return ref.table == nil || ref.table.Young(span)
+}
+
 // ProduceRates is Table.Rate of each table refs name, in order; a zero Ref
 // gives a zero Rate.
 func (View) ProduceRates(refs []Ref, window time.Duration) []Rate {

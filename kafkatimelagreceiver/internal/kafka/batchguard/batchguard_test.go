@@ -36,6 +36,12 @@ func TestFirstRecordSkipsWhatIsNotData(t *testing.T) {
 	found := func(offset int64) Scan {
 		return Scan{Record: kafka.RecordTimestamp{Offset: offset, Timestamp: ts.UnixNano()}, Found: true}
 	}
+	// inTransactions is found(offset) past a transaction's batch or marker.
+	inTransactions := func(offset int64) Scan {
+		s := found(offset)
+		s.Record.Transactional = true
+		return s
+	}
 	for _, tc := range []struct {
 		name    string
 		batches []Batch
@@ -46,15 +52,15 @@ func TestFirstRecordSkipsWhatIsNotData(t *testing.T) {
 		{"the record at the offset", []Batch{data(0, 4)}, nil, 2, found(2)},
 		{"batches below the offset are passed", []Batch{data(0, 1), data(2, 3)}, nil, 2, found(2)},
 		{"nothing at or after the offset", []Batch{data(0, 1)}, nil, 2, Scan{Next: 2}},
-		{"a marker is no data", []Batch{{LastOffset: 2, Control: true}, data(3, 3)}, nil, 2, found(3)},
+		{"a marker is no data", []Batch{{LastOffset: 2, Control: true}, data(3, 3)}, nil, 2, inTransactions(3)},
 		{"an aborted transaction's batch is no data", []Batch{
 			{LastOffset: 2, Transactional: true, ProducerID: 7, Records: records(2, 2, ts)},
 			{LastOffset: 3, Control: true, AbortMarker: true, ProducerID: 7},
 			data(4, 4),
-		}, []AbortedTransaction{{ProducerID: 7, FirstOffset: 2}}, 2, found(4)},
+		}, []AbortedTransaction{{ProducerID: 7, FirstOffset: 2}}, 2, inTransactions(4)},
 		{"another producer's transaction is data", []Batch{
 			{LastOffset: 2, Transactional: true, ProducerID: 8, Records: records(2, 2, ts)},
-		}, []AbortedTransaction{{ProducerID: 7, FirstOffset: 2}}, 2, found(2)},
+		}, []AbortedTransaction{{ProducerID: 7, FirstOffset: 2}}, 2, inTransactions(2)},
 		{"a cut-off batch ends the scan", []Batch{{LastOffset: 1, Control: true}, {Partial: true}, data(3, 3)}, nil, 0, Scan{Next: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

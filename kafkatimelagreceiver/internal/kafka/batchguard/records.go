@@ -70,10 +70,12 @@ func FirstRecords(batches iter.Seq[Batch], aborted []AbortedTransaction, wants [
 	// every complete batch seen, none of which held its record.
 	next := wants[0]
 	open := openAborted(aborted)
+	transactions := false
 	for batch := range batches {
 		if batch.Partial {
 			break
 		}
+		transactions = transactions || batch.Control || batch.Transactional
 		open.reach(batch.LastOffset)
 		if batch.Control || open.skips(batch) {
 			if batch.Control && batch.AbortMarker {
@@ -89,6 +91,7 @@ func FirstRecords(batches iter.Seq[Batch], aborted []AbortedTransaction, wants [
 					if batch.ProducerClock && record.Found == kafka.RecordTimed {
 						record.ByProducer, record.Producer = true, batch.ProducerID
 					}
+					record.Transactional = transactions
 					scans[answered] = Scan{Record: record, Found: true}
 					answered++
 				}
