@@ -4,6 +4,7 @@ package kafkatimelagreceiver
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,9 +14,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/accuracy"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
 // TestSimulationRunsTheShippedPipeline: the accuracy simulation's
@@ -102,9 +105,7 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 	}
 	start := time.Now().UnixNano()
 	receivers := []*timeLagScraper{newReceiver(defaultRecordReads), newReceiver(0)}
-	type run struct{ receiver, topic string }
-	observed := map[run][]accuracy.Observed{}
-	real := map[run][]accuracy.Point{}
+	runs := newScrapedRuns()
 	rng := rand.New(rand.NewPCG(35, 1))
 	var steadyTimes []time.Time // append time of each steady offset
 	steadyTimes = append(steadyTimes, time.Now())
@@ -134,42 +135,14 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 		}
 		nextScrape = now.Add(interval)
 		for i, r := range receivers {
-			md, err := r.scrape(context.Background())
-			require.NoError(t, err)
-			// Every scrape's end-offset read is a table point: the
-			// simulation replays those without a time lag too.
-			timeLags := pointsOf(md, "kafka.consumer_group.time_lag")
-			lags := pointsOf(md, "kafka.consumer_group.lag")
-			for key, offset := range pointsOf(md, "kafka.consumer_group.offset") {
-				tl, estimated := timeLags[key]
-				at := offset.timestamp.UnixNano()
-				id := run{accuracy.Methods()[i].Key, key.topic}
-				observed[id] = append(observed[id], accuracy.Observed{At: at, Committed: offset.intValue, End: offset.intValue + lags[key].intValue})
-				real[id] = append(real[id], accuracy.Point{At: at, Estimate: tl.doubleValue, Estimated: estimated})
-			}
+			runs.scrape(t, r, accuracy.Methods()[i].Key)
 		}
 	}
 
-	// Timestamps are milliseconds, and the tables' times too: the two may
-	// round an instant differently.
-	const tolerance = 0.002
 	for _, method := range accuracy.Methods()[:2] {
 		for _, topic := range topics {
-			id := run{method.Key, topic}
-			sim := accuracy.Replay(logs[topic], start, int64(time.Hour), observed[id], method)
-			require.NotEmpty(t, sim, "%s %s", method.Name, topic)
-			for i := range real[id] {
-				real[id][i].Truth = sim[i].Truth // the same truth for both
-				require.Equal(t, real[id][i].Estimated, sim[i].Estimated, "%s %s, scrape %d: whether it has a time lag", method.Name, topic, i)
-				require.InDelta(t, real[id][i].Estimate, sim[i].Estimate, tolerance, "%s %s, scrape %d: time lag, receiver against simulation", method.Name, topic, i)
-			}
-			realStats := accuracy.Score(real[id], int64(interval))
-			simStats := accuracy.Score(sim, int64(interval))
-			t.Logf("%-30s %-6s %3d scrapes: receiver |error| median %.3f s, p95 %.3f s, max %.3f s, bias %+.3f s; simulation median %.3f s, p95 %.3f s, max %.3f s, bias %+.3f s",
-				method.Name, topic, len(sim), realStats.Median, realStats.P95, realStats.Max, realStats.Bias,
-				simStats.Median, simStats.P95, simStats.Max, simStats.Bias)
-			require.InDelta(t, simStats.Median, realStats.Median, tolerance, "%s %s: median |error|, receiver against simulation", method.Name, topic)
-			require.InDelta(t, simStats.P95, realStats.P95, tolerance, "%s %s: p95 |error|, receiver against simulation", method.Name, topic)
+			id := partitionRun{method.Key, topic, 0}
+			real, realStats, simStats := runs.requireAgreement(t, id, logs[topic], start, method, interval)
 			if method.Key != "receiver" {
 				continue
 			}
@@ -181,7 +154,7 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 				// machine's speed here (the simulation's skewed shape
 				// holds it to the target): only the skew's being taken
 				// out is asserted.
-				for i, p := range real[id][2:] {
+				for i, p := range real[2:] {
 					require.Less(t, math.Abs(p.Estimate-p.Truth), 0.5, "skewed, scrape %d: error against a clock 1.5 s behind", i+2)
 				}
 				continue
@@ -190,4 +163,261 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 			require.True(t, simStats.Met(), "%s: the simulation misses the target (ratio %.2f)", topic, simStats.TargetP95)
 		}
 	}
+}
+
+// TestSimulationAgreesWithReceiverOnEarlyStamps is
+// TestSimulationAgreesWithReceiver for producers that stamp each record 0
+// to 500 ms (uniform) before the leader appends it, as a producer does
+// whose batches wait before they are sent, on true clocks: the stamp is
+// when the record was sent. An idempotent producer (its batches carry its
+// ID, so the receiver measures its clock) and one without an ID (its
+// records' timestamps taken as they stand) write a steady partition each
+// and a third together, one record every 100 ms, read 1.5 s behind; each
+// also writes bursts of 200 records to a partition of its own, sent over
+// up to 500 ms, read part way. The rows compared are the receiver as
+// shipped (timestamp_source record_reads) and dating from the time index
+// (time_index): every scrape's time lag must agree with the simulation's.
+func TestSimulationAgreesWithReceiverOnEarlyStamps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 15 s")
+	}
+	const (
+		interval = time.Second
+		maxEarly = 500 * time.Millisecond
+		behind   = 1500 * time.Millisecond // the steady readers'
+		burst    = 200
+	)
+	k := newTestKafka(t, 1)
+	k.CreateTopic("steady", 3)
+	k.CreateTopic("bursty", 2)
+	type writer struct {
+		producer *kfaketest.Producer
+		id       int64 // in the timeline
+		noID     bool
+	}
+	idempotent := writer{producer: k.NewProducer(), id: 1}
+	noID := writer{producer: k.NewProducer(kgo.DisableIdempotentWrite()), id: 2, noID: true}
+	type partition struct {
+		topic string
+		index int32
+	}
+	// In slices, not maps: the seeded delays go to the same records
+	// whatever the maps' order. Five partitions: the simulation replays
+	// each alone, with a whole scrape's budget of record reads, and the
+	// receiver's time_index budget (4 partitions' Fetch a scrape) must
+	// not bind where the simulation's does not: at most the bursty two, idle
+	// between bursts, are read (to tell records from transaction markers).
+	steady := []struct {
+		partition
+		writers []writer
+	}{
+		{partition{"steady", 0}, []writer{idempotent}},
+		{partition{"steady", 1}, []writer{noID}},
+		{partition{"steady", 2}, []writer{idempotent, noID}},
+	}
+	bursty := []struct {
+		partition
+		writer
+	}{
+		{partition{"bursty", 0}, idempotent},
+		{partition{"bursty", 1}, noID},
+	}
+	var parts []partition
+	logs := map[partition]*accuracy.Timeline{}
+	for _, s := range steady {
+		parts = append(parts, s.partition)
+	}
+	for _, b := range bursty {
+		parts = append(parts, b.partition)
+	}
+	for _, p := range parts {
+		logs[p] = &accuracy.Timeline{}
+	}
+	rng := rand.New(rand.NewPCG(43, 500))
+	early := func() int64 { return rng.Int64N(maxEarly.Milliseconds()) * int64(time.Millisecond) }
+	// produce appends n records from w, each stamped (and sent, on a true
+	// clock) 0 to 500 ms before the append: a batch's records were sent
+	// one after another, in a stretch of up to 500 ms. The timeline logs
+	// the batch first and the records are produced with its stamps, so
+	// that both hold the same milliseconds.
+	produce := func(p partition, w writer, n int64) (first int64) {
+		at := time.Now().UnixMilli() * int64(time.Millisecond) // Kafka keeps milliseconds
+		sentFirst := at - early()
+		sentLast := sentFirst
+		if n > 1 {
+			other := at - early()
+			sentFirst, sentLast = min(sentFirst, other), max(sentFirst, other)
+		}
+		log := logs[p]
+		first = log.EndOffset()
+		log.AppendBatch(accuracy.Batch{Producer: w.id, NoID: w.noID, At: at, Visible: at,
+			FirstStamp: sentFirst, LastStamp: sentLast, SentFirst: sentFirst, SentLast: sentLast, Records: n})
+		require.Equal(t, first+n, log.EndOffset(), "%v: appended in time order", p)
+		stamps := make([]time.Time, n)
+		for i := range stamps {
+			stamp, _ := log.Stamp(first + int64(i))
+			stamps[i] = time.Unix(0, stamp)
+		}
+		require.Equal(t, first, w.producer.Produce(p.topic, p.index, stamps...), "%v: the timeline's offsets are the cluster's", p)
+		return first
+	}
+	commit := func(group string, offsets map[partition]int64) {
+		byTopic := map[string]map[int32]int64{}
+		for p, offset := range offsets {
+			if byTopic[p.topic] == nil {
+				byTopic[p.topic] = map[int32]int64{}
+			}
+			byTopic[p.topic][p.index] = offset
+		}
+		for topic, o := range byTopic {
+			k.Commit(group, topic, o)
+		}
+	}
+	// Committed before the first scrape, so that it tracks every partition.
+	firsts := map[partition]int64{}
+	for _, s := range steady {
+		for _, w := range s.writers {
+			firsts[s.partition] = produce(s.partition, w, 1)
+		}
+	}
+	commit("steady-reader", firsts)
+	burstFirst, nextBurst := map[partition]int64{}, map[partition]time.Time{}
+	for _, b := range bursty {
+		burstFirst[b.partition] = produce(b.partition, b.writer, burst)
+		nextBurst[b.partition] = time.Now().Add(time.Duration(rng.Int64N(int64(4 * time.Second))))
+	}
+	commit("bursty-reader", burstFirst)
+
+	// Sampling every hour: the scrapes' end-offset reads are the tables'
+	// only points.
+	rows := []struct {
+		method accuracy.MethodSpec
+		source string
+	}{
+		{accuracy.Methods()[0], TimestampSourceRecordReads},
+		{accuracy.TimeIndex, TimestampSourceTimeIndex},
+	}
+	require.Equal(t, "receiver", rows[0].method.Key)
+	start := time.Now().UnixNano()
+	receivers := make([]*timeLagScraper, len(rows))
+	for i, row := range rows {
+		cfg := k.testConfig()
+		cfg.TimestampSource = row.source
+		receivers[i] = startScraper(t, cfg)
+	}
+	runs := newScrapedRuns()
+	nextScrape := time.Now()
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		now := time.Now()
+		committed := map[partition]int64{}
+		for _, s := range steady {
+			for _, w := range s.writers {
+				produce(s.partition, w, 1)
+			}
+			committed[s.partition] = logs[s.partition].EndAt(now.Add(-behind).UnixNano())
+		}
+		commit("steady-reader", committed)
+		committed = map[partition]int64{}
+		for _, b := range bursty {
+			p := b.partition
+			if !now.Before(nextBurst[p]) {
+				burstFirst[p] = produce(p, b.writer, burst)
+				nextBurst[p] = now.Add(3*time.Second + time.Duration(rng.Int64N(int64(3*time.Second))))
+			}
+			// The reader starts on the newest burst a moment after it
+			// lands and reads it part way.
+			committed[p] = burstFirst[p] + rng.Int64N(burst)
+		}
+		commit("bursty-reader", committed)
+		if now.Before(nextScrape) {
+			continue
+		}
+		nextScrape = now.Add(interval)
+		for i, r := range receivers {
+			runs.scrape(t, r, rows[i].method.Key)
+		}
+	}
+
+	for _, row := range rows {
+		for _, p := range parts {
+			_, realStats, simStats := runs.requireAgreement(t, partitionRun{row.method.Key, p.topic, int64(p.index)}, logs[p], start, row.method, interval)
+			// At 1 s sampling the relative bound is 0.1 s, which records
+			// stamped up to 0.5 s before their append miss on every
+			// partition, as the simulation's slow producers do at 1 s
+			// (docs/accuracy.md, where the receiver misses): only the
+			// absolute view is met, and held.
+			for side, st := range map[string]accuracy.Stats{"receiver": realStats, "simulation": simStats} {
+				require.LessOrEqual(t, st.AbsoluteP95, 1.0, "%s %v: the %s misses the absolute view", row.method.Name, p, side)
+			}
+		}
+	}
+}
+
+// partitionRun names one receiver row's scrapes of one partition.
+type partitionRun struct {
+	receiver, topic string
+	partition       int64
+}
+
+// scrapedRuns is what receivers' scrapes saw, by row and partition: the
+// scrapes for the simulation to replay, and the time lags the receiver
+// reported at them.
+type scrapedRuns struct {
+	observed map[partitionRun][]accuracy.Observed
+	reported map[partitionRun][]accuracy.Point
+}
+
+func newScrapedRuns() *scrapedRuns {
+	return &scrapedRuns{observed: map[partitionRun][]accuracy.Observed{}, reported: map[partitionRun][]accuracy.Point{}}
+}
+
+// scrape scrapes r, the receiver of the simulation's row receiver, once.
+// Every scrape's end-offset read is a table point: the simulation replays
+// the scrapes without a time lag too.
+func (runs *scrapedRuns) scrape(t *testing.T, r *timeLagScraper, receiver string) {
+	t.Helper()
+	md, err := r.scrape(context.Background())
+	require.NoError(t, err)
+	timeLags := pointsOf(md, "kafka.consumer_group.time_lag")
+	lags := pointsOf(md, "kafka.consumer_group.lag")
+	for key, offset := range pointsOf(md, "kafka.consumer_group.offset") {
+		tl, estimated := timeLags[key]
+		at := offset.timestamp.UnixNano()
+		id := partitionRun{receiver, key.topic, key.partition}
+		runs.observed[id] = append(runs.observed[id], accuracy.Observed{At: at, Committed: offset.intValue, End: offset.intValue + lags[key].intValue})
+		runs.reported[id] = append(runs.reported[id], accuracy.Point{At: at, Estimate: tl.doubleValue, Estimated: estimated})
+	}
+}
+
+// agreementTolerance is how far the receiver's and the simulation's time
+// lags may be apart, in seconds: timestamps are milliseconds, and the
+// tables' times too, so the two may round an instant differently.
+const agreementTolerance = 0.002
+
+// requireAgreement replays run's scrapes of log through method (the
+// receiver's row in the simulation, which ran from start) and requires
+// every scrape's time lag to agree with the receiver's: whether there is
+// one, and its value. It returns the receiver's points scored against the
+// simulation's truth, and both sides' figures at the sampling interval
+// (the scrapes', which are the tables' only points), which it logs.
+func (runs *scrapedRuns) requireAgreement(t *testing.T, run partitionRun, log *accuracy.Timeline, start int64, method accuracy.MethodSpec, interval time.Duration) (real []accuracy.Point, realStats, simStats accuracy.Stats) {
+	t.Helper()
+	real = runs.reported[run]
+	sim := accuracy.Replay(log, start, int64(time.Hour), runs.observed[run], method)
+	name := fmt.Sprintf("%s %s/%d", method.Name, run.topic, run.partition)
+	require.NotEmpty(t, sim, name)
+	for i := range real {
+		real[i].Truth, real[i].TruthCreate = sim[i].Truth, sim[i].TruthCreate // the same truths for both
+		require.Equal(t, real[i].Estimated, sim[i].Estimated, "%s, scrape %d: whether it has a time lag", name, i)
+		require.InDelta(t, real[i].Estimate, sim[i].Estimate, agreementTolerance, "%s, scrape %d: time lag, receiver against simulation", name, i)
+	}
+	realStats = accuracy.Score(real, int64(interval))
+	simStats = accuracy.Score(sim, int64(interval))
+	t.Logf("%-42s %-9s %3d scrapes: receiver |error| median %.3f s, p95 %.3f s (%.3f s vs CreateTime), max %.3f s, bias %+.3f s, ratio %.2f relative, %.2f absolute; simulation median %.3f s, p95 %.3f s (%.3f s), max %.3f s, bias %+.3f s, ratio %.2f, %.2f",
+		method.Name, fmt.Sprintf("%s/%d", run.topic, run.partition), len(sim),
+		realStats.Median, realStats.P95, realStats.P95Create, realStats.Max, realStats.Bias, realStats.TargetP95, realStats.AbsoluteP95,
+		simStats.Median, simStats.P95, simStats.P95Create, simStats.Max, simStats.Bias, simStats.TargetP95, simStats.AbsoluteP95)
+	require.InDelta(t, simStats.Median, realStats.Median, agreementTolerance, "%s: median |error|, receiver against simulation", name)
+	require.InDelta(t, simStats.P95, realStats.P95, agreementTolerance, "%s: p95 |error|, receiver against simulation", name)
+	return real, realStats, simStats
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -52,6 +53,33 @@ func TestTimelineKeepsProducerStampsApartFromAppendTimes(t *testing.T) {
 	require.Equal(t, []int64{2, 15}, []int64{offset, max}, "the largest timestamp, first of its batch")
 	offset, max = tl.MaxStamp(2)
 	require.Equal(t, []int64{0, 12}, []int64{offset, max}, "only batches below the end")
+}
+
+// TestTimelineAnswersTheTimeIndexByRecord: the time index answers the
+// first record, in offset order, stamped at or after the millisecond asked,
+// with its own timestamp: inside a batch whose records were stamped apart,
+// that record rather than the batch's first, as a broker answers.
+func TestTimelineAnswersTheTimeIndexByRecord(t *testing.T) {
+	ms := int64(time.Millisecond)
+	tl := &Timeline{}
+	// Offsets 0-4, stamped 100, 110, ... 140 ms.
+	tl.AppendBatch(Batch{Producer: 1, At: Epoch + 500*ms, FirstStamp: Epoch + 100*ms, LastStamp: Epoch + 140*ms,
+		SentFirst: Epoch + 100*ms, SentLast: Epoch + 140*ms, Records: 5})
+	tl.AppendStamped(2, Epoch+600*ms, Epoch+50*ms, 1)  // offset 5, stamped before them all
+	tl.AppendStamped(2, Epoch+700*ms, Epoch+600*ms, 1) // offset 6
+	for askedMillis, want := range map[int64][2]int64{
+		40: {0, 100}, 100: {0, 100}, 101: {1, 110}, 125: {3, 130}, 140: {4, 140}, 141: {6, 600}, 600: {6, 600},
+	} {
+		offset, stamp, ok := tl.FirstStampedFrom(Epoch+askedMillis*ms, 7)
+		require.True(t, ok, "asked %d ms", askedMillis)
+		require.Equal(t, []int64{want[0], Epoch + want[1]*ms}, []int64{offset, stamp}, "asked %d ms", askedMillis)
+	}
+	offset, _, _ := tl.FirstStampedFrom(Epoch+125*ms+ms/2, 7)
+	require.Equal(t, int64(3), offset, "the millisecond of the time asked")
+	_, _, ok := tl.FirstStampedFrom(Epoch+141*ms, 6)
+	require.False(t, ok, "no record below the end")
+	_, _, ok = tl.FirstStampedFrom(Epoch+601*ms, 7)
+	require.False(t, ok, "none stamped that late")
 }
 
 func TestCommitsAnswerTheLatestCommit(t *testing.T) {

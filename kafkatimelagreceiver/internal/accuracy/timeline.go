@@ -9,6 +9,7 @@ package accuracy
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -239,7 +240,9 @@ func (tl *Timeline) MaxStamp(end int64) (offset, stamp int64) {
 
 // FirstStampedFrom is the first record below end, in offset order, whose
 // timestamp truncated to the millisecond is at or after the millisecond
-// of t (a time index's answer), and that timestamp.
+// of t (a time index's answer), and that timestamp. A broker answers a
+// record, not a batch: in the first batch whose largest timestamp reaches
+// t, the first record stamped at or after t (FileRecords.searchForTimestamp).
 func (tl *Timeline) FirstStampedFrom(t, end int64) (offset, stamp int64, ok bool) {
 	ms := int64(time.Millisecond)
 	floor := func(x int64) int64 { return x / ms } // times are after the epoch
@@ -251,13 +254,17 @@ func (tl *Timeline) FirstStampedFrom(t, end int64) (offset, stamp int64, ok bool
 	if i == len(tl.stamp) {
 		return 0, 0, false
 	}
+	start := int64(0)
 	if i > 0 {
-		offset = tl.end[i-1]
+		start = tl.end[i-1]
 	}
+	// Its records' stamps grow from its first to its last, which reaches t.
+	stampOf := func(o int64) int64 { return spreadIn(tl, i, o, tl.first[i], tl.stamp[i]) }
+	offset = start + int64(sort.Search(int(tl.end[i]-start), func(j int) bool { return floor(stampOf(start+int64(j))) >= floor(t) }))
 	if offset >= end {
 		return 0, 0, false
 	}
-	return offset, tl.stamp[i], true
+	return offset, stampOf(offset), true
 }
 
 // RecordSize is the bytes a record takes in a batch, for the cost model.

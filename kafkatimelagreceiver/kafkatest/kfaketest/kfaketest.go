@@ -30,6 +30,9 @@ type Kafka struct {
 	Client  *kgo.Client
 	Admin   *kadm.Client
 	Counts  *kafkacount.Counter
+	// clientOpts are New's options of the test's client, which producers
+	// of their own connect with too.
+	clientOpts []kgo.Opt
 }
 
 // New serves a cluster of brokers brokers, configured by opts, and connects
@@ -42,17 +45,40 @@ func New(tb testing.TB, brokers int, clientOpts []kgo.Opt, opts ...kfake.Opt) *K
 	require.NoError(tb, err)
 	tb.Cleanup(c.Close)
 	k := &Kafka{TB: tb, Cluster: c, Addrs: c.ListenAddrs(), Counts: kafkacount.Observe(c)}
-	clientOpts = append([]kgo.Opt{
+	k.clientOpts = append([]kgo.Opt{
 		kgo.SeedBrokers(k.Addrs...),
 		kgo.ProducerLinger(0),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 	}, clientOpts...)
-	cl, err := kgo.NewClient(clientOpts...)
-	require.NoError(tb, err)
-	tb.Cleanup(cl.Close) // cleanups run last first: the client before the cluster
-	k.Client = cl
-	k.Admin = kadm.NewClient(cl)
+	k.Client = k.newClient()
+	k.Admin = kadm.NewClient(k.Client)
 	return k
+}
+
+// newClient connects a client with New's options, then opts, closed at
+// cleanup (cleanups run last first: the client before the cluster).
+func (k *Kafka) newClient(opts ...kgo.Opt) *kgo.Client {
+	k.TB.Helper()
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, k.clientOpts...), opts...)...)
+	require.NoError(k.TB, err)
+	k.TB.Cleanup(cl.Close)
+	return cl
+}
+
+// Producer produces to the cluster with a client of its own: a producer
+// ID of its own, or none.
+type Producer struct {
+	tb     testing.TB
+	Client *kgo.Client
+}
+
+// NewProducer connects a producer as New connects the test's client, then
+// with opts: kgo.DisableIdempotentWrite() makes a producer without an ID,
+// whose batches do not say which producer wrote them (a librdkafka client's
+// default). It is closed at cleanup.
+func (k *Kafka) NewProducer(opts ...kgo.Opt) *Producer {
+	k.TB.Helper()
+	return &Producer{tb: k.TB, Client: k.newClient(opts...)}
 }
 
 // Requests returns how many requests with the API key the cluster served.
@@ -84,18 +110,26 @@ func (k *Kafka) CreateTopic(topic string, partitions int32) {
 	require.NoError(k.TB, resp.Err)
 }
 
-// Produce appends records with the given timestamps to one partition and
-// returns the offset of the first.
+// Produce appends records with the given timestamps to one partition, from
+// the test's client (an idempotent producer), and returns the offset of the
+// first.
 func (k *Kafka) Produce(topic string, partition int32, timestamps ...time.Time) int64 {
 	k.TB.Helper()
+	return (&Producer{tb: k.TB, Client: k.Client}).Produce(topic, partition, timestamps...)
+}
+
+// Produce appends records with the given timestamps to one partition and
+// returns the offset of the first.
+func (p *Producer) Produce(topic string, partition int32, timestamps ...time.Time) int64 {
+	p.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	records := make([]*kgo.Record, len(timestamps))
 	for i, ts := range timestamps {
 		records[i] = &kgo.Record{Topic: topic, Partition: partition, Timestamp: ts, Value: []byte("x")}
 	}
-	results := k.Client.ProduceSync(ctx, records...)
-	require.NoError(k.TB, results.FirstErr())
+	results := p.Client.ProduceSync(ctx, records...)
+	require.NoError(p.tb, results.FirstErr())
 	return results[0].Record.Offset
 }
 

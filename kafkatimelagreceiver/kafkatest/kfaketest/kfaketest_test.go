@@ -50,6 +50,37 @@ func TestKafka(t *testing.T) {
 	require.Positive(t, k.Requests(int16(kmsg.ListOffsets))-before, "the counter sees the test's own client")
 }
 
+// TestProducerWithoutID: the test's client writes batches with a producer
+// ID; a producer made without idempotence writes them with none, and both
+// keep the timestamps given.
+func TestProducerWithoutID(t *testing.T) {
+	k := New(t, 1, nil)
+	k.CreateTopic("orders", 1)
+	at := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	require.Equal(t, int64(0), k.Produce("orders", 0, at))
+	noID := k.NewProducer(kgo.DisableIdempotentWrite())
+	require.Equal(t, int64(1), noID.Produce("orders", 0, at.Add(time.Second), at.Add(2*time.Second)))
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(k.Addrs...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
+	require.NoError(t, err)
+	defer consumer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var records []*kgo.Record
+	for len(records) < 3 {
+		fetches := consumer.PollFetches(ctx)
+		require.NoError(t, fetches.Err())
+		records = append(records, fetches.Records()...)
+	}
+	require.GreaterOrEqual(t, records[0].ProducerID, int64(0), "the test's client is idempotent")
+	for i, r := range records {
+		require.Equal(t, at.Add(time.Duration(i)*time.Second), r.Timestamp, "record %d", i)
+	}
+	require.Equal(t, int64(-1), records[1].ProducerID)
+	require.Equal(t, int64(-1), records[2].ProducerID)
+}
+
 // TestKafkaClientOpts: clientOpts reach the test's client, after the
 // defaults.
 func TestKafkaClientOpts(t *testing.T) {
