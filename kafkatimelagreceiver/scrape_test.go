@@ -480,7 +480,8 @@ func requireCaughtUp(t *testing.T, md pmetric.Metrics, key pointKey) {
 // TestRecordReadsAreBoundedAndCached: out-of-table groups cost one Fetch per
 // broker per scrape while their commits move, none while they stand still, and
 // never records of more partitions than max_record_reads_per_scrape (on a
-// cluster of at most twice as many partitions).
+// cluster of at most twice as many partitions), with timestamp_source:
+// record_reads.
 func TestRecordReadsAreBoundedAndCached(t *testing.T) {
 	k := newTestKafka(t, 3)
 	k.CreateTopic("history", 30)
@@ -493,6 +494,7 @@ func TestRecordReadsAreBoundedAndCached(t *testing.T) {
 	k.Commit("behind", "history", offsets)
 
 	cfg := k.testConfig()
+	cfg.TimestampSource = TimestampSourceRecordReads
 	cfg.MaxRecordReadsPerScrape = 20
 	s := startScraper(t, cfg)
 	fetchesBefore := k.Requests(int16(kmsg.Fetch))
@@ -520,7 +522,8 @@ func TestRecordReadsAreBoundedAndCached(t *testing.T) {
 // records of half the partitions, every group's offset on them from one
 // Fetch per broker, and the second the rest, so every lagging pair has a
 // time lag from the second scrape on whatever the cluster's size; the third
-// reads nothing.
+// reads nothing. With the time index the same cap dates half the partitions
+// a scrape (TestScaleRequestsPerScrape); these are the record reads'.
 func TestColdStartReadsEveryPartitionByTheSecondScrape(t *testing.T) {
 	const partitions, groups = 40, 4
 	k := newTestKafka(t, 3)
@@ -539,6 +542,7 @@ func TestColdStartReadsEveryPartitionByTheSecondScrape(t *testing.T) {
 	}
 
 	cfg := k.testConfig()
+	cfg.TimestampSource = TimestampSourceRecordReads
 	cfg.MaxRecordReadsPerScrape = 5
 	s := startScraper(t, cfg)
 	for scrape, want := range []int{partitions / 2 * groups, partitions * groups, partitions * groups} {

@@ -96,15 +96,15 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 		k.Commit(topic+"-reader", topic, map[int32]int64{0: produce(topic, 1)})
 	}
 
-	// The receiver as shipped, and one that reads no records (its tables
-	// alone), against the simulation's rows 1 and 2.
-	newReceiver := func(recordReads int) *timeLagScraper {
-		cfg := k.testConfig() // sampling every hour: none during the test
-		cfg.MaxRecordReadsPerScrape = recordReads
-		return startScraper(t, cfg)
-	}
+	// The receiver as shipped, reading records instead of asking the time
+	// index, and reading none (its tables alone), against the
+	// simulation's rows 1 to 3.
+	rows := receiverRows()
 	start := time.Now().UnixNano()
-	receivers := []*timeLagScraper{newReceiver(defaultRecordReads), newReceiver(0)}
+	receivers := make([]*timeLagScraper, len(rows))
+	for i, row := range rows {
+		receivers[i] = startScraper(t, row.config(k)) // sampling every hour: none during the test
+	}
 	runs := newScrapedRuns()
 	rng := rand.New(rand.NewPCG(35, 1))
 	var steadyTimes []time.Time // append time of each steady offset
@@ -135,15 +135,16 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 		}
 		nextScrape = now.Add(interval)
 		for i, r := range receivers {
-			runs.scrape(t, r, accuracy.Methods()[i].Key)
+			runs.scrape(t, r, rows[i].method.Key)
 		}
 	}
 
-	for _, method := range accuracy.Methods()[:2] {
+	for _, row := range rows {
+		method := row.method
 		for _, topic := range topics {
 			id := partitionRun{method.Key, topic, 0}
 			real, realStats, simStats := runs.requireAgreement(t, id, logs[topic], start, method, interval)
-			if method.Key != "receiver" {
+			if method.Key == accuracy.ReceiverTablesOnly.Key {
 				continue
 			}
 			if topic == "skewed" {
@@ -290,20 +291,11 @@ func TestSimulationAgreesWithReceiverOnEarlyStamps(t *testing.T) {
 
 	// Sampling every hour: the scrapes' end-offset reads are the tables'
 	// only points.
-	rows := []struct {
-		method accuracy.MethodSpec
-		source string
-	}{
-		{accuracy.Methods()[0], TimestampSourceRecordReads},
-		{accuracy.TimeIndex, TimestampSourceTimeIndex},
-	}
-	require.Equal(t, "receiver", rows[0].method.Key)
+	rows := receiverRows()[:2]
 	start := time.Now().UnixNano()
 	receivers := make([]*timeLagScraper, len(rows))
 	for i, row := range rows {
-		cfg := k.testConfig()
-		cfg.TimestampSource = row.source
-		receivers[i] = startScraper(t, cfg)
+		receivers[i] = startScraper(t, row.config(k))
 	}
 	runs := newScrapedRuns()
 	nextScrape := time.Now()
@@ -357,6 +349,36 @@ func TestSimulationAgreesWithReceiverOnEarlyStamps(t *testing.T) {
 type partitionRun struct {
 	receiver, topic string
 	partition       int64
+}
+
+// receiverRow is one of the simulation's rows of this receiver, with the
+// receiver configured as it runs.
+type receiverRow struct {
+	method accuracy.MethodSpec
+	// source is its timestamp_source; tablesOnly reads nothing
+	// (max_record_reads_per_scrape 0).
+	source     string
+	tablesOnly bool
+}
+
+// receiverRows are the simulation's rows of this receiver: as shipped,
+// reading records instead of asking the time index, and its tables alone.
+func receiverRows() []receiverRow {
+	return []receiverRow{
+		{method: accuracy.Receiver, source: TimestampSourceTimeIndex},
+		{method: accuracy.ReceiverRecordReads, source: TimestampSourceRecordReads},
+		{method: accuracy.ReceiverTablesOnly, source: TimestampSourceTimeIndex, tablesOnly: true},
+	}
+}
+
+// config is the test cluster's receiver configured as the row runs.
+func (r receiverRow) config(k *testKafka) *Config {
+	cfg := k.testConfig()
+	cfg.TimestampSource = r.source
+	if r.tablesOnly {
+		cfg.MaxRecordReadsPerScrape = 0
+	}
+	return cfg
 }
 
 // scrapedRuns is what receivers' scrapes saw, by row and partition: the

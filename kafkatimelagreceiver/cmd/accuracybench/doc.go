@@ -264,13 +264,14 @@ What the simulation cannot show, and what would change the ranking:
 ## The simulation against the real receiver
 
 `+"`TestSimulationAgreesWithReceiver`"+` (in `+"`kafkatimelagreceiver`"+`, part of
-`+"`make test`"+`) checks that rows 1 and 2 are what the receiver computes. It
-runs the real receiver, as shipped and with record reads off, against an
+`+"`make test`"+`) checks that rows 1 to 3 are what the receiver computes. It
+runs the real receiver, as shipped, with `+"`timestamp_source: record_reads`"+`
+and with `+"`max_record_reads_per_scrape: 0`"+`, against an
 in-process Kafka cluster ([the one the tests use](development.md#what-the-tests-run-against))
 for 15 s of steady traffic, bursty traffic, and steady traffic from a
 producer (with an ID) whose clock is 1.5 s behind, scraping every second;
 it records every append, and the scrapes' instants and offsets. The
-simulation then replays the same appends and scrapes through rows 1 and 2,
+simulation then replays the same appends and scrapes through rows 1 to 3,
 which run the receiver's own sampler, read and dating against a simulated
 cluster, and every scrape's time lag must agree with the receiver's to
 within 2 ms (Kafka's timestamps are milliseconds). To see the figures:
@@ -294,10 +295,9 @@ every 100 ms to a steady partition of its own, and both write to a third; a
 group reads the three 1.5 s behind. Each also writes bursts of 200 records,
 sent one after another over up to 500 ms, to a partition of its own every 3
 to 6 s, which a group reads part way. Two receivers scrape every second:
-row 1, as shipped (`+"`timestamp_source: record_reads`"+`), and the receiver
-dating from the brokers' time index (`+"`timestamp_source: time_index`"+`, the
-simulation's `+"`receiver-time-index`"+` row, which the tables above leave
-out). The simulation replays the same appends and scrapes through both rows;
+row 1, as shipped (`+"`timestamp_source: time_index`"+`), and row 2
+(`+"`timestamp_source: record_reads`"+`). The simulation replays the same
+appends and scrapes through both rows;
 on every partition, every scrape's time lag must agree with the receiver's
 to within 2 ms, and the 95th percentile of the error must meet the absolute
 view of the target. The relative view (0.1 s at scrapes every second) is

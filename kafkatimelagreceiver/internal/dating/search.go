@@ -60,8 +60,9 @@ type target struct {
 	lo, hi int64
 	// below and above are the exact points nearest the target on either
 	// side: the answers whose record is at or before it with the latest
-	// timestamp, and after it with the earliest.
-	below, above kafka.TimePoint
+	// timestamp, and after it with the earliest; belowBefore the point
+	// below before below, for the rate between the two.
+	below, above, belowBefore kafka.TimePoint
 	// step is how far past a one-sided interval's known end the next time
 	// is pushed; lastWidth is the interval's width when it was last
 	// asked, to tell whether the line halved it.
@@ -117,7 +118,14 @@ func (t *target) narrow(asked map[int64]bool) (int64, bool) {
 		t.probedBatch = true
 		return t.lo + 1, true
 	}
-	if line, ok := t.interpolate(); ok && halving {
+	line, ok := t.interpolate()
+	if !t.above.Found {
+		// No record above is known: the rate of the two points below,
+		// or the partition's, carries the line on; else look above lo by
+		// a growing step.
+		line, ok = t.extrapolateAbove()
+	}
+	if ok && halving {
 		if line = min(max(line, t.lo+1), t.hi-1); !asked[line] {
 			return line, true
 		}
@@ -140,16 +148,29 @@ func (t *target) extrapolate(p kafka.TimePoint) (int64, bool) {
 	return p.TimestampMillis + int64(max(min(shift, 1<<50), -(1<<50))), true
 }
 
+// extrapolateAbove is when the rate of the two exact points below the
+// target, or else the partition's, puts it from the point below; else lo
+// and a step that grows each time.
+func (t *target) extrapolateAbove() (int64, bool) {
+	below, before := t.below, t.belowBefore
+	if below.Found && before.Found && below.Offset > before.Offset && below.TimestampMillis > before.TimestampMillis {
+		f := float64(t.Offset-below.Offset) / float64(below.Offset-before.Offset)
+		return below.TimestampMillis + int64(math.Round(f*float64(below.TimestampMillis-before.TimestampMillis))), true
+	}
+	if line, ok := t.extrapolate(below); ok {
+		return line, true
+	}
+	at := t.lo + t.step
+	t.step *= gallop
+	return at, true
+}
+
 // interpolate is when the straight line through what is known around the
 // target puts it: from the record below at lo to the record above at hi,
-// the earliest its timestamp can be (no later than that record's own), or,
-// no record above being stamped as late as hi, to the partition's end.
+// the earliest its timestamp can be (no later than that record's own).
 func (t *target) interpolate() (int64, bool) {
-	below, aboveOffset := t.below, t.End
-	if t.above.Found {
-		aboveOffset = t.above.Offset
-	}
-	if !below.Found || aboveOffset <= below.Offset || t.Offset < below.Offset {
+	below, aboveOffset := t.below, t.above.Offset
+	if !below.Found || !t.above.Found || aboveOffset <= below.Offset || t.Offset < below.Offset {
 		return 0, false
 	}
 	f := float64(t.Offset-below.Offset) / float64(aboveOffset-below.Offset)
@@ -174,6 +195,9 @@ func (t *target) apply(a kafka.TimePoint) {
 		t.hi = min(t.hi, a.TimestampMillis+1)
 	case a.TimestampMillis >= t.lo:
 		// The latest timestamp up to the target is no earlier than f's.
+		if t.below.Found && a.Offset > t.below.Offset {
+			t.belowBefore = t.below
+		}
 		t.lo, t.below = a.TimestampMillis, a
 	}
 	if t.lo >= t.hi {
@@ -223,8 +247,8 @@ func newIndexSearch(targets []lag.IndexTarget) *indexSearch {
 }
 
 // asks are the times of the next round: per partition still searching,
-// one for each target not yet within its precision, up to
-// MaxAsksPerPartition, the widest intervals first.
+// those of its askers among the targets not yet within their precision,
+// up to MaxAsksPerPartition, the widest intervals first.
 func (s *indexSearch) asks() []kafka.PartitionTimes {
 	var asks []kafka.PartitionTimes
 	for _, ps := range s.parts {
@@ -242,7 +266,7 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 			return int(min(max(wb/max(b.PrecisionMillis, 1)-wa/max(a.PrecisionMillis, 1), -1), 1))
 		})
 		var times []int64
-		for _, t := range open {
+		for _, t := range askers(open) {
 			if len(times) == MaxAsksPerPartition {
 				break
 			}
@@ -265,6 +289,39 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 		}
 	}
 	return asks
+}
+
+// askers are the targets of open (the widest intervals first) that ask
+// this round: targets between the same two answers learn the same from the
+// next, so that of those only the lowest and the highest ask, and the
+// answers between them split the rest the round after.
+func askers(open []*target) []*target {
+	type span struct {
+		lo, hi int64
+	}
+	first, last := map[span]*target{}, map[span]*target{}
+	var order []span
+	for _, t := range open {
+		k := span{t.lo, t.hi}
+		if first[k] == nil {
+			first[k] = t
+			order = append(order, k)
+		}
+		if t.Offset < first[k].Offset {
+			first[k] = t
+		}
+		if last[k] == nil || t.Offset > last[k].Offset {
+			last[k] = t
+		}
+	}
+	var out []*target
+	for _, k := range order {
+		out = append(out, first[k])
+		if last[k] != first[k] {
+			out = append(out, last[k])
+		}
+	}
+	return out
 }
 
 // take applies a round's answers. Partitions asked but not answered

@@ -54,6 +54,15 @@ const clockPinned = int64(200 * time.Millisecond)
 // exact clock.
 const clockSettled = 16
 
+// indexClockSettledWidth is how narrow the offsets the time index's points
+// allow must be for their middle to be taken once settled. The index
+// answers records near the ones wanted, mostly groups near the head: their
+// brackets end at the scrape, just after the records, and start a sampling
+// interval before, so that their range is narrowed from above only, and its
+// middle is half a sampling interval off. Wider, the offset closest to
+// none is taken.
+const indexClockSettledWidth = int64(time.Second)
+
 // clockWindow is how many reads a clock's bounds are gathered over before
 // they start a new window; a clock is measured by its last two windows,
 // so that a clock drifting slowly, or a producer whose delays changed, is
@@ -158,7 +167,7 @@ func (c producerClock) offset() int64 {
 	switch {
 	case lo <= 0 && 0 <= hi:
 		return 0
-	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && c.producer != TimeIndexClock):
+	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && (c.producer != TimeIndexClock || hi-lo <= indexClockSettledWidth)):
 		o = lo/2 + hi/2
 	default:
 		o = min(max(0, lo), hi)

@@ -1,6 +1,7 @@
 package lag
 
 import (
+	"slices"
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -51,7 +52,9 @@ type IndexTarget struct {
 }
 
 // IndexTargets splits the records OutOfTable listed into the records to
-// date from the time index and those only a record read answers
+// date from the time index, with the records on either side of a sample it
+// lists near them (whose points pin the partition's clock, as reads of
+// them do), and those only a record read answers
 // (markerCheck): the index holds transaction markers and records of
 // aborted transactions like data, and does not say which a record is. Those
 // are also searched in the index until a read answers them, so that a
@@ -68,12 +71,12 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
 		markers := records.MarkersPossible(w.TopicPartition)
 		check := kafka.PartitionOffsets{TopicPartition: w.TopicPartition}
-		for _, c := range w.Offsets {
+		for i, c := range append(slices.Clip(w.Offsets), w.Near...) {
 			b, inTable := tables.Bracket(p.Table, c, timetable.Sample{Offset: p.End, At: at})
-			if markerCheck(markers, idle, young, b) {
+			if i < len(w.Offsets) && markerCheck(markers, idle, young, b) {
 				check.Offsets = append(check.Offsets, c)
 			}
-			if rec, ok := known.get(c); ok && fromIndex(rec) {
+			if rec, ok := known.get(c); ok && (fromIndex(rec) || i >= len(w.Offsets)) {
 				continue
 			}
 			rate := b
