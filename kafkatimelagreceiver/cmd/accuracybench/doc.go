@@ -163,14 +163,17 @@ scrape:
 %s
 ## Where the receiver misses
 
-- **Realistic, skewed clocks, at the default 10 s sampling.** Producers 1.5 s
-  behind whose stamps jitter by up to 100 ms: the receiver dates the records
-  of groups seconds behind by their timestamps moved by the measured clock
-  offset, and at 10 s sampling the tables' brackets are too wide for the
-  points it finds (the index's or the records read, rows 1 and 2 alike) to
-  pin that offset: the error is most of the skew. Trusting the table alone
-  (row 3) meets the target there. Closing it needs the clock offset
-  measured against narrower brackets: a sampling interval of 1 s meets it
+- **Realistic, skewed clocks, at the default 10 s sampling, in the first
+  hour.** Producers 1.5 s behind whose stamps jitter by up to 100 ms: the
+  receiver dates the records of groups seconds behind by their timestamps
+  moved by the measured clock offset, and against 10 s brackets the points
+  of row 1 (the index's answers, among them the records on either side of
+  the samples) take about an hour to narrow that offset to within a
+  second; until then the error is most of the skew (`+"`TestAccuracyTarget`"+`,
+  which runs these shapes for that first hour, logs it). Over the two hours
+  scored here row 1 meets the target; row 2, whose reads of the records
+  groups sit on never narrow it, misses it throughout. Trusting the table
+  alone (row 3) meets the target there; so does a sampling interval of 1 s
   (at 10 times the end-offset reads).
 - **Skewed clocks on one partition, at 1 s sampling.** Producers 1.5 s
   behind and 0.3 s ahead writing to one partition: the time index answers
@@ -299,8 +302,13 @@ row 1, as shipped (`+"`timestamp_source: time_index`"+`), and row 2
 (`+"`timestamp_source: record_reads`"+`). The simulation replays the same
 appends and scrapes through both rows;
 on every partition, every scrape's time lag must agree with the receiver's
-to within 2 ms, and the 95th percentile of the error must meet the absolute
-view of the target. The relative view (0.1 s at scrapes every second) is
+to within 2 ms (but for row 2 on the bursty partitions, below), and the
+95th percentile of the error must meet the absolute view of the target.
+Reading the records of bursts, row 2's clock bounds depend on which batches
+a Fetch returns, which the simulation models by a record size of its own:
+in some runs one scrape falling against a burst measures the clock tens of
+milliseconds apart from the receiver's; those scrapes are logged, not
+asserted. The relative view (0.1 s at scrapes every second) is
 missed on every partition by records stamped up to 0.5 s early, as on the
 slow producers' shape at 1 s sampling ([where the receiver misses](#where-the-receiver-misses)).
 
@@ -310,16 +318,16 @@ and the simulation's are the same in each):
 
 | timestamp source | partition | producer | median | p95 | p95 vs CreateTime | max | bias | relative ratio | absolute ratio |
 |---|---|---|---:|---:|---:|---:|---:|---:|---:|
-| record_reads | steady/0 | with an ID | 0.189 | 0.425 | 0.248 | 0.425 | +0.123 | 4.25 | 0.42 |
-| record_reads | steady/1 | without an ID | 0.231 | 0.490 | 0.000 | 0.490 | +0.282 | 4.90 | 0.49 |
-| record_reads | steady/2 | both | 0.147 | 0.341 | 0.184 | 0.341 | +0.140 | 3.41 | 0.34 |
-| record_reads | bursty/0 | with an ID | 0.142 | 0.397 | 0.001 | 0.397 | +0.165 | 3.97 | 0.40 |
-| record_reads | bursty/1 | without an ID | 0.104 | 0.392 | 0.050 | 0.392 | +0.197 | 3.92 | 0.39 |
-| time_index | steady/0 | with an ID | 0.281 | 0.425 | 0.339 | 0.425 | +0.255 | 4.25 | 0.43 |
-| time_index | steady/1 | without an ID | 0.212 | 0.469 | 0.264 | 0.469 | +0.240 | 4.69 | 0.47 |
-| time_index | steady/2 | both | 0.181 | 0.378 | 0.327 | 0.378 | +0.186 | 3.78 | 0.38 |
-| time_index | bursty/0 | with an ID | 0.142 | 0.399 | 0.003 | 0.399 | +0.166 | 3.99 | 0.40 |
-| time_index | bursty/1 | without an ID | 0.103 | 0.392 | 0.159 | 0.392 | +0.188 | 3.92 | 0.39 |
+| time_index | steady/0 | with an ID | 0.245 | 0.437 | 0.339 | 0.437 | +0.246 | 4.37 | 0.44 |
+| time_index | steady/1 | without an ID | 0.212 | 0.469 | 0.362 | 0.469 | +0.212 | 4.69 | 0.47 |
+| time_index | steady/2 | both | 0.230 | 0.326 | 0.259 | 0.326 | +0.199 | 3.26 | 0.33 |
+| time_index | bursty/0 | with an ID | 0.229 | 0.347 | 0.012 | 0.347 | +0.203 | 3.47 | 0.35 |
+| time_index | bursty/1 | without an ID | 0.345 | 0.397 | 0.209 | 0.397 | +0.226 | 3.97 | 0.40 |
+| record_reads | steady/0 | with an ID | 0.104 | 0.425 | 0.255 | 0.425 | +0.079 | 4.25 | 0.43 |
+| record_reads | steady/1 | without an ID | 0.231 | 0.490 | 0.000 | 0.490 | +0.277 | 4.90 | 0.49 |
+| record_reads | steady/2 | both | 0.108 | 0.337 | 0.200 | 0.337 | +0.106 | 3.37 | 0.34 |
+| record_reads | bursty/0 | with an ID | 0.229 | 0.347 | 0.001 | 0.347 | +0.204 | 3.47 | 0.35 |
+| record_reads | bursty/1 | without an ID | 0.345 | 0.397 | 0.084 | 0.397 | +0.276 | 3.97 | 0.40 |
 
 To see them:
 

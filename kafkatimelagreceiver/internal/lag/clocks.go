@@ -189,6 +189,23 @@ func (c producerClock) lowest() int64 {
 	return min(0, hi)
 }
 
+// indexClockPinned tells whether the clock the time index's points measure
+// on tp is known to be exact: its points agree, allow no offset, and pin it
+// within clockPinned or have settled. A clock off, or points that disagree
+// (producers' delays, or clocks, that differ), keep asking for the records
+// either side of the samples, which bound it the most tightly: the points
+// of the records groups sit on alone leave it wider than a second, where
+// it is no longer moved by its middle.
+func (r *RecordTimes) indexClockPinned(tp kafka.TopicPartition) bool {
+	for _, c := range r.clocks[tp] {
+		if c.producer == TimeIndexClock {
+			lo, hi := c.bounds()
+			return c.offset() == 0 && lo <= hi && (c.reads >= clockSettled || lo > unbounded && hi < noBound && hi-lo <= clockPinned)
+		}
+	}
+	return false
+}
+
 // partitionClocks are the producers' clocks of one partition.
 type partitionClocks []producerClock
 

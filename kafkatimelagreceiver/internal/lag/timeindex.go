@@ -53,8 +53,8 @@ type IndexTarget struct {
 
 // IndexTargets splits the records OutOfTable listed into the records to
 // date from the time index, with the records on either side of a sample it
-// lists near them (whose points pin the partition's clock, as reads of
-// them do), and those only a record read answers
+// lists near them while the partition's clock is not pinned (their points
+// pin it, as reads of them do), and those only a record read answers
 // (markerCheck): the index holds transaction markers and records of
 // aborted transactions like data, and does not say which a record is. Those
 // are also searched in the index until a read answers them, so that a
@@ -71,7 +71,11 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
 		markers := records.MarkersPossible(w.TopicPartition)
 		check := kafka.PartitionOffsets{TopicPartition: w.TopicPartition}
-		for i, c := range append(slices.Clip(w.Offsets), w.Near...) {
+		near := w.Near
+		if records.indexClockPinned(w.TopicPartition) {
+			near = nil
+		}
+		for i, c := range append(slices.Clip(w.Offsets), near...) {
 			b, inTable := tables.Bracket(p.Table, c, timetable.Sample{Offset: p.End, At: at})
 			if i < len(w.Offsets) && markerCheck(markers, idle, young, b) {
 				check.Offsets = append(check.Offsets, c)

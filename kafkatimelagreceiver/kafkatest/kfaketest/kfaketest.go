@@ -7,6 +7,7 @@ package kfaketest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,10 +76,12 @@ type Producer struct {
 // NewProducer connects a producer as New connects the test's client, then
 // with opts: kgo.DisableIdempotentWrite() makes a producer without an ID,
 // whose batches do not say which producer wrote them (a librdkafka client's
-// default). It is closed at cleanup.
+// default). Its records are flushed by Produce, so that one call's records
+// to a partition are one batch however slow the machine. It is closed at
+// cleanup.
 func (k *Kafka) NewProducer(opts ...kgo.Opt) *Producer {
 	k.TB.Helper()
-	return &Producer{tb: k.TB, Client: k.newClient(opts...)}
+	return &Producer{tb: k.TB, Client: k.newClient(append([]kgo.Opt{kgo.ManualFlushing()}, opts...)...)}
 }
 
 // Requests returns how many requests with the API key the cluster served.
@@ -124,11 +127,17 @@ func (p *Producer) Produce(topic string, partition int32, timestamps ...time.Tim
 	p.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	records := make([]*kgo.Record, len(timestamps))
+	results := make(kgo.ProduceResults, len(timestamps))
+	var wg sync.WaitGroup
+	wg.Add(len(timestamps))
 	for i, ts := range timestamps {
-		records[i] = &kgo.Record{Topic: topic, Partition: partition, Timestamp: ts, Value: []byte("x")}
+		p.Client.Produce(ctx, &kgo.Record{Topic: topic, Partition: partition, Timestamp: ts, Value: []byte("x")}, func(r *kgo.Record, err error) {
+			results[i] = kgo.ProduceResult{Record: r, Err: err}
+			wg.Done()
+		})
 	}
-	results := p.Client.ProduceSync(ctx, records...)
+	require.NoError(p.tb, p.Client.Flush(ctx))
+	wg.Wait()
 	require.NoError(p.tb, results.FirstErr())
 	return results[0].Record.Offset
 }
