@@ -85,6 +85,7 @@ func run() error {
 	promArgs := o.prom.register(fs)
 	o.busy.register(fs)
 	o.churn.register(fs)
+	registerTimestampSource(fs, &o.timestampSource)
 	fs.BoolVar(&o.exporters, "compare-exporters", false, "also replay on the same cluster the requests kminion and klag send per scrape, and count their bytes (exporters.go)")
 	fs.BoolVar(&o.accuracy, "accuracy", false, "with -busy: compare every exported time lag with the age of the record at the committed offset (turns kafka.consumer_group.offset on)")
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
