@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
@@ -145,7 +147,8 @@ func TestTimeIndexTrafficNearTheHead(t *testing.T) {
 	// The mode the bound is for.
 	indexCfg.TimestampSource = TimestampSourceTimeIndex
 	require.NoError(t, indexCfg.Validate())
-	index, tt := startTelemetryScraper(t, indexCfg)
+	core, logs := observer.New(zap.DebugLevel)
+	index, tt := startTelemetryScraperLogging(t, indexCfg, zap.New(core))
 
 	offsetsCfg := h.testConfig()
 	offsetsCfg.ClientID = offsetsID
@@ -164,22 +167,28 @@ func TestTimeIndexTrafficNearTheHead(t *testing.T) {
 			sampleBoth()
 			time.Sleep(lag.IdleBeforeRecordRead)
 		}
+		logs.TakeAll()
 		got, base := h.scrape(index, indexID), h.scrape(offsetsOnly, offsetsID)
 		ratio := float64(got.bytes.Total()) / float64(base.bytes.Total())
-		t.Logf("round %d, end still %v: %s %s (%.2f times); record dating off %s", round, endStill, indexCfg.TimestampSource, got, ratio, base)
+		dated := datingReport(logs)
+		t.Logf("round %d, end still %v: %s %s (%.2f times), dating %v; record dating off %s", round, endStill, indexCfg.TimestampSource, got, ratio, dated, base)
 		// A sample between scrapes, as the sampler takes several.
 		sampleBoth()
 		if round < warmup {
 			continue
 		}
+		require.Zero(t, dated["partitions the index could not answer"], "round %d: every partition's index answers", round)
 		if endStill {
 			still++
+			require.Equal(t, int64(partitions), dated["partitions to read for transaction markers"], "round %d: every still partition with a lagging group", round)
 			budget := indexCfg.MaxRecordReadBytesPerScrape
+			require.Equal(t, budget/(64<<10), dated["partitions read"], "round %d: as many as the byte budget counts", round)
 			require.LessOrEqual(t, got.requests.Of(kmsg.Fetch), int64(brokers), "round %d: record reads on still partitions, one Fetch per broker at most", round)
 			require.LessOrEqual(t, got.bytes.Of(kmsg.Fetch), budget, "round %d: record reads on still partitions within max_record_read_bytes_per_scrape", round)
 			continue
 		}
 		moving++
+		require.Zero(t, dated["partitions to read for transaction markers"], "round %d", round)
 		require.Zero(t, got.requests.Of(kmsg.Fetch), "round %d: Fetch requests (%d B of Fetch; %d B in all, %.2f times the %d B of record dating off)",
 			round, got.bytes.Of(kmsg.Fetch), got.bytes.Total(), ratio, base.bytes.Total())
 		require.LessOrEqual(t, ratio, bound, "round %d: %d B read, record dating off %d B", round, got.bytes.Total(), base.bytes.Total())
@@ -207,6 +216,18 @@ func telemetryByAPI(t *testing.T, tt *componenttest.Telemetry, name string) map[
 	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
 		api, _ := dp.Attributes.Value("api")
 		out[api.AsString()] += dp.Value
+	}
+	return out
+}
+
+// datingReport is the scrape's debug line on what it dated from the time
+// index (read.Reader's), its counts by name.
+func datingReport(logs *observer.ObservedLogs) map[string]int64 {
+	out := map[string]int64{}
+	for _, entry := range logs.FilterMessage("records dated from the time index").All() {
+		for _, f := range entry.Context {
+			out[f.Key] = f.Integer
+		}
 	}
 	return out
 }
