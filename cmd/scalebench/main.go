@@ -199,7 +199,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
 		churnErr := make(chan error, 1)
 		if o.churn.on {
-			go func() { churnErr <- commitChurn(writeCtx, k, w, o.churn) }()
+			go func() { churnErr <- commitChurn(writeCtx, k, w, o.churn, o.busy.phase) }()
 		} else {
 			churnErr <- nil
 		}
