@@ -40,6 +40,7 @@ type nearHead struct {
 }
 
 func newNearHead(t *testing.T, brokers, partitions, groups int) *nearHead {
+	t.Helper()
 	wire := kafkacount.NewWire()
 	k := newTestKafka(t, brokers, kfake.ListenFn(wire.Listen))
 	h := &nearHead{
