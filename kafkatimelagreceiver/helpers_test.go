@@ -523,9 +523,20 @@ func startObservedScraperOn(t *testing.T, cfg *Config, host component.Host, leve
 // kept, to be read with metadatatest.
 func startTelemetryScraper(t *testing.T, cfg *Config) (*timeLagScraper, *componenttest.Telemetry) {
 	t.Helper()
+	return startTelemetryScraperLogging(t, cfg, nil)
+}
+
+// startTelemetryScraperLogging is startTelemetryScraper logging to logger
+// (nil: the telemetry settings' own).
+func startTelemetryScraperLogging(t *testing.T, cfg *Config, logger *zap.Logger) (*timeLagScraper, *componenttest.Telemetry) {
+	t.Helper()
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
-	s, err := newTimeLagScraper(cfg, metadatatest.NewSettings(tt), nil)
+	settings := metadatatest.NewSettings(tt)
+	if logger != nil {
+		settings.Logger = logger
+	}
+	s, err := newTimeLagScraper(cfg, settings, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })

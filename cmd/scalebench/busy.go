@@ -36,6 +36,10 @@ type busyOptions struct {
 	every time.Duration
 	rate  float64
 	noise float64
+	// phase is how long the first write waits: the collector starts as
+	// the writes do and scrapes a second later, so without it every write
+	// lands a second before a scrape.
+	phase time.Duration
 	// telemetryPort serves the collector's own metrics (table points).
 	telemetryPort int
 	// appended, with -accuracy, remembers what the writes appended.
@@ -51,6 +55,7 @@ func (b *busyOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&b.on, "busy", false, "write every partition continuously, run -busy-fill past the first scrape that reads no record and report the tables' memory (live heap from GODEBUG=gctrace=1, RSS)")
 	fs.DurationVar(&b.fill, "busy-fill", 10*time.Minute, "busy mode: how long to run past the first scrape that read no record")
 	fs.DurationVar(&b.every, "busy-every", time.Second, "busy mode: how often every partition is written")
+	fs.DurationVar(&b.phase, "busy-phase", 0, "busy mode: how long the first write (and, with -churn, the first commits) waits, which sets where the writes fall between scrapes (0: about a second before each)")
 	fs.Float64Var(&b.rate, "busy-rate", 20, "busy mode: records a second per partition, on average (at 10,000 partitions, e.g. -busy-rate 1 -busy-every 10s)")
 	fs.Float64Var(&b.noise, "busy-noise", 0.2, "busy mode: each write strays from the rate by up to this fraction, uniformly")
 	fs.DurationVar(&b.clockSkew, "busy-clock-skew", 0, "busy mode: the writing producer's clock is this far off the broker's (negative: behind); its records are stamped by it, and -accuracy's truth takes it out")
@@ -95,6 +100,9 @@ func (b *busyOptions) prepare(o *options) error {
 
 // writeBusy writes every partition of w every b.every until ctx ends.
 func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, b busyOptions) error {
+	if !waitPhase(ctx, b.phase) {
+		return nil
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	writer, err := newBusyWriter(k, b.records)
 	if err != nil {
@@ -134,6 +142,21 @@ func writeBusy(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, 
 			return nil
 		case <-tick.C:
 		}
+	}
+}
+
+// waitPhase waits d, and tells whether ctx is still on.
+func waitPhase(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

@@ -71,9 +71,12 @@ func (c churnOptions) check(busy bool) error {
 	return nil
 }
 
-// commitChurn commits every group on every partition of w every c.every
-// until ctx ends.
-func commitChurn(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, c churnOptions) error {
+// commitChurn commits every group on every partition of w every c.every,
+// from phase on (the busy writes'), until ctx ends.
+func commitChurn(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, c churnOptions, phase time.Duration) error {
+	if !waitPhase(ctx, phase) {
+		return nil
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	tick := time.NewTicker(c.every)
 	defer tick.Stop()

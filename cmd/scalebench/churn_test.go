@@ -120,7 +120,7 @@ func TestChurnCommitsEveryGroupBehindTheEnd(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- commitChurn(runCtx, k, w, churnOptions{on: true, every: 20 * time.Millisecond, behind: 0})
+		done <- commitChurn(runCtx, k, w, churnOptions{on: true, every: 20 * time.Millisecond, behind: 0}, 0)
 	}()
 	write(5)
 	require.Eventually(t, func() bool {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -26,6 +27,31 @@ type options struct {
 	churn       churnOptions
 	accuracy    bool
 	exporters   bool
+	// timestampSource is the receiver's timestamp_source; empty leaves
+	// the receiver's default.
+	timestampSource string
+}
+
+// registerTimestampSource registers -timestamp-source, refusing a value
+// the receiver would refuse only once the collector starts.
+func registerTimestampSource(fs *flag.FlagSet, source *string) {
+	fs.Func("timestamp-source", "receiver timestamp_source: record_reads or time_index (default: the receiver's)", func(v string) error {
+		switch v {
+		case "record_reads", "time_index":
+			*source = v
+			return nil
+		}
+		return fmt.Errorf("%q: want record_reads or time_index", v)
+	})
+}
+
+// receiverKeys are the receiver's keys the options set, as lines of YAML
+// indented under it, followed by extra.
+func receiverKeys(o options, extra string) string {
+	if o.timestampSource != "" {
+		extra = fmt.Sprintf("    timestamp_source: %s\n", o.timestampSource) + extra
+	}
+	return extra
 }
 
 // collectorConfig is the collector's configuration of a run: the receiver
@@ -52,5 +78,5 @@ service:
     metrics:
       receivers: [kafka_time_lag]
       exporters: [%s]
-`, strings.Join(quoted, ", "), receiverExtra, o.interval, o.sampling, name, exporterBody, o.busy.telemetryConfig(), name)
+`, strings.Join(quoted, ", "), receiverKeys(o, receiverExtra), o.interval, o.sampling, name, exporterBody, o.busy.telemetryConfig(), name)
 }

@@ -85,6 +85,7 @@ func run() error {
 	promArgs := o.prom.register(fs)
 	o.busy.register(fs)
 	o.churn.register(fs)
+	registerTimestampSource(fs, &o.timestampSource)
 	fs.BoolVar(&o.exporters, "compare-exporters", false, "also replay on the same cluster the requests kminion and klag send per scrape, and count their bytes (exporters.go)")
 	fs.BoolVar(&o.accuracy, "accuracy", false, "with -busy: compare every exported time lag with the age of the record at the committed offset (turns kafka.consumer_group.offset on)")
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
@@ -198,7 +199,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
 		churnErr := make(chan error, 1)
 		if o.churn.on {
-			go func() { churnErr <- commitChurn(writeCtx, k, w, o.churn) }()
+			go func() { churnErr <- commitChurn(writeCtx, k, w, o.churn, o.busy.phase) }()
 		} else {
 			churnErr <- nil
 		}

@@ -117,6 +117,9 @@ func (r recordOptions) describe(b busyOptions) string {
 	if r.prefill > 0 {
 		out += fmt.Sprintf("; %d such writes before the collector started, stamped %s apart in the past", r.prefill, b.every)
 	}
+	if b.phase > 0 {
+		out += fmt.Sprintf("; the first write %s after the collector's start", b.phase)
+	}
 	return out
 }
 

@@ -70,6 +70,9 @@ func printReport(out io.Writer, o options, results []*result) {
 	if len(o.extraConfig) == 0 {
 		fmt.Fprint(out, " with its defaults (gzip, asynchronous sending queue)")
 	}
+	if o.timestampSource != "" {
+		fmt.Fprintf(out, ", timestamp_source %s", o.timestampSource)
+	}
 	if len(o.env) > 0 {
 		fmt.Fprintf(out, ", collector environment %v", o.env)
 	}

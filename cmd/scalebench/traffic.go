@@ -110,16 +110,20 @@ func printTraffic(out io.Writer, o options, results []*result) {
 		fmt.Fprintf(out, "; groups commit every %s, %d-%d records behind the end", o.churn.every, o.churn.behindMin, o.churn.behind)
 	}
 	fmt.Fprint(out, ":\n\n")
-	fmt.Fprintln(out, "| workload | produced | collector read, mean (min-max) | per broker | read / produced | requests | by API (bytes in requests) |")
-	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---|")
+	// Fetch is listed interval by interval: record reads that stop or
+	// come back show there, where a mean hides them.
+	fmt.Fprintln(out, "| workload | produced | collector read, mean (min-max) | per broker | read / produced | requests | by API (bytes in requests) | Fetch requests, each interval |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---|---|")
 	for _, r := range results {
 		if len(r.steady) == 0 {
 			continue
 		}
 		var sum traffic
 		lo, hi := int64(-1), int64(0)
+		var fetches []string
 		for _, iv := range r.steady {
 			sum = sum.plus(iv.traffic)
+			fetches = append(fetches, fmt.Sprint(iv.traffic.requests.Of(kmsg.Fetch)))
 			total := iv.traffic.bytes.Total()
 			if lo < 0 || total < lo {
 				lo = total
@@ -133,12 +137,12 @@ func printTraffic(out io.Writer, o options, results []*result) {
 		if produced > 0 {
 			ratio = fmt.Sprintf("%.2f", read/produced)
 		}
-		fmt.Fprintf(out, "| %s | %s | %s (%s-%s) | %s | %s | %s | %s |\n",
+		fmt.Fprintf(out, "| %s | %s | %s (%s-%s) | %s | %s | %s | %s | %s |\n",
 			r.w, kib(produced), kib(read), kib(float64(lo)), kib(float64(hi)), kib(read/float64(r.brokers)), ratio,
-			trimFloat(float64(sum.requests.Total())/n), byAPI(sum, len(r.steady)))
+			trimFloat(float64(sum.requests.Total())/n), byAPI(sum, len(r.steady)), strings.Join(fetches, " "))
 		for _, e := range r.exporters {
 			replayed := traffic{requests: e.requests, bytes: e.bytes}
-			fmt.Fprintf(out, "| %s, %s's requests of one scrape (replayed) | | %s | %s | | %d | %s |\n",
+			fmt.Fprintf(out, "| %s, %s's requests of one scrape (replayed) | | %s | %s | | %d | %s | |\n",
 				r.w, e.name, kib(float64(e.bytes.Total())), kib(float64(e.bytes.Total())/float64(r.brokers)), e.requests.Total(), byAPI(replayed, 1))
 		}
 	}

@@ -67,6 +67,12 @@ type Report struct {
 	// partitions whose records were read, and OverBudget those the byte
 	// budget left unread.
 	IndexRounds, Fetched, OverBudget int
+	// Searched counts the partitions searched in the time index; of those
+	// it sent to be read, MarkerChecks are still partitions whose records
+	// only a read tells from transaction markers, and Unsearched those
+	// whose index could not be searched or whose records retention deleted.
+	// They tell an operator why a scrape with the time index read records.
+	Searched, MarkerChecks, Unsearched int
 }
 
 // Date dates the lagging records of idx, a scrape's index of snap, with
@@ -175,6 +181,7 @@ func dateFromIndex(ctx context.Context, src Source, tables *timetable.Store, rec
 	)
 	tables.Locked(func(v timetable.View) { targets, markerChecks = lag.IndexTargets(idx, snap.At, v, records, wanted) })
 	search := newIndexSearch(targets)
+	rep.Searched, rep.MarkerChecks = len(search.parts), len(markerChecks)
 	for range MaxIndexRounds {
 		asks := search.asks()
 		if len(asks) == 0 {
@@ -186,6 +193,7 @@ func dateFromIndex(ctx context.Context, src Source, tables *timetable.Store, rec
 		search.take(asks, points)
 	}
 	points, dated, fallback := search.results()
+	rep.Unsearched = len(fallback)
 	need := map[kafka.TopicPartition][]int64{}
 	for _, w := range append(markerChecks, fallback...) {
 		need[w.TopicPartition] = append(need[w.TopicPartition], w.Offsets...)

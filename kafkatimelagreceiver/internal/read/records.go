@@ -24,8 +24,12 @@ func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, r
 	if rep.Wanted > rep.Read {
 		r.Logger.Debug("record dating capped for this scrape", zap.Int("partitions wanted", rep.Wanted), zap.Int("partitions dated", rep.Read))
 	}
-	if rep.OverBudget > 0 {
-		r.Logger.Debug("record reads over their byte budget for this scrape", zap.Int("partitions read", rep.Fetched), zap.Int("partitions left unread", rep.OverBudget))
+	if r.TimeIndex && (rep.IndexRounds > 0 || rep.Fetched > 0) {
+		// Why a scrape with the time index still read records, and how
+		// many its byte budget left unread.
+		r.Logger.Debug("records dated from the time index", zap.Int("rounds", rep.IndexRounds), zap.Int("partitions searched", rep.Searched),
+			zap.Int("partitions to read for transaction markers", rep.MarkerChecks), zap.Int("partitions the index could not answer", rep.Unsearched),
+			zap.Int("partitions read", rep.Fetched), zap.Int("partitions left unread over the byte budget", rep.OverBudget))
 	}
 	r.countUntimed(ctx, rep.Untimed)
 	return est, err
