@@ -50,7 +50,6 @@ var knownMisses = []struct {
 	why      string
 }{
 	{shape: "real-skew", sampling: 10 * second, why: "producers 1.5 s behind whose stamps jitter by up to 100 ms, in the first hour after watching starts (the hour this test runs): against the default interval's 10 s brackets, the points the receiver finds take that long to narrow the clock offset to within a second, and until then the record's own timestamp is moved by none; over the evaluation's two hours it meets the target"},
-	{shape: "skew", sampling: second, why: "producers 1.5 s behind and 0.3 s ahead on one partition: the time index answers the latest timestamp up to a record and not which producer stamped it, so that a record of the producer behind is dated by the latest stamp of the one ahead before it, early by up to the gap between that producer's writes; at 1 s sampling the bound is 0.1 s. Reading the records (timestamp_source: record_reads) meets it"},
 }
 
 // knownMiss is why the receiver misses the target on shape at sampling;

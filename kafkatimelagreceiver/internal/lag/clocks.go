@@ -206,6 +206,35 @@ func (r *RecordTimes) indexClockPinned(tp kafka.TopicPartition) bool {
 	return false
 }
 
+// clocksApartBy is how far apart two producers' clocks on one partition
+// must be measured for the time index to be unable to date the records of
+// the one behind (see ClocksApart).
+const clocksApartBy = 2 * clockResolution
+
+// ClocksApart tells whether the records read on tp measured producers
+// whose clocks are more than clocksApartBy apart. The time index answers
+// the latest timestamp up to a record, not which producer stamped it: a
+// record of the producer behind is dated by the latest stamp of the one
+// ahead, early by up to the gap between that one's writes. Only a read,
+// which says whose clock stamped a record, dates it by its own producer's
+// clock.
+func (r *RecordTimes) ClocksApart(tp kafka.TopicPartition) bool {
+	n := 0
+	var lowest, highest int64
+	for _, c := range r.clocks[tp] {
+		if c.producer == TimeIndexClock {
+			continue
+		}
+		o := c.offset()
+		if n == 0 {
+			lowest, highest = o, o
+		}
+		lowest, highest = min(lowest, o), max(highest, o)
+		n++
+	}
+	return n >= 2 && highest-lowest > clocksApartBy
+}
+
 // partitionClocks are the producers' clocks of one partition.
 type partitionClocks []producerClock
 

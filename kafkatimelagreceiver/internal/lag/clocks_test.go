@@ -324,3 +324,31 @@ func TestSpreadClockPlacesRecordsByTheTable(t *testing.T) {
 		}
 	}
 }
+
+// TestClocksApartNeedTwoProducersMeasuredApart: a partition's records are
+// read rather than dated from the time index once reads measured two of
+// its producers' clocks more than clocksApartBy apart; one producer off,
+// or two close together, or the index's own clock, are not.
+func TestClocksApartNeedTwoProducersMeasuredApart(t *testing.T) {
+	s := func(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
+	tp := kafka.TopicPartition{Topic: "t"}
+	measured := func(offsets ...int64) *RecordTimes {
+		r := NewRecordTimes()
+		var clocks partitionClocks
+		for i, o := range offsets {
+			producer := int64(i)
+			if i == 0 {
+				producer = TimeIndexClock
+			}
+			c := newProducerClock(producer, o-s(0.01), o+s(0.01), 0)
+			c.reads = clockSettled
+			clocks = append(clocks, c)
+		}
+		r.clocks[tp] = clocks
+		return r
+	}
+	require.False(t, measured(s(5)).ClocksApart(tp), "the index's clock alone")
+	require.False(t, measured(0, s(1.5)).ClocksApart(tp), "one producer off")
+	require.False(t, measured(0, s(1.5), s(1.6)).ClocksApart(tp), "two producers 0.1 s apart")
+	require.True(t, measured(0, s(1.5), s(-0.3)).ClocksApart(tp), "two producers 1.8 s apart")
+}

@@ -284,6 +284,7 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 		known := records.known[p.TopicPartition]
 		idle := tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
 		markers := records.MarkersPossible(p.TopicPartition)
+		apart := records.ClocksApart(p.TopicPartition)
 		indexIdle := tables.Idle(p.Table, p.End, IdleBeforeMarkerCheck)
 		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
 		var inUse []int64 // ascending, as lagging.of gives them
@@ -302,7 +303,7 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 			inUse = append(inUse, from)
 			// A record the time index dated where a marker may stand is
 			// still to be read: only a read tells data from a marker.
-			check := markerCheck(markers, indexIdle, young, b)
+			check := apart || markerCheck(markers, indexIdle, young, b)
 			rec, read := known.get(from)
 			if read && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) && !(check && fromIndex(rec)) {
 				// Read before, and nothing since can change the answer: a

@@ -54,9 +54,11 @@ type IndexTarget struct {
 // IndexTargets splits the records OutOfTable listed into the records to
 // date from the time index, with the records on either side of a sample it
 // lists near them while the partition's clock is not pinned (their points
-// pin it, as reads of them do), and those only a record read answers
-// (markerCheck): the index holds transaction markers and records of
-// aborted transactions like data, and does not say which a record is. Those
+// pin it, as reads of them do), and those only a record read answers: the
+// index holds transaction markers and records of aborted transactions like
+// data, and does not say which a record is (markerCheck); nor which
+// producer stamped a record, where reads measured producers' clocks apart
+// (RecordTimes.ClocksApart). Those
 // are also searched in the index until a read answers them, so that a
 // read left out by its budget still leaves a date; a record the index
 // dated before is not searched again.
@@ -70,6 +72,7 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 		idle := tables.Idle(p.Table, p.End, IdleBeforeMarkerCheck)
 		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
 		markers := records.MarkersPossible(w.TopicPartition)
+		apart := records.ClocksApart(w.TopicPartition)
 		check := kafka.PartitionOffsets{TopicPartition: w.TopicPartition}
 		near := w.Near
 		if records.indexClockPinned(w.TopicPartition) {
@@ -77,7 +80,7 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 		}
 		for i, c := range append(slices.Clip(w.Offsets), near...) {
 			b, inTable := tables.Bracket(p.Table, c, timetable.Sample{Offset: p.End, At: at})
-			if i < len(w.Offsets) && markerCheck(markers, idle, young, b) {
+			if i < len(w.Offsets) && (apart || markerCheck(markers, idle, young, b)) {
 				check.Offsets = append(check.Offsets, c)
 			}
 			if rec, ok := known.get(c); ok && (fromIndex(rec) || i >= len(w.Offsets)) {
