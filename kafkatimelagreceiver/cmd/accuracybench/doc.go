@@ -175,6 +175,18 @@ scrape:
   groups sit on never narrow it, misses it throughout. Trusting the table
   alone (row 3) meets the target there; so does a sampling interval of 1 s
   (at 10 times the end-offset reads).
+- **Skewed clocks on one partition, at 1 s sampling.** Producers 1.5 s
+  behind and 0.3 s ahead writing to one partition: the time index answers
+  the latest timestamp up to a record and not which producer stamped it,
+  so that a record of the producer behind is dated by the latest stamp of
+  the one ahead before it, early by up to the gap between that producer's
+  writes. Where the records read in the first minute (to learn whether the
+  partition holds transaction markers) measured both producers' clocks
+  apart, the partition's records are read from then on and meet the
+  target; where they measured one, the index dates them, in some of the
+  seeds (the wide interval). At 10 and 60 s sampling row 1 meets it; row 2
+  measures each producer's clock and meets it at 1 s too, at the cost of
+  reading the records.
 - **At 1 s sampling**, the relative bound is 0.1 s, and on the realistic
   shapes producers' batching and the high watermark's delay alone move a
   record's timestamp by tens to hundreds of milliseconds from its append:
