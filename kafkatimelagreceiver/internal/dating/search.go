@@ -291,37 +291,35 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 	return asks
 }
 
-// askers are the targets of open (the widest intervals first) that ask
-// this round: targets between the same two answers learn the same from the
-// next, so that of those only the lowest and the highest ask, and the
-// answers between them split the rest the round after.
+// askers are the targets of open that ask this round: targets between the
+// same two answers learn the same from the next, so that of each run of
+// them only a few spread across it ask (the lowest and the highest at
+// least, more while few runs share the round's asks), and the answers
+// between them split the rest the round after.
 func askers(open []*target) []*target {
 	type span struct {
 		lo, hi int64
 	}
-	first, last := map[span]*target{}, map[span]*target{}
-	var order []span
-	for _, t := range open {
-		k := span{t.lo, t.hi}
-		if first[k] == nil {
-			first[k] = t
-			order = append(order, k)
+	var runs [][]*target
+	byOffset := slices.Clone(open)
+	slices.SortFunc(byOffset, func(a, b *target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) })
+	for _, t := range byOffset {
+		if n := len(runs); n > 0 && (span{runs[n-1][0].lo, runs[n-1][0].hi} == span{t.lo, t.hi}) {
+			runs[n-1] = append(runs[n-1], t)
+			continue
 		}
-		if t.Offset < first[k].Offset {
-			first[k] = t
-		}
-		if last[k] == nil || t.Offset > last[k].Offset {
-			last[k] = t
-		}
+		runs = append(runs, []*target{t})
 	}
 	var out []*target
-	for _, k := range order {
-		out = append(out, first[k])
-		if last[k] != first[k] {
-			out = append(out, last[k])
+	for _, run := range runs {
+		// A run of targets between the same two answers: those spread
+		// across it ask, their answers splitting the rest.
+		n := min(len(run), max(2, MaxAsksPerPartition/len(runs)))
+		for i := range n {
+			out = append(out, run[i*(len(run)-1)/max(n-1, 1)])
 		}
 	}
-	return out
+	return slices.Compact(out)
 }
 
 // take applies a round's answers. Partitions asked but not answered
