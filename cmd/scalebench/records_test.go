@@ -56,6 +56,14 @@ func TestBusyWriterBatches(t *testing.T) {
 	w := scaleload.Workload{Groups: 1, Topics: 1, PartitionsPerTopic: 2}
 	require.NoError(t, k.Load(ctx, w))
 
+	writer, err := newBusyWriter(k, recordOptions{size: 1024, text: true, batch: 4, compression: "zstd"})
+	require.NoError(t, err)
+	defer writer.close()
+	// A first send loads the topic's metadata and the producer's ID: a
+	// record produced while those are still on their way can leave in a
+	// request of its own.
+	warmUp := []*kgo.Record{{Topic: w.Topic(0), Partition: 0, Value: []byte("w")}, {Topic: w.Topic(0), Partition: 1, Value: []byte("w")}}
+	require.NoError(t, writer.send(ctx, warmUp).FirstErr())
 	var mu sync.Mutex
 	batches := map[int32][]int32{} // partition -> records of each batch
 	codecs := map[int16]bool{}
@@ -73,9 +81,6 @@ func TestBusyWriterBatches(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	writer, err := newBusyWriter(k, recordOptions{size: 1024, text: true, batch: 4, compression: "zstd"})
-	require.NoError(t, err)
-	defer writer.close()
 	var records []*kgo.Record
 	for p := range int32(2) {
 		for range 10 {
