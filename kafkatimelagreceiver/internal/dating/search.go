@@ -248,23 +248,19 @@ func newIndexSearch(targets []lag.IndexTarget) *indexSearch {
 
 // asks are the times of the next round: per partition still searching,
 // those of its askers among the targets not yet within their precision,
-// up to MaxAsksPerPartition, the widest intervals first.
+// up to MaxAsksPerPartition, the lowest offsets first.
 func (s *indexSearch) asks() []kafka.PartitionTimes {
 	var asks []kafka.PartitionTimes
 	for _, ps := range s.parts {
 		if !ps.searching() {
 			continue
 		}
-		var open []*target
+		var open []*target // ascending by offset, as ps.targets
 		for i := range ps.targets {
 			if t := &ps.targets[i]; !t.converged() {
 				open = append(open, t)
 			}
 		}
-		slices.SortStableFunc(open, func(a, b *target) int {
-			wa, wb := a.hi-a.lo, b.hi-b.lo
-			return int(min(max(wb/max(b.PrecisionMillis, 1)-wa/max(a.PrecisionMillis, 1), -1), 1))
-		})
 		var times []int64
 		for _, t := range askers(open) {
 			if len(times) == MaxAsksPerPartition {
@@ -291,19 +287,18 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 	return asks
 }
 
-// askers are the targets of open that ask this round: targets between the
-// same two answers learn the same from the next, so that of each run of
-// them only a few spread across it ask (the lowest and the highest at
-// least, more while few runs share the round's asks), and the answers
-// between them split the rest the round after.
+// askers are the targets of open (ascending by offset) that ask this
+// round, in that order: targets between the same two answers learn the
+// same from the next, so that of each run of them only a few spread across
+// it ask (the lowest and the highest at least, more while few runs share
+// the round's asks), and the answers between them split the rest the
+// round after.
 func askers(open []*target) []*target {
 	type span struct {
 		lo, hi int64
 	}
 	var runs [][]*target
-	byOffset := slices.Clone(open)
-	slices.SortFunc(byOffset, func(a, b *target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) })
-	for _, t := range byOffset {
+	for _, t := range open {
 		if n := len(runs); n > 0 && (span{runs[n-1][0].lo, runs[n-1][0].hi} == span{t.lo, t.hi}) {
 			runs[n-1] = append(runs[n-1], t)
 			continue

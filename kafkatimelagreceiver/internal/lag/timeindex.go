@@ -74,6 +74,8 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 		markers := records.MarkersPossible(w.TopicPartition)
 		apart := records.ClocksApart(w.TopicPartition)
 		check := kafka.PartitionOffsets{TopicPartition: w.TopicPartition}
+		var startRate float64
+		startRateKnown := false
 		near := w.Near
 		if records.indexClockPinned(w.TopicPartition) {
 			near = nil
@@ -86,11 +88,17 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 			if rec, ok := known.get(c); ok && (fromIndex(rec) || i >= len(w.Offsets)) {
 				continue
 			}
-			rate := b
+			rate := recordsPerMilli(b)
 			if !inTable {
-				rate, _ = tables.Bracket(p.Table, b.Hi.Offset, timetable.Sample{Offset: p.End, At: at})
+				if !startRateKnown {
+					// The rate at the table's start is the same for every
+					// record older than the table.
+					first, _ := tables.Bracket(p.Table, b.Hi.Offset, timetable.Sample{Offset: p.End, At: at})
+					startRate, startRateKnown = recordsPerMilli(first), true
+				}
+				rate = startRate
 			}
-			if t, ok := indexTarget(w.TopicPartition, b, inTable, c, at, recordsPerMilli(rate)); ok {
+			if t, ok := indexTarget(w.TopicPartition, b, inTable, c, at, rate); ok {
 				t.End = p.End
 				targets = append(targets, t)
 			}
