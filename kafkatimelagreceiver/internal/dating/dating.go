@@ -68,10 +68,12 @@ type Report struct {
 	// budget left unread.
 	IndexRounds, Fetched, OverBudget int
 	// Searched counts the partitions searched in the time index; of those
-	// it sent to be read, MarkerChecks are still partitions whose records
-	// only a read tells from transaction markers, and Unsearched those
-	// whose index could not be searched or whose records retention deleted.
-	// They tell an operator why a scrape with the time index read records.
+	// it sent to be read, MarkerChecks are those whose records only a read
+	// dates right (where transaction markers may stand, or producers'
+	// clocks were measured apart), and Unsearched those the index did not
+	// answer: it could not be searched, retention deleted the records, or
+	// a search was left open. They tell an operator why a scrape with the
+	// time index read records.
 	Searched, MarkerChecks, Unsearched int
 }
 

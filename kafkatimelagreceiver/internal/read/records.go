@@ -28,7 +28,7 @@ func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, r
 		// Why a scrape with the time index still read records, and how
 		// many its byte budget left unread.
 		r.Logger.Debug("records dated from the time index", zap.Int("rounds", rep.IndexRounds), zap.Int("partitions searched", rep.Searched),
-			zap.Int("partitions to read for transaction markers", rep.MarkerChecks), zap.Int("partitions the index could not answer", rep.Unsearched),
+			zap.Int("partitions to read for transaction markers or producers' clocks", rep.MarkerChecks), zap.Int("partitions the index did not answer", rep.Unsearched),
 			zap.Int("partitions read", rep.Fetched), zap.Int("partitions left unread over the byte budget", rep.OverBudget))
 	}
 	r.countUntimed(ctx, rep.Untimed)
