@@ -101,6 +101,14 @@ type Config struct {
 	// RateWindow is the window of the production and consumption rates,
 	// and so of the lag trend and time to drain computed from them.
 	RateWindow time.Duration `mapstructure:"rate_window"`
+	// TrustedTimestampTopics are regexes (unanchored) of the topics whose
+	// CreateTime stamps are taken to be append times (moved by the
+	// producers' clocks the receiver measures) before the records the
+	// tables bound show it: a group stuck on a topic idle since the
+	// receiver started is dated by its record's stamp. Unset, a stamp
+	// dates a record only where the partition's records show stamps are
+	// append times, or the topic is LogAppendTime.
+	TrustedTimestampTopics []string `mapstructure:"trusted_timestamp_topics"`
 	// Groups selects the consumer groups to report, by group id.
 	Groups FilterConfig `mapstructure:"groups"`
 	// Topics selects the topics to report.
@@ -150,6 +158,7 @@ func (cfg *Config) Validate() error {
 		configcheck.MaxRecordReadsPerScrape.Check(int64(cfg.MaxRecordReadsPerScrape)),
 		configcheck.MaxRecordReadBytesPerScrape.Check(cfg.MaxRecordReadBytesPerScrape),
 		validateTimestampSource(cfg.TimestampSource),
+		validateTrustedTimestampTopics(cfg.TrustedTimestampTopics),
 		configcheck.RateWindow.Check(cfg.RateWindow),
 		configcheck.StatusWindow.Check(int64(cfg.Status.Window)),
 		configcheck.StatusMaxTimeLag.Check(cfg.Status.MaxTimeLag),
@@ -216,4 +225,24 @@ func validateTimestampSource(source string) error {
 		return nil
 	}
 	return fmt.Errorf("timestamp_source: must be %q or %q, got %q", TimestampSourceTimeIndex, TimestampSourceRecordReads, source)
+}
+
+// validateTrustedTimestampTopics checks that every trusted_timestamp_topics
+// entry is a regex.
+func validateTrustedTimestampTopics(exprs []string) error {
+	_, err := trustedTimestampTopics(exprs)
+	return err
+}
+
+// trustedTimestampTopics compiles trusted_timestamp_topics into a test of
+// a topic's name; nil when none is listed.
+func trustedTimestampTopics(exprs []string) (func(topic string) bool, error) {
+	if len(exprs) == 0 {
+		return nil, nil
+	}
+	f, err := filter.New(exprs, nil)
+	if err != nil {
+		return nil, fmt.Errorf("trusted_timestamp_topics: %w", err)
+	}
+	return f.Matches, nil
 }

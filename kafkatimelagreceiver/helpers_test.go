@@ -442,10 +442,12 @@ func requireNoSecretLogged(t *testing.T, logs *observer.ObservedLogs, secrets ..
 	}
 }
 
-// secFixture produces two old records on one partition and commits a group
-// at the first, so a working scrape reports lag 2 and a time lag.
+// secFixture produces two records on one partition of a LogAppendTime
+// topic (their stamps are the broker's append times, which the receiver
+// trusts from the topic's configuration) and commits a group at the first,
+// so a working scrape reports lag 2 and a time lag.
 func secFixture(k *testKafka) time.Time {
-	k.CreateTopic("orders", 1)
+	k.CreateAppendTimeTopic("orders", 1)
 	at := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	k.Produce("orders", 0, at, at.Add(time.Minute))
 	k.Commit("billing", "orders", map[int32]int64{0: 0})

@@ -489,7 +489,8 @@ func TestWedgedBrokerCostsOnlyWhatItHolds(t *testing.T) {
 	const wedged = int32(2)
 	k := newTestKafka(t, 3)
 	const partitions = 6
-	k.CreateTopic("orders", partitions)
+	// LogAppendTime: the records' stamps date them from the first scrape.
+	k.CreateAppendTimeTopic("orders", partitions)
 	for p := range int32(partitions) {
 		if k.Cluster.LeaderFor("orders", p) == wedged {
 			require.NoError(t, k.Cluster.MoveTopicPartition("orders", p, p%2))

@@ -288,7 +288,11 @@ func TestLeaderRefusingListOffsetsSendsNoPartialAggregate(t *testing.T) {
 	k.Commit("g", "pe", map[int32]int64{0: 1, 1: 0})
 	k.Commit("g", "elsewhere", map[int32]int64{0: 1, 1: 3})
 
-	s := startScraper(t, k.healthConfig(3))
+	cfg := k.healthConfig(3)
+	// The records were stamped in the past: their stamps date them, as an
+	// operator who knows their producers says (trusted_timestamp_topics).
+	cfg.TrustedTimestampTopics = []string{"."}
+	s := startScraper(t, cfg)
 	ctx := context.Background()
 	whole := func(md pmetric.Metrics) {
 		t.Helper()
@@ -381,7 +385,11 @@ func TestCommitPartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
 		return resp, nil, true
 	})
 
-	s, tt := startTelemetryScraper(t, k.testConfig())
+	cfg := k.testConfig()
+	// The records were stamped in the past: their stamps date them, as an
+	// operator who knows their producers says (trusted_timestamp_topics).
+	cfg.TrustedTimestampTopics = []string{"."}
+	s, tt := startTelemetryScraper(t, cfg)
 	md, err := s.scrape(context.Background())
 	require.Error(t, err, "the partition's error is reported")
 	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
@@ -397,5 +405,7 @@ func TestCommitPartitionErrorWithholdsItsTopicsAggregates(t *testing.T) {
 		{Attributes: attribute.NewSet(attribute.String("reason", "commit_unread")), Value: 2},
 		{Attributes: attribute.NewSet(attribute.String("reason", "end_offset_unread")), Value: 0},
 		{Attributes: attribute.NewSet(attribute.String("reason", "time_lag_unknown")), Value: 0},
+		// The (group, topic) retention margin, over the partition not read.
+		{Attributes: attribute.NewSet(attribute.String("reason", "retention_margin_unknown")), Value: 1},
 	}, metricdatatest.IgnoreTimestamp())
 }

@@ -19,7 +19,8 @@ import (
 // scrape fails or (below 0.10.2) reports nothing at all without an error.
 func TestOldestProtocolVersionScrapesCleanly(t *testing.T) {
 	k := newTestKafka(t, 1)
-	k.CreateTopic("orders", 1)
+	// LogAppendTime: the record's stamp dates it from the first scrape.
+	k.CreateAppendTimeTopic("orders", 1)
 	at := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	k.Produce("orders", 0, at, at.Add(time.Minute))
 	k.Commit("billing", "orders", map[int32]int64{0: 1})

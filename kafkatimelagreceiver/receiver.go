@@ -103,6 +103,10 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 	if err != nil {
 		return nil, fmt.Errorf("topics: %w", err)
 	}
+	trusted, err := trustedTimestampTopics(cfg.TrustedTimestampTopics)
+	if err != nil {
+		return nil, err
+	}
 	tb, err := metadata.NewTelemetryBuilder(settings.TelemetrySettings)
 	if err != nil {
 		return nil, fmt.Errorf("self-telemetry: %w", err)
@@ -117,7 +121,7 @@ func newTimeLagScraper(cfg *Config, settings receiver.Settings, push emit.PushFu
 		logger: settings.Logger,
 		reader: &read.Reader{
 			Tables:             timetable.NewStore(cfg.MaxSamples, timetable.GapSamples*cfg.SamplingInterval, time.Now),
-			Records:            lag.NewRecordTimes(),
+			Records:            lag.NewRecordTimes(lag.TrustedStamps(trusted)),
 			Groups:             groups,
 			Topics:             topics,
 			GroupIncludes:      groups.WatchIncludes(),

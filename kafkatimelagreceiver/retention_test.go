@@ -39,6 +39,9 @@ func TestRetentionMargin(t *testing.T) {
 
 	cfg := k.testConfig()
 	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.Enabled = true
+	// The records were stamped two minutes before the test: their stamps
+	// date them, as an operator who knows their producers says.
+	cfg.TrustedTimestampTopics = []string{"."}
 	s := startScraper(t, cfg)
 	before := k.Requests(int16(kmsg.DescribeConfigs))
 	md, err := s.scrape(ctx)
@@ -117,6 +120,9 @@ func TestTieredStorageRetentionMargin(t *testing.T) {
 	})
 
 	cfg := k.testConfig()
+	// The records were stamped in the past: their stamps date them, as an
+	// operator who knows their producers says (trusted_timestamp_topics).
+	cfg.TrustedTimestampTopics = []string{"."}
 	cfg.Metrics.KafkaConsumerGroupPartitionRetentionMargin.Enabled = true
 	s := startScraper(t, cfg)
 	md, err := s.scrape(context.Background())

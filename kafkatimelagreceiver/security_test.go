@@ -454,7 +454,9 @@ func TestACLLeastPrivilege(t *testing.T) {
 	const password = "least-Privilege-3"
 	k := newACLTestKafka(t, password, aclsFor("team-", []string{"orders", "audit"}, []string{"orders"}))
 	for _, topic := range []string{"orders", "audit", "secret"} {
-		k.CreateTopic(topic, 2)
+		// LogAppendTime: the records' stamps date them from the first
+		// scrape, read (orders) or from the time index (audit).
+		k.CreateAppendTimeTopic(topic, 2)
 	}
 	at := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	for _, topic := range []string{"orders", "audit", "secret"} {

@@ -66,6 +66,7 @@ func (t *selfTelemetry) computed(ctx context.Context, tally compute.Tally, logge
 	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, tally.EndOffsetUnread, metric.WithAttributes(attribute.String("reason", "end_offset_unread")))
 	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, tally.CommitUnread, metric.WithAttributes(attribute.String("reason", "commit_unread")))
 	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, tally.TimeLagUnknown, metric.WithAttributes(attribute.String("reason", "time_lag_unknown")))
+	t.builder.KafkaTimeLagAggregatesWithheld.Add(ctx, tally.MarginUnknown, metric.WithAttributes(attribute.String("reason", "retention_margin_unknown")))
 	t.builder.KafkaTimeLagCommitsBeyondEnd.Add(ctx, tally.BeyondEnd)
 	if tally.BeyondEnd > 0 {
 		logger.Debug("committed offsets above the end offset, reported as caught up (lag 0): topic recreated, log truncated, or offsets committed that were never read",

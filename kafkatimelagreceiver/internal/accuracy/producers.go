@@ -52,6 +52,12 @@ type ProducerModel struct {
 	// TransactionEvery, when set, makes every producer transactional,
 	// committing that often: each commit appends a control record.
 	TransactionEvery int64
+	// EventTimeMin and EventTimeMax, when EventTimeMax is set, make every
+	// batch stamped with when its events happened rather than when it was
+	// sent: uniform in [EventTimeMin, EventTimeMax) before the send, batch
+	// by batch, in no order (Kafka Streams forwarding its input's
+	// timestamps, a Connect source, MirrorMaker 2 keeping the source's).
+	EventTimeMin, EventTimeMax int64
 }
 
 // DefaultProducers is the realistic producers' model, from the clients'
@@ -169,6 +175,10 @@ func (m ProducerModel) produceOne(out []Batch, rng *rand.Rand, id int64, noID bo
 		}
 		b := Batch{Producer: id, NoID: noID || m.LogAppendTime, At: at, Visible: visible,
 			FirstStamp: stamp(first) + jitter, LastStamp: stamp(last) + jitter, SentFirst: first, SentLast: last, Records: n}
+		if m.EventTimeMax > 0 {
+			event := first - m.EventTimeMin - rng.Int64N(m.EventTimeMax-m.EventTimeMin)
+			b.FirstStamp, b.LastStamp = event, event+(last-first)
+		}
 		if m.LogAppendTime {
 			b.FirstStamp, b.LastStamp = at, at
 		}

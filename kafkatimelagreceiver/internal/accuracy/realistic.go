@@ -64,6 +64,8 @@ func RealisticShapes() []Shape {
 	transactional.TransactionEvery = 100 * ms
 	logAppend := DefaultProducers()
 	logAppend.LogAppendTime = true
+	eventTime := DefaultProducers()
+	eventTime.EventTimeMin, eventTime.EventTimeMax = minute, 2*hour
 	return []Shape{
 		realisticShape("real-steady", "realistic steady",
 			"20 records/s per partition from three producers (two with an ID, one without), the default producer model; the group is 2 s behind", DefaultProducers(), 20, steady, 2*second, 0),
@@ -77,5 +79,7 @@ func RealisticShapes() []Shape {
 			"the realistic steady traffic from transactional producers committing every 100 ms (Kafka Streams' exactly-once commit.interval.ms), a control record per commit", transactional, 20, steady, 2*second, 0),
 		realisticShape("real-logappend", "realistic, LogAppendTime topic",
 			"the realistic steady traffic on a topic with message.timestamp.type LogAppendTime: records carry the broker's append time, no producer's", logAppend, 20, steady, 2*second, 0),
+		realisticShape("real-eventtime", "realistic, event-time stamps",
+			"the realistic steady traffic from producers stamping each batch with when its events happened, 1 minute to 2 hours before it was sent, in no order (Kafka Streams, Connect sources, MirrorMaker 2)", eventTime, 20, steady, 2*second, 0),
 	}
 }

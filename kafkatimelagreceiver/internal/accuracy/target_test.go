@@ -222,3 +222,35 @@ func estimatedByBoth(a, b []Point) (aOut, bOut []Point) {
 	}
 	return aOut, bOut
 }
+
+// TestEventTimeStampsDateNothing: producers stamping when their events
+// happened (1 minute to 2 hours before the send, in no order) on the
+// realistic steady traffic, the group 2 s behind. The receiver sends no
+// time lag worse than its tables alone (max_record_reads_per_scrape: 0)
+// would, and dates as many scrapes at every sampling interval; the same
+// receiver trusting the stamps (TrustClocks), even clamped to their
+// brackets, is worse.
+func TestEventTimeStampsDateNothing(t *testing.T) {
+	var shape Shape
+	for _, s := range RealisticShapes() {
+		if s.Key == "real-eventtime" {
+			shape = s
+		}
+	}
+	require.Equal(t, "real-eventtime", shape.Key)
+	shape.Duration, shape.Partitions = hour, 2
+	for _, iv := range Intervals() {
+		series := Run(shape, iv, []MethodSpec{Receiver, ReceiverRecordReads, ReceiverTablesOnly, TrustClocks}, 1)
+		tables := Score(series[2].Points, iv.Sampling)
+		trusted := Score(series[3].Points, iv.Sampling)
+		for _, s := range series[:2] {
+			st := Score(s.Points, iv.Sampling)
+			t.Logf("%s, sampling %s: p95 %.3f s, max %.3f s, %.1f %% without an estimate; tables only p95 %.3f s, max %.3f s, %.1f %%; stamps trusted p95 %.1f s",
+				s.Method.Name, intervalName(iv), st.P95, st.Max, 100*st.NoEstimate, tables.P95, tables.Max, 100*tables.NoEstimate, trusted.P95)
+			assert.LessOrEqual(t, st.Max, tables.Max+0.1, "%s, sampling %s: largest error against the tables'", s.Method.Name, intervalName(iv))
+			assert.LessOrEqual(t, st.P95, tables.P95+0.01, "%s, sampling %s: p95 error against the tables'", s.Method.Name, intervalName(iv))
+			assert.LessOrEqual(t, st.NoEstimate, tables.NoEstimate, "%s, sampling %s: scrapes without an estimate", s.Method.Name, intervalName(iv))
+		}
+		assert.Greater(t, trusted.P95, tables.P95+0.3, "sampling %s: stamps taken as append times, clamped to their brackets, are worse than the tables", intervalName(iv))
+	}
+}

@@ -60,6 +60,11 @@ type Tally struct {
 	// offset (share-partition state) on one not read, a time lag not
 	// estimated.
 	EndOffsetUnread, CommitUnread, TimeLagUnknown int64
+	// MarginUnknown counts the (group, topic) retention margins left out:
+	// a limit applies whose prediction could not be made (a time lag, a
+	// partition's size, or its production rate not known; the size when
+	// DescribeLogDirs was refused).
+	MarginUnknown int64
 }
 
 // MaxBeyondEndExamples bounds the pairs Tally.BeyondEndExamples names.
@@ -109,7 +114,7 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 			out.GroupProgress(topics)
 		}
 		if c.Retention != nil {
-			margins.write(c.Retention, lags, parts, in.Retention, at, out)
+			tally.MarginUnknown += margins.write(c.Retention, lags, parts, in.Retention, at, out)
 		}
 		out.Pairs(lags)
 	}
@@ -139,9 +144,9 @@ type margins struct {
 
 // write computes one group's retention margins, per pair and per topic,
 // and writes those known; an unknown one withholds the points reduced over
-// it. parts are the group's progress in the order of lags (nil: not
-// followed).
-func (m *margins) write(tracker *retention.Tracker, lags []lag.PartitionLag, parts []progress.Partition, limits retention.Limits, at int64, out *emit.Scrape) {
+// it, and is counted in what it returns. parts are the group's progress in
+// the order of lags (nil: not followed).
+func (m *margins) write(tracker *retention.Tracker, lags []lag.PartitionLag, parts []progress.Partition, limits retention.Limits, at int64, out *emit.Scrape) (unknown int64) {
 	m.pairs = tracker.Margins(m.pairs[:0], lags, parts, limits, at)
 	for i, pm := range m.pairs {
 		switch pm.Outcome {
@@ -157,8 +162,10 @@ func (m *margins) write(tracker *retention.Tracker, lags []lag.PartitionLag, par
 			out.RetentionMargin(tm.Group, tm.Topic, tm.Seconds, tm.Basis.String())
 		} else {
 			out.RetentionMarginUnknown(tm.Group, tm.Topic)
+			unknown++
 		}
 	}
+	return unknown
 }
 
 // groupsUnread tells whether a reported group was not read whole: its

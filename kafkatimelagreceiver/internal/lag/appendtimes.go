@@ -47,21 +47,28 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 			// time index's exact point at it) tells which is next.
 			return 0, MethodUnproven, false
 		}
-		timed := read && rec.Found == kafka.RecordTimed
-		unproven := timed && !resolved.stampsShown(rec, at)
-		timed = timed && !unproven
+		stamped := read && rec.Found == kafka.RecordTimed
+		timed := stamped && resolved.stampsShown(rec, at)
+		unproven := stamped && !timed
 		b, inTable := tables.Bracket(p.Table, from, upper)
 		lo, hi, gap := b.Lo, b.Hi, b.Gap
 		date, method := int64(0), MethodNone
 		switch {
 		case inTable && !gap:
 			date, method = ExpectedAppend(lo, hi, from), MethodTable
-			if timed && Coarse(b, from, date, at) {
+			switch {
+			case !Coarse(b, from, date, at):
+			case timed:
 				if placed, ok := move.place(date, rec.Timestamp, lo.At, hi.At); ok {
 					date, method = placed, MethodRecord
 				} else {
 					date, method = recordDate(b, inTable, from, rec.Timestamp, move, at), MethodRecord
 				}
+			case unproven && rec.Timestamp >= lo.At && rec.Timestamp <= hi.At:
+				// Stamps not shown yet, but this one agrees with the
+				// bracket the table proves of its record: it places the
+				// record inside it, where the table alone cannot.
+				date, method = rec.Timestamp, MethodRecord
 			}
 		case timed:
 			date, method = recordDate(b, inTable, from, rec.Timestamp, move, at), MethodRecord
@@ -84,17 +91,10 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 
 // recordDate dates the record at offset by its timestamp ts, moved by its
 // producer's clock (move) within what its bracket b proves of when it was
-// appended, and never after the scrape (at). A record older than the table
-// is never moved earlier than its stamp but where its own bracket proves
-// it: what the clock's reads measured of records since may not hold of
-// those before (a stepped clock, a restarted producer).
+// appended, and never after the scrape (at).
 func recordDate(b timetable.Bracket, inTable bool, offset, ts int64, move clockMove, at int64) int64 {
 	lo, hi := provenRange(b, inTable, offset, at)
-	date := move.date(ts, lo, hi)
-	if lo <= unbounded {
-		date = max(date, min(ts, hi))
-	}
-	return date
+	return move.date(ts, lo, hi)
 }
 
 // provenRange is when the record at offset was appended, as far as its

@@ -108,6 +108,11 @@ type producerClock struct {
 	// record the tables bound on both sides (up to stampsShownAfter): only
 	// those can show the producer's stamps disagree with the appends.
 	reads, windowReads, bounded uint16
+	// countedUpTo is the offset of the last record counted in bounded:
+	// only a record past it counts, so that the same records read again
+	// (a stuck group's, the index's answers scrape after scrape) are not
+	// taken for agreement of many.
+	countedUpTo int64
 	// restored: saved before a restart and not yet agreed with by a read
 	// since. The producer ID may now be another process's (a transactional
 	// producer keeps its ID across hosts): until a read agrees, the clock
@@ -115,8 +120,19 @@ type producerClock struct {
 	restored bool
 }
 
-func newProducerClock(producer, lo, hi, at int64) producerClock {
-	return producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1, bounded: boundedRead(lo)}
+func newProducerClock(producer, offset, lo, hi, at int64) producerClock {
+	c := producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1, countedUpTo: -1}
+	c.count(offset, lo)
+	return c
+}
+
+// count counts a read of the record at offset in bounded when the tables
+// bound it on both sides and it is past the records counted.
+func (c *producerClock) count(offset, lo int64) {
+	if boundedRead(lo) == 1 && offset > c.countedUpTo {
+		c.bounded = min(c.bounded+1, stampsShownAfter)
+		c.countedUpTo = offset
+	}
 }
 
 // boundedRead is 1 for a read whose record the tables bound from below too.
@@ -160,9 +176,9 @@ func (c producerClock) confirms(lo, hi int64) bool {
 // learn narrows the clock's range by one record read: its offset lies
 // between lo and hi. It returns false when the read starts the clock over
 // (stepped).
-func (c *producerClock) learn(lo, hi, at int64) (same bool) {
+func (c *producerClock) learn(offset, lo, hi, at int64) (same bool) {
 	if c.stepped(lo, hi) {
-		*c = newProducerClock(c.producer, lo, hi, at)
+		*c = newProducerClock(c.producer, offset, lo, hi, at)
 		return false
 	}
 	if c.windowReads >= clockWindow {
@@ -174,7 +190,7 @@ func (c *producerClock) learn(lo, hi, at int64) (same bool) {
 	c.learned = at
 	c.reads = min(c.reads+1, clockSettled)
 	c.windowReads++
-	c.bounded = min(c.bounded+boundedRead(lo), stampsShownAfter)
+	c.count(offset, lo)
 	if c.restored && c.confirms(lo, hi) {
 		c.restored = false
 	}
@@ -186,18 +202,19 @@ func (c *producerClock) learn(lo, hi, at int64) (same bool) {
 // off, the middle of what they allow when that is bounded on both sides
 // and narrower than clockPinned, where reads disagree, or after
 // clockSettled reads; before that (and always for a range open on one
-// side: records older than their table bound it from above only), the
-// offset they allow closest to none, since clocks are mostly close (a
-// record older than its table is still never moved earlier than its stamp
-// but by its own bracket, recordDate). Within clockResolution it is none.
+// side), the offset they allow closest to none, since clocks are mostly
+// close; for a range open below, none. Within clockResolution it is none.
 func (c producerClock) offset() int64 {
 	lo, hi := c.bounds()
 	bounded := lo > unbounded && hi < noBound
 	var o int64
 	switch {
-	case lo <= 0 && 0 <= hi:
+	case lo <= 0 && 0 <= hi, lo <= unbounded:
+		// A range open below (records older than their table bound it
+		// from above only) moves no record earlier than its stamp: what
+		// one record proves of its own append is no proof of the others'.
 		return 0
-	case lo > unbounded && lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && (c.producer != TimeIndexClock || hi-lo <= indexClockSettledWidth)):
+	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && (c.producer != TimeIndexClock || hi-lo <= indexClockSettledWidth)):
 		o = lo/2 + hi/2
 	default:
 		o = min(max(0, lo), hi)
@@ -210,13 +227,13 @@ func (c producerClock) offset() int64 {
 
 // lowest is the earliest offset a date is moved by: the earliest the
 // clock's reads allow, or none (an offset within clockResolution is taken
-// as none); for a range open below, its bound.
+// as none); for a range open below, none (offset).
 func (c producerClock) lowest() int64 {
 	lo, hi := c.bounds()
 	if lo > unbounded {
 		return min(lo, hi, 0)
 	}
-	return min(0, hi)
+	return 0
 }
 
 // partitionClocks are the producers' clocks of one partition.
@@ -286,18 +303,18 @@ func (m clockMove) place(expected, ts, lo, hi int64) (int64, bool) {
 	return min(max(expected, from), to), true
 }
 
-// learn narrows the clock of producer by a read: its offset lies between
-// lo and hi. When the read starts the clock over (a step, or the producer
+// learn narrows the clock of producer by a read of the record at offset:
+// its clock offset lies between lo and hi. When the read starts the clock over (a step, or the producer
 // ID reused by another process), stepped is the offset the clock moved
 // records by until then.
-func (pc partitionClocks) learn(producer, lo, hi, at int64) (_ partitionClocks, stepped bool, before int64) {
+func (pc partitionClocks) learn(producer, offset, lo, hi, at int64) (_ partitionClocks, stepped bool, before int64) {
 	for i := range pc {
 		if pc[i].producer == producer {
 			before = pc[i].offset()
-			return pc, !pc[i].learn(lo, hi, at), before
+			return pc, !pc[i].learn(offset, lo, hi, at), before
 		}
 	}
-	c := newProducerClock(producer, lo, hi, at)
+	c := newProducerClock(producer, offset, lo, hi, at)
 	if len(pc) < clocksPerPartition {
 		return append(pc, c), false, 0
 	}

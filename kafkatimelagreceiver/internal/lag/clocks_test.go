@@ -31,8 +31,8 @@ func TestProducerClockOffset(t *testing.T) {
 		{name: "a clock stepped past the tolerance starts over", reads: []bounds{{s(1.5), s(2)}, {s(-0.5), s(-0.2)}}, want: s(-0.2)},
 		{name: "an offset within the resolution is none", reads: []bounds{{s(0.05), s(1)}}, want: 0},
 		{name: "pinned within the resolution is none", reads: []bounds{{s(0.02), s(0.15)}}, want: 0},
-		{name: "a record older than its table bounds it from above only", reads: []bounds{{unbounded, s(-0.5)}}, want: s(-0.5)},
-		{name: "a range open below stays at its bound however many reads", reads: slices.Repeat([]bounds{{unbounded, s(-4)}}, 2*clockSettled), want: s(-4)},
+		{name: "a record older than its table bounds it from above only: no record is moved earlier than its stamp", reads: []bounds{{unbounded, s(-0.5)}}, want: 0},
+		{name: "a range open below moves nothing however many reads", reads: slices.Repeat([]bounds{{unbounded, s(-4)}}, 2*clockSettled), want: 0},
 		{name: "a range open below, then bounded: the bounds", reads: append(slices.Repeat([]bounds{{unbounded, s(-4)}}, clockSettled), bounds{s(-4.2), s(-3)}), want: -4_100_000_000},
 		{name: "first reads of a jittery producer disagreeing by 0.5 s: the middle, not a restart", reads: []bounds{{s(0.6), s(2)}, {s(-1), s(0.1)}}, want: s(0.35)},
 		{name: "a clock measured exact, then 0.55 s behind: a new clock", reads: append(slices.Repeat([]bounds{{s(-0.05), s(0.05)}}, clockKnown), bounds{s(0.5), s(0.6)}), want: s(0.55)},
@@ -41,7 +41,7 @@ func TestProducerClockOffset(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var clocks partitionClocks
 			for i, b := range tt.reads {
-				clocks, _, _ = clocks.learn(7, b.lo, b.hi, int64(i))
+				clocks, _, _ = clocks.learn(7, int64(i), b.lo, b.hi, int64(i))
 			}
 			require.Len(t, clocks, 1)
 			require.Equal(t, tt.want, moveOf(clocks, 7))
@@ -71,7 +71,7 @@ func TestPartitionClocksKeepTheProducersReadLatest(t *testing.T) {
 	second := int64(time.Second)
 	var clocks partitionClocks
 	for producer := range int64(clocksPerPartition + 1) {
-		clocks, _, _ = clocks.learn(producer, 2*second, 3*second, producer)
+		clocks, _, _ = clocks.learn(producer, producer, 2*second, 3*second, producer)
 	}
 	require.Len(t, clocks, clocksPerPartition)
 	require.Zero(t, moveOf(clocks, 0), "the producer read longest ago made room")
@@ -173,7 +173,7 @@ type clockRead struct{ producer, lo, hi int64 }
 func learnClocks(reads ...clockRead) partitionClocks {
 	var clocks partitionClocks
 	for i, r := range reads {
-		clocks, _, _ = clocks.learn(r.producer, r.lo, r.hi, int64(i))
+		clocks, _, _ = clocks.learn(r.producer, int64(i), r.lo, r.hi, int64(i))
 	}
 	return clocks
 }
@@ -285,7 +285,7 @@ func BenchmarkClocksMemory(b *testing.B) {
 			tp := kafka.TopicPartition{Topic: "topic-" + strconv.Itoa(int(p/100)), Partition: p % 100}
 			var clocks partitionClocks
 			for producer := range int64(clocksPerPartition) {
-				clocks, _, _ = clocks.learn(producer, int64(time.Second), 2*int64(time.Second), 0)
+				clocks, _, _ = clocks.learn(producer, 0, int64(time.Second), 2*int64(time.Second), 0)
 			}
 			records.clocks[tp] = clocks
 		}
@@ -340,7 +340,7 @@ func TestClocksApartNeedTwoProducersMeasuredApart(t *testing.T) {
 			if i == 0 {
 				producer = TimeIndexClock
 			}
-			c := newProducerClock(producer, o-s(0.01), o+s(0.01), 0)
+			c := newProducerClock(producer, 0, o-s(0.01), o+s(0.01), 0)
 			c.reads = clockSettled
 			clocks = append(clocks, c)
 		}

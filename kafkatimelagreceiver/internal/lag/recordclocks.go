@@ -91,7 +91,7 @@ func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordR
 		}
 		var stepped bool
 		var before int64
-		clocks, stepped, before = clocks.learn(producer, lo, hi-rec.Timestamp, proof.At)
+		clocks, stepped, before = clocks.learn(producer, rec.Offset, lo, hi-rec.Timestamp, proof.At)
 		if stepped && rec.ByProducer {
 			r.bake(tp, producer, before)
 		}

@@ -36,6 +36,9 @@ type RecordTimes struct {
 	// their stamps are append times or bounded near them, and whether
 	// they compact.
 	topics map[string]kafka.TopicRetention
+	// trusted names the topics whose stamps are taken to be append times
+	// by configuration (TrustedStamps); nil: none.
+	trusted func(topic string) bool
 	// changes counts the calls that changed known, so that a lookup
 	// remembered (AppendTimes) is known to be current.
 	changes int
@@ -91,9 +94,22 @@ func (pr partitionRecords) put(offset int64, ts kafka.RecordTimestamp) partition
 
 func compareOffset(e recordEntry, offset int64) int { return cmp.Compare(e.offset, offset) }
 
-func NewRecordTimes() *RecordTimes {
-	return &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}, clocks: map[kafka.TopicPartition]partitionClocks{},
+// RecordTimesOption sets up a RecordTimes.
+type RecordTimesOption func(*RecordTimes)
+
+// TrustedStamps takes the stamps of the topics trusted names (nil: none)
+// to be append times before any read shows it (trusted_timestamp_topics).
+func TrustedStamps(trusted func(topic string) bool) RecordTimesOption {
+	return func(r *RecordTimes) { r.trusted = trusted }
+}
+
+func NewRecordTimes(opts ...RecordTimesOption) *RecordTimes {
+	r := &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}, clocks: map[kafka.TopicPartition]partitionClocks{},
 		transactional: map[kafka.TopicPartition]bool{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // PutAll remembers the records a read found, and counts those that give no
@@ -135,6 +151,9 @@ func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Pro
 			}
 			checked[i] = kafka.RecordRead{Wanted: read.Wanted, RecordTimestamp: ts}
 		}
+		// In offset order: a clock counts the reads of records past those
+		// it counted (producerClock.count).
+		slices.SortStableFunc(timed, func(a, b kafka.RecordRead) int { return cmp.Compare(a.Offset, b.Offset) })
 		// A stamp further ahead than a clock a little off gives no time,
 		// and measures no clock either. Measured
 		// before the records are kept: a clock that starts over bakes the
@@ -205,10 +224,9 @@ type Untimed struct {
 // partition: p remembers them until the records change.
 func (r *RecordTimes) of(p *Partition) *resolvedRecords {
 	if p.records.from != r || p.records.changes != r.changes {
-		topic := r.topics[p.Topic]
-		within, bounded := topic.StampsWithin()
+		within, bounded := r.stampsWithin(p.Topic)
 		p.records = resolvedRecords{from: r, changes: r.changes, records: r.known[p.TopicPartition], clocks: r.clocks[p.TopicPartition],
-			stampsWithin: within, stampsBounded: bounded, compact: topic.Compact}
+			stampsWithin: within, stampsBounded: bounded, compact: r.topics[p.Topic].Compact}
 	}
 	return &p.records
 }
@@ -339,6 +357,13 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 		var inUse []int64 // ascending, as lagging.of gives them
 		w := wantedPartition{rank: int32(rank)}
 		firstRefined := int64(-1)
+		// unshown is a record read before that only its stamp dates, on a
+		// partition whose stamps are not shown yet but whose table bounds
+		// records: it is wanted again while nothing else is, so that the
+		// records either side of the samples (Near) are read and show
+		// them. A partition idle since its table started has none.
+		unshown := int64(-1)
+		within, bounded := records.stampsWithin(p.Topic)
 		for i, from := range offsets {
 			b, ok := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
 			dated := ok && !b.Gap && !idle
@@ -358,6 +383,10 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 				// Read before, and nothing since can change the answer: a
 				// read that found only an open transaction, or stopped
 				// short of today's end, needs a new read.
+				if !ok && unshown < 0 && rec.Found == kafka.RecordTimed && !records.clocks[p.TopicPartition].stampsShown(rec, at-rec.Timestamp, within, bounded) &&
+					len(clockBoundaries(p, []int64{from}, at, tables, false)) > 0 {
+					unshown = from
+				}
 				continue
 			}
 			// A record the index dated, wanted again for a marker check
@@ -385,6 +414,9 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 		}
 		if len(inUse) > 0 {
 			used[p.TopicPartition] = inUse
+		}
+		if len(w.offsets) == 0 && unshown >= 0 {
+			w.offsets, w.behind = []int64{unshown}, p.End-unshown
 		}
 		if len(w.offsets) > 0 {
 			wanted = append(wanted, w)

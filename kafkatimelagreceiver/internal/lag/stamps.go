@@ -31,19 +31,21 @@ const NoProducerClock int64 = -3
 // sides a clock needs before its stamps are taken to be append times.
 const stampsShownAfter = 4
 
-// stampTolerance is how far a clock's reads may disagree, for a record
-// whose stamp says it is age old, for its stamp to date it: dated by the
-// middle of the disagreement, it is then within the target, max(1 s, 1 %
-// of the age).
+// stampTolerance is how far a clock's reads may disagree (spread), for a
+// record whose stamp says it is age old, for its stamp to date it: twice
+// the target, max(1 s, 1 % of the age), what a date from the middle of the
+// disagreement is within.
 func stampTolerance(age int64) int64 {
 	return 2 * max(int64(time.Second), age/100)
 }
 
 // spread is how far the clock's reads disagree: no single offset fits
-// them all within that much.
+// them all within that much. Where they agree, the clock's offset is one
+// they allow, taken closest to none (producerClock.offset), as a clock
+// the tables never contradict is trusted as it is.
 func (c producerClock) spread() int64 {
 	lo, hi := c.bounds()
-	if lo <= unbounded {
+	if lo <= unbounded || hi >= noBound {
 		return 0
 	}
 	return max(0, lo-hi)
@@ -55,11 +57,21 @@ func (c producerClock) shown(age int64) bool {
 	return !c.restored && c.bounded >= stampsShownAfter && c.spread() <= stampTolerance(age)
 }
 
+// stampsWithin is how far topic's stamps are proven from their appends by
+// its configuration or trusted_timestamp_topics (TrustedStamps); bounded
+// is false when neither bounds them.
+func (r *RecordTimes) stampsWithin(topic string) (within time.Duration, bounded bool) {
+	if r.trusted != nil && r.trusted(topic) {
+		return 0, true
+	}
+	return r.topics[topic].StampsWithin()
+}
+
 // stampsMeasured tells whether some clock of tp was read enough to show
 // whether its stamps are append times.
 func (r *RecordTimes) stampsMeasured(tp kafka.TopicPartition) bool {
 	for _, c := range r.clocks[tp] {
-		if c.bounded >= stampsShownAfter {
+		if !c.restored && c.bounded >= stampsShownAfter {
 			return true
 		}
 	}
@@ -67,15 +79,14 @@ func (r *RecordTimes) stampsMeasured(tp kafka.TopicPartition) bool {
 }
 
 // stampsShown tells whether rec's stamp dates it, at age (the scrape's
-// time minus the stamp): its own clock (the producer's, the time index's,
-// or that of the batches without an ID) shows it; a clock not measured
-// enough defers to the partition's, which show it when every clock
-// measured enough does, and one at least. within is how far the topic's
-// configuration proves its stamps from their appends, when it does.
+// time minus the stamp): its own clock (its producer's, the time index's,
+// or that of the batches without an ID) shows it. No other clock speaks
+// for it: a producer is not its neighbour (one partition can carry a
+// producer stamping sends and one stamping event times), and a producer ID
+// not measured since a restart may be another process's. within is how
+// far the topic's configuration proves its stamps from their appends, when
+// it does (bounded).
 func (pc partitionClocks) stampsShown(rec kafka.RecordTimestamp, age int64, within time.Duration, bounded bool) bool {
-	if DebugStamps != nil {
-		DebugStamps(rec, age, pc)
-	}
 	if bounded && int64(within) <= stampTolerance(age)/2 {
 		return true
 	}
@@ -87,21 +98,9 @@ func (pc partitionClocks) stampsShown(rec kafka.RecordTimestamp, age int64, with
 		own = rec.Producer
 	}
 	for _, c := range pc {
-		if c.producer == own && !c.restored && c.bounded >= stampsShownAfter {
+		if c.producer == own {
 			return c.shown(age)
 		}
 	}
-	measured := false
-	for _, c := range pc {
-		if c.bounded < stampsShownAfter {
-			continue
-		}
-		if c.spread() > stampTolerance(age) {
-			return false
-		}
-		measured = true
-	}
-	return measured
+	return false
 }
-
-var DebugStamps func(rec kafka.RecordTimestamp, age int64, pc any)

@@ -6,18 +6,27 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
+// keepingPace is how much faster than production a group must consume for
+// its lag to be draining: within it, the two rates are the same rate as
+// measured (both are differences of offsets read at different instants),
+// and the group keeps pace with a lag that stays, its pipeline's delay. A
+// drain time from the difference would be the noise's: hours for a group
+// seconds behind.
+const keepingPace = 0.05
+
 // DrainTime is how long, in seconds, until a lag of lag records reaches 0
 // when records are consumed at consume and produced at produce per second:
-// 0 when there is no lag, lag / (consume - produce) when that is positive.
-// ok is false when the lag is not being drained (consumption no faster
-// than production): there is no finite answer, and none is made up. The
+// 0 when there is no lag, lag / (consume - produce) when the group
+// consumes more than keepingPace faster than production. ok is false when
+// the lag is not being drained (consumption no faster than production, or
+// keeping pace): there is no finite answer, and none is made up. The
 // result is never negative, NaN or infinite.
 func DrainTime(lag int64, consume, produce float64) (seconds float64, ok bool) {
 	if lag <= 0 {
 		return 0, true
 	}
 	net := consume - produce
-	if !(net > 0) { // NaN too
+	if !(net > 0) || net <= keepingPace*produce { // NaN too
 		return 0, false
 	}
 	seconds = float64(lag) / net

@@ -25,6 +25,8 @@ func TestDrainTime(t *testing.T) {
 		{"no lag, falling behind", 0, 10, 500, 0, true},
 		{"negative lag is none", -5, 1, 2, 0, true},
 		{"equal rates: never drains", 6000, 100, 100, 0, false},
+		{"keeping pace: within 5 % of production, the rates' noise", 200, 100.1, 100, 0, false},
+		{"just over 5 % faster drains", 600, 106, 100, 100, true},
 		{"falling behind", 6000, 50, 100, 0, false},
 		{"stopped", 6000, 0, 100, 0, false},
 		{"idle with lag", 6000, 0, 0, 0, false},

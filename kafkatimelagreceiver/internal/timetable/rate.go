@@ -6,9 +6,16 @@ import (
 )
 
 // minRateCoverage is the fraction of the window samples must span before
-// they tell a rate: two points a moment apart (a sample and the scrape's
-// own read finishing together) would make a rate of noise.
-const minRateCoverage = 4
+// they tell a rate, or minRateSpan where that is shorter: two points a
+// moment apart (a sample and the scrape's own read finishing together)
+// would make a rate of noise, but seconds of samples tell a rate well
+// enough for a prediction to be made within seconds of a start (a size
+// retention margin), where a quarter of a 5-minute window would make it
+// wait over a minute, and of a 24-hour one six hours.
+const (
+	minRateCoverage = 4
+	minRateSpan     = 5 * time.Second
+)
 
 // Rate is a production rate in records per second; OK is false when the
 // table could not tell it.
@@ -36,7 +43,7 @@ func (t *Table) Rate(window time.Duration) Rate {
 // at the newest one: the newest offset minus the offset window earlier
 // (interpolated between the samples around that instant), divided by
 // window. Samples younger than the window give the rate over what they
-// span, once that is at least a quarter of the window. samples are oldest
+// span, once that is at least a quarter of the window or minRateSpan. samples are oldest
 // first, strictly increasing in time and non-decreasing in offset.
 func RateOver(samples []Sample, window time.Duration) Rate {
 	n := len(samples)
@@ -57,7 +64,7 @@ func RateOver(samples []Sample, window time.Duration) Rate {
 // window: none when they span under a quarter of it.
 func rateOfSpan(oldest, newest Sample, window time.Duration) Rate {
 	span := newest.At - oldest.At
-	if span < int64(window)/minRateCoverage {
+	if span < min(int64(window)/minRateCoverage, int64(minRateSpan)) {
 		return Rate{}
 	}
 	return Rate{PerSecond: float64(newest.Offset-oldest.Offset) / (float64(span) / 1e9), OK: true}

@@ -34,6 +34,11 @@ type Kafka struct {
 	// clientOpts are New's options of the test's client, which producers
 	// of their own connect with too.
 	clientOpts []kgo.Opt
+	// appendTime are the topics created LogAppendTime: kfake keeps the
+	// producer's stamps where Kafka writes its append time, so the helpers
+	// stamp their records with the time they send them, as a broker would
+	// within the produce's round trip.
+	appendTime *sync.Map
 }
 
 // New serves a cluster of brokers brokers, configured by opts, and connects
@@ -45,7 +50,7 @@ func New(tb testing.TB, brokers int, clientOpts []kgo.Opt, opts ...kfake.Opt) *K
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)...)
 	require.NoError(tb, err)
 	tb.Cleanup(c.Close)
-	k := &Kafka{TB: tb, Cluster: c, Addrs: c.ListenAddrs(), Counts: kafkacount.Observe(c)}
+	k := &Kafka{TB: tb, Cluster: c, Addrs: c.ListenAddrs(), Counts: kafkacount.Observe(c), appendTime: &sync.Map{}}
 	k.clientOpts = append([]kgo.Opt{
 		kgo.SeedBrokers(k.Addrs...),
 		kgo.ProducerLinger(0),
@@ -69,8 +74,9 @@ func (k *Kafka) newClient(opts ...kgo.Opt) *kgo.Client {
 // Producer produces to the cluster with a client of its own: a producer
 // ID of its own, or none.
 type Producer struct {
-	tb     testing.TB
-	Client *kgo.Client
+	tb         testing.TB
+	Client     *kgo.Client
+	appendTime *sync.Map
 }
 
 // NewProducer connects a producer as New connects the test's client, then
@@ -81,7 +87,7 @@ type Producer struct {
 // cleanup.
 func (k *Kafka) NewProducer(opts ...kgo.Opt) *Producer {
 	k.TB.Helper()
-	return &Producer{tb: k.TB, Client: k.newClient(append([]kgo.Opt{kgo.ManualFlushing()}, opts...)...)}
+	return &Producer{tb: k.TB, Client: k.newClient(append([]kgo.Opt{kgo.ManualFlushing()}, opts...)...), appendTime: k.appendTime}
 }
 
 // Requests returns how many requests with the API key the cluster served.
@@ -106,9 +112,27 @@ func (k *Kafka) RequestsByBroker(key int16) map[int32]int64 {
 // CreateTopic creates a topic of partitions partitions, replication 1.
 func (k *Kafka) CreateTopic(topic string, partitions int32) {
 	k.TB.Helper()
+	k.CreateTopicWith(topic, partitions, nil)
+}
+
+// CreateAppendTimeTopic creates a topic whose records carry the broker's
+// append time (message.timestamp.type LogAppendTime): their timestamps are
+// append times, which the receiver takes as such from the topic's
+// configuration.
+func (k *Kafka) CreateAppendTimeTopic(topic string, partitions int32) {
+	k.TB.Helper()
+	logAppendTime := "LogAppendTime"
+	k.CreateTopicWith(topic, partitions, map[string]*string{"message.timestamp.type": &logAppendTime})
+	k.appendTime.Store(topic, true)
+}
+
+// CreateTopicWith creates a topic of partitions partitions, replication 1,
+// with configs.
+func (k *Kafka) CreateTopicWith(topic string, partitions int32, configs map[string]*string) {
+	k.TB.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	resp, err := k.Admin.CreateTopic(ctx, partitions, 1, nil, topic)
+	resp, err := k.Admin.CreateTopic(ctx, partitions, 1, configs, topic)
 	require.NoError(k.TB, err)
 	require.NoError(k.TB, resp.Err)
 }
@@ -118,7 +142,7 @@ func (k *Kafka) CreateTopic(topic string, partitions int32) {
 // first.
 func (k *Kafka) Produce(topic string, partition int32, timestamps ...time.Time) int64 {
 	k.TB.Helper()
-	return (&Producer{tb: k.TB, Client: k.Client}).Produce(topic, partition, timestamps...)
+	return (&Producer{tb: k.TB, Client: k.Client, appendTime: k.appendTime}).Produce(topic, partition, timestamps...)
 }
 
 // Produce appends records with the given timestamps to one partition and
@@ -130,7 +154,12 @@ func (p *Producer) Produce(topic string, partition int32, timestamps ...time.Tim
 	results := make(kgo.ProduceResults, len(timestamps))
 	var wg sync.WaitGroup
 	wg.Add(len(timestamps))
+	_, appendTime := p.appendTime.Load(topic)
+	sent := time.Now()
 	for i, ts := range timestamps {
+		if appendTime {
+			ts = sent
+		}
 		p.Client.Produce(ctx, &kgo.Record{Topic: topic, Partition: partition, Timestamp: ts, Value: []byte("x")}, func(r *kgo.Record, err error) {
 			results[i] = kgo.ProduceResult{Record: r, Err: err}
 			wg.Done()
