@@ -198,6 +198,7 @@ func dateFromIndex(ctx context.Context, src Source, tables *timetable.Store, rec
 	readAt := opt.Now()
 	timedInMillis(points, readAt)
 	timedInMillis(dated, readAt)
+	fallback = append(fallback, stampedAhead(dated, snap.At)...)
 	rep.Unsearched = len(fallback)
 	need := map[kafka.TopicPartition][]int64{}
 	for _, w := range append(markerChecks, fallback...) {
@@ -260,4 +261,26 @@ func unanswered(wanted []kafka.PartitionOffsets, found kafka.RecordReads) []kafk
 	}
 	kafka.SortPartitions(gone)
 	return gone
+}
+
+// stampedAhead are the records of dated whose date from the time index is
+// no time or after the scrape's end-offset read (at): the latest stamp up
+// to them is a stamp ahead of its clock, which hides every record after it
+// from the index (it answers the first record stamped at or after a time)
+// until the clock reaches it. Only a read dates them, by their own stamps.
+func stampedAhead(dated kafka.RecordReads, at int64) []kafka.PartitionOffsets {
+	var out []kafka.PartitionOffsets
+	for tp, reads := range dated {
+		w := kafka.PartitionOffsets{TopicPartition: tp}
+		for _, r := range reads {
+			if r.Found == kafka.RecordUntimed || r.Timestamp > at {
+				w.Offsets = append(w.Offsets, r.Wanted)
+			}
+		}
+		if len(w.Offsets) > 0 {
+			out = append(out, w)
+		}
+	}
+	slices.SortFunc(out, func(a, b kafka.PartitionOffsets) int { return a.TopicPartition.Compare(b.TopicPartition) })
+	return out
 }

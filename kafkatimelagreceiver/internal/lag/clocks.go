@@ -113,6 +113,11 @@ type producerClock struct {
 	// (a stuck group's, the index's answers scrape after scrape) are not
 	// taken for agreement of many.
 	countedUpTo int64
+	// since is the offset of the first record read by the clock since it
+	// started over (stepped), or -1 when it never did: a record before it
+	// was stamped by the clock it replaced (a restarted process under the
+	// same ID), and this one shows nothing of it.
+	since int64
 	// restored: saved before a restart and not yet agreed with by a read
 	// since. The producer ID may now be another process's (a transactional
 	// producer keeps its ID across hosts): until a read agrees, the clock
@@ -121,7 +126,7 @@ type producerClock struct {
 }
 
 func newProducerClock(producer, offset, lo, hi, at int64) producerClock {
-	c := producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1, countedUpTo: -1}
+	c := producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1, countedUpTo: -1, since: -1}
 	c.count(offset, lo)
 	return c
 }
@@ -179,6 +184,7 @@ func (c producerClock) confirms(lo, hi int64) bool {
 func (c *producerClock) learn(offset, lo, hi, at int64) (same bool) {
 	if c.stepped(lo, hi) {
 		*c = newProducerClock(c.producer, offset, lo, hi, at)
+		c.since = offset
 		return false
 	}
 	if c.windowReads >= clockWindow {

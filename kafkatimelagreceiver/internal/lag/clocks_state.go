@@ -96,7 +96,7 @@ func (r *RecordTimes) RestoreClocks(data []byte, now time.Time) (RestoredClocks,
 		clocks := make(partitionClocks, 0, count)
 		var implausible error
 		for range count {
-			c := producerClock{producer: d.Varint(), lo: d.Varint(), hi: d.Varint(), prevLo: d.Varint(), prevHi: d.Varint(), learned: d.Varint(), countedUpTo: -1}
+			c := producerClock{producer: d.Varint(), lo: d.Varint(), hi: d.Varint(), prevLo: d.Varint(), prevHi: d.Varint(), learned: d.Varint(), countedUpTo: -1, since: -1}
 			c.reads = uint16(d.Bounded(clockSettled, "reads"))
 			c.windowReads = uint16(d.Bounded(clockWindow, "window reads"))
 			if withBounded {

@@ -144,3 +144,31 @@ func TestRestoreClocksChecks(t *testing.T) {
 		require.Equal(t, saved, r.EncodeClocks())
 	})
 }
+
+// TestRestoredClockOfAnotherProcessDatesNothingWrong: the clock saved for
+// producer 7 (1.5 s behind) is restored after a restart, where the process
+// now holding producer ID 7 has an exact clock and wrote the record the
+// group sits on, older than the restarted tables. Its time lag is within
+// 0.1 s of the truth, or withheld: never moved by the saved clock.
+func TestRestoredClockOfAnotherProcessDatesNothingWrong(t *testing.T) {
+	records, at, appended := measuredClocks(t)
+	saved := records.EncodeClocks()
+	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
+	restartAt := at + int64(20*time.Second)
+	tables := timetable.NewStore(64, 0, nil)
+	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
+	read := time.Unix(0, restartAt)
+	tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 300}, Sent: read, Received: read})
+	idx := NewIndex(&Snapshot{At: restartAt, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 55}}),
+		End: map[kafka.TopicPartition]int64{tp: 300}, Start: map[kafka.TopicPartition]int64{}})
+	idx.ResolveTables(tables)
+	restarted := NewRecordTimes()
+	_, err := restarted.RestoreClocks(saved, read)
+	require.NoError(t, err)
+	exact := kafka.RecordTimestamp{Offset: 55, Timestamp: appended(55), ByProducer: true, Producer: 7}
+	restarted.PutAll(kafka.RecordReads{tp: {{Wanted: 55, RecordTimestamp: exact}}}, Existed{Received: restartAt}, Proof{Index: idx, Tables: tables, At: restartAt})
+	got, _, ok := AppendTimes(tables, restarted, restartAt)(&idx.Parts[0], 55)
+	if ok {
+		require.InDelta(t, appended(55), got, float64(100*time.Millisecond), "dated %v off by the saved clock of another process", time.Duration(got-appended(55)))
+	}
+}

@@ -109,7 +109,7 @@ func TestRecordDatedByItsProducersMeasuredClock(t *testing.T) {
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.Len(t, missing, 1)
 	require.Equal(t, []int64{55}, missing[0].Offsets, "the group's bracket (1 s) is coarse against its time lag (5 s)")
-	require.Equal(t, []int64{59, 60, 69, 70}, missing[0].Near, "either side of the next two samples")
+	require.Equal(t, []int64{59, 60, 69, 70, 79, 80, 89, 90, 99}, missing[0].Near, "either side of the next two samples, and, the stamps not measured yet, of the newest")
 
 	const behind = 2 * time.Second
 	stamped := func(offset, producer int64) kafka.RecordTimestamp {

@@ -17,15 +17,26 @@ const boundariesRead = 2
 
 // clockBoundaries are the offsets on either side of p's first
 // boundariesRead samples past offsets[0] (the scrape's own end-offset read
-// counts), those not in offsets. Where offsets[0] is older than the table
-// and the partition's stamps are not measured yet (measured), the samples
-// are those past the table's first: a record older than the table is
-// bounded from above only, and shows nothing of whether the partition's
-// stamps are append times (stamps.go).
+// counts), those not in offsets. Where the partition's stamps are not
+// measured yet (measured), both those of its first samples past its
+// table's start (a record older than the table is bounded from above only
+// and shows nothing of whether the partition's stamps are append times,
+// stamps.go) and those of its newest samples: the newest records are new
+// at each scrape, where the first samples' are the same ones again, and
+// the first ones are read beside them so that a clock that changed in
+// between (a restarted producer keeping its ID) disagrees, rather than the
+// newest clock dating the older records.
 func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables, measured bool) []int64 {
-	var near []int64
-	from := offsets[0]
 	upper := timetable.Sample{Offset: p.End, At: at}
+	var near []int64
+	add := func(b timetable.Bracket, after int64) {
+		for _, o := range []int64{b.Hi.Offset - 1, b.Hi.Offset} {
+			if _, wanted := slices.BinarySearch(offsets, o); !wanted && o < p.End && o > after {
+				near = append(near, o)
+			}
+		}
+	}
+	from := offsets[0]
 	if b, inTable := tables.Bracket(p.Table, from, upper); !inTable && !measured && from < b.Hi.Offset && b.Hi.Offset < p.End {
 		from = b.Hi.Offset
 	}
@@ -34,12 +45,21 @@ func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables, mea
 		if !inTable || b.Hi.Offset <= from {
 			break
 		}
-		for _, o := range []int64{b.Hi.Offset - 1, b.Hi.Offset} {
-			if _, wanted := slices.BinarySearch(offsets, o); !wanted && o < p.End && o > from {
-				near = append(near, o)
-			}
-		}
+		add(b, from)
 		from = b.Hi.Offset
+	}
+	if !measured {
+		newest := len(near) + 2*boundariesRead
+		for o := p.End - 1; len(near) < newest && o > from; {
+			b, inTable := tables.Bracket(p.Table, o, upper)
+			if !inTable || b.Lo.Offset < from {
+				break
+			}
+			add(b, from)
+			o = b.Lo.Offset - 1
+		}
+		slices.Sort(near)
+		near = slices.Compact(near)
 	}
 	return near
 }

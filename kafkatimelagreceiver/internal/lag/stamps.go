@@ -99,7 +99,25 @@ func (pc partitionClocks) stampsShown(rec kafka.RecordTimestamp, age int64, with
 	}
 	for _, c := range pc {
 		if c.producer == own {
-			return c.shown(age)
+			return rec.Offset >= c.since && c.shown(age)
+		}
+	}
+	return false
+}
+
+// readDates tells whether a read of rec, a record of tp the time index
+// dated whose stamps its clock does not show, would date it: a producer's
+// clock on tp is shown, and a read says which producer stamped the record.
+// The index's clock cannot be measured where a stamp ahead of its clock
+// hides the records after it from the index.
+func (r *RecordTimes) readDates(tp kafka.TopicPartition, rec kafka.RecordTimestamp, at int64) bool {
+	pc := r.clocks[tp]
+	if !fromIndex(rec) || rec.Found != kafka.RecordTimed || pc.stampsShown(rec, at-rec.Timestamp, 0, false) {
+		return false
+	}
+	for _, c := range pc {
+		if c.producer >= 0 && !c.restored && c.bounded >= stampsShownAfter {
+			return true
 		}
 	}
 	return false

@@ -62,7 +62,8 @@ type IndexTarget struct {
 // index holds transaction markers and records of aborted transactions like
 // data, and does not say which a record is (markerCheck); nor which
 // producer stamped a record, where reads measured producers' clocks apart
-// (RecordTimes.ClocksApart). Those
+// (RecordTimes.ClocksApart); nor whose stamps a producer's clock shows
+// where the index's own does not (RecordTimes.readDates). Those
 // are also searched in the index until a read answers them, so that a
 // read left out by its budget still leaves a date; a record the index
 // dated before is not searched again.
@@ -87,10 +88,11 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 		}
 		for i, c := range append(slices.Clip(w.Offsets), near...) {
 			b, inTable := tables.Bracket(p.Table, c, timetable.Sample{Offset: p.End, At: at})
-			if i < len(w.Offsets) && (apart || markerCheck(markers, idle, young, b)) {
+			rec, read := known.get(c)
+			if i < len(w.Offsets) && (apart || markerCheck(markers, idle, young, b) || read && records.readDates(w.TopicPartition, rec, at)) {
 				check.Offsets = append(check.Offsets, c)
 			}
-			if rec, ok := known.get(c); ok && (fromIndex(rec) || i >= len(w.Offsets)) {
+			if read && (fromIndex(rec) || i >= len(w.Offsets)) {
 				continue
 			}
 			rate := recordsPerMilli(b)
