@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-
 // requireTimeLagsWithin scrapes s scrapes times and requires every time lag
 // of group on topic's partition 0, committed at the record appended in w,
 // to lie within a second of its true age.

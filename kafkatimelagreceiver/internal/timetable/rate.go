@@ -6,12 +6,12 @@ import (
 )
 
 // minRateCoverage is the fraction of the window samples must span before
-// they tell a rate, or minRateSpan where that is shorter: two points a
-// moment apart (a sample and the scrape's own read finishing together)
-// would make a rate of noise, but seconds of samples tell a rate well
-// enough for a prediction to be made within seconds of a start (a size
-// retention margin), where a quarter of a 5-minute window would make it
-// wait over a minute, and of a 24-hour one six hours.
+// they tell a rate: two points a moment apart (a sample and the scrape's
+// own read finishing together) would make a rate of noise. A table's
+// samples, read every sampling interval, tell it from minRateSpan where
+// that is shorter: enough for a prediction within seconds of a start (a
+// size retention margin), where a quarter of a 5-minute window would make
+// it wait over a minute, and of a 24-hour one six hours.
 const (
 	minRateCoverage = 4
 	minRateSpan     = 5 * time.Second
@@ -33,7 +33,7 @@ func (t *Table) Rate(window time.Duration) Rate {
 	}
 	from := t.last.At - int64(window)
 	if from <= t.first.At {
-		return rateOfSpan(t.first, t.last, window)
+		return rateOfSpan(t.first, t.last, window, min(int64(window)/minRateCoverage, int64(minRateSpan)))
 	}
 	lo, hi, _ := t.find(func(p Sample) bool { return p.At > from })
 	return rateSince(lo, hi, t.last, from, window)
@@ -43,7 +43,7 @@ func (t *Table) Rate(window time.Duration) Rate {
 // at the newest one: the newest offset minus the offset window earlier
 // (interpolated between the samples around that instant), divided by
 // window. Samples younger than the window give the rate over what they
-// span, once that is at least a quarter of the window or minRateSpan. samples are oldest
+// span, once that is at least a quarter of the window. samples are oldest
 // first, strictly increasing in time and non-decreasing in offset.
 func RateOver(samples []Sample, window time.Duration) Rate {
 	n := len(samples)
@@ -53,7 +53,7 @@ func RateOver(samples []Sample, window time.Duration) Rate {
 	newest, oldest := samples[n-1], samples[0]
 	from := newest.At - int64(window)
 	if from <= oldest.At {
-		return rateOfSpan(oldest, newest, window)
+		return rateOfSpan(oldest, newest, window, int64(window)/minRateCoverage)
 	}
 	// First sample after from; samples[i-1] is at or before it.
 	i := sort.Search(n, func(i int) bool { return samples[i].At > from })
@@ -61,10 +61,10 @@ func RateOver(samples []Sample, window time.Duration) Rate {
 }
 
 // rateOfSpan is the rate between oldest and newest, which span less than
-// window: none when they span under a quarter of it.
-func rateOfSpan(oldest, newest Sample, window time.Duration) Rate {
+// window: none when they span under least.
+func rateOfSpan(oldest, newest Sample, window time.Duration, least int64) Rate {
 	span := newest.At - oldest.At
-	if span < min(int64(window)/minRateCoverage, int64(minRateSpan)) {
+	if span < least {
 		return Rate{}
 	}
 	return Rate{PerSecond: float64(newest.Offset-oldest.Offset) / (float64(span) / 1e9), OK: true}
