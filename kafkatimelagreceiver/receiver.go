@@ -287,6 +287,9 @@ func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Me
 	defer cancel()
 	out := s.writer.Begin(wctx, in.Snap.At, in.Pairs)
 	s.telemetry.computed(ctx, s.computer.Scrape(in, out, time.Now()), s.logger)
+	if s.computer.Retention != nil {
+		s.reader.Tables.WatchStartsEverySample(s.computer.Retention.Moving())
+	}
 	return out.Finish()
 }
 

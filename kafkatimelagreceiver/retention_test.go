@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // TestRetentionMargin: on a topic kept 10 minutes, a group behind a record
@@ -132,4 +135,33 @@ func TestTieredStorageRetentionMargin(t *testing.T) {
 	require.Equal(t, "time", margin.basis)
 	require.InDelta(t, 86_400-margin.at.Sub(appended).Seconds(), margin.seconds, 1.5, "retention.ms, not local.retention.ms")
 	require.Zero(t, k.Requests(int16(kmsg.DescribeLogDirs)), "a tiered partition's local size says nothing of what retention.bytes counts")
+}
+
+// TestSizeMarginRefusedIsCounted: a topic deleting by size, whose
+// partitions' sizes the brokers refuse to describe (DescribeLogDirs needs
+// Describe on the cluster): its retention margin is withheld, and counted
+// (otelcol_kafka_time_lag_aggregates_withheld, reason
+// retention_margin_unknown).
+func TestSizeMarginRefusedIsCounted(t *testing.T) {
+	k := newTestKafka(t, 1)
+	bytes := "1000000"
+	k.CreateTopicWith("sized", 1, map[string]*string{"retention.bytes": &bytes})
+	k.Produce("sized", 0, time.Now(), time.Now())
+	k.Commit("behind", "sized", map[int32]int64{0: 0})
+	k.Cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeLogDirs}, Err: kerr.ClusterAuthorizationFailed, Count: -1})
+	cfg := k.testConfig()
+	cfg.TrustedTimestampTopics = []string{"."}
+	s, tt := startTelemetryScraper(t, cfg)
+	md, err := s.scrape(context.Background())
+	require.Error(t, err, "the refusal is reported")
+	require.Contains(t, pointsOf(md, "kafka.consumer_group.lag"), pointKey{"behind", "sized", 0})
+	require.NotContains(t, pointsOf(md, "kafka.consumer_group.retention_margin"), pointKey{"behind", "sized", -1}, "no margin without the partition's size")
+	m, err := tt.GetMetric("otelcol_kafka_time_lag_aggregates_withheld")
+	require.NoError(t, err)
+	withheld := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		reason, _ := dp.Attributes.Value("reason")
+		withheld[reason.AsString()] = dp.Value
+	}
+	require.Equal(t, int64(1), withheld["retention_margin_unknown"], "the withheld margin is counted: %v", withheld)
 }

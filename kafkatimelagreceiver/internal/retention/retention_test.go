@@ -124,7 +124,9 @@ func TestObservedAdvance(t *testing.T) {
 		return timetable.StartChange{TopicPartition: a, From: from, Offset: to, Since: sec(since), At: sec(at)}
 	}
 	tr := NewTracker()
+	require.Empty(t, tr.Moving())
 	tr.Observe([]timetable.StartChange{change(0, 100, 50, 60), change(100, 200, 110, 120), change(200, 300, 170, 180)}, sec(185))
+	require.Equal(t, []kafka.TopicPartition{a}, tr.Moving(), "its log start is worth reading at every sample")
 
 	adv, ok := tr.Observed(a, sec(0), sec(185))
 	require.True(t, ok)

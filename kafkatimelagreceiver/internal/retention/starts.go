@@ -76,6 +76,18 @@ func (t *Tracker) Observe(changes []timetable.StartChange, at int64) {
 	}
 }
 
+// Moving are the partitions whose log start moved in the last day (those
+// Observed may predict from), sorted: their log starts are worth reading at
+// every sample (timetable.Store.WatchStartsEverySample).
+func (t *Tracker) Moving() []kafka.TopicPartition {
+	out := make([]kafka.TopicPartition, 0, len(t.parts))
+	for tp := range t.parts {
+		out = append(out, tp)
+	}
+	kafka.SortPartitions(out)
+	return out
+}
+
 // Advance is a log start's observed advance.
 type Advance struct {
 	// Rate is how fast it moved, in offsets per second.

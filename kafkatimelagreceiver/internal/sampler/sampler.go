@@ -190,7 +190,8 @@ func (s *Sampler) run(ctx context.Context) {
 // Sample takes one sample now: the end offsets of every tracked partition
 // but those the cluster keeps saying it does not have (see
 // timetable.Store.SamplePartitions); when full is set, their log start
-// offsets and topic ids too.
+// offsets and topic ids too, and otherwise the log starts of the
+// partitions watched at every sample (timetable.Store.StartsEverySample).
 func (s *Sampler) Sample(ctx context.Context, full bool) error {
 	partitions := s.tables.SamplePartitions()
 	if len(partitions) == 0 {
@@ -204,5 +205,15 @@ func (s *Sampler) Sample(ctx context.Context, full bool) error {
 	ctx, cancel := context.WithTimeout(ctx, s.settings.Timeout)
 	defer cancel()
 	_, _, err := Read(ctx, s.reader, s.tables, partitions, ReadOptions{WithStart: full, WithIdentity: full, Logger: s.settings.Logger})
+	if full || ctx.Err() != nil {
+		return err
+	}
+	// The log starts that move while a group stands still, at every
+	// sample: their advance predicts a deletion within one interval.
+	if moving := s.tables.StartsEverySample(); len(moving) > 0 {
+		start, startErr := s.reader.StartOffsets(ctx, moving)
+		s.tables.RecordStart(start)
+		err = kafka.Join(err, startErr)
+	}
 	return err
 }

@@ -209,3 +209,24 @@ func TestFullSampleReadsIdentity(t *testing.T) {
 	require.True(t, tables.Identified())
 	require.Equal(t, 1, reader.identifyReads)
 }
+
+// The log starts the store watches at every sample (those moving while a
+// group stands still) are read at every sample; the others only at the
+// full ones.
+func TestSampleReadsWatchedStartsEverySample(t *testing.T) {
+	reader := &fakeReader{}
+	tables := trackedStore()
+	s := New(reader, tables, Settings{Interval: time.Hour, Timeout: time.Second})
+	require.NoError(t, s.Sample(context.Background(), false))
+	_, starts := reader.reads()
+	require.Zero(t, starts, "nothing watched: no log start read")
+	tables.WatchStartsEverySample([]kafka.TopicPartition{orders0, {Topic: "untracked"}})
+	require.Equal(t, []kafka.TopicPartition{orders0}, tables.StartsEverySample(), "only tracked partitions")
+	require.NoError(t, s.Sample(context.Background(), false))
+	_, starts = reader.reads()
+	require.Equal(t, 1, starts, "the watched log start read with the end offsets")
+	require.Equal(t, map[kafka.TopicPartition]int64{orders0: 0}, tables.StartOffsets())
+	require.NoError(t, s.Sample(context.Background(), true))
+	_, starts = reader.reads()
+	require.Equal(t, 2, starts, "a full sample reads every log start once")
+}

@@ -73,6 +73,11 @@ func TestRateYoungTable(t *testing.T) {
 	require.InDelta(t, 10, tableRate(table, time.Minute), 1e-9, "a quarter of the window covered: the rate over it")
 	require.Equal(t, -1.0, tableRate(table, 0))
 	require.Equal(t, -1.0, tableRate(table, -time.Second))
+	// A long window (the size retention margin's rate_window, 5 minutes by
+	// default, up to a day) is told from 5 s of samples: a margin from the
+	// first scrapes, not after a quarter of it.
+	require.InDelta(t, 10, tableRate(table, 5*time.Minute), 1e-9, "15 s of samples of a 5-minute window")
+	require.InDelta(t, 10, tableRate(table, 24*time.Hour), 1e-9, "15 s of samples of a day's window")
 }
 
 func TestRateAfterReset(t *testing.T) {

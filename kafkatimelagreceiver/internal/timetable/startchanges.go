@@ -33,6 +33,9 @@ const startChangesKept = 4
 // TakeStartChanges takes them. It watches nothing until on.
 type startWatch struct {
 	on bool
+	// everySample are the partitions whose log starts are read at every
+	// sample, not only the full ones (WatchStartsEverySample).
+	everySample map[kafka.TopicPartition]struct{}
 	// readAt is when each partition's log start was last read.
 	readAt  map[kafka.TopicPartition]int64
 	pending map[kafka.TopicPartition][]StartChange
@@ -100,4 +103,35 @@ func unixNanos(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixNano()
+}
+
+// WatchStartsEverySample makes the sampler read the log starts of
+// partitions (those whose log start moves while a group stands still on
+// them: retention.Tracker.Moving) at every sample, not only at the full
+// ones: a prediction from the log start's advance is then early by at most
+// one sampling interval, not by the FullSampleEvery intervals between two
+// full samples. It replaces the partitions set before.
+func (s *Store) WatchStartsEverySample(partitions []kafka.TopicPartition) {
+	set := make(map[kafka.TopicPartition]struct{}, len(partitions))
+	for _, tp := range partitions {
+		set[tp] = struct{}{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.startWatch.everySample = set
+}
+
+// StartsEverySample are the tracked partitions whose log starts are read at
+// every sample (WatchStartsEverySample), sorted.
+func (s *Store) StartsEverySample() []kafka.TopicPartition {
+	s.mu.Lock()
+	out := make([]kafka.TopicPartition, 0, len(s.startWatch.everySample))
+	for tp := range s.startWatch.everySample {
+		if _, tracked := s.tables[tp]; tracked {
+			out = append(out, tp)
+		}
+	}
+	s.mu.Unlock()
+	kafka.SortPartitions(out)
+	return out
 }
