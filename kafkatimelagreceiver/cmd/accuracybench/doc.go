@@ -163,6 +163,20 @@ scrape:
 %s
 ## Where the receiver misses
 
+- **Idle, stalled group, at every interval: no time lag.** The topic has
+  been idle since watching started, and the stalled group's record is
+  older than the tables: only its timestamp could date it, and no record
+  the tables bound shows that the partition's CreateTime stamps are append
+  times (stamps written when the events happened, as Kafka Streams,
+  Connect sources and MirrorMaker 2 write, would be minutes or days off).
+  The receiver withholds it (`+"`otelcol_kafka_time_lag_estimates{method=\"unproven\"}`"+`)
+  rather than guess (`+"`TestIdlePartitionIsWithheldNotGuessed`"+` holds it to
+  that). A LogAppendTime topic, KIP-937 timestamp bounds on the topic, or
+  `+"`trusted_timestamp_topics`"+` date it; so do the clocks measured before a
+  restart once a read agrees with them.
+- **The first scrape or two after a start** withhold the records only
+  their timestamps date, until the records either side of the newest
+  samples show the partition's stamps are append times.
 - **Realistic, skewed clocks, at the default 10 s sampling, in the first
   hour.** Producers 1.5 s behind whose stamps jitter by up to 100 ms: the
   receiver dates the records of groups seconds behind by their timestamps
