@@ -222,6 +222,16 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	})
 
 	checkDashboard(t, s)
+	checkDocsQueries(t, s)
+
+	// The demo's console (otelcol-config.yaml's telemetry): log lines
+	// without the collector's resource, which would repeat its name,
+	// version and instance id on every one.
+	for _, line := range strings.Split(s.col.logTail(), "\n") {
+		if strings.Contains(line, `"resource": {`) || strings.Contains(line, "service.instance.id") {
+			t.Errorf("a log line with the collector's resource: %s", line)
+		}
+	}
 }
 
 func hasLabels(got, want map[string]string) bool {
