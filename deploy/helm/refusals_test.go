@@ -32,7 +32,7 @@ func TestChartRefusesWhatValidateRefuses(t *testing.T) {
 	const schemaRefusal = "values don't meet the specifications of the schema"
 	for _, c := range []struct {
 		name string
-		// values: a values file, kafka.brokers set unless it sets them
+		// values: a values file, kafka.brokers set unless it sets kafka
 		values string
 		// receiver: the same setting as the receiver's configuration, merged
 		// over the default release's receivers.kafka_time_lag
@@ -105,7 +105,7 @@ func TestChartRefusesWhatValidateRefuses(t *testing.T) {
 			values := filepath.Join(t.TempDir(), "values.yaml")
 			require.NoError(t, os.WriteFile(values, []byte(c.values), 0o600))
 			args := []string{"template", "lag", chart, "--kube-version", kubeVersion}
-			if !strings.Contains(c.values, "brokers") {
+			if !strings.Contains(c.values, "kafka:") {
 				args = append(args, brokersOnly...)
 			}
 			args = append(args, "-f", values)
