@@ -120,6 +120,7 @@ fmt-check:
 # The receiver is a module of its own (kafkatimelagreceiver/go.mod); the root
 # module holds the distribution's tests, the demo, the benchmarks and deploy.
 RECEIVER_DIR := kafkatimelagreceiver
+RECEIVER_MODULE := github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver
 
 ## vet: go vet of both modules and every build tag
 vet:
@@ -132,11 +133,24 @@ vet:
 	$(GO) vet -tags helm ./deploy/helm/ ./deploy/operator/
 
 ## unit: go test -race of both modules, every layer (the unit layer, the in-process Kafka and timing tests, the layout rules of internal/layering)
-# The replica test runs on its own with -v: go test shows a passing test's
-# per-round coverage and duplicate counts only then.
+# The receiver's own package is run in shards: its in-process Kafka and
+# timing tests wait on real time (about 320 s in all, with or without
+# -race), so one run of it would take over five minutes. Each shard below
+# names tests of about a minute together; the last run takes every test
+# no shard names, new ones included. The replica test runs on its own with
+# -v: go test shows a passing test's per-round coverage and duplicate counts
+# only then.
+RECEIVER_SHARDS := \
+	TestTimeLagAccuracyWorkloads|TestTimeIndexTrafficNearTheHead \
+	TestTimeLagAccuracySteadyProduction|TestProgressAgainstKnownRates \
+	TestRollingLeaderMoveKeepsSeriesAndTables|TestWedgedBrokerCostsOnlyWhatItHolds|TestRollingLeaderMoveWithSlowMetadataAtTheScrapeInterval \
+	TestSimulationAgreesWithReceiver|TestSimulationAgreesWithReceiverOnEarlyStamps|TestReplicasAgreeOnTheCoordinationPartitionCount|TestRestartKeepsHistory|TestReplicaCutOffFromItsCoordinatorStopsReporting
+RECEIVER_SHARDED := $(subst $(eval) ,|,$(strip $(RECEIVER_SHARDS)))|TestReplicasShareGroups
 unit:
 	$(GO) test -race ./...
-	cd $(RECEIVER_DIR) && $(GO) test -race -skip '^TestReplicasShareGroups$$' ./...
+	cd $(RECEIVER_DIR) && $(GO) test -race $$($(GO) list ./... | grep -vx '$(RECEIVER_MODULE)')
+	cd $(RECEIVER_DIR) && for shard in $(foreach s,$(RECEIVER_SHARDS),'^($(s))$$'); do $(GO) test -race -run "$$shard" . ; done
+	cd $(RECEIVER_DIR) && $(GO) test -race -skip '^($(RECEIVER_SHARDED))$$' .
 	cd $(RECEIVER_DIR) && $(GO) test -race -count=1 -v -run '^TestReplicasShareGroups$$' .
 
 ## e2e: the built collector against the demo cluster and a real Prometheus; the README's ocb manifest built and validated [root: prometheus]

@@ -33,8 +33,9 @@ const (
 
 // stack is the running demo, collector and Prometheus.
 type stack struct {
-	prom *promserver.Server
-	col  *collector
+	prom   *promserver.Server
+	col    *collector
+	colLog string // the collector's log file
 }
 
 func startPrometheusStack(t *testing.T) *stack {
@@ -97,7 +98,8 @@ service:
                 host: 127.0.0.1
                 port: %d
 `, strings.Join(quoted, ", "), exporterPort, healthPort, telemetryPort))
-	col := startCollector(t, bin, filepath.Join(dir, "collector.log"), filepath.Join(repoRoot, "otelcol-config.yaml"), override)
+	colLog := filepath.Join(dir, "collector.log")
+	col := startCollector(t, bin, colLog, filepath.Join(repoRoot, "otelcol-config.yaml"), override)
 	waitHealthy(t, col, healthPort)
 
 	// deploy/prometheus/prometheus.yml with the ports and intervals of the
@@ -119,7 +121,7 @@ service:
 	writeFile(t, filepath.Join(dir, rules), readFile(t, filepath.Join(repoRoot, "deploy", "prometheus", rules)))
 	prom := startPrometheus(t, promBin, cfg, dir)
 	t.Logf("prometheus %s at %s", promBin, prom.URL)
-	return &stack{prom: prom, col: col}
+	return &stack{prom: prom, col: col, colLog: colLog}
 }
 
 // startPrometheus runs Prometheus with the configuration cfg in dir and
@@ -222,6 +224,20 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	})
 
 	checkDashboard(t, s)
+	checkDocsQueries(t, s)
+
+	// The demo's console (otelcol-config.yaml's telemetry): log lines
+	// without the collector's resource, which would repeat its name,
+	// version and instance id on every one.
+	log := readFile(t, s.colLog)
+	if !strings.Contains(log, "Everything is ready") {
+		t.Fatalf("the collector's log has no start line:\n%s", log)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `"resource": {`) {
+			t.Errorf("a log line with the collector's resource: %s", line)
+		}
+	}
 }
 
 func hasLabels(got, want map[string]string) bool {

@@ -3,6 +3,7 @@ package kafkatimelagreceiver
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -119,6 +120,10 @@ type Config struct {
 	// coordination_config.go.
 	Coordination CoordinationConfig `mapstructure:"coordination"`
 
+	// unknownKeys names the keys written that the configuration does not
+	// have (Unmarshal), for Validate.
+	unknownKeys error
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -146,6 +151,9 @@ func (f FilterConfig) filter() (*filter.Filter, error) {
 // checks its other keys itself and confmap prefixes its errors with the
 // block's key.
 func (cfg *Config) Validate() error {
+	if cfg.unknownKeys != nil {
+		return cfg.unknownKeys
+	}
 	errs := []error{cfg.validateClient()}
 	errs = append(errs, validateAttributeLists(cfg.Metrics)...)
 	errs = append(errs, validateCoordinatedAttributes(cfg)...)
@@ -170,22 +178,34 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Unmarshal applies the user's keys over the defaults. A sampling_interval
-// left unset follows a collection_interval shorter than its default; one
+// Unmarshal applies the user's keys over the defaults, and keeps for
+// Validate the keys the configuration does not have, named by their path
+// and the key meant (the decoder names only the Go type). A sampling_interval left unset follows a
+// collection_interval in range and shorter than its default (one out of
+// range is refused by Validate, naming only that key); one
 // written longer than collection_interval is refused: each scrape's own
 // end-offset read is already a point of the tables, so such a sampler adds
 // requests and next to nothing else. The check is made here, where what
 // was written is known, rather than in Validate.
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	// Validate reports the keys the configuration does not have, the rest
+	// decoded without them, so that the error reads as the others do: the
+	// decoder would refuse them in errors of its own, which name no path.
+	known := conf.ToStringMap()
+	unknown := configcheck.UnknownKeys(reflect.TypeOf(cfg), known)
+	if unknown != nil {
+		conf = confmap.NewFromStringMap(known)
+	}
 	if err := conf.Unmarshal(cfg); err != nil {
 		return err
 	}
+	cfg.unknownKeys = unknown
 	if conf.IsSet("max_record_read_bytes_per_scrape") && cfg.TimestampSource == TimestampSourceRecordReads {
 		return fmt.Errorf("max_record_read_bytes_per_scrape: applies with timestamp_source %q, where records are read only where the time index cannot answer; with %q, max_record_reads_per_scrape bounds the reads",
 			TimestampSourceTimeIndex, TimestampSourceRecordReads)
 	}
 	if !conf.IsSet("sampling_interval") {
-		if cfg.CollectionInterval > 0 && cfg.CollectionInterval < cfg.SamplingInterval {
+		if configcheck.CollectionInterval.Check(cfg.CollectionInterval) == nil && cfg.CollectionInterval < cfg.SamplingInterval {
 			cfg.SamplingInterval = cfg.CollectionInterval
 		}
 		return nil

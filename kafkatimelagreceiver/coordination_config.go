@@ -17,7 +17,7 @@ const (
 )
 
 // kafkaTopicName is what Kafka accepts as a topic name.
-var kafkaTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+var kafkaTopicName = regexp.MustCompile(configcheck.TopicPattern)
 
 // CoordinationConfig lets several collectors share the monitored groups:
 // collectors with the same GroupID join one Kafka consumer group on a small

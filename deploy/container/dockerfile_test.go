@@ -166,6 +166,43 @@ func keys(m map[string]string) []string {
 
 var labelPair = regexp.MustCompile(`([a-z0-9.]+)="([^"]*)"`)
 
+// TestDockerfileDownloadsModulesBeforeTheSources: the build stage copies
+// both modules' go.mod and go.sum and downloads the modules before it
+// copies the tree, so that a change to a source file reuses the layer of
+// modules instead of downloading them all again.
+func TestDockerfileDownloadsModulesBeforeTheSources(t *testing.T) {
+	_, stages := dockerfile(t)
+	build := stages[0]
+	copyAll := slices.IndexFunc(build.instructions, func(in instruction) bool { return in.cmd == "COPY" && in.args == ". ." })
+	require.GreaterOrEqual(t, copyAll, 0, "the build stage copies the tree (COPY . .)")
+	copied := map[string]bool{}
+	downloaded := false
+	for _, in := range build.instructions[:copyAll] {
+		switch in.cmd {
+		case "COPY":
+			fields := strings.Fields(in.args)
+			dest := fields[len(fields)-1]
+			for _, src := range fields[:len(fields)-1] {
+				if strings.HasSuffix(dest, "/") && dest != "./" {
+					require.Equal(t, dest, filepath.Dir(src)+"/", "%s is copied to its own directory", src)
+				}
+				copied[src] = true
+			}
+		case "RUN":
+			if strings.Contains(in.args, "go mod download") {
+				downloaded = true
+			}
+		}
+	}
+	for _, gomod := range []string{"go.mod", "go.sum", "kafkatimelagreceiver/go.mod", "kafkatimelagreceiver/go.sum"} {
+		require.True(t, copied[gomod], "%s is copied before the tree", gomod)
+	}
+	require.True(t, downloaded, "the modules are downloaded (go mod download) before the tree is copied")
+	for _, in := range build.instructions[copyAll+1:] {
+		require.NotContains(t, in.args, "go mod download", "after the tree: every source change downloads again")
+	}
+}
+
 func TestDockerfileLabels(t *testing.T) {
 	_, stages := dockerfile(t)
 	image := stages[len(stages)-1]

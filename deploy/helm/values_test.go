@@ -57,6 +57,8 @@ func TestValuesSchemaRefusesTypos(t *testing.T) {
 		{"no kafka.brokers", nil, []string{schemaRefusal, "at '/kafka/brokers': minItems: got 0, want 1"}},
 		{"empty broker list", []string{"-f", valuesFile("no-brokers.yaml", "kafka:\n  brokers: []\n")}, []string{schemaRefusal, "/kafka/brokers"}},
 		{"broker without a port", []string{"--set", "kafka.brokers={kafka}"}, []string{schemaRefusal, "/kafka/brokers/0"}},
+		{"a CA Secret without TLS", []string{"--set", "kafka.tls.caSecret.name=kafka-cluster-ca-cert"}, []string{"kafka.tls.caSecret.name is set but kafka.tls.enabled is false"}},
+		{"a client certificate without TLS", []string{"--set", "kafka.tls.clientCertSecret.name=lag-monitor"}, []string{"kafka.tls.clientCertSecret.name is set but kafka.tls.enabled is false"}},
 		{"otlp without an endpoint", []string{"--set", "export.mode=otlp"}, []string{"export.otlp.endpoint: export.mode=otlp pushes the lag metrics there and has no default", "or use export.mode=prometheus"}},
 		// The receiver's own keys.
 		{"receiver key misspelt", []string{"--set", "receiver.colection_interval=30s"}, []string{schemaRefusal, "at '/receiver': additional properties 'colection_interval' not allowed"}},

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 )
 
 const chart = "../../../deploy/helm/otelcol-kafkatimelag"
@@ -69,6 +72,34 @@ func TestReceiverSchema(t *testing.T) {
 	require.Equal(t, "string", prop("storage")["type"], "a component ID")
 	require.Equal(t, "boolean", prop("metrics", "kafka.consumer_group.time_lag", "enabled")["type"])
 	require.Equal(t, "array", prop("brokers")["type"])
+	require.Equal(t, configcheck.BrokerPattern, prop("brokers")["items"].(map[string]any)["pattern"])
+	require.Equal(t, []any{"time_index", "record_reads"}, prop("timestamp_source")["enum"])
+	require.Equal(t, saramaconfig.VersionPattern, prop("protocol_version")["pattern"])
+	require.Regexp(t, prop("auth", "sasl", "mechanism")["pattern"], "scram-sha-512", "any case, as the receiver reads it")
+	require.NotRegexp(t, prop("auth", "sasl", "mechanism")["pattern"], "SCRAM-SHA512")
+	require.Equal(t, true, prop("metrics", "kafka.consumer_group.lag", "attributes")["uniqueItems"])
+}
+
+// TestChartBrokersAreTheReceiversBrokers: the chart's kafka.brokers, written
+// by hand, holds each entry to the pattern of the receiver's brokers.
+func TestChartBrokersAreTheReceiversBrokers(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chart, schemaFile))
+	require.NoError(t, err)
+	var schema struct {
+		Properties struct {
+			Kafka struct {
+				Properties struct {
+					Brokers struct {
+						Items struct {
+							Pattern string `json:"pattern"`
+						} `json:"items"`
+					} `json:"brokers"`
+				} `json:"properties"`
+			} `json:"kafka"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(data, &schema))
+	require.Equal(t, configcheck.BrokerPattern, schema.Properties.Kafka.Properties.Brokers.Items.Pattern)
 }
 
 func TestSpliceReceiverKeepsTheRest(t *testing.T) {

@@ -9,7 +9,29 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/configcheck"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconfig"
 )
+
+// stringRules are the checks of single string values the receiver makes,
+// by key (outer::inner, a list's entries as list::*), written as JSON
+// schema: the same patterns and lists the receiver checks with. What needs
+// two keys at once is checked by the chart's templates
+// (templates/_receiver.tpl).
+var stringRules = map[string]node{
+	"brokers::*":       {Pattern: configcheck.BrokerPattern, Description: "host:port, one address an entry"},
+	"timestamp_source": {Enum: []any{kafkatimelagreceiver.TimestampSourceTimeIndex, kafkatimelagreceiver.TimestampSourceRecordReads}},
+	"protocol_version": {Pattern: saramaconfig.VersionPattern, Description: "a Kafka version, such as 3.7.0"},
+	// Kafka's names are upper case; the receiver reads any case.
+	"auth::sasl::mechanism": {Pattern: "^\\s*(?i:" + strings.Join(kafka.SASLMechanisms(), "|") + ")\\s*$",
+		Description: strings.Join(kafka.SASLMechanisms(), ", ") + " (Kerberos: auth.kerberos)"},
+	"coordination::topic": {Pattern: configcheck.TopicPattern, Not: &node{Enum: []any{".", ".."}}, Description: "a Kafka topic name"},
+}
+
+// intRules are the whole-number keys that take a few values only.
+var intRules = map[string]node{
+	"auth::sasl::version": {Enum: []any{0, 1}, Description: "the SASL handshake version"},
+}
 
 // durationPattern is what Go's time.ParseDuration reads, as the collector
 // decodes a duration: numbers each with a unit, or 0. A number without a
@@ -20,7 +42,10 @@ const durationPattern = `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
 type node struct {
 	Type                 any              `json:"type,omitempty"`
 	Description          string           `json:"description,omitempty"`
+	Enum                 []any            `json:"enum,omitempty"`
 	Pattern              string           `json:"pattern,omitempty"`
+	Not                  *node            `json:"not,omitempty"`
+	UniqueItems          bool             `json:"uniqueItems,omitempty"`
 	Minimum              *int64           `json:"minimum,omitempty"`
 	Maximum              *int64           `json:"maximum,omitempty"`
 	AnyOf                []node           `json:"anyOf,omitempty"`
@@ -51,7 +76,7 @@ var (
 // outer::inner).
 func receiverSchema() (*node, map[string]durationRange, error) {
 	cfg := kafkatimelagreceiver.NewFactory().CreateDefaultConfig()
-	w := walker{ranges: configcheck.All(), durations: map[string]durationRange{}, seen: map[string]bool{}}
+	w := walker{ranges: configcheck.All(), durations: map[string]durationRange{}, seen: map[string]bool{}, ruled: map[string]bool{}}
 	root := w.object(reflect.TypeOf(cfg).Elem(), "")
 	if w.err != nil {
 		return nil, nil, w.err
@@ -59,6 +84,13 @@ func receiverSchema() (*node, map[string]durationRange, error) {
 	for key := range w.ranges {
 		if !w.seen[key] {
 			return nil, nil, fmt.Errorf("internal/configcheck has a range for %s, which is no key of the configuration", key)
+		}
+	}
+	for _, rules := range []map[string]node{stringRules, intRules} {
+		for key := range rules {
+			if !w.ruled[key] {
+				return nil, nil, fmt.Errorf("a rule for %s, which is no key of the configuration of that type", key)
+			}
 		}
 	}
 	root.Description = "merged into receivers.kafka_time_lag, over what the values above set " +
@@ -71,6 +103,7 @@ type walker struct {
 	ranges    map[string]configcheck.Range
 	durations map[string]durationRange
 	seen      map[string]bool
+	ruled     map[string]bool
 	err       error
 }
 
@@ -123,14 +156,19 @@ func (w *walker) value(t reflect.Type, key string) *node {
 	case reflect.Bool:
 		return &node{Type: "boolean"}
 	case reflect.String:
-		return &node{Type: "string"}
+		n := stringRules[key]
+		w.ruled[key] = true
+		n.Type = "string"
+		return &n
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return w.integer(key)
 	case reflect.Float32, reflect.Float64:
 		return &node{Type: "number"}
 	case reflect.Slice:
-		return &node{Type: "array", Items: w.value(t.Elem(), key+"::*")}
+		// The receiver refuses an attribute listed twice.
+		unique := strings.HasPrefix(key, "metrics::") && strings.HasSuffix(key, "::attributes")
+		return &node{Type: "array", Items: w.value(t.Elem(), key+"::*"), UniqueItems: unique}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			break
@@ -161,6 +199,11 @@ func (w *walker) duration(key string) *node {
 }
 
 func (w *walker) integer(key string) *node {
+	if rule, ok := intRules[key]; ok {
+		w.ruled[key] = true
+		rule.Type = "integer"
+		return &rule
+	}
 	n := &node{Type: "integer"}
 	r, ok := w.ranges[key]
 	if !ok {

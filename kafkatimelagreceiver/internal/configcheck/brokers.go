@@ -7,6 +7,17 @@ import (
 	"strings"
 )
 
+// BrokerPattern is a regular expression (RE2 and JSON Schema alike) of the
+// addresses Broker accepts: host:port, the host without spaces, commas or
+// colons unless in brackets ([::1]), the port from 1 to 65535. The Helm
+// chart's schema holds every broker entry to it, so that helm install
+// refuses what the collector would.
+const BrokerPattern = `^([^\s,:\[\]]+|\[[^\s,\[\]]+\]):0*([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$`
+
+// TopicPattern is a Kafka topic name: 1 to 249 of a-z A-Z 0-9 . _ -; "."
+// and ".." are not names either.
+const TopicPattern = `^[a-zA-Z0-9._-]{1,249}$`
+
 // Broker returns an error naming the key (brokers::1) unless address is
 // host:port, as the Kafka client dials it.
 func Broker(key, address string) error {

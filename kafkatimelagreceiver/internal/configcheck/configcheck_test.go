@@ -97,6 +97,21 @@ func TestBroker(t *testing.T) {
 	}
 }
 
+// TestBrokerPatternIsBroker: the chart's pattern accepts exactly what
+// Broker accepts, over the addresses above and their near misses.
+func TestBrokerPatternIsBroker(t *testing.T) {
+	pattern := regexp.MustCompile(configcheck.BrokerPattern)
+	for _, address := range []string{
+		"kafka-1:9092", "10.0.0.1:9093", "[::1]:9092", "[fe80::1%eth0]:9092", "kafka.svc.cluster.local:1", "k:65535", "k:09092",
+		"localhost", "[::1]", "::1", ":9092", "kafka:", "kafka:0", "kafka:65536", "kafka:99999", "kafka:ninety", "kafka 1:9092",
+		" kafka:9092", "kafka:9092 ", "kafka\t1:9092", "", "kafka-1:9092,k2:90", "k1:9092, k2:9092,", "a:b:9092", "[a]b:9092",
+		"a[b:9092", "a]b:9092", "[]:9092", "[::1]9092", "kafka:-1", "kafka:9092/", "kafka:9092x",
+	} {
+		accepted := configcheck.Broker("brokers::0", address) == nil
+		require.Equal(t, accepted, pattern.MatchString(address), "%q: Broker accepts it: %v", address, accepted)
+	}
+}
+
 func TestShort(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		time.Hour: "1h", 24 * time.Hour: "24h", 10 * time.Minute: "10m", 90 * time.Second: "1m30s",

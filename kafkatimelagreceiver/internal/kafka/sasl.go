@@ -18,6 +18,12 @@ const (
 	SASLAWSMSKIAM   = "AWS_MSK_IAM_OAUTHBEARER"
 )
 
+// SASLMechanisms are the mechanisms the configuration accepts, in any case
+// and with surrounding spaces (SASLMechanism).
+func SASLMechanisms() []string {
+	return []string{SASLPlain, SASLSCRAMSHA256, SASLSCRAMSHA512, SASLOAuthBearer, SASLAWSMSKIAM}
+}
+
 // supportedSASL is the list an error about the mechanism offers.
 const supportedSASL = SASLPlain + ", " + SASLSCRAMSHA256 + ", " + SASLSCRAMSHA512 + ", " + SASLOAuthBearer + " or " + SASLAWSMSKIAM
 

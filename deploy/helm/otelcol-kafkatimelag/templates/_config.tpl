@@ -12,6 +12,11 @@ coordination:
   group_id: {{ default (include "kafkatimelag.fullname" .) .Values.coordination.groupId | quote }}
   session_timeout: {{ .Values.coordination.sessionTimeout }}
   heartbeat_interval: {{ .Values.coordination.heartbeatInterval }}
+{{- if not $k.tls.enabled }}
+{{- range $value, $set := dict "kafka.tls.caSecret.name" $k.tls.caSecret.name "kafka.tls.clientCertSecret.name" $k.tls.clientCertSecret.name "kafka.tls.serverNameOverride" $k.tls.serverNameOverride "kafka.tls.insecureSkipVerify" $k.tls.insecureSkipVerify }}
+{{- if $set }}{{ fail (printf "%s is set but kafka.tls.enabled is false: without TLS it goes unused and the brokers are reached in plaintext; set kafka.tls.enabled=true, or remove %s" $value $value) }}{{ end }}
+{{- end }}
+{{- end }}
 {{- if $k.tls.enabled }}
 tls:
   {{- with $k.tls.caSecret.name }}
@@ -63,6 +68,7 @@ auth:
 {{- include "kafkatimelag.checkReceiver" . -}}
 {{- $receiver := include "kafkatimelag.receiverConfig" . | fromYaml -}}
 {{- $receiver = mergeOverwrite $receiver (deepCopy .Values.receiver) -}}
+{{- include "kafkatimelag.checkMergedReceiver" $receiver -}}
 {{- $pull := eq (include "kafkatimelag.pull" .) "true" -}}
 receivers:
   kafka_time_lag:

@@ -42,6 +42,11 @@ func VersionAtLeast(v, min string) bool {
 	return err == nil && have.IsAtLeast(want)
 }
 
+// VersionPattern is a regular expression (RE2 and JSON Schema alike) of the
+// spellings ParseVersion reads; the Helm chart's schema holds
+// protocol_version to it.
+const VersionPattern = `^\s*v?(0\.[0-9]+\.[0-9]+(\.[0-9]+)?|[1-9][0-9]*\.[0-9]+(\.[0-9]+)?)\s*$`
+
 // ParseVersion reads a protocol version in any spelling configkafka
 // accepts ("3.7.0", "3.7", "v3.7", "0.10.2", "0.10.2.1"); sarama itself
 // wants the patch level ("3.7.0", "0.10.2.0"). clientsettings.ParseVersion

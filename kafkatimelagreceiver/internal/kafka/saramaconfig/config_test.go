@@ -1,6 +1,7 @@
 package saramaconfig
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/IBM/sarama"
@@ -30,6 +31,19 @@ func TestProtocolVersionSpellings(t *testing.T) {
 	require.True(t, VersionAtLeast("2.3.0", "2.3.0"))
 	require.False(t, VersionAtLeast("2.2.1", "2.3.0"))
 	require.False(t, VersionAtLeast("bad", "2.3.0"))
+}
+
+// TestVersionPatternIsParseVersion: the chart's pattern of protocol_version
+// accepts exactly the spellings ParseVersion reads.
+func TestVersionPatternIsParseVersion(t *testing.T) {
+	pattern := regexp.MustCompile(VersionPattern)
+	for _, spelling := range []string{
+		"3.7.0", "3.7", "v3.7", " 3.7.0 ", "2.8.1", "4.1.0", "4.3.1", "10.0", "1.1.0", "2.3.0",
+		"0.10.2", "0.10.2.1", "v0.11.0", "0.8.2.2", "0.11.0.0", "0.9.0", "00.10.2", "03.7.0",
+		"", "v", "3", "three", "3.7.0.1.2", "3.7.0.1", "0.10", "0", "3.x.0", "-3.7.0", "+3.7.0", "3..0", "3.7.", "v 3.7", "vv3.7", "3.7.0\n",
+	} {
+		require.Equal(t, CheckVersion(spelling) == nil, pattern.MatchString(spelling), "%q: CheckVersion says %v", spelling, CheckVersion(spelling))
+	}
 }
 
 func TestCheckVersion(t *testing.T) {
