@@ -257,7 +257,9 @@ func collectorConfig(brokers []string, otlpURL string, healthPort int, storage s
     brokers: [%s]
     collection_interval: 2s
     sampling_interval: 1s
-    rate_window: 6s%s
+    rate_window: 6s
+    # The demo backdates the audit topic's history (otelcol-config.yaml).
+    trusted_timestamp_topics: ["^audit$"]%s
 exporters:
   otlp_http:
     endpoint: %s
