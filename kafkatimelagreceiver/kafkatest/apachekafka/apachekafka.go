@@ -289,3 +289,21 @@ func (c *Cluster) port(i int) (int, error) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// StartNode starts one combined node for a person (`make kafka-up`, `make
+// run-kafka`): its client listener on port, the controller's on port+2, in
+// dir, emptied first. Close stops it.
+func StartNode(ctx context.Context, dir string, port int, logf func(string, ...any)) (*Cluster, error) {
+	lib, err := Lib(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Start(ctx, lib, abs, Options{Port: port, Logf: logf})
+}
