@@ -1,0 +1,138 @@
+//go:build kafka
+
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/apachekafka"
+)
+
+// TestApacheKafkaLagWithRealClients writes with franz-go, sarama and Kafka's
+// own Java producer (ProducerPerformance, zstd, linger.ms 200) to a
+// LogAppendTime topic and a CreateTime one, reads part of them with Kafka's
+// console consumer in a classic group and a KIP-848 one
+// (group.protocol=consumer), and at the quiet moment after checks the
+// receiver's offset lag and committed offsets against kafka-consumer-groups
+// --describe, row for row, and its time lag against the append times: the
+// LogAppendTime topic's stamps exactly, the CreateTime topic's stamps
+// (written at most the linger and a send before the append) within the
+// linger. A second scrape with nothing new sends no Fetch.
+func TestApacheKafkaLagWithRealClients(t *testing.T) {
+	requireNoLeakedGoroutines(t)
+	k := newRealKafka(t, apachekafka.Options{})
+	const appended, created = "appended", "created"
+	k.createTopic(appended, 3, map[string]string{"message.timestamp.type": "LogAppendTime"})
+	k.createTopic(created, 3, nil)
+
+	// franz-go: 100 records to each partition, zstd, in batches a linger
+	// makes.
+	fr, err := k.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(100*time.Millisecond),
+		kgo.ProducerBatchCompression(kgo.ZstdCompression()), kgo.ClientID("franz-go-producer"))
+	require.NoError(t, err)
+	defer fr.Close()
+	var records []*kgo.Record
+	for _, topic := range []string{appended, created} {
+		for p := range int32(3) {
+			for i := range 100 {
+				records = append(records, &kgo.Record{Topic: topic, Partition: p, Value: []byte("franz-go " + strconv.Itoa(i))})
+			}
+		}
+	}
+	k.produceSync(fr, records...)
+
+	// sarama: 300 records to each topic, zstd.
+	scfg := sarama.NewConfig()
+	scfg.Version = sarama.V3_0_0_0
+	scfg.ClientID = "sarama-producer"
+	scfg.Producer.Return.Successes = true
+	scfg.Producer.Compression = sarama.CompressionZSTD
+	scfg.Producer.Flush.Frequency = 50 * time.Millisecond
+	sp, err := sarama.NewSyncProducer(k.Addrs(), scfg)
+	require.NoError(t, err)
+	var msgs []*sarama.ProducerMessage
+	for _, topic := range []string{appended, created} {
+		for i := range 300 {
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("sarama %d", i))})
+		}
+	}
+	require.NoError(t, sp.SendMessages(msgs))
+	require.NoError(t, sp.Close())
+
+	// Kafka's Java producer: 3,000 records to each topic at 1,500/s.
+	for _, topic := range []string{appended, created} {
+		out := k.tool(apachekafka.ProducerPerformance, "--topic", topic, "--num-records", "3000", "--record-size", "100",
+			"--throughput", "1500", "--command-property", "linger.ms=200", "--command-property", "compression.type=zstd", "--command-property", "acks=all")
+		require.Contains(t, out, "3000 records sent")
+	}
+
+	// Kafka's console consumer reads part of both topics in a classic group
+	// and in a KIP-848 one, commits, and leaves.
+	for group, n := range map[string]string{"classic": "4000", "consumer": "2500"} {
+		_, err := k.Tool(context.Background(), apachekafka.ConsoleConsumer, "--bootstrap-server", k.Addrs()[0],
+			"--include", appended+"|"+created, "--group", group, "--from-beginning", "--max-messages", n,
+			"--consumer-property", "group.protocol="+group, "--formatter-property", "print.value=false")
+		require.NoError(t, err)
+	}
+
+	cfg := k.config()
+	s, tt := startTelemetryScraper(t, cfg)
+	// A first scrape reads records within max_record_read_bytes_per_scrape
+	// and withholds the time lag of those past it: they are read on the
+	// next scrapes.
+	var lags, offsets, ends, timeLags map[pointKey]point
+	for scrape := 0; ; scrape++ {
+		md, err := s.scrape(context.Background())
+		require.NoError(t, err)
+		lags, offsets, ends = pointsOf(md, "kafka.consumer_group.lag"), pointsOf(md, "kafka.consumer_group.offset"), pointsOf(md, "kafka.partition.current_offset")
+		timeLags = pointsOf(md, "kafka.consumer_group.time_lag")
+		if len(timeLags) == len(lags) {
+			break
+		}
+		require.Less(t, scrape, 5, "time lag of %d of %d partitions after %d scrapes", len(timeLags), len(lags), scrape+1)
+	}
+	behind := 0
+	for _, group := range []string{"classic", "consumer"} {
+		described := k.describeGroup(group)
+		require.Len(t, described, 6, "%s committed on both topics' three partitions", group)
+		for key, row := range described {
+			require.Equal(t, row.lag, lags[key].intValue, "%s: offset lag, kafka-consumer-groups --describe says %d", describeKey(key), row.lag)
+			require.Equal(t, row.committed, offsets[key].intValue, "%s: committed offset", describeKey(key))
+			require.Equal(t, row.end, ends[pointKey{"", key.topic, key.partition}].intValue, "%s: end offset", describeKey(key))
+			tl, ok := timeLags[key]
+			require.True(t, ok, "%s: no time lag", describeKey(key))
+			if row.lag == 0 {
+				require.Zero(t, tl.doubleValue, "%s: caught up", describeKey(key))
+				continue
+			}
+			behind++
+			next := k.recordAt(key.topic, int32(key.partition), row.committed)
+			if key.topic == appended {
+				requireTimeLag(t, tl, next.Timestamp, describeKey(key))
+				continue
+			}
+			// A CreateTime stamp is taken before the linger and the send:
+			// the append follows it by up to the linger and a round trip.
+			truth := tl.timestamp.Sub(next.Timestamp).Seconds()
+			require.LessOrEqual(t, tl.doubleValue, truth+timeLagBound(truth), "%s: time lag %.3fs, record stamped %.3fs before", describeKey(key), tl.doubleValue, truth)
+			require.GreaterOrEqual(t, tl.doubleValue, truth-0.2-1-timeLagBound(truth), "%s: time lag %.3fs, record stamped %.3fs before", describeKey(key), tl.doubleValue, truth)
+		}
+	}
+	require.GreaterOrEqual(t, behind, 6, "the groups read part of the records: most partitions are behind")
+
+	// Nothing new: the receiver knows every answer and reads no record.
+	before := telemetryByAPI(t, tt, "otelcol_kafka_time_lag_requests")
+	_, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	after := telemetryByAPI(t, tt, "otelcol_kafka_time_lag_requests")
+	require.Equal(t, before[kmsg.Fetch.Name()], after[kmsg.Fetch.Name()], "a scrape with nothing new sends no Fetch (requests before %v, after %v)", before, after)
+}
