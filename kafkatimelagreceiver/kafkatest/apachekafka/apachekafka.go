@@ -23,6 +23,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 )
 
 // Version is the Kafka version deploy/kafka/pom.xml pins.
@@ -47,6 +49,10 @@ type Options struct {
 	// ports): a node takes Port+2i for its client listener and, for the
 	// secured one, Port+2i+1; the controller's listener comes after.
 	Port int
+	// Wire, when set, counts the traffic of the brokers' plaintext
+	// listeners: each broker advertises a proxy that forwards to its
+	// real listener through Wire.
+	Wire *kafkacount.Wire
 	// Logf, when set, reports what the cluster does (each start, stop
 	// and tool run).
 	Logf func(format string, args ...any)
@@ -76,6 +82,7 @@ type Cluster struct {
 	Nodes      []*Node
 	controller *Node
 	clusterID  string
+	proxies    []*proxy
 }
 
 // Lib is the directory of Kafka's jars: $KAFKA_LIB, or what
@@ -121,6 +128,16 @@ func Start(ctx context.Context, lib, dir string, opts Options) (*Cluster, error)
 	for _, n := range all {
 		if err := c.format(ctx, n); err != nil {
 			return nil, err
+		}
+	}
+	if opts.Wire != nil {
+		for _, n := range c.Nodes {
+			p, err := startProxy(opts.Wire, n.Addr, n.listenAddr)
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			c.proxies = append(c.proxies, p)
 		}
 	}
 	started := time.Now()
@@ -169,6 +186,9 @@ func (c *Cluster) Close() {
 	}
 	if c.controller != nil {
 		c.controller.Stop()
+	}
+	for _, p := range c.proxies {
+		p.close()
 	}
 }
 

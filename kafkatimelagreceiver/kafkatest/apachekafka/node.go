@@ -23,6 +23,9 @@ type Node struct {
 	// Addr is the plaintext client listener (none on the controller),
 	// SecureAddr the SASL_SSL one (none without Options.SASLSSL).
 	Addr, SecureAddr string
+	// listenAddr is where the plaintext listener really is: Addr, or
+	// behind Options.Wire's proxy on Addr, another port.
+	listenAddr string
 
 	c       *Cluster
 	name    string
@@ -70,6 +73,14 @@ func (c *Cluster) layOut() error {
 		var err error
 		if n.Addr, err = port(); err != nil {
 			return err
+		}
+		n.listenAddr = n.Addr
+		if c.opts.Wire != nil {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			n.listenAddr = fmt.Sprintf("127.0.0.1:%d", p)
 		}
 		if c.opts.SASLSSL != nil {
 			if n.SecureAddr, err = port(); err != nil {
@@ -135,11 +146,13 @@ func (c *Cluster) layOut() error {
 		props := clone(common)
 		props["node.id"] = itoa(n.ID)
 		props["process.roles"] = "broker"
-		listeners := []string{"PLAINTEXT://" + n.Addr}
+		advertised := []string{"PLAINTEXT://" + n.Addr}
+		listeners := []string{"PLAINTEXT://" + n.listenAddr}
 		if n.SecureAddr != "" {
+			advertised = append(advertised, "SASL_SSL://"+n.SecureAddr)
 			listeners = append(listeners, "SASL_SSL://"+n.SecureAddr)
 		}
-		props["advertised.listeners"] = strings.Join(listeners, ",")
+		props["advertised.listeners"] = strings.Join(advertised, ",")
 		if combined {
 			props["process.roles"] = "broker,controller"
 			listeners = append(listeners, "CONTROLLER://"+controllerAddr)
