@@ -40,7 +40,9 @@ func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
 	}
 	s.cluster = cl
 	s.reader.Cluster = cl
-	if s.wants.Retention {
+	if s.wants.Retention || s.reader.MaxRecordReads > 0 {
+		// Record dating reads the topics' configurations too: whether
+		// their stamps are append times, and whether they compact.
 		s.reader.Retention = retention.NewCache(cl)
 	}
 	if err := s.startShareGroups(ctx, host); err != nil {

@@ -69,11 +69,14 @@ var (
 )
 
 // TrustClocks is the receiver reading batches that do not say which
-// producer wrote them (LogAppendTime topics, producers without an ID):
-// each record is dated by its timestamp as it stands, clamped to its
-// bracket, with no producer's clock measured.
+// producer wrote them, on a topic whose configuration says its stamps are
+// append times (LogAppendTime): each record is dated by its timestamp as
+// it stands, clamped to its bracket, with no producer's clock measured.
+// It is the baseline measuring the clocks is held against.
 var TrustClocks = MethodSpec{Key: "receiver-trust-clocks", Name: "this receiver, producers' clocks not measured", New: func(s int64) Method {
-	return newReceiver(s, DateFromReads, false)
+	m := newReceiver(s, DateFromReads, false)
+	m.reader.Records.SetTopics(map[string]kafka.TopicRetention{simPartition.Topic: {LogAppendTime: true}})
+	return m
 }}
 
 func newReceiver(sampling int64, dating Dating, byProducer bool) *receiverMethod {

@@ -50,8 +50,15 @@ var knownMisses = []struct {
 	why      string
 }{
 	{shape: "skew", sampling: second, why: "producers 1.5 s behind and 0.3 s ahead on one partition: the time index answers the latest timestamp up to a record and not which producer stamped it; the partition's records are read once the records read in its first minute measured both clocks apart (this test's seed does), and dated from the index, early by up to the gap between the ahead producer's writes, where they measured one (docs/accuracy.md, where the receiver misses)"},
+	{shape: "idle", sampling: second, why: idleWhy},
+	{shape: "idle", sampling: 10 * second, why: idleWhy},
+	{shape: "idle", sampling: minute, why: idleWhy},
 	{shape: "real-skew", sampling: 10 * second, why: "producers 1.5 s behind whose stamps jitter by up to 100 ms, in the first hour after watching starts (the hour this test runs): against the default interval's 10 s brackets, the points the receiver finds take that long to narrow the clock offset to within a second, and until then the record's own timestamp is moved by none; over the evaluation's two hours it meets the target"},
 }
+
+// idleWhy is why the receiver sends no time lag on the idle shape
+// (TestIdlePartitionIsWithheldNotGuessed holds it to that).
+const idleWhy = "a topic idle since watching started: no record its tables bound shows whether its CreateTime stamps are append times (event-time stamps would be minutes or days off), so the stalled group's record, older than the tables, is withheld (method unproven); a LogAppendTime topic, KIP-937 timestamp bounds, or clocks saved while the partition was written date it"
 
 // knownMiss is why the receiver misses the target on shape at sampling;
 // not known when it is expected to meet it.
@@ -105,6 +112,21 @@ func TestAccuracyTarget(t *testing.T) {
 	}
 }
 
+// TestIdlePartitionIsWithheldNotGuessed: on a topic idle since watching
+// started, the receiver sends no time lag it cannot show right: every
+// scrape of the idle shape is without an estimate.
+func TestIdlePartitionIsWithheldNotGuessed(t *testing.T) {
+	for _, shape := range targetSubset() {
+		if shape.Key != "idle" {
+			continue
+		}
+		for _, iv := range Intervals() {
+			st := Score(Run(shape, iv, []MethodSpec{Receiver}, 1)[0].Points, iv.Sampling)
+			assert.Equal(t, 1.0, st.NoEstimate, "sampling %s: share of scrapes without an estimate", intervalName(iv))
+		}
+	}
+}
+
 // TestProducerClocksAreMeasured: where producers' clocks are off (1.5 s
 // behind and 0.3 s ahead), the receiver measures each producer's clock
 // from the records it reads and dates their records to within tens of
@@ -154,7 +176,9 @@ func jitteryShape(skews [2]int64) Shape {
 // over a second about their clock. Over ten seeds (commit phases at
 // random), measuring the clocks is not worse than trusting the stamps in
 // any run where the clocks are exact, and better where they are 1.5 s
-// behind and 0.3 s ahead, at every sampling interval.
+// behind and 0.3 s ahead, at every sampling interval; it estimates as
+// often but at the first scrape, before any read shows the stamps are
+// append times.
 func TestProducerClocksUnderJitter(t *testing.T) {
 	const ms = int64(1e6)
 	for _, tt := range []struct {
@@ -171,12 +195,30 @@ func TestProducerClocksUnderJitter(t *testing.T) {
 				measured, trusted := Score(series[0].Points, iv.Sampling), Score(series[1].Points, iv.Sampling)
 				measuredSum, trustedSum = measuredSum+measured.P95, trustedSum+trusted.P95
 				assert.LessOrEqual(t, measured.P95, trusted.P95+0.005, "%s, sampling %s, seed %d: p95 error measured against trusted", tt.name, intervalName(iv), seed)
-				assert.LessOrEqual(t, measured.NoEstimate, trusted.NoEstimate, "%s, sampling %s, seed %d: scrapes without an estimate", tt.name, intervalName(iv), seed)
+				// The first scrape, a quarter second after watching starts,
+				// has no record its table bounds to show the stamps are
+				// append times: measured, its record is withheld.
+				firstScrape := 1 / float64(len(series[0].Points))
+				assert.LessOrEqual(t, measured.NoEstimate, trusted.NoEstimate+firstScrape, "%s, sampling %s, seed %d: scrapes without an estimate", tt.name, intervalName(iv), seed)
 				if tt.skews != [2]int64{} {
-					assert.Less(t, measured.P95, trusted.P95, "%s, sampling %s, seed %d: measuring the clocks takes the skew out", tt.name, intervalName(iv), seed)
+					// Over the scrapes both estimated: one fewer point moves
+					// a 95th percentile as much as the skew can.
+					both, bothTrusted := estimatedByBoth(series[0].Points, series[1].Points)
+					assert.Less(t, Score(both, iv.Sampling).P95, Score(bothTrusted, iv.Sampling).P95, "%s, sampling %s, seed %d: measuring the clocks takes the skew out", tt.name, intervalName(iv), seed)
 				}
 			}
 			t.Logf("%s, sampling %s: mean over 10 seeds of the p95 error, %.3f s measured, %.3f s trusted", tt.name, intervalName(iv), measuredSum/10, trustedSum/10)
 		}
 	}
+}
+
+// estimatedByBoth are the points of a and b (the same scrapes) that both
+// estimated.
+func estimatedByBoth(a, b []Point) (aOut, bOut []Point) {
+	for i := range min(len(a), len(b)) {
+		if a[i].Estimated && b[i].Estimated {
+			aOut, bOut = append(aOut, a[i]), append(bOut, b[i])
+		}
+	}
+	return aOut, bOut
 }

@@ -195,6 +195,9 @@ func dateFromIndex(ctx context.Context, src Source, tables *timetable.Store, rec
 		search.take(asks, points)
 	}
 	points, dated, fallback := search.results()
+	readAt := opt.Now()
+	timedInMillis(points, readAt)
+	timedInMillis(dated, readAt)
 	rep.Unsearched = len(fallback)
 	need := map[kafka.TopicPartition][]int64{}
 	for _, w := range append(markerChecks, fallback...) {

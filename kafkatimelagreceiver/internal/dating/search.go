@@ -3,6 +3,7 @@ package dating
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
@@ -370,7 +371,10 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 			}
 		}
 		for _, t := range ps.targets {
-			if t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.PrecisionMillis, (t.ScrapeMillis-t.lo)/100) {
+			open := t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.PrecisionMillis, (t.ScrapeMillis-t.lo)/100)
+			if open || t.ExactOnly && !(t.below.Found && t.below.Offset == t.Offset) {
+				// On a compacted topic only the record's own point proves
+				// it exists: else a read finds the next one.
 				w.Offsets = append(w.Offsets, t.Offset)
 				continue
 			}
@@ -385,10 +389,30 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 }
 
 // indexRead is a record the time index dated: the record at offset,
-// stamped millis, answering wanted.
+// stamped millis, answering wanted. Its stamp is still in milliseconds'
+// range: Date checks it (timedInMillis) before it is converted.
 func indexRead(wanted, offset, millis int64) kafka.RecordRead {
 	return kafka.RecordRead{Wanted: wanted, RecordTimestamp: kafka.RecordTimestamp{
-		Offset: offset, Timestamp: millis * 1e6, Found: kafka.RecordTimed,
+		Offset: offset, Timestamp: millis, Found: kafka.RecordTimed,
 		ByProducer: true, Producer: lag.TimeIndexClock,
 	}}
+}
+
+// timedInMillis turns the index's answers (stamps in milliseconds) into
+// records as a read gives them: a stamp that gives no time when read at
+// readAt (kafka.MillisGiveTime: before Kafka, a day ahead, past 2262, in
+// microseconds) dates nothing and measures no clock, and is refused in
+// milliseconds, before a conversion to nanoseconds could wrap it; the
+// others in nanoseconds.
+func timedInMillis(found kafka.RecordReads, readAt time.Time) {
+	for _, reads := range found {
+		for i := range reads {
+			rec := &reads[i].RecordTimestamp
+			if !kafka.MillisGiveTime(rec.Timestamp, readAt) {
+				*rec = kafka.RecordTimestamp{Offset: rec.Offset, Found: kafka.RecordUntimed}
+				continue
+			}
+			rec.Timestamp *= int64(time.Millisecond)
+		}
+	}
 }

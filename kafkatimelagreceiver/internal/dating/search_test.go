@@ -67,10 +67,10 @@ func TestSearchDatesABatchInTwoRounds(t *testing.T) {
 	points, dated, fallback := s.results()
 	assert.Empty(t, fallback)
 	require.Len(t, dated[tp], 1)
-	assert.Equal(t, int64(1_135_000)*1e6, dated[tp][0].Timestamp)
+	assert.Equal(t, int64(1_135_000), dated[tp][0].Timestamp)
 	assert.Equal(t, lag.TimeIndexClock, dated[tp][0].Producer)
 	for _, p := range points[tp] {
-		assert.Equal(t, l.stamps[p.Offset-l.start]*1e6, p.Timestamp, "point at %d", p.Offset)
+		assert.Equal(t, l.stamps[p.Offset-l.start], p.Timestamp, "point at %d", p.Offset)
 	}
 }
 
@@ -88,7 +88,7 @@ func TestSearchNarrowsToThePrecision(t *testing.T) {
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
 	require.Len(t, dated[tp], 1)
-	assert.InDelta(t, float64(2_070_000)*1e6, float64(dated[tp][0].Timestamp), 100e6)
+	assert.InDelta(t, float64(2_070_000), float64(dated[tp][0].Timestamp), 100)
 }
 
 // Timestamps that go back cannot show in the index's answers: a record
@@ -100,7 +100,7 @@ func TestSearchDatesByTheLatestTimestampUpToTheRecord(t *testing.T) {
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
 	require.Len(t, dated[tp], 1)
-	assert.Equal(t, int64(5000)*1e6, dated[tp][0].Timestamp)
+	assert.Equal(t, int64(5000), dated[tp][0].Timestamp)
 }
 
 // A record below the log start (the first record, f(0), is past it) is
@@ -147,7 +147,7 @@ func TestSearchDatesAPartitionsTargetsTogether(t *testing.T) {
 	assert.Empty(t, fallback)
 	require.Len(t, dated[tp], 6)
 	for _, d := range dated[tp] {
-		assert.Equal(t, l.stamps[d.Offset]*1e6, d.Timestamp, "offset %d", d.Offset)
+		assert.Equal(t, l.stamps[d.Offset], d.Timestamp, "offset %d", d.Offset)
 	}
 }
 
@@ -165,7 +165,7 @@ func TestSearchFindsARecordHoursOlderThanItsTable(t *testing.T) {
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
 	require.Len(t, dated[tp], 1)
-	assert.InDelta(t, float64(l.stamps[c])*1e6, float64(dated[tp][0].Timestamp), 50e6)
+	assert.InDelta(t, float64(l.stamps[c]), float64(dated[tp][0].Timestamp), 50)
 }
 
 // A record the rounds cannot bound on both sides (its table's guess a day

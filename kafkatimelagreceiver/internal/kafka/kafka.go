@@ -164,6 +164,15 @@ const MaxClockLead = 24 * time.Hour
 // producer (or is garbage), not written by a clock appending the record.
 var MinRecordTime = time.Date(2011, time.January, 1, 0, 0, 0, 0, time.UTC)
 
+// MillisGiveTime tells whether a timestamp of ms unix milliseconds, read
+// at readAt, gives a time: not before MinRecordTime, nor more than
+// MaxClockLead ahead of the read. It compares milliseconds, so that a stamp
+// past the year 2262 (or in microseconds, a producer's bug) is refused
+// before any conversion to nanoseconds could wrap it.
+func MillisGiveTime(ms int64, readAt time.Time) bool {
+	return ms >= MinRecordTime.UnixMilli() && ms <= readAt.Add(MaxClockLead).UnixMilli()
+}
+
 // Cluster is everything the receiver asks of Kafka.
 //
 // The contract every implementation keeps:

@@ -7,13 +7,18 @@ import (
 )
 
 // TopicRetention is what a topic's configuration says about deleting the
-// records no one has consumed.
+// records no one has consumed, and about what its records' timestamps are.
 type TopicRetention struct {
 	// Delete: the topic's cleanup.policy contains delete (it may also
 	// compact).
 	Delete bool
-	// RetentionMs is retention.ms; -1 (or any value not above 0) keeps
-	// records for ever.
+	// Compact: the topic's cleanup.policy contains compact. The log cleaner
+	// removes records whose key was written again, so the offset a group
+	// committed may hold no record: its next record is a later one.
+	Compact bool
+	// RetentionMs is retention.ms; below 0 (-1) keeps records for ever, and
+	// 0 deletes every segment but the active one at the next retention
+	// check.
 	RetentionMs int64
 	// RetentionBytes is retention.bytes, per partition; -1 has no bound.
 	RetentionBytes int64
@@ -25,11 +30,44 @@ type TopicRetention struct {
 	// whose deletion no consumer sees. The size a broker reports of the
 	// partition (PartitionSizes) is of the local copy only.
 	RemoteStorage bool
+	// LogAppendTime: message.timestamp.type is LogAppendTime, and every
+	// record's timestamp is the time its leader appended it.
+	LogAppendTime bool
+	// StampBoundMs is the larger of message.timestamp.before.max.ms and
+	// message.timestamp.after.max.ms (KIP-937) where both are below a
+	// year: the broker refuses a record stamped further than that before
+	// or after its append. 0: nothing bounds it (Kafka's default for
+	// before.max.ms is unbounded).
+	StampBoundMs int64
+}
+
+// StampsWithin is how far apart a record's timestamp and its append can be
+// on the topic, as its configuration proves; not ok when nothing bounds
+// it. Under LogAppendTime they are the same.
+func (r TopicRetention) StampsWithin() (time.Duration, bool) {
+	switch {
+	case r.LogAppendTime:
+		return 0, true
+	case r.StampBoundMs > 0:
+		return time.Duration(r.StampBoundMs) * time.Millisecond, true
+	}
+	return 0, false
+}
+
+// StampBound is TopicRetention.StampBoundMs of the two configs, in
+// milliseconds.
+func StampBound(beforeMaxMs, afterMaxMs int64) int64 {
+	const yearMs = 365 * 24 * 3600 * 1000
+	far := max(beforeMaxMs, afterMaxMs)
+	if far >= yearMs {
+		return 0
+	}
+	return max(far, 1)
 }
 
 // TimeLimit is how long records are kept, when time deletes them.
 func (r TopicRetention) TimeLimit() (time.Duration, bool) {
-	if !r.Delete || r.RetentionMs <= 0 {
+	if !r.Delete || r.RetentionMs < 0 {
 		return 0, false
 	}
 	return time.Duration(r.RetentionMs) * time.Millisecond, true
@@ -48,8 +86,17 @@ func (r TopicRetention) SizeLimit() (int64, bool) {
 // "compact", "compact,delete", in any case and spacing) deletes by
 // retention.
 func CleanupPolicyDeletes(policy string) bool {
+	return cleanupPolicyHas(policy, "delete")
+}
+
+// CleanupPolicyCompacts tells whether a cleanup.policy value compacts.
+func CleanupPolicyCompacts(policy string) bool {
+	return cleanupPolicyHas(policy, "compact")
+}
+
+func cleanupPolicyHas(policy, want string) bool {
 	for p := range strings.SplitSeq(policy, ",") {
-		if strings.EqualFold(strings.TrimSpace(p), "delete") {
+		if strings.EqualFold(strings.TrimSpace(p), want) {
 			return true
 		}
 	}

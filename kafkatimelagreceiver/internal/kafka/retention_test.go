@@ -23,11 +23,15 @@ func TestTimeLimit(t *testing.T) {
 	for _, r := range []TopicRetention{
 		{Delete: false, RetentionMs: 3_600_000}, // compact only
 		{Delete: true, RetentionMs: -1},         // kept for ever
-		{Delete: true, RetentionMs: 0},
 	} {
 		_, ok := r.TimeLimit()
 		require.False(t, ok, "%+v", r)
 	}
+	// Kafka keeps records for ever only below 0: 0 deletes every segment
+	// but the active one at the next retention check.
+	limit, ok = TopicRetention{Delete: true, RetentionMs: 0}.TimeLimit()
+	require.True(t, ok, "retention.ms 0 is a time limit")
+	require.Zero(t, limit)
 }
 
 func TestSizeLimit(t *testing.T) {

@@ -16,7 +16,9 @@ import (
 // moved by its producer's clock offset as reads measured it (clocks.go)
 // and clamped to what the table proves (trusting a producer's clock no
 // further than that); else the table's straight line across an unwatched
-// stretch.
+// stretch. A timestamp dates nothing where the partition's stamps are not
+// shown to be append times (stamps.go): a record no table dates is then
+// MethodUnproven, as is one of a compacted topic that no read found.
 //
 // Every date is checked last against what the tables and the scrape prove
 // (proven): one outside it is MethodWithheld, never a time lag.
@@ -40,8 +42,14 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 				return at, MethodCaughtUp, true
 			}
 			from = max(c, rec.Offset)
+		} else if resolved.compact {
+			// The committed offset may hold no record: only a read (or the
+			// time index's exact point at it) tells which is next.
+			return 0, MethodUnproven, false
 		}
 		timed := read && rec.Found == kafka.RecordTimed
+		unproven := timed && !resolved.stampsShown(rec, at)
+		timed = timed && !unproven
 		b, inTable := tables.Bracket(p.Table, from, upper)
 		lo, hi, gap := b.Lo, b.Hi, b.Gap
 		date, method := int64(0), MethodNone
@@ -62,6 +70,8 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 			// or one that gave no time: the expected place in the bracket
 			// is still the best guess there is.
 			date, method = ExpectedAppend(lo, hi, from), MethodTable
+		case unproven:
+			return 0, MethodUnproven, false
 		default:
 			return 0, MethodNone, false
 		}
@@ -74,10 +84,17 @@ func AppendTimes(tables Tables, records *RecordTimes, at int64) AppendTimeFunc {
 
 // recordDate dates the record at offset by its timestamp ts, moved by its
 // producer's clock (move) within what its bracket b proves of when it was
-// appended, and never after the scrape (at).
+// appended, and never after the scrape (at). A record older than the table
+// is never moved earlier than its stamp but where its own bracket proves
+// it: what the clock's reads measured of records since may not hold of
+// those before (a stepped clock, a restarted producer).
 func recordDate(b timetable.Bracket, inTable bool, offset, ts int64, move clockMove, at int64) int64 {
 	lo, hi := provenRange(b, inTable, offset, at)
-	return move.date(ts, lo, hi)
+	date := move.date(ts, lo, hi)
+	if lo <= unbounded {
+		date = max(date, min(ts, hi))
+	}
+	return date
 }
 
 // provenRange is when the record at offset was appended, as far as its

@@ -104,12 +104,27 @@ type producerClock struct {
 	// learned is when a read last narrowed the range.
 	learned int64
 	// reads counts the reads the bounds are made of (up to clockSettled),
-	// windowReads those of the current window.
-	reads, windowReads uint16
+	// windowReads those of the current window, and bounded those of a
+	// record the tables bound on both sides (up to stampsShownAfter): only
+	// those can show the producer's stamps disagree with the appends.
+	reads, windowReads, bounded uint16
+	// restored: saved before a restart and not yet agreed with by a read
+	// since. The producer ID may now be another process's (a transactional
+	// producer keeps its ID across hosts): until a read agrees, the clock
+	// moves no record.
+	restored bool
 }
 
 func newProducerClock(producer, lo, hi, at int64) producerClock {
-	return producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1}
+	return producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1, bounded: boundedRead(lo)}
+}
+
+// boundedRead is 1 for a read whose record the tables bound from below too.
+func boundedRead(lo int64) uint16 {
+	if lo > unbounded {
+		return 1
+	}
+	return 0
 }
 
 // bounds are the clock's bounds over its last two windows.
@@ -131,6 +146,17 @@ func (c producerClock) stepped(lo, hi int64) bool {
 	return gap > max(limit, 2*spread)
 }
 
+// confirms tells whether a read allowing offsets lo to hi, after a
+// restart, shows a restored clock is still its producer's: the tables
+// bound the record on both sides, and it allows the clock's offset and
+// rules out an exact clock (unless the clock is exact). A read that allows
+// both says nothing of which process holds the ID now; one that allows
+// neither steps the clock (stepped).
+func (c producerClock) confirms(lo, hi int64) bool {
+	o := c.offset()
+	return lo > unbounded && lo <= o && o <= hi && (o == 0 || lo > 0 || hi < 0)
+}
+
 // learn narrows the clock's range by one record read: its offset lies
 // between lo and hi. It returns false when the read starts the clock over
 // (stepped).
@@ -148,6 +174,10 @@ func (c *producerClock) learn(lo, hi, at int64) (same bool) {
 	c.learned = at
 	c.reads = min(c.reads+1, clockSettled)
 	c.windowReads++
+	c.bounded = min(c.bounded+boundedRead(lo), stampsShownAfter)
+	if c.restored && c.confirms(lo, hi) {
+		c.restored = false
+	}
 	return true
 }
 
@@ -157,8 +187,9 @@ func (c *producerClock) learn(lo, hi, at int64) (same bool) {
 // and narrower than clockPinned, where reads disagree, or after
 // clockSettled reads; before that (and always for a range open on one
 // side: records older than their table bound it from above only), the
-// offset they allow closest to none, since clocks are mostly close. Within
-// clockResolution it is none.
+// offset they allow closest to none, since clocks are mostly close (a
+// record older than its table is still never moved earlier than its stamp
+// but by its own bracket, recordDate). Within clockResolution it is none.
 func (c producerClock) offset() int64 {
 	lo, hi := c.bounds()
 	bounded := lo > unbounded && hi < noBound
@@ -166,7 +197,7 @@ func (c producerClock) offset() int64 {
 	switch {
 	case lo <= 0 && 0 <= hi:
 		return 0
-	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && (c.producer != TimeIndexClock || hi-lo <= indexClockSettledWidth)):
+	case lo > unbounded && lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && (c.producer != TimeIndexClock || hi-lo <= indexClockSettledWidth)):
 		o = lo/2 + hi/2
 	default:
 		o = min(max(0, lo), hi)
@@ -213,7 +244,7 @@ func (pc partitionClocks) move(rec kafka.RecordTimestamp) clockMove {
 		return clockMove{}
 	}
 	for _, c := range pc {
-		if c.producer == rec.Producer {
+		if c.producer == rec.Producer && !c.restored {
 			m := clockMove{by: c.offset(), lowest: c.lowest()}
 			if lo, hi := c.bounds(); lo-hi > clockTolerance && m.by != 0 {
 				m.spread, m.from, m.to = true, hi, lo

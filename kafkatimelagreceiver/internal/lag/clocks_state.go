@@ -15,7 +15,11 @@ import (
 // saved (EncodeClocks): another version's state is refused whole.
 const (
 	clocksStateMagic   = "KTLC"
-	clocksStateVersion = 1
+	clocksStateVersion = 2
+	// clocksStateVersionUnbounded is the version before clocks kept how
+	// many of their reads the tables bound on both sides: its clocks are
+	// restored as bounding none.
+	clocksStateVersionUnbounded = 1
 )
 
 // restoredClockLead is how far after the restore a saved clock may say it
@@ -23,8 +27,8 @@ const (
 const restoredClockLead = int64(time.Minute)
 
 // EncodeClocks saves the producers' clocks: by partition, in (topic,
-// partition) order, each clock's bounds, when it was last read and how many
-// reads it holds; each partition's clocks followed by their checksum, so
+// partition) order, each clock's bounds, when it was last read, how many
+// reads it holds and how many of those the tables bound on both sides; each partition's clocks followed by their checksum, so
 // that a partition damaged in storage is left out alone.
 func (r *RecordTimes) EncodeClocks() []byte {
 	r.clocksMu.Lock()
@@ -49,6 +53,7 @@ func (r *RecordTimes) EncodeClocks() []byte {
 			}
 			out = binary.AppendUvarint(out, uint64(c.reads))
 			out = binary.AppendUvarint(out, uint64(c.windowReads))
+			out = binary.AppendUvarint(out, uint64(c.bounded))
 		}
 		out = statecodec.AppendChecksum(out, from)
 	}
@@ -75,9 +80,11 @@ func (r *RecordTimes) RestoreClocks(data []byte, now time.Time) (RestoredClocks,
 	if string(d.Bytes(uint64(len(clocksStateMagic)))) != clocksStateMagic || !d.OK() {
 		return restored, fmt.Errorf("restore producers' clocks: %w: not a state of producers' clocks", statecodec.ErrCorrupt)
 	}
-	if v := d.Bytes(1); !d.OK() || v[0] != clocksStateVersion {
-		return restored, fmt.Errorf("restore producers' clocks: %w: version %v, this receiver reads %d", statecodec.ErrCorrupt, v, clocksStateVersion)
+	v := d.Bytes(1)
+	if !d.OK() || v[0] != clocksStateVersion && v[0] != clocksStateVersionUnbounded {
+		return restored, fmt.Errorf("restore producers' clocks: %w: version %v, this receiver reads %d and %d", statecodec.ErrCorrupt, v, clocksStateVersionUnbounded, clocksStateVersion)
 	}
+	withBounded := v[0] == clocksStateVersion
 	at := now.UnixNano()
 	n := d.Count(4, "partitions")
 	byPartition := make(map[kafka.TopicPartition]partitionClocks, n)
@@ -92,6 +99,12 @@ func (r *RecordTimes) RestoreClocks(data []byte, now time.Time) (RestoredClocks,
 			c := producerClock{producer: d.Varint(), lo: d.Varint(), hi: d.Varint(), prevLo: d.Varint(), prevHi: d.Varint(), learned: d.Varint()}
 			c.reads = uint16(d.Bounded(clockSettled, "reads"))
 			c.windowReads = uint16(d.Bounded(clockWindow, "window reads"))
+			if withBounded {
+				c.bounded = uint16(d.Bounded(stampsShownAfter, "reads bounded on both sides"))
+			}
+			// Until a read after the restart agrees, the producer ID may be
+			// another process's (producerClock.restored).
+			c.restored = true
 			if err := c.plausible(at); err != nil && implausible == nil {
 				implausible = fmt.Errorf("%s/%d producer %d: %w", tp.Topic, tp.Partition, c.producer, err)
 			}

@@ -29,44 +29,75 @@ func measuredClocks(t *testing.T) (*RecordTimes, int64, func(offset int64) int64
 	return records, at, appended
 }
 
-// After a restart, the producers' clocks come back with the tables: a
-// record of the producer whose clock is 1.5 s behind, read at the first
-// scrape on tables that hold no point yet older than it, is dated within
-// 0.1 s, where a receiver measuring from nothing takes its timestamp as
-// it stands (the table only bounds it from above).
-func TestRestoredClockDatesTheFirstScrapesRecords(t *testing.T) {
+// After a restart, the producers' clocks come back with the tables, but a
+// producer ID may now be another process's (a transactional producer keeps
+// its ID across hosts): a restored clock moves no record until a read the
+// tables bound on both sides agrees with it. The group sits on record 55,
+// older than the restarted receiver's one point; the producer's saved
+// clock is 1.5 s behind.
+func TestRestoredClockMovesNothingUntilAReadAgrees(t *testing.T) {
 	records, at, appended := measuredClocks(t)
 	saved := records.EncodeClocks()
-
-	// The restarted receiver: tables with one point, its first scrape's
-	// read, 20 s later; the group sits on record 55, older than that.
 	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
 	restartAt := at + int64(20*time.Second)
-	fresh := func(restore bool) int64 {
+	// restarted is the receiver after the restart, its first scrape having
+	// read record 55, stamped by a clock behind by behind; more reads a
+	// record the tables bound on both sides, at offset 350, at a second
+	// scrape.
+	restarted := func(behind time.Duration, more bool) (int64, Method) {
 		tables := timetable.NewStore(64, 0, nil)
 		tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
-		read := time.Unix(0, restartAt)
-		tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 300}, Sent: read, Received: read})
-		idx := NewIndex(&Snapshot{At: restartAt, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 55}}),
-			End: map[kafka.TopicPartition]int64{tp: 300}, Start: map[kafka.TopicPartition]int64{}})
-		idx.ResolveTables(tables)
-		restarted := NewRecordTimes()
-		if restore {
-			restored, err := restarted.RestoreClocks(saved, time.Unix(0, restartAt))
-			require.NoError(t, err)
-			require.Equal(t, RestoredClocks{Partitions: 1, Clocks: 1}, restored)
+		record := func(end, when int64) {
+			read := time.Unix(0, when)
+			tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: end}, Sent: read, Received: read})
 		}
-		missing, _ := OutOfTable(idx, restartAt, tables, restarted)
-		require.Equal(t, []int64{55}, missing[0].Offsets)
-		rec := kafka.RecordTimestamp{Offset: 55, Timestamp: appended(55) - int64(1500*time.Millisecond), ByProducer: true, Producer: 7}
-		restarted.PutAll(kafka.RecordReads{tp: {{Wanted: 55, RecordTimestamp: rec}}}, Existed{Received: restartAt}, Proof{Index: idx, Tables: tables, At: restartAt})
-		got, method, ok := AppendTimes(tables, restarted, restartAt)(&idx.Parts[0], 55)
-		require.True(t, ok)
-		require.Equal(t, MethodRecord, method)
-		return got - appended(55)
+		record(300, restartAt)
+		scrape := func(end, when int64) *Index {
+			idx := NewIndex(&Snapshot{At: when, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 55}}),
+				End: map[kafka.TopicPartition]int64{tp: end}, Start: map[kafka.TopicPartition]int64{}})
+			idx.ResolveTables(tables)
+			return idx
+		}
+		r := NewRecordTimes()
+		_, err := r.RestoreClocks(saved, time.Unix(0, restartAt))
+		require.NoError(t, err)
+		idx := scrape(300, restartAt)
+		rec := kafka.RecordTimestamp{Offset: 55, Timestamp: appended(55) - int64(behind), ByProducer: true, Producer: 7}
+		r.PutAll(kafka.RecordReads{tp: {{Wanted: 55, RecordTimestamp: rec}}}, Existed{Received: restartAt}, Proof{Index: idx, Tables: tables, At: restartAt})
+		if more {
+			// Offsets 300 to 400 appended evenly over the next 10 s, the
+			// record at 350 between samples a second either side of it.
+			second := restartAt + int64(10*time.Second)
+			record(340, restartAt+int64(4*time.Second))
+			record(360, restartAt+int64(6*time.Second))
+			record(400, second)
+			idx = scrape(400, second+int64(time.Millisecond))
+			appendedAt := restartAt + int64(time.Second)/10*50 // offset 350
+			near := kafka.RecordTimestamp{Offset: 350, Timestamp: appendedAt - int64(behind), ByProducer: true, Producer: 7}
+			r.PutAll(kafka.RecordReads{tp: {{Wanted: 350, RecordTimestamp: near}}}, Existed{Received: second}, Proof{Index: idx, Tables: tables, At: second})
+			restartAt = second + int64(time.Millisecond)
+			defer func() { restartAt = second - int64(10*time.Second) }()
+		}
+		got, method, ok := AppendTimes(tables, r, restartAt)(&idx.Parts[0], 55)
+		if !ok {
+			return 0, method
+		}
+		return got - appended(55), method
 	}
-	require.InDelta(t, 0, fresh(true), float64(100*time.Millisecond), "restored: dated %v off", time.Duration(fresh(true)))
-	require.InDelta(t, -int64(1500*time.Millisecond), fresh(false), float64(10*time.Millisecond), "measured from nothing: the skew")
+	off := func(behind time.Duration, more bool) int64 {
+		got, method := restarted(behind, more)
+		require.Equal(t, MethodRecord, method)
+		return got
+	}
+	require.InDelta(t, -int64(1500*time.Millisecond), off(1500*time.Millisecond, false), float64(10*time.Millisecond),
+		"unconfirmed: the stamp as it stands")
+	require.InDelta(t, 0, off(1500*time.Millisecond, true), float64(100*time.Millisecond),
+		"confirmed by a read bounded on both sides: moved by the saved clock")
+	require.InDelta(t, 0, off(0, false), float64(10*time.Millisecond),
+		"the ID is now an exact clock's, no read since: the stamp as it stands")
+	_, method := restarted(0, true)
+	require.Equal(t, MethodUnproven, method,
+		"the ID is now an exact clock's: its read disagrees, the saved clock is dropped, and one read shows nothing yet of the new one")
 }
 
 func TestRestoreClocksChecks(t *testing.T) {

@@ -104,7 +104,7 @@ func clocksFixture(t *testing.T) (*Index, *timetable.Store, int64, func(offset i
 func TestRecordDatedByItsProducersMeasuredClock(t *testing.T) {
 	idx, tables, at, appended := clocksFixture(t)
 	tp := idx.Parts[0].TopicPartition
-	records := NewRecordTimes()
+	records := appendStamped()
 
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.Len(t, missing, 1)
@@ -129,7 +129,7 @@ func TestRecordDatedByItsProducersMeasuredClock(t *testing.T) {
 
 	// The same record by a producer whose clock no read measured: its
 	// timestamp clamped to the bracket's start, 0.55 s early.
-	other := NewRecordTimes()
+	other := appendStamped()
 	other.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 55}: stamped(55, 8)}),
 		Existed{End: map[kafka.TopicPartition]int64{tp: 100}, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
 	got, _, _ = AppendTimes(tables, other, at)(&idx.Parts[0], 55)
@@ -212,7 +212,7 @@ func TestClockAheadAtColdStartDatesNothingBeforeTheTable(t *testing.T) {
 	idx := NewIndex(&Snapshot{At: at, Committed: kafka.CommitsByGroup(commits), End: map[kafka.TopicPartition]int64{tp: 16}, Start: map[kafka.TopicPartition]int64{}})
 	idx.ResolveTables(tables)
 
-	records := NewRecordTimes()
+	records := appendStamped()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.Len(t, missing, 1)
 	require.Len(t, missing[0].Offsets, 16, "every group's record is older than the table")
@@ -246,7 +246,7 @@ func TestClockAheadAtColdStartDatesNothingBeforeTheTable(t *testing.T) {
 func TestReusedProducerIDDoesNotRedateRecordsReadBefore(t *testing.T) {
 	idx, tables, at, appended := clocksFixture(t)
 	tp := idx.Parts[0].TopicPartition
-	records := NewRecordTimes()
+	records := appendStamped()
 	existed := Existed{End: map[kafka.TopicPartition]int64{tp: 100}, EndAt: at, Received: at}
 	proof := Proof{Index: idx, Tables: tables, At: at}
 	exact := map[recordAt]kafka.RecordTimestamp{}

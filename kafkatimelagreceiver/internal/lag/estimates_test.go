@@ -72,7 +72,7 @@ func TestComputationLeavesIndexAlone(t *testing.T) {
 	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
 	idx, tables, at, _ := recordsFixture(t, 0)
 	twin, _, _, _ := recordsFixture(t, 0)
-	records := NewRecordTimes()
+	records := appendStamped()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.NotEmpty(t, missing)
 	found := map[recordAt]kafka.RecordTimestamp{}

@@ -1,5 +1,21 @@
 package lag
 
+import "github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+
+// appendStamped is a RecordTimes for which the fixtures' topics'
+// configuration says their stamps are append times (LogAppendTime): the
+// tests that use it check how stamps date records, not whether they may
+// (stamps_test.go).
+func appendStamped() *RecordTimes {
+	r := NewRecordTimes()
+	topics := map[string]kafka.TopicRetention{}
+	for _, t := range []string{"orders", "audit", "bursts", "busy", "jobs", "t", "untracked"} {
+		topics[t] = kafka.TopicRetention{LogAppendTime: true}
+	}
+	r.SetTopics(topics)
+	return r
+}
+
 // GroupLags is Estimates.GroupLags before any estimate: the lags, and
 // only the caught-up ones dated.
 func (idx *Index) GroupLags(out []PartitionLag, group string, at int64) []PartitionLag {

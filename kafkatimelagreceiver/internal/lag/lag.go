@@ -47,6 +47,11 @@ const (
 	// prove of the record's append time (AppendTimes): a time lag below 0
 	// or older than the oldest bound, withheld rather than sent.
 	MethodWithheld
+	// MethodUnproven: only the record's timestamp could date it, and the
+	// partition's timestamps are not shown to be append times (stamps.go);
+	// or its topic compacts and no read found which record is next.
+	// Withheld rather than sent.
+	MethodUnproven
 )
 
 func (m Method) String() string {
@@ -59,6 +64,8 @@ func (m Method) String() string {
 		return "record_timestamp"
 	case MethodWithheld:
 		return "withheld"
+	case MethodUnproven:
+		return "unproven"
 	default:
 		return "none"
 	}
@@ -249,7 +256,7 @@ func AddLags(a, b int64) int64 {
 }
 
 // MethodCounts counts a scrape's estimates by method.
-type MethodCounts [MethodWithheld + 1]int64
+type MethodCounts [MethodUnproven + 1]int64
 
 // Add counts the lags whose end offset was read: the others had nothing to
 // estimate.

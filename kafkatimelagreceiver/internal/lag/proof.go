@@ -17,12 +17,20 @@ const boundariesRead = 2
 
 // clockBoundaries are the offsets on either side of p's first
 // boundariesRead samples past offsets[0] (the scrape's own end-offset read
-// counts), those not in offsets.
-func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables) []int64 {
+// counts), those not in offsets. Where offsets[0] is older than the table
+// and the partition's stamps are not measured yet (measured), the samples
+// are those past the table's first: a record older than the table is
+// bounded from above only, and shows nothing of whether the partition's
+// stamps are append times (stamps.go).
+func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables, measured bool) []int64 {
 	var near []int64
 	from := offsets[0]
+	upper := timetable.Sample{Offset: p.End, At: at}
+	if b, inTable := tables.Bracket(p.Table, from, upper); !inTable && !measured && from < b.Hi.Offset && b.Hi.Offset < p.End {
+		from = b.Hi.Offset
+	}
 	for range boundariesRead {
-		b, inTable := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
+		b, inTable := tables.Bracket(p.Table, from, upper)
 		if !inTable || b.Hi.Offset <= from {
 			break
 		}

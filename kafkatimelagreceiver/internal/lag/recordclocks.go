@@ -12,7 +12,8 @@ import (
 
 // indexClockPinned tells whether the clock the time index's points measure
 // on tp is known to be exact: its points agree, allow no offset, and pin it
-// within clockPinned or have settled. A clock off, or points that disagree
+// within clockPinned or have settled, and enough of them were bounded on
+// both sides to show its stamps append times (stamps.go). A clock off, or points that disagree
 // (producers' delays, or clocks, that differ), keep asking for the records
 // either side of the samples, which bound it the most tightly: the points
 // of the records groups sit on alone leave it wider than a second, where
@@ -21,7 +22,7 @@ func (r *RecordTimes) indexClockPinned(tp kafka.TopicPartition) bool {
 	for _, c := range r.clocks[tp] {
 		if c.producer == TimeIndexClock {
 			lo, hi := c.bounds()
-			return c.offset() == 0 && lo <= hi && (c.reads >= clockSettled || lo > unbounded && hi < noBound && hi-lo <= clockPinned)
+			return c.offset() == 0 && lo <= hi && c.bounded >= stampsShownAfter && (c.reads >= clockSettled || lo > unbounded && hi < noBound && hi-lo <= clockPinned)
 		}
 	}
 	return false
@@ -43,7 +44,9 @@ func (r *RecordTimes) ClocksApart(tp kafka.TopicPartition) bool {
 	n := 0
 	var lowest, highest int64
 	for _, c := range r.clocks[tp] {
-		if c.producer == TimeIndexClock {
+		if c.producer < 0 {
+			// The time index's clock, or that of batches without an ID:
+			// not one producer's.
 			continue
 		}
 		o := c.offset()
@@ -57,7 +60,8 @@ func (r *RecordTimes) ClocksApart(tp kafka.TopicPartition) bool {
 }
 
 // learnClocks measures the clocks of the producers whose records a read
-// found on tp, by the brackets the tables prove. A clock that starts over
+// found on tp, by the brackets the tables prove; the records of batches
+// without a producer ID measure NoProducerClock. A clock that starts over
 // leaves the records read before it dated as they were (bake).
 func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordRead, proof Proof) {
 	if proof.Index == nil || proof.Tables == nil {
@@ -71,7 +75,7 @@ func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordR
 	learned := false
 	for _, read := range reads {
 		rec := read.RecordTimestamp
-		if rec.Found != kafka.RecordTimed || !rec.ByProducer {
+		if rec.Found != kafka.RecordTimed {
 			continue
 		}
 		lo, hi, ok := proof.proven(p, rec.Offset)
@@ -81,11 +85,15 @@ func (r *RecordTimes) learnClocks(tp kafka.TopicPartition, reads []kafka.RecordR
 		if lo != unbounded {
 			lo -= rec.Timestamp
 		}
+		producer := rec.Producer
+		if !rec.ByProducer {
+			producer = NoProducerClock
+		}
 		var stepped bool
 		var before int64
-		clocks, stepped, before = clocks.learn(rec.Producer, lo, hi-rec.Timestamp, proof.At)
-		if stepped {
-			r.bake(tp, rec.Producer, before)
+		clocks, stepped, before = clocks.learn(producer, lo, hi-rec.Timestamp, proof.At)
+		if stepped && rec.ByProducer {
+			r.bake(tp, producer, before)
 		}
 		learned = true
 	}
@@ -117,7 +125,7 @@ func (r *RecordTimes) ClocksOff() (clocks int, largest time.Duration) {
 	for _, pc := range r.clocks {
 		for _, c := range pc {
 			o := c.offset()
-			if o == 0 {
+			if o == 0 || c.producer == NoProducerClock {
 				continue
 			}
 			clocks++

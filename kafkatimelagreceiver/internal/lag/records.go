@@ -32,9 +32,26 @@ type RecordTimes struct {
 	// missing. Only a read tells a transaction marker from data, and only a
 	// partition that may hold markers needs one (MarkersPossible).
 	transactional map[kafka.TopicPartition]bool
+	// topics are the settings of the topics read (SetTopics): whether
+	// their stamps are append times or bounded near them, and whether
+	// they compact.
+	topics map[string]kafka.TopicRetention
 	// changes counts the calls that changed known, so that a lookup
 	// remembered (AppendTimes) is known to be current.
 	changes int
+}
+
+// SetTopics takes the topics' settings as last read: a topic missing (not
+// read, or refused) is taken to stamp CreateTime, unbounded, and not to
+// compact.
+func (r *RecordTimes) SetTopics(topics map[string]kafka.TopicRetention) {
+	r.changes++
+	r.topics = topics
+}
+
+// compacted tells whether tp's topic compacts.
+func (r *RecordTimes) compacted(tp kafka.TopicPartition) bool {
+	return r.topics[tp.Topic].Compact
 }
 
 // partitionRecords are one partition's records read, by offset, in one
@@ -97,20 +114,36 @@ func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Pro
 		if len(reads) == 0 {
 			continue
 		}
-		r.learnClocks(tp, reads, proof)
 		end, hasEnd := existed.End[tp]
-		known := r.known[tp]
-		for _, read := range reads {
+		checked := make([]kafka.RecordRead, len(reads))
+		timed := make([]kafka.RecordRead, 0, len(reads))
+		for i, read := range reads {
 			ts := read.RecordTimestamp
 			switch {
 			case ts.Found == kafka.RecordUntimed:
 				untimed.Invalid++
 			case ts.Found == kafka.RecordTimed && ts.Timestamp > existed.by(end, hasEnd, ts.Offset):
+				if ts.Timestamp-existed.by(end, hasEnd, ts.Offset) <= clockStepMin {
+					// A clock a little ahead: the tables measure it, and
+					// its records near the head are the ones that do.
+					timed = append(timed, read)
+				}
 				ts = kafka.RecordTimestamp{Offset: ts.Offset, Found: kafka.RecordUntimed}
 				untimed.Future++
+			case ts.Found == kafka.RecordTimed:
+				timed = append(timed, read)
 			}
-			known = known.put(read.Wanted, ts)
-			r.noteTransactions(tp, read.RecordTimestamp)
+			checked[i] = kafka.RecordRead{Wanted: read.Wanted, RecordTimestamp: ts}
+		}
+		// A stamp further ahead than a clock a little off gives no time,
+		// and measures no clock either. Measured
+		// before the records are kept: a clock that starts over bakes the
+		// records read before this read, not those of this read.
+		r.learnClocks(tp, timed, proof)
+		known := r.known[tp]
+		for i, read := range checked {
+			known = known.put(read.Wanted, read.RecordTimestamp)
+			r.noteTransactions(tp, reads[i].RecordTimestamp)
 		}
 		r.known[tp] = known
 	}
@@ -172,7 +205,10 @@ type Untimed struct {
 // partition: p remembers them until the records change.
 func (r *RecordTimes) of(p *Partition) *resolvedRecords {
 	if p.records.from != r || p.records.changes != r.changes {
-		p.records = resolvedRecords{from: r, changes: r.changes, records: r.known[p.TopicPartition], clocks: r.clocks[p.TopicPartition]}
+		topic := r.topics[p.Topic]
+		within, bounded := topic.StampsWithin()
+		p.records = resolvedRecords{from: r, changes: r.changes, records: r.known[p.TopicPartition], clocks: r.clocks[p.TopicPartition],
+			stampsWithin: within, stampsBounded: bounded, compact: topic.Compact}
 	}
 	return &p.records
 }
@@ -184,6 +220,16 @@ type resolvedRecords struct {
 	changes int
 	records partitionRecords
 	clocks  partitionClocks
+	// stampsWithin is how far the topic's configuration proves its stamps
+	// from their appends, when stampsBounded; compact: the topic compacts.
+	stampsWithin  time.Duration
+	stampsBounded bool
+	compact       bool
+}
+
+// stampsShown tells whether rec's stamp dates it at a scrape at at.
+func (rr *resolvedRecords) stampsShown(rec kafka.RecordTimestamp, at int64) bool {
+	return rr.clocks.stampsShown(rec, at-rec.Timestamp, rr.stampsWithin, rr.stampsBounded)
 }
 
 // Forget drops everything known about the partitions, whose logs were
@@ -282,7 +328,10 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 		// Looked up here, not through records.of: the read leaves the index
 		// as it built it.
 		known := records.known[p.TopicPartition]
-		idle := tables.Idle(p.Table, p.End, IdleBeforeRecordRead)
+		// A compacted topic's committed offset may hold no record: its
+		// records are read (or found exactly in the index) like those of
+		// an idle partition, whose table cannot tell either.
+		idle := tables.Idle(p.Table, p.End, IdleBeforeRecordRead) || records.compacted(p.TopicPartition)
 		markers := records.MarkersPossible(p.TopicPartition)
 		apart := records.ClocksApart(p.TopicPartition)
 		indexIdle := tables.Idle(p.Table, p.End, IdleBeforeMarkerCheck)
@@ -354,7 +403,7 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 	missing = make([]kafka.PartitionOffsets, len(wanted))
 	for i, w := range wanted {
 		p := &idx.Parts[w.rank]
-		missing[i] = kafka.PartitionOffsets{TopicPartition: p.TopicPartition, Offsets: w.offsets, Near: clockBoundaries(p, w.offsets, at, tables)}
+		missing[i] = kafka.PartitionOffsets{TopicPartition: p.TopicPartition, Offsets: w.offsets, Near: clockBoundaries(p, w.offsets, at, tables, records.stampsMeasured(p.TopicPartition))}
 	}
 	return missing, used
 }

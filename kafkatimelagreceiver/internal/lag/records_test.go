@@ -72,7 +72,7 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 
 func TestAppendTimesTableThenRecord(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
-	records := NewRecordTimes()
+	records := appendStamped()
 	appendTime := AppendTimes(tables, records, at)
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
@@ -103,7 +103,7 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 // record's expected place in the bracket is the fallback.
 func TestAppendTimesInGap(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 30*time.Second)
-	records := NewRecordTimes()
+	records := appendStamped()
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
@@ -131,7 +131,7 @@ func TestAppendTimesInGap(t *testing.T) {
 // when there is no table at all. One stamped after its read gives no time.
 func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
-	records := NewRecordTimes()
+	records := appendStamped()
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
@@ -166,7 +166,7 @@ func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) 
 // record's expected place in the stretch dates it.
 func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 30*time.Second)
-	records := NewRecordTimes()
+	records := appendStamped()
 	p := &idx.Parts[0]
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 	in150 := recordAt{TopicPartition: tp, Offset: 150}
@@ -228,7 +228,7 @@ func coarseFixture(t *testing.T, scrape time.Duration) (*Index, *timetable.Store
 func TestCoarseBracketIsDatedByTheRecord(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 	idx, tables, at, tp := coarseFixture(t, time.Minute)
-	records := NewRecordTimes()
+	records := appendStamped()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.Empty(t, missing, "a 1 s bracket, a minute behind")
 	_, method, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 150)

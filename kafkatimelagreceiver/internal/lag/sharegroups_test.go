@@ -158,7 +158,7 @@ func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 		shares["share-"+group] = []kafka.ShareOffset{{TopicPartition: tp, StartOffset: committed, Lag: -1}}
 	}
 	idx.AddShareGroups(shares, nil)
-	records := NewRecordTimes()
+	records := appendStamped()
 	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{
 		{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: time.Unix(1_699_999_000, 0).UnixNano()},
 		// A producer clock 10 hours ahead: the stamp gives no time.

@@ -44,6 +44,10 @@ type IndexTarget struct {
 	// End is the partition's end offset at the scrape: every record below
 	// it was stamped by then, as far as the clocks are right.
 	End int64
+	// ExactOnly: the topic compacts, so the committed offset may hold no
+	// record; only the index's point at the offset itself dates it, and a
+	// read finds the next record otherwise.
+	ExactOnly bool
 	// ScrapeMillis is when the scrape read the end offsets: a search cut
 	// off by its round cap still dates the record by the middle of its
 	// interval when that is narrower than a hundredth of the record's age
@@ -73,6 +77,7 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
 		markers := records.MarkersPossible(w.TopicPartition)
 		apart := records.ClocksApart(w.TopicPartition)
+		compact := records.compacted(w.TopicPartition)
 		check := kafka.PartitionOffsets{TopicPartition: w.TopicPartition}
 		var startRate float64
 		startRateKnown := false
@@ -99,7 +104,7 @@ func IndexTargets(idx *Index, at int64, tables Tables, records *RecordTimes, wan
 				rate = startRate
 			}
 			if t, ok := indexTarget(w.TopicPartition, b, inTable, c, at, rate); ok {
-				t.End = p.End
+				t.End, t.ExactOnly = p.End, compact && i < len(w.Offsets)
 				targets = append(targets, t)
 			}
 		}

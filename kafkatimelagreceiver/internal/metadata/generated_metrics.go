@@ -59,6 +59,7 @@ const (
 	AttributeMethodCaughtUp
 	AttributeMethodNone
 	AttributeMethodWithheld
+	AttributeMethodUnproven
 )
 
 // String returns the string representation of the AttributeMethod.
@@ -74,6 +75,8 @@ func (av AttributeMethod) String() string {
 		return "none"
 	case AttributeMethodWithheld:
 		return "withheld"
+	case AttributeMethodUnproven:
+		return "unproven"
 	}
 	return ""
 }
@@ -85,6 +88,7 @@ var MapAttributeMethod = map[string]AttributeMethod{
 	"caught_up":        AttributeMethodCaughtUp,
 	"none":             AttributeMethodNone,
 	"withheld":         AttributeMethodWithheld,
+	"unproven":         AttributeMethodUnproven,
 }
 
 // AttributeOutcome specifies the value outcome attribute.

@@ -98,7 +98,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.KafkaTimeLagEstimates, err = builder.meter.Int64Counter(
 		"otelcol_kafka_time_lag_estimates",
-		metric.WithDescription("Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted, withheld those whose estimate fell outside what the tables prove and was left out; either makes the time_lag_max over them absent). [Alpha]"),
+		metric.WithDescription("Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted, withheld those whose estimate fell outside what the tables prove and was left out, unproven those only a timestamp not shown to be an append time could date; each makes the time_lag_max over them absent). [Alpha]"),
 		metric.WithUnit("{estimate}"),
 	)
 	errs = errors.Join(errs, err)

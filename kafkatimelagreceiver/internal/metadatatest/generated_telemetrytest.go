@@ -84,7 +84,7 @@ func AssertEqualKafkaTimeLagCoordinationPartitions(t *testing.T, tt *componentte
 func AssertEqualKafkaTimeLagEstimates(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_kafka_time_lag_estimates",
-		Description: "Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted, withheld those whose estimate fell outside what the tables prove and was left out; either makes the time_lag_max over them absent). [Alpha]",
+		Description: "Time lag estimates made, by how they were obtained (none counts the partitions whose time lag was omitted, withheld those whose estimate fell outside what the tables prove and was left out, unproven those only a timestamp not shown to be an append time could date; each makes the time_lag_max over them absent). [Alpha]",
 		Unit:        "{estimate}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

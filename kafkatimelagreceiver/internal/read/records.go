@@ -20,6 +20,11 @@ func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, r
 		MaxReads: r.readPartitions(len(idx.Parts)), TimeIndex: r.TimeIndex, MaxReadBytes: r.MaxRecordReadBytes,
 		RateWindow: r.RateWindow, Now: r.Now, Unread: !read,
 	}
+	if r.Retention != nil {
+		// Whether stamps are append times, and which topics compact, as
+		// the topics' configurations last said.
+		r.Records.SetTopics(r.Retention.Limits().Topics)
+	}
 	est, rep, err := dating.Date(ctx, r.Cluster, r.Tables, r.Records, snap, idx, opt)
 	if rep.Wanted > rep.Read {
 		r.Logger.Debug("record dating capped for this scrape", zap.Int("partitions wanted", rep.Wanted), zap.Int("partitions dated", rep.Read))

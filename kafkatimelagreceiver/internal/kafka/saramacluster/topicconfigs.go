@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 
@@ -14,10 +15,11 @@ import (
 )
 
 // retentionConfigs are the only configs asked for: the response carries
-// four entries per topic, not the topic's hundred. local.retention.ms and
+// seven entries per topic, not the topic's hundred. local.retention.ms and
 // local.retention.bytes are not among them: with tiered storage they bound
 // the brokers' copy only, and a consumer still reads what they delete.
-var retentionConfigs = []string{"cleanup.policy", "retention.ms", "retention.bytes", "remote.storage.enable"}
+var retentionConfigs = []string{"cleanup.policy", "retention.ms", "retention.bytes", "remote.storage.enable",
+	"message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms"}
 
 // maxTopicsPerDescribeConfigs bounds the topics of one DescribeConfigs, as
 // OffsetFetch and DescribeGroups are bounded: each answers in about 150
@@ -102,11 +104,14 @@ func (c *Cluster) describeRetention(ctx context.Context, call *brokerwatch.Call,
 	return out, kafka.Join(errs...)
 }
 
-// retentionOf reads the four configs; one the broker leaves out takes
-// Kafka's default (delete, 7 days, no size bound, not tiered): brokers
-// before tiered storage (Kafka 3.6) do not know remote.storage.enable.
+// retentionOf reads the configs; one the broker leaves out takes Kafka's
+// default (delete, 7 days, no size bound, not tiered, CreateTime, stamps
+// unbounded): brokers before tiered storage (Kafka 3.6) do not know
+// remote.storage.enable, nor those before KIP-937 (3.6) the timestamp
+// bounds.
 func retentionOf(configs []*sarama.ConfigEntry) (kafka.TopicRetention, error) {
 	r := kafka.TopicRetention{Delete: true, RetentionMs: 7 * 24 * 3600 * 1000, RetentionBytes: -1}
+	before, after := int64(math.MaxInt64), int64(math.MaxInt64)
 	for _, e := range configs {
 		if e == nil {
 			continue
@@ -114,6 +119,25 @@ func retentionOf(configs []*sarama.ConfigEntry) (kafka.TopicRetention, error) {
 		switch e.Name {
 		case "cleanup.policy":
 			r.Delete = kafka.CleanupPolicyDeletes(e.Value)
+			r.Compact = kafka.CleanupPolicyCompacts(e.Value)
+		case "message.timestamp.type":
+			switch e.Value {
+			case "LogAppendTime":
+				r.LogAppendTime = true
+			case "CreateTime":
+			default:
+				return r, fmt.Errorf("%s: %q is neither CreateTime nor LogAppendTime", e.Name, e.Value)
+			}
+		case "message.timestamp.before.max.ms", "message.timestamp.after.max.ms":
+			v, err := strconv.ParseInt(e.Value, 10, 64)
+			if err != nil || v < 0 {
+				return r, fmt.Errorf("%s: %q is not a number of milliseconds", e.Name, e.Value)
+			}
+			if e.Name == "message.timestamp.before.max.ms" {
+				before = v
+			} else {
+				after = v
+			}
 		case "remote.storage.enable":
 			v, err := strconv.ParseBool(e.Value)
 			if err != nil {
@@ -132,6 +156,7 @@ func retentionOf(configs []*sarama.ConfigEntry) (kafka.TopicRetention, error) {
 			}
 		}
 	}
+	r.StampBoundMs = kafka.StampBound(before, after)
 	return r, nil
 }
 

@@ -20,7 +20,7 @@ func TestRetentionOf(t *testing.T) {
 	entry := func(name, value string) *sarama.ConfigEntry { return &sarama.ConfigEntry{Name: name, Value: value} }
 	r, err := retentionOf([]*sarama.ConfigEntry{entry("cleanup.policy", "compact,delete"), entry("retention.ms", "3600000"), entry("retention.bytes", "1073741824")})
 	require.NoError(t, err)
-	require.Equal(t, kafka.TopicRetention{Delete: true, RetentionMs: 3_600_000, RetentionBytes: 1 << 30}, r)
+	require.Equal(t, kafka.TopicRetention{Delete: true, Compact: true, RetentionMs: 3_600_000, RetentionBytes: 1 << 30}, r)
 
 	r, err = retentionOf(nil)
 	require.NoError(t, err)
@@ -29,6 +29,18 @@ func TestRetentionOf(t *testing.T) {
 	r, err = retentionOf([]*sarama.ConfigEntry{entry("cleanup.policy", "compact")})
 	require.NoError(t, err)
 	require.False(t, r.Delete)
+
+	r, err = retentionOf([]*sarama.ConfigEntry{entry("message.timestamp.type", "LogAppendTime")})
+	require.NoError(t, err)
+	require.True(t, r.LogAppendTime)
+	r, err = retentionOf([]*sarama.ConfigEntry{entry("message.timestamp.before.max.ms", "60000"), entry("message.timestamp.after.max.ms", "3600000")})
+	require.NoError(t, err)
+	require.Equal(t, int64(3_600_000), r.StampBoundMs, "KIP-937: the larger of the two bounds")
+	r, err = retentionOf([]*sarama.ConfigEntry{entry("message.timestamp.after.max.ms", "3600000")})
+	require.NoError(t, err)
+	require.Zero(t, r.StampBoundMs, "before.max.ms unbounded by default: stamps any age before their append")
+	_, err = retentionOf([]*sarama.ConfigEntry{entry("message.timestamp.type", "CreationTime")})
+	require.EqualError(t, err, `message.timestamp.type: "CreationTime" is neither CreateTime nor LogAppendTime`)
 
 	_, err = retentionOf([]*sarama.ConfigEntry{entry("retention.ms", "a week")})
 	require.EqualError(t, err, `retention.ms: "a week" is not a number`)
