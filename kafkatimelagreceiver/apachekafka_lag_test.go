@@ -24,9 +24,10 @@ import (
 // (group.protocol=consumer), and at the quiet moment after checks the
 // receiver's offset lag and committed offsets against kafka-consumer-groups
 // --describe, row for row, and its time lag against the append times: the
-// LogAppendTime topic's stamps exactly, the CreateTime topic's stamps
-// (written at most the linger and a send before the append) within the
-// linger. A second scrape with nothing new sends no Fetch.
+// LogAppendTime topic's stamps, within the accuracy target on every
+// partition; the CreateTime topic's stamps (written at most the linger and
+// a send before the append), where the receiver gives one. A scrape with
+// nothing new then sends no Fetch.
 func TestApacheKafkaLagWithRealClients(t *testing.T) {
 	requireNoLeakedGoroutines(t)
 	k := newRealKafka(t, apachekafka.Options{})
@@ -75,11 +76,13 @@ func TestApacheKafkaLagWithRealClients(t *testing.T) {
 		require.Contains(t, out, "3000 records sent")
 	}
 
-	// Kafka's console consumer reads part of both topics in a classic group
-	// and in a KIP-848 one, commits, and leaves.
-	for group, n := range map[string]string{"classic": "4000", "consumer": "2500"} {
+	// Kafka's console consumer reads part of both topics in a classic group,
+	// and part of the LogAppendTime one in a KIP-848 group, commits, and
+	// leaves.
+	partitionsOf := map[string]int{"classic": 6, "consumer": 3}
+	for group, read := range map[string][2]string{"classic": {appended + "|" + created, "4000"}, "consumer": {appended, "1500"}} {
 		_, err := k.Tool(context.Background(), apachekafka.ConsoleConsumer, "--bootstrap-server", k.Addrs()[0],
-			"--include", appended+"|"+created, "--group", group, "--from-beginning", "--max-messages", n,
+			"--include", read[0], "--group", group, "--from-beginning", "--max-messages", read[1],
 			"--consumer-property", "group.protocol="+group, "--formatter-property", "print.value=false")
 		require.NoError(t, err)
 	}
@@ -88,33 +91,53 @@ func TestApacheKafkaLagWithRealClients(t *testing.T) {
 	s, tt := startTelemetryScraper(t, cfg)
 	// A first scrape reads records within max_record_read_bytes_per_scrape
 	// and withholds the time lag of those past it: they are read on the
-	// next scrapes.
+	// next scrapes. Every record was appended before the receiver started:
+	// the LogAppendTime topic's stamps are append times, and its partitions
+	// get a time lag; a CreateTime stamp older than the receiver's tables is
+	// not shown to be one, and its partition gets a right one or none.
 	var lags, offsets, ends, timeLags map[pointKey]point
+	appendTimeDated := func() int {
+		n := 0
+		for key := range timeLags {
+			if key.topic == appended {
+				n++
+			}
+		}
+		return n
+	}
 	for scrape := 0; ; scrape++ {
 		md, err := s.scrape(context.Background())
 		require.NoError(t, err)
 		lags, offsets, ends = pointsOf(md, "kafka.consumer_group.lag"), pointsOf(md, "kafka.consumer_group.offset"), pointsOf(md, "kafka.partition.current_offset")
 		timeLags = pointsOf(md, "kafka.consumer_group.time_lag")
-		if len(timeLags) == len(lags) {
+		if appendTimeDated() == 6 {
 			break
 		}
-		require.Less(t, scrape, 5, "time lag of %d of %d partitions after %d scrapes", len(timeLags), len(lags), scrape+1)
+		require.Less(t, scrape, 5, "time lag of %d of the LogAppendTime topic's 6 (group, partition) pairs after %d scrapes", appendTimeDated(), scrape+1)
 	}
-	behind := 0
+	behind, datedBehind := 0, 0
 	for _, group := range []string{"classic", "consumer"} {
 		described := k.describeGroup(group)
-		require.Len(t, described, 6, "%s committed on both topics' three partitions", group)
+		require.Len(t, described, partitionsOf[group], "%s committed on every partition it read", group)
 		for key, row := range described {
+			if row.lag > 0 {
+				behind++
+			}
 			require.Equal(t, row.lag, lags[key].intValue, "%s: offset lag, kafka-consumer-groups --describe says %d", describeKey(key), row.lag)
 			require.Equal(t, row.committed, offsets[key].intValue, "%s: committed offset", describeKey(key))
 			require.Equal(t, row.end, ends[pointKey{"", key.topic, key.partition}].intValue, "%s: end offset", describeKey(key))
 			tl, ok := timeLags[key]
-			require.True(t, ok, "%s: no time lag", describeKey(key))
+			if !ok {
+				require.Equal(t, created, key.topic, "%s: no time lag", describeKey(key))
+				continue
+			}
 			if row.lag == 0 {
 				require.Zero(t, tl.doubleValue, "%s: caught up", describeKey(key))
 				continue
 			}
-			behind++
+			if key.topic == appended {
+				datedBehind++
+			}
 			next := k.recordAt(key.topic, int32(key.partition), row.committed)
 			if key.topic == appended {
 				requireTimeLag(t, tl, next.Timestamp, describeKey(key))
@@ -127,7 +150,8 @@ func TestApacheKafkaLagWithRealClients(t *testing.T) {
 			require.GreaterOrEqual(t, tl.doubleValue, truth-0.2-1-timeLagBound(truth), "%s: time lag %.3fs, record stamped %.3fs before", describeKey(key), tl.doubleValue, truth)
 		}
 	}
-	require.GreaterOrEqual(t, behind, 6, "the groups read part of the records: most partitions are behind")
+	require.GreaterOrEqual(t, behind, 5, "the groups read part of the records: most partitions are behind")
+	require.GreaterOrEqual(t, datedBehind, 2, "LogAppendTime partitions behind, dated")
 
 	// Nothing new: the receiver knows every answer and reads no record.
 	before := telemetryByAPI(t, tt, "otelcol_kafka_time_lag_requests")

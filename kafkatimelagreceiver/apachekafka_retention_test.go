@@ -19,7 +19,8 @@ import (
 // (internal.segment.bytes; segment.bytes has a 1 MB floor) written with a
 // record of 1,000 random bytes every 200 ms, a group stopped at offset 10 on
 // each, and the broker's retention checks every second: "sized" is deleted
-// by retention.bytes (30,000), "timed" by retention.ms (8 s), "purged"
+// by retention.bytes (30,000), "timed" by retention.ms (8 s; LogAppendTime,
+// whose stamps date the records however old the receiver's tables are), "purged"
 // (kept for ever) by a job's DeleteRecords (a record a second from the
 // log start). The receiver, sampled and scraped every second, predicts each
 // deletion before it comes: of the margins reported in the last 4 s
@@ -37,7 +38,7 @@ func TestApacheKafkaRetentionByRealSegments(t *testing.T) {
 	)
 	topics := map[string]map[string]string{
 		"sized":  {"retention.bytes": "30000", "retention.ms": "-1"},
-		"timed":  {"retention.ms": "8000"},
+		"timed":  {"retention.ms": "8000", "message.timestamp.type": "LogAppendTime"},
 		"purged": {"retention.ms": "-1"},
 	}
 	granularity := map[string]time.Duration{"sized": 3 * time.Second, "timed": 3 * time.Second, "purged": 2 * time.Second}

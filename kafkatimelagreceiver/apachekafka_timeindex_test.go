@@ -5,6 +5,7 @@ package kafkatimelagreceiver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,40 +137,30 @@ func (s *segmentedTopics) nextAppend(topic string, partition int32, offset int64
 // TestApacheKafkaTimeIndexOnRealSegments dates groups on real segments from
 // the brokers' time index: a CreateTime topic and a LogAppendTime topic
 // with zstd batches, both in 64 KiB segments, a transactional topic with
-// aborted transactions, and a compacted topic whose cleaner left gaps; every
-// record was appended before the receiver started (older than its tables).
-// Each time lag is within the target of the append of the record the group
-// reads next, on the first scrapes and as new records and commits move on.
-// A receiver of the plain topics then sends no Fetch (the transactional
-// topic's records are read for their markers, and a commit on a record the
-// cleaner removed is not an offset the index answers: both are read), and
-// the requests and bytes each receiver reports are those the broker sent it
-// (counted on its side of the sockets).
+// aborted transactions, and a compacted topic whose cleaner left gaps.
+// Rounds 0-2 are appended before the receivers start (older than their
+// tables), rounds 3-5 while they sample (just before and after each). Group "new", in round 4, and as
+// new rounds come and its commits move on, gets a time lag within the
+// target of the append of the record it reads next on every partition;
+// group "old", in round 1, on the LogAppendTime topic too, and elsewhere a
+// right one or none (a CreateTime stamp older than the tables is not shown
+// to be an append time). A receiver of the plain topics then sends no
+// Fetch (the transactional topic's records are read for their markers,
+// and a commit on a record the cleaner removed is not an offset the index
+// answers: both are read), and the requests and bytes each receiver
+// reports are those the broker sent it (counted on its side of the
+// sockets).
 func TestApacheKafkaTimeIndexOnRealSegments(t *testing.T) {
 	requireNoLeakedGoroutines(t)
 	wire := kafkacount.NewWire()
 	s := newSegmentedTopics(t, wire)
-	const rounds = 6
-	for round := range rounds {
+	for round := range 3 {
 		if round > 0 {
 			time.Sleep(1200 * time.Millisecond) // appends a round apart are told apart
 		}
 		s.writeRound()
 	}
-	compactedEnd := s.rounds[len(s.rounds)-1][pointKey{"", topicCompacted, 0}]
-	gap := s.waitForCompaction(compactedEnd)
-
-	// Every group sits in round 2, a few records in; the compacted topic's
-	// group on an offset the cleaner removed.
-	commits := map[string]map[int32]int64{}
-	for key, start := range s.rounds[2] {
-		if commits[key.topic] == nil {
-			commits[key.topic] = map[int32]int64{}
-		}
-		commits[key.topic][int32(key.partition)] = start + 5
-	}
-	commits[topicCompacted][0] = gap
-	s.commit("dated", commits)
+	s.commit("new", s.commitsAt(0, 0)) // tracked from the first scrape, moved on later
 
 	const allID, plainID = "time-index", "time-index-plain"
 	cfg := s.config()
@@ -183,36 +174,76 @@ func TestApacheKafkaTimeIndexOnRealSegments(t *testing.T) {
 	plainCfg.TimestampSource = TimestampSourceTimeIndex
 	plainCfg.Topics.Include = []string{"^" + topicCreateTime + "$", "^" + topicAppendTime + "$"}
 	plain, plainTelemetry := startTelemetryScraper(t, plainCfg)
-
-	// requireDated checks every time lag of a scrape against the append of
-	// the record the group reads next.
-	requireDated := func(timeLags map[pointKey]point, what string) {
+	scrapeBoth := func() (allTimeLags, plainTimeLags map[pointKey]point) {
 		t.Helper()
-		for topic, partitions := range commits {
-			for partition, offset := range partitions {
-				key := topicPartitionKey("dated", topic, partition)
-				appended, ok := s.nextAppend(topic, partition, offset)
-				require.True(t, ok, "%s %s: a record after %d", what, describeKey(key), offset)
-				requireTimeLag(t, timeLags[key], appended, what+" "+describeKey(key))
-			}
-		}
-	}
-	for scrape := 0; ; scrape++ {
 		md, err := all.scrape(context.Background())
 		require.NoError(t, err)
-		if timeLags := pointsOf(md, "kafka.consumer_group.time_lag"); len(timeLags) == 6 {
-			requireDated(timeLags, "records older than the tables:")
-			break
+		pmd, err := plain.scrape(context.Background())
+		require.NoError(t, err)
+		return pointsOf(md, "kafka.consumer_group.time_lag"), pointsOf(pmd, "kafka.consumer_group.time_lag")
+	}
+	sampleBoth := func() {
+		t.Helper()
+		require.NoError(t, all.sampler.Sample(context.Background(), true))
+		require.NoError(t, plain.sampler.Sample(context.Background(), true))
+	}
+	scrapeBoth()
+	// Sampled just before and after each round: the tables bracket every
+	// append closely, whatever the records' stamps.
+	for range 3 {
+		time.Sleep(1200 * time.Millisecond)
+		sampleBoth()
+		s.writeRound()
+		sampleBoth()
+	}
+
+	old := s.commitsAt(1, 5)
+	old[topicCompacted][0] = s.waitForCompaction(s.rounds[1][pointKey{"", topicCompacted, 0}], s.rounds[3][pointKey{"", topicCompacted, 0}])
+	s.commit("old", old)
+	commits := s.commitsAt(4, 5)
+	commits[topicCompacted][0] = s.waitForCompaction(s.rounds[4][pointKey{"", topicCompacted, 0}], s.rounds[5][pointKey{"", topicCompacted, 0}])
+	s.commit("new", commits)
+
+	// requireDated checks a group's time lags against the append of the
+	// record it reads next: on every partition, or (all false) on those
+	// that have one.
+	requireDated := func(timeLags map[pointKey]point, group string, offsets map[string]map[int32]int64, all bool, what string) (dated int) {
+		t.Helper()
+		for topic, partitions := range offsets {
+			for partition, offset := range partitions {
+				key := topicPartitionKey(group, topic, partition)
+				tl, ok := timeLags[key]
+				if !ok && !all {
+					continue
+				}
+				require.True(t, ok, "%s %s: no time lag", what, describeKey(key))
+				appended, found := s.nextAppend(topic, partition, offset)
+				require.True(t, found, "%s %s: a record after %d", what, describeKey(key), offset)
+				requireTimeLag(t, tl, appended, what+" "+describeKey(key))
+				dated++
+			}
 		}
-		require.Less(t, scrape, 5, "time lag of only some partitions after %d scrapes", scrape+1)
+		return dated
+	}
+	withTimeLag := func(timeLags map[pointKey]point, group string, topics ...string) int {
+		n := 0
+		for key := range timeLags {
+			if key.group == group && (len(topics) == 0 || slices.Contains(topics, key.topic)) {
+				n++
+			}
+		}
+		return n
 	}
 	for scrape := 0; ; scrape++ {
-		md, err := plain.scrape(context.Background())
-		require.NoError(t, err)
-		if len(pointsOf(md, "kafka.consumer_group.time_lag")) == 4 {
+		timeLags, plainTimeLags := scrapeBoth()
+		if withTimeLag(timeLags, "new") == 6 && withTimeLag(timeLags, "old", topicAppendTime) == 2 && withTimeLag(plainTimeLags, "new") == 4 {
+			requireDated(timeLags, "new", commits, true, "appended while sampled:")
+			oldDated := requireDated(timeLags, "old", old, false, "appended before the receiver started:")
+			t.Logf("group old: %d of 6 partitions dated (the LogAppendTime topic's 2 at least)", oldDated)
 			break
 		}
-		require.Less(t, scrape, 5, "time lag of only some partitions after %d scrapes", scrape+1)
+		require.Less(t, scrape, 5, "after %d scrapes, time lag of %d of new's 6 partitions, %d of old's 2 LogAppendTime ones, %d of new's 4 plain ones",
+			scrape+1, withTimeLag(timeLags, "new"), withTimeLag(timeLags, "old", topicAppendTime), withTimeLag(plainTimeLags, "new"))
 	}
 
 	// Steady state: a new round each step, commits moving into it. The
@@ -221,25 +252,23 @@ func TestApacheKafkaTimeIndexOnRealSegments(t *testing.T) {
 	// index alone dates the plain topics: no Fetch.
 	const warmup, steady = 1, 3
 	for step := range warmup + steady {
+		time.Sleep(1200 * time.Millisecond)
+		sampleBoth()
 		s.writeRound()
-		newest := s.rounds[len(s.rounds)-1]
-		for topic, partitions := range commits {
-			for partition := range partitions {
-				commits[topic][partition] = newest[pointKey{"", topic, int64(partition)}] + 3
-			}
-		}
+		sampleBoth()
+		commits = s.commitsAt(len(s.rounds)-1, 3)
 		// Compaction may remove it: the record after it is read next.
-		commits[topicCompacted][0] = newest[pointKey{"", topicCompacted, 0}]
-		s.commit("dated", commits)
+		commits[topicCompacted][0] = s.rounds[len(s.rounds)-1][pointKey{"", topicCompacted, 0}]
+		s.commit("new", commits)
 
 		md, err := all.scrape(context.Background())
 		require.NoError(t, err)
-		requireDated(pointsOf(md, "kafka.consumer_group.time_lag"), fmt.Sprintf("steady state %d:", step))
+		requireDated(pointsOf(md, "kafka.consumer_group.time_lag"), "new", commits, true, fmt.Sprintf("steady state %d:", step))
 		before := wire.Requests(plainID)
 		md, err = plain.scrape(context.Background())
 		require.NoError(t, err)
 		sent := wire.Requests(plainID).Since(before)
-		require.Len(t, pointsOf(md, "kafka.consumer_group.time_lag"), 4, "steady state %d", step)
+		require.Equal(t, 4, withTimeLag(pointsOf(md, "kafka.consumer_group.time_lag"), "new"), "steady state %d", step)
 		if step >= warmup {
 			require.Zero(t, sent.Of(kmsg.Fetch), "steady state %d: Fetch requests (%v)", step, sent)
 		}
@@ -259,6 +288,19 @@ func TestApacheKafkaTimeIndexOnRealSegments(t *testing.T) {
 	}
 }
 
+// commitsAt are offsets in round round, after records into it, of every
+// partition.
+func (s *segmentedTopics) commitsAt(round int, after int64) map[string]map[int32]int64 {
+	out := map[string]map[int32]int64{}
+	for key, start := range s.rounds[round] {
+		if out[key.topic] == nil {
+			out[key.topic] = map[int32]int64{}
+		}
+		out[key.topic][int32(key.partition)] = start + after
+	}
+	return out
+}
+
 // commit commits a group's offsets.
 func (s *segmentedTopics) commit(group string, offsets map[string]map[int32]int64) {
 	t := s.t
@@ -273,19 +315,23 @@ func (s *segmentedTopics) commit(group string, offsets map[string]map[int32]int6
 	require.NoError(t, resp.Error())
 }
 
-// waitForCompaction waits until the cleaner has removed records of the
-// compacted topic below end, and returns the first offset it removed.
-func (s *segmentedTopics) waitForCompaction(end int64) int64 {
+// waitForCompaction waits until the cleaner has removed a record of the
+// compacted topic from offset from on, below end, and returns the first it
+// removed.
+func (s *segmentedTopics) waitForCompaction(from, end int64) int64 {
 	t := s.t
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		cl, err := s.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topicCompacted: {0: kgo.NewOffset().At(0)}}))
+		cl, err := s.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topicCompacted: {0: kgo.NewOffset().At(from)}}))
 		require.NoError(t, err)
-		want := int64(0)
+		want := from
 		var gap int64 = -1
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		for gap < 0 && want < end && ctx.Err() == nil {
 			for _, r := range cl.PollFetches(ctx).Records() {
+				if r.Offset < from {
+					continue
+				}
 				if r.Offset != want && gap < 0 {
 					gap = want
 				}
@@ -299,6 +345,6 @@ func (s *segmentedTopics) waitForCompaction(end int64) int64 {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Fatalf("the cleaner left no gap in %s below %d within 2 minutes", topicCompacted, end)
+	t.Fatalf("the cleaner left no gap in %s from %d below %d within 2 minutes", topicCompacted, from, end)
 	return 0
 }
