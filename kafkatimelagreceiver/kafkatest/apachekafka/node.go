@@ -124,6 +124,10 @@ func (c *Cluster) layOut() error {
 		// 128 MB by default, on the heap: too much for a test's JVM.
 		"log.cleaner.dedupe.buffer.size": "16777216",
 		"log.cleaner.backoff.ms":         "1000",
+		// A killed or paused broker is fenced, and its partitions led
+		// by others, within seconds rather than the default 9.
+		"broker.session.timeout.ms":    "3000",
+		"broker.heartbeat.interval.ms": "500",
 	}
 	if s := c.opts.SASLSSL; s != nil {
 		pem := filepath.Join(c.dir, "broker.pem")
