@@ -125,6 +125,19 @@ func (k *realKafka) produceSync(cl *kgo.Client, records ...*kgo.Record) {
 	require.NoError(k.t, cl.ProduceSync(ctx, records...).FirstErr())
 }
 
+// fill writes n small records to each of a topic's first partitions and
+// waits for their acknowledgements.
+func (k *realKafka) fill(topic string, partitions int32, n int) {
+	k.t.Helper()
+	var records []*kgo.Record
+	for p := range partitions {
+		for range n {
+			records = append(records, &kgo.Record{Topic: topic, Partition: p, Value: []byte("record")})
+		}
+	}
+	k.produceSync(k.client, records...)
+}
+
 // timeLagBound is the receiver's accuracy target for one estimate
 // (docs/accuracy.md): max(1 s, 1 % of the true time lag).
 func timeLagBound(truth float64) float64 { return max(1, truth/100) }

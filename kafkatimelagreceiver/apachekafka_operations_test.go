@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/apachekafka"
 )
@@ -33,13 +32,7 @@ func TestApacheKafkaOperationsOnThreeBrokers(t *testing.T) {
 	k := newRealKafka(t, apachekafka.Options{Brokers: 3})
 	const topic, partitions, behind = "orders", 6, 20
 	k.createTopic(topic, partitions, map[string]string{"message.timestamp.type": "LogAppendTime", "min.insync.replicas": "1"})
-	var records []*kgo.Record
-	for p := range int32(partitions) {
-		for range 2 * behind {
-			records = append(records, &kgo.Record{Topic: topic, Partition: p, Value: []byte("order")})
-		}
-	}
-	k.produceSync(k.client, records...)
+	k.fill(topic, partitions, 2*behind)
 	offsets := kadm.Offsets{}
 	appended := map[int64]time.Time{}
 	for p := range int32(partitions) {

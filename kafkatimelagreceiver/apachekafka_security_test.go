@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configtls"
@@ -41,13 +40,7 @@ func TestApacheKafkaSASLSSLDescribeNotRead(t *testing.T) {
 	}})
 	const topic = "orders"
 	k.createTopic(topic, 2, map[string]string{"message.timestamp.type": "LogAppendTime"})
-	var records []*kgo.Record
-	for p := range int32(2) {
-		for range 30 {
-			records = append(records, &kgo.Record{Topic: topic, Partition: p, Value: []byte("order")})
-		}
-	}
-	k.produceSync(k.client, records...)
+	k.fill(topic, 2, 30)
 	resp, err := k.admin.CommitOffsets(context.Background(), "team-a", kadm.Offsets{topic: {
 		0: {Topic: topic, Partition: 0, At: 10, LeaderEpoch: -1}, 1: {Topic: topic, Partition: 1, At: 25, LeaderEpoch: -1},
 	}})

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/apachekafka"
 )
@@ -63,13 +62,7 @@ func TestApacheKafkaShareGroup(t *testing.T) {
 	k := newRealKafka(t, apachekafka.Options{})
 	const topic, group = "jobs", "workers"
 	k.createTopic(topic, 2, map[string]string{"message.timestamp.type": "LogAppendTime"})
-	var records []*kgo.Record
-	for p := range int32(2) {
-		for range 100 {
-			records = append(records, &kgo.Record{Topic: topic, Partition: p, Value: []byte("job")})
-		}
-	}
-	k.produceSync(k.client, records...)
+	k.fill(topic, 2, 100)
 	k.tool(apachekafka.Configs, "--alter", "--entity-type", "groups", "--entity-name", group, "--add-config", "share.auto.offset.reset=earliest")
 	_, err := k.Tool(context.Background(), apachekafka.ConsoleShareConsumer, "--bootstrap-server", k.Addrs()[0],
 		"--topic", topic, "--group", group, "--max-messages", "70", "--formatter-property", "print.value=false")
