@@ -83,7 +83,7 @@ test-kafka: kafka-fetch
 		KAFKA_LIB="$$lib" $(GO) test -tags kafka -race -count=1 ./kafkatest/apachekafka/ && \
 		KAFKA_LIB="$$lib" $(GO) test -tags kafka -race -count=1 -timeout 25m -run '^TestApacheKafka' .
 
-## kafka-up: start one Apache Kafka 4.4 node on 127.0.0.1:$(KAFKA_PORT) in the background, for trying the receiver by hand (`make kafka-down` stops it)
+## kafka-up: start one Apache Kafka 4.4 node on 127.0.0.1:9092 (KAFKA_PORT moves it) in the background, for trying the receiver by hand (`make kafka-down` stops it)
 kafka-up: kafka-fetch
 	@if [[ -f $(KAFKA_NODE_DIR).pid ]] && kill -0 "$$(cat $(KAFKA_NODE_DIR).pid)" 2>/dev/null; then \
 		echo "kafka-up: already running (pid $$(cat $(KAFKA_NODE_DIR).pid)); make kafka-down stops it" >&2; exit 1; fi

@@ -140,8 +140,10 @@ func (d *Demo) Close() {
 		d.cancel()
 		d.wg.Wait()
 		d.producer.Close()
-		d.closeCluster()
-		d.log.Printf("shutdown: cluster stopped")
+		if d.cluster != nil {
+			d.closeCluster()
+			d.log.Printf("shutdown: cluster stopped")
+		}
 	})
 }
 
