@@ -32,7 +32,7 @@ DIST_DIR    := $(BUILD_DIR)/dist
 VERSION     := $(shell sed -n 's/^  version: *//p' builder-config.yaml)
 PLATFORMS   := linux/amd64 linux/arm64
 
-.PHONY: all help build run run-prometheus demo test test-unit prometheus-tools rules-test fmt-check vet generate generate-check mdatagen helm helm-sync helm-check actionlint workflow-check unit e2e image dist bench bench-prometheus clean
+.PHONY: all help build run run-prometheus run-kafka demo test test-unit test-kafka kafka-fetch kafka-up kafka-down prometheus-tools rules-test fmt-check vet generate generate-check mdatagen helm helm-sync helm-check actionlint workflow-check unit e2e image dist bench bench-prometheus clean
 
 all: build
 
@@ -53,12 +53,54 @@ run: build demo
 run-prometheus: build demo prometheus-tools
 	deploy/run-demo.sh --prometheus
 
+## run-kafka: `make run` on a real Apache Kafka 4.4 node (from the jars `make kafka-fetch` caches; Java 17 and Maven needed) instead of the in-process cluster
+run-kafka: build demo kafka-fetch
+	KAFKA_LIB="$$(deploy/kafka/fetch-kafka.sh)" deploy/run-demo.sh --kafka
+
 ## demo: build the demo Kafka cluster program into _build/kafkademo
 demo:
 	$(GO) build -o $(DEMO_BIN) ./cmd/kafkademo
 
 ## test: everything CI runs (.ci/run) [root: prometheus]
-test: fmt-check vet generate-check workflow-check unit build rules-test helm-check e2e
+test: fmt-check vet generate-check workflow-check unit build rules-test helm-check e2e test-kafka
+
+# Apache Kafka: deploy/kafka/pom.xml's jars, fetched with Maven once into
+# ~/.cache/otelcol-kafkatimelag (KAFKA_CACHE moves it), keyed by the pom's
+# hash. KAFKA_PORT is the port of `make kafka-up`'s node.
+KAFKA_PORT ?= 9092
+KAFKA_NODE_DIR := $(BUILD_DIR)/kafka
+
+## kafka-fetch: fetch Apache Kafka 4.4's jars with Maven into the cache (once; Java 17 and Maven needed)
+kafka-fetch:
+	deploy/kafka/fetch-kafka.sh >/dev/null
+
+## test-kafka: the real-Kafka suite: the receiver against Apache Kafka 4.4 clusters on 127.0.0.1 (Java 17 and Maven needed)
+# The tests are tagged kafka, so that the other targets need no Java. The
+# suite's tests are named TestApacheKafka*; the package's other tests ran
+# in `make unit` already.
+test-kafka: kafka-fetch
+	lib="$$(deploy/kafka/fetch-kafka.sh)"; cd $(RECEIVER_DIR) && \
+		KAFKA_LIB="$$lib" $(GO) test -tags kafka -race -count=1 ./kafkatest/apachekafka/ && \
+		KAFKA_LIB="$$lib" $(GO) test -tags kafka -race -count=1 -timeout 25m -run '^TestApacheKafka' .
+
+## kafka-up: start one Apache Kafka 4.4 node on 127.0.0.1:9092 (KAFKA_PORT moves it) in the background, for trying the receiver by hand (`make kafka-down` stops it)
+kafka-up: kafka-fetch
+	@if [[ -f $(KAFKA_NODE_DIR).pid ]] && kill -0 "$$(cat $(KAFKA_NODE_DIR).pid)" 2>/dev/null; then \
+		echo "kafka-up: already running (pid $$(cat $(KAFKA_NODE_DIR).pid)); make kafka-down stops it" >&2; exit 1; fi
+	mkdir -p $(BUILD_DIR)
+	$(GO) build -o $(BUILD_DIR)/kafkanode ./cmd/kafkanode
+	KAFKA_LIB="$$(deploy/kafka/fetch-kafka.sh)" nohup $(BUILD_DIR)/kafkanode -port $(KAFKA_PORT) -dir $(KAFKA_NODE_DIR) >$(KAFKA_NODE_DIR).log 2>&1 & echo $$! >$(KAFKA_NODE_DIR).pid
+	@for _ in $$(seq 1 600); do \
+		if grep -qs ' ready: ' $(KAFKA_NODE_DIR).log; then sed -n 's/.* ready: /kafka-up: /p' $(KAFKA_NODE_DIR).log; exit 0; fi; \
+		if ! kill -0 "$$(cat $(KAFKA_NODE_DIR).pid)" 2>/dev/null; then cat $(KAFKA_NODE_DIR).log >&2; rm -f $(KAFKA_NODE_DIR).pid; exit 1; fi; \
+		sleep 0.2; done; \
+	echo "kafka-up: not ready after 120s: see $(KAFKA_NODE_DIR).log" >&2; exit 1
+
+## kafka-down: stop the node `make kafka-up` started
+kafka-down:
+	@if [[ ! -f $(KAFKA_NODE_DIR).pid ]]; then echo "kafka-down: no node started by make kafka-up" >&2; exit 0; fi; \
+	pid="$$(cat $(KAFKA_NODE_DIR).pid)"; kill -TERM "$$pid" 2>/dev/null || true; \
+	while kill -0 "$$pid" 2>/dev/null; do sleep 0.2; done; rm -f $(KAFKA_NODE_DIR).pid; echo "kafka-down: stopped"
 
 ## test-unit: the fast layer alone (well under a minute): both modules' tests built with the tag unit, which leaves out those that need the in-process Kafka or real time
 # Files marked `//go:build !unit` are the kfake and timing tests; `make
@@ -128,6 +170,7 @@ vet:
 	cd $(RECEIVER_DIR) && $(GO) vet ./...
 	$(GO) vet -tags unit ./...
 	cd $(RECEIVER_DIR) && $(GO) vet -tags unit ./...
+	cd $(RECEIVER_DIR) && $(GO) vet -tags kafka ./...
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) vet -tags image ./deploy/container/
 	$(GO) vet -tags helm ./deploy/helm/ ./deploy/operator/

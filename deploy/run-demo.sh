@@ -4,7 +4,11 @@
 # collector with otelcol-config.yaml (`make run`); with --prometheus, also a
 # real Prometheus on 127.0.0.1:${PROMETHEUS_PORT:-19090} that scrapes the
 # collector and evaluates deploy/prometheus/kafka-timelag-rules.yml
-# (`make run-prometheus`). Ctrl-C stops everything (and is no error).
+# (`make run-prometheus`); with --kafka, the same workload on one Apache
+# Kafka node (DEMO_PORT, the controller on DEMO_PORT+2) started from the jars
+# deploy/kafka/fetch-kafka.sh caches, instead of the in-process cluster
+# (`make run-kafka`; Java 17 needed). Ctrl-C stops everything (and is no
+# error).
 #
 # The console shows the collector's log and, of the data points its debug
 # exporter prints every scrape, the time lag and offset lag of each (group,
@@ -19,11 +23,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 with_prometheus=""
+apache_kafka=""
 case "${1:-}" in
 "") ;;
 --prometheus) with_prometheus=1 ;;
+--kafka) apache_kafka=1 ;;
 *)
-	echo "usage: $0 [--prometheus]" >&2
+	echo "usage: $0 [--prometheus | --kafka]" >&2
 	exit 2
 	;;
 esac
@@ -86,7 +92,15 @@ if [[ -n "$with_prometheus" ]] && ! command -v "$prom_bin" >/dev/null; then
 	exit 1
 fi
 
-"$demo" -ports "$(IFS=,; echo "${broker_ports[*]}")" &
+demo_args=(-ports "$(IFS=,; echo "${broker_ports[*]}")")
+if [[ -n "$apache_kafka" ]]; then
+	# One node: its client listener on DEMO_PORT, its controller's two
+	# above (both were checked free above).
+	broker_ports=("$demo_port")
+	brokers="127.0.0.1:$demo_port"
+	demo_args=(-ports "$demo_port" -apache-kafka)
+fi
+"$demo" "${demo_args[@]}" &
 pids+=($!)
 for port in "${broker_ports[@]}"; do wait_for kafkademo "${pids[-1]}" "$port"; done
 echo "run-demo: demo cluster up on $brokers; starting the collector (Ctrl-C stops everything)" >&2
@@ -95,7 +109,7 @@ echo "run-demo: Prometheus metrics at http://127.0.0.1:8889/metrics, the collect
 # The brokers, when moved, override otelcol-config.yaml's (a yaml: config
 # merged over the file).
 config=(--config otelcol-config.yaml)
-if [[ $demo_port != 9092 ]]; then
+if [[ $demo_port != 9092 || -n "$apache_kafka" ]]; then
 	config+=(--config "yaml:receivers::kafka_time_lag::brokers: [$brokers]")
 fi
 if [[ ${DEMO_CONSOLE:-} == all ]]; then

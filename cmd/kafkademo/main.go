@@ -3,7 +3,9 @@
 // different ways, for trying out the kafka_time_lag receiver. It prints one
 // line per workload event to stderr and stops on Ctrl-C or SIGTERM.
 //
-// The data lives in memory only; every start begins from scratch.
+// The data lives in memory only; every start begins from scratch. With
+// -apache-kafka the workload runs on one Apache Kafka node instead, started
+// from the jars deploy/kafka fetches (`make run-kafka`).
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/demo"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/apachekafka"
 )
 
 func main() {
@@ -31,6 +34,8 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("kafkademo", flag.ContinueOnError)
 	ports := fs.String("ports", joinPorts(demo.DefaultPorts), "comma-separated broker ports on 127.0.0.1, one broker each; 0 picks a free port")
+	apacheKafka := fs.Bool("apache-kafka", false, "run the workload on one Apache Kafka node (from deploy/kafka's cached jars; Java 17 needed) listening on the first of -ports, instead of the in-process cluster")
+	kafkaDir := fs.String("apache-kafka-dir", "_build/kafka-demo", "with -apache-kafka: the node's config, data and log (emptied first)")
 	def := demo.Defaults()
 	var o demo.Options
 	fs.Float64Var(&o.OrdersRate, "orders-rate", def.OrdersRate, "records/s produced to orders")
@@ -73,6 +78,14 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if *apacheKafka {
+		node, err := apachekafka.StartNode(ctx, *kafkaDir, o.Ports[0], o.Logger.Printf)
+		if err != nil {
+			return err
+		}
+		defer node.Close()
+		o.Bootstrap = node.Addrs()
+	}
 	d, err := demo.Start(ctx, o)
 	if err != nil {
 		return err

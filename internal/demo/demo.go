@@ -52,8 +52,10 @@ var DefaultPorts = []int{9092, 9093, 9094}
 
 // Demo is a running cluster and workload. Stop it with Close.
 type Demo struct {
-	opts    Options
-	log     *log.Logger
+	opts Options
+	log  *log.Logger
+	// cluster is the in-process cluster, nil when the workload runs on
+	// Options.Bootstrap's.
 	cluster *kfake.Cluster
 	addrs   []string
 
@@ -79,45 +81,45 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		return nil, fmt.Errorf("invalid demo options: %w", err)
 	}
 
-	kopts := []kfake.Opt{
-		kfake.NumBrokers(opts.Brokers),
-		kfake.ClusterID("kafkademo"),
-		// kfake only enforces retention.ms (set on orders) from this
-		// cleaner loop, which defaults to once an hour; a minute keeps
-		// the busy topic's memory bounded during a long `make run`.
-		kfake.BrokerConfigs(map[string]string{"log.cleaner.backoff.ms": "60000"}),
-	}
-	if len(opts.Ports) > 0 {
-		kopts = append(kopts, kfake.Ports(opts.Ports...))
-	}
-	cluster, err := kfake.NewCluster(kopts...)
-	if err != nil {
-		return nil, fmt.Errorf("start kfake cluster on ports %v: %w", opts.Ports, err)
+	d := &Demo{opts: opts, log: opts.Logger, counts: newCounters()}
+	if len(opts.Bootstrap) > 0 {
+		d.addrs = append([]string(nil), opts.Bootstrap...)
+		d.log.Printf("cluster: the workload runs on %v", d.addrs)
+	} else {
+		kopts := []kfake.Opt{
+			kfake.NumBrokers(opts.Brokers),
+			kfake.ClusterID("kafkademo"),
+			// kfake only enforces retention.ms (set on orders) from this
+			// cleaner loop, which defaults to once an hour; a minute keeps
+			// the busy topic's memory bounded during a long `make run`.
+			kfake.BrokerConfigs(map[string]string{"log.cleaner.backoff.ms": "60000"}),
+		}
+		if len(opts.Ports) > 0 {
+			kopts = append(kopts, kfake.Ports(opts.Ports...))
+		}
+		cluster, err := kfake.NewCluster(kopts...)
+		if err != nil {
+			return nil, fmt.Errorf("start kfake cluster on ports %v: %w", opts.Ports, err)
+		}
+		d.cluster, d.addrs = cluster, cluster.ListenAddrs()
+		d.log.Printf("cluster: %d brokers listening on %v", len(d.addrs), d.addrs)
 	}
 
-	d := &Demo{
-		opts:    opts,
-		log:     opts.Logger,
-		cluster: cluster,
-		addrs:   cluster.ListenAddrs(),
-		counts:  newCounters(),
-	}
-	d.log.Printf("cluster: %d brokers listening on %v", len(d.addrs), d.addrs)
-
+	var err error
 	d.producer, err = kgo.NewClient(
 		kgo.SeedBrokers(d.addrs...),
 		kgo.ClientID("kafkademo-producer"),
 		kgo.ProducerLinger(5*time.Millisecond),
 	)
 	if err != nil {
-		cluster.Close()
+		d.closeCluster()
 		return nil, fmt.Errorf("create producer client: %w", err)
 	}
 	d.admin = kadm.NewClient(d.producer)
 
 	if err := d.setup(ctx); err != nil {
 		d.producer.Close()
-		cluster.Close()
+		d.closeCluster()
 		return nil, err
 	}
 
@@ -138,9 +140,18 @@ func (d *Demo) Close() {
 		d.cancel()
 		d.wg.Wait()
 		d.producer.Close()
-		d.cluster.Close()
-		d.log.Printf("shutdown: cluster stopped")
+		if d.cluster != nil {
+			d.closeCluster()
+			d.log.Printf("shutdown: cluster stopped")
+		}
 	})
+}
+
+// closeCluster stops the cluster the demo started (none on Bootstrap).
+func (d *Demo) closeCluster() {
+	if d.cluster != nil {
+		d.cluster.Close()
+	}
 }
 
 type topicSpec struct {

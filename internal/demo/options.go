@@ -17,6 +17,10 @@ type Options struct {
 	Ports []int
 	// Brokers is the broker count when Ports is empty (default 3).
 	Brokers int
+	// Bootstrap, when set, runs the workload on that running cluster
+	// (host:port of its brokers) instead of starting one: Ports and
+	// Brokers are then unused.
+	Bootstrap []string
 	// Logger receives one line per workload event. Nil discards them.
 	Logger *log.Logger
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // shareMaxRecords is how many records a share-group member acquires per
@@ -19,11 +21,41 @@ const shareMaxRecords = 10
 // long a record waits for a handler.
 func (d *Demo) runShareGroup(ctx context.Context) {
 	// Without it a new share group starts at the end of the log.
-	d.cluster.SetGroupConfigs(GroupJobsWorkers, map[string]string{"share.auto.offset.reset": "earliest"})
+	if err := d.setShareGroupEarliest(ctx); err != nil {
+		d.log.Printf("share group %s: %v", GroupJobsWorkers, err)
+	}
 	d.log.Printf("share group %s: %d members consuming %s, %s per record", GroupJobsWorkers, d.opts.JobsMembers, TopicJobs, d.opts.JobsHandleTime)
 	for i := range d.opts.JobsMembers {
 		d.goRun(func() { d.shareMember(ctx, fmt.Sprintf("%s-%d", GroupJobsWorkers, i+1)) })
 	}
+}
+
+// setShareGroupEarliest sets the share group's share.auto.offset.reset to
+// earliest: in the in-process cluster directly, on a real one with
+// IncrementalAlterConfigs.
+func (d *Demo) setShareGroupEarliest(ctx context.Context) error {
+	if d.cluster != nil {
+		d.cluster.SetGroupConfigs(GroupJobsWorkers, map[string]string{"share.auto.offset.reset": "earliest"})
+		return nil
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType = kmsg.ConfigResourceTypeGroupConfig
+	res.ResourceName = GroupJobsWorkers
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
+	res.Configs = append(res.Configs, cfg)
+	req.Resources = append(req.Resources, res)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, d.producer)
+	if err == nil && len(resp.Resources) == 1 {
+		err = kerr.ErrorForCode(resp.Resources[0].ErrorCode)
+	}
+	if err != nil {
+		return fmt.Errorf("set share.auto.offset.reset=earliest: %w", err)
+	}
+	return nil
 }
 
 func (d *Demo) shareMember(ctx context.Context, member string) {

@@ -69,6 +69,10 @@ type Reader struct {
 	UntimedRecords metric.Int64Counter
 	Logger         *zap.Logger
 	Shares         ShareSettings
+
+	// readDenied are the topics whose record reads an ACL refused lately:
+	// not read again for a while (readDeniedFor).
+	readDenied readDenials
 }
 
 // Input is what one scrape read, and the append times dated from it:

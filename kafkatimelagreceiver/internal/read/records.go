@@ -25,7 +25,8 @@ func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, r
 		// the topics' configurations last said.
 		r.Records.SetTopics(r.Retention.Limits().Topics)
 	}
-	est, rep, err := dating.Date(ctx, r.Cluster, r.Tables, r.Records, snap, idx, opt)
+	src := deniedReadSource{Source: r.Cluster, denials: &r.readDenied, now: r.Now()}
+	est, rep, err := dating.Date(ctx, src, r.Tables, r.Records, snap, idx, opt)
 	if rep.Wanted > rep.Read {
 		r.Logger.Debug("record dating capped for this scrape", zap.Int("partitions wanted", rep.Wanted), zap.Int("partitions dated", rep.Read))
 	}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package apachekafka
+
+import "syscall"
+
+func ownedProcess() *syscall.SysProcAttr { return nil }
