@@ -26,12 +26,14 @@ type testBroker struct {
 	addr  string
 	mu    sync.Mutex
 	conns []net.Conn
+	// arrived is told of each connection the listener took.
+	arrived chan struct{}
 }
 
 func newTestBroker(t *testing.T) *testBroker {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	b := &testBroker{addr: l.Addr().String()}
+	b := &testBroker{addr: l.Addr().String(), arrived: make(chan struct{}, 16)}
 	accepted := make(chan struct{})
 	go func() {
 		defer close(accepted)
@@ -43,6 +45,10 @@ func newTestBroker(t *testing.T) *testBroker {
 			b.mu.Lock()
 			b.conns = append(b.conns, c)
 			b.mu.Unlock()
+			select {
+			case b.arrived <- struct{}{}:
+			default:
+			}
 			go func() { _, _ = c.Read(make([]byte, 1024)) }() // until closed
 		}
 	}()
@@ -60,6 +66,23 @@ func newTestBroker(t *testing.T) *testBroker {
 
 // answer writes one byte of an answer on every connection.
 func (b *testBroker) answer(t *testing.T) {
+	// The client's dial returns before the listener's goroutine has taken
+	// the connection: wait for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		b.mu.Lock()
+		n := len(b.conns)
+		b.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		select {
+		case <-b.arrived:
+		case <-ctx.Done():
+			t.Fatal("no connection reached the test broker")
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	require.NotEmpty(t, b.conns)
