@@ -198,3 +198,63 @@ func TestRunIsDeterministic(t *testing.T) {
 	c := Run(shape, iv, Methods(), 8)
 	require.False(t, slices.Equal(a[0].Points, c[0].Points), "another seed, another timeline")
 }
+
+// TestDatadogCacheHalvesKeepingItsEnds: with data streams on, the check's
+// cache, once full, drops the points below the groups' lowest offset but
+// the nearest, then the points its line misses least, down to half its
+// size, keeping the oldest and newest; at its defaults it sends no time
+// lag.
+func TestDatadogCacheHalvesKeepingItsEnds(t *testing.T) {
+	m := &datadogMethod{size: 6}
+	// Offsets 0 to 40 a second apart, but 30 appended late, at 3.9 s.
+	for _, p := range []point{{0, 0}, {10, second}, {20, 2 * second}, {30, 39 * second / 10}, {40, 4 * second}} {
+		m.add(p, 0)
+	}
+	require.Len(t, m.cache, 5, "below its size, nothing is dropped")
+	m.add(point{offset: 50, at: 5 * second}, 0)
+	require.Equal(t, []point{{0, 0}, {30, 39 * second / 10}, {50, 5 * second}}, m.cache,
+		"halved: the ends kept, and the point off the line (30 at 3.9 s)")
+	m.add(point{offset: 60, at: 6 * second}, 0)
+	m.add(point{offset: 70, at: 7 * second}, 0)
+	m.add(point{offset: 80, at: 8 * second}, 55)
+	require.Equal(t, []point{{50, 5 * second}, {70, 7 * second}, {80, 8 * second}}, m.cache,
+		"below the lowest committed offset (55) only the nearest point stays; then halved, the first of equals dropped")
+	at, ok := m.date(60)
+	require.True(t, ok)
+	require.InDelta(t, float64(6*second), at, 1, "between two points, their line")
+	m.cache = []point{{1000, 1000 * second}, {1001, 1001 * second}}
+	at, ok = m.date(0)
+	require.True(t, ok)
+	require.InDelta(t, float64(400*second), at, 1, "extrapolated at most 600 s below the oldest point")
+	m.add(point{offset: 20, at: 1002 * second}, 0)
+	require.Equal(t, []point{{20, 1002 * second}}, m.cache, "a high watermark below the cache's is a reset")
+
+	log := &Timeline{}
+	log.Append(Epoch, 10)
+	e, cost := scrapeAt(newDatadogDefaults(), log, 5, Epoch+second)
+	require.False(t, e.OK, "data_streams_enabled defaults to false: no time lag")
+	require.Equal(t, int64(1), cost.OffsetReads)
+}
+
+// TestKlagExporterRateHasAFloorAndAWindow: klag-exporter's rate mode keeps
+// its last 5 polls, none older than 600 s, and sends nothing below 0.01
+// records a second.
+func TestKlagExporterRateHasAFloorAndAWindow(t *testing.T) {
+	log := &Timeline{}
+	log.Append(Epoch, 10)
+	log.Append(Epoch+700*second, 1) // 1 record in the 500 s the window keeps: 0.002 a second
+	m := &rateMethod{maxPoints: KlagExporterRateSamples, maxAge: KlagExporterRateMaxAge, minRate: KlagExporterRateMinPerSec}
+	m.Sample(Read{End: log.EndAt(Epoch), Received: Epoch})
+	m.Sample(Read{End: log.EndAt(Epoch + 500*second), Received: Epoch + 500*second})
+	e, _ := scrapeAt(m, log, 5, Epoch+1000*second)
+	require.Equal(t, []point{{10, Epoch + 500*second}, {11, Epoch + 1000*second}}, m.points, "the sample 1000 s old is past the 600 s maximum age")
+	require.False(t, e.OK, "below the 0.01 records/s floor")
+	for s := int64(1001); s <= 1010; s++ {
+		log.Append(Epoch+s*second, 1)
+		m.Sample(Read{End: log.EndAt(Epoch + s*second), Received: Epoch + s*second})
+	}
+	require.Len(t, m.points, KlagExporterRateSamples)
+	e, _ = scrapeAt(m, log, log.EndAt(Epoch+1010*second)-3, Epoch+1010*second)
+	require.True(t, e.OK)
+	require.InDelta(t, 3, e.TimeLag, 1e-9, "3 records at 1 a second over its last 5 samples")
+}

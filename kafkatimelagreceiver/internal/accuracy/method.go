@@ -66,8 +66,10 @@ type MethodSpec struct {
 	Warm int64
 	// Tool is the tool that ships the method, the version its description
 	// is read from, with a link to the source it is read from, and the
-	// settings it runs at; empty for this receiver's rows.
-	Tool, Source, Settings string
+	// settings it runs at, with the source of each default; empty for
+	// this receiver's rows. Defaults says whether the row runs at the
+	// tool's defaults, and where not, what differs.
+	Tool, Source, Settings, Defaults string
 }
 
 // FetchMaxBytes is the most a record read asks of a partition: the

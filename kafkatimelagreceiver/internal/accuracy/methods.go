@@ -103,8 +103,12 @@ type rateMethod struct {
 	points []point
 	cost   Cost
 	// maxPoints, when set, keeps that many observations instead of a
-	// RateWindow of them.
+	// RateWindow of them, none older than maxAge (0: any age).
 	maxPoints int
+	maxAge    int64
+	// minRate, when set, is the rate in records a second below which a
+	// lagging group has no estimate (an idle producer's rate is no rate).
+	minRate float64
 }
 
 // NewRate is the lag / produce-rate method.
@@ -116,11 +120,15 @@ func (m *rateMethod) Sample(r Read) {
 }
 
 func (m *rateMethod) add(p point) {
-	m.points = append(m.points, p)
 	if m.maxPoints > 0 {
+		for m.maxAge > 0 && len(m.points) > 0 && p.at-m.points[0].at > m.maxAge {
+			m.points = m.points[1:]
+		}
+		m.points = append(m.points, p)
 		m.points = m.points[max(0, len(m.points)-m.maxPoints):]
 		return
 	}
+	m.points = append(m.points, p)
 	drop := 0
 	for drop < len(m.points)-2 && m.points[drop+1].at <= p.at-RateWindow {
 		drop++ // keep one point at or before the window's start
@@ -137,6 +145,9 @@ func (m *rateMethod) Scrape(s Scrape) Estimate {
 	rate := 0.0
 	if last.at > first.at && last.offset > first.offset {
 		rate = float64(last.offset-first.offset) / (float64(last.at-first.at) / 1e9)
+	}
+	if rate < m.minRate {
+		rate = 0
 	}
 	for _, c := range s.Committed {
 		var g GroupEstimate
@@ -240,35 +251,53 @@ func (m *recordMethod) Scrape(s Scrape) Estimate {
 	return e
 }
 
-// Links to the sources each peer's row is read from.
+// The releases each peer's row is read from, and links to their files.
 const (
-	kleSource          = "https://github.com/seglo/kafka-lag-exporter/blob/v0.8.2/src/main/scala/com/lightbend/kafkalagexporter/LookupTable.scala"
-	klagSource         = "https://github.com/themoah/klag/blob/main/src/main/java/io/github/themoah/klag/metrics/timelag/LagMsCalculator.java"
-	klagExporterSource = "https://github.com/softwaremill/klag-exporter/blob/main/src/collector/timestamp_sampler.rs"
-	datadogSource      = "https://github.com/DataDog/integrations-core/blob/master/kafka_consumer/datadog_checks/kafka_consumer/kafka_consumer.py"
+	kleTag          = "https://github.com/seglo/kafka-lag-exporter/blob/v0.8.2/"
+	kleSource       = kleTag + "src/main/scala/com/lightbend/kafkalagexporter/LookupTable.scala"
+	kleConf         = kleTag + "src/main/resources/reference.conf"
+	klagTag         = "https://github.com/themoah/klag/blob/0.2.6/src/main/java/io/github/themoah/klag/metrics/"
+	klagSource      = klagTag + "timelag/LagMsCalculator.java"
+	klagExporterTag = "https://github.com/softwaremill/klag-exporter/blob/v0.1.22/"
+	klagConfig      = klagExporterTag + "src/config.rs"
+	datadogSource   = "https://github.com/DataDog/integrations-core/pull/24167"
 )
 
-// Methods are the methods the evaluation compares, ours first: the peers
-// at their shipped defaults, and kafka-lag-exporter also at the settings
-// closest to ours.
+// Methods are the methods the evaluation compares, ours first: each peer
+// at the defaults of the release named, an opt-in of a peer's as a row of
+// its own, and kafka-lag-exporter also at the settings closest to ours.
 func Methods() []MethodSpec {
+	const (
+		kleDefaults    = "poll-interval 30 s ([reference.conf:4](" + kleConf + "#L4)), lookup-table size 60 ([reference.conf:10](" + kleConf + "#L10)), lag not clamped at 0"
+		klagDefaults   = "METRICS_INTERVAL_MS 60 s ([MetricsConfig.java:18](" + klagTag + "MetricsConfig.java#L18)); anchors: the log start's record and the max-timestamp record ([KafkaOffsetTimestampInterpolator.java:65](" + klagTag + "timelag/KafkaOffsetTimestampInterpolator.java#L65)); its fallback table, interpolation only, TIME_LAG_INTERPOLATION_BUFFER_SIZE 60 ([TimeLagConfig.java:26](" + klagTag + "timelag/TimeLagConfig.java#L26))"
+		klagExporterOn = "poll_interval 30 s ([config.rs](" + klagConfig + "), `default_poll_interval`)"
+	)
 	return []MethodSpec{
 		Receiver,
 		ReceiverRecordReads,
 		ReceiverTablesOnly,
 		{Key: "kle", Name: "kafka-lag-exporter, defaults, cold start", New: func(int64) Method { return newKLE(KLEPoll, KLEPoints) },
-			Tool: "kafka-lag-exporter 0.8.2", Source: kleSource, Settings: "poll-interval 30 s, lookup-table size 60, lag not clamped at 0; the table starts empty"},
+			Tool: "kafka-lag-exporter v0.8.2", Source: kleSource, Defaults: "defaults",
+			Settings: kleDefaults + "; the table starts empty"},
 		{Key: "kle-warm", Name: "kafka-lag-exporter, defaults, warm start", New: func(int64) Method { return newKLE(KLEPoll, KLEPoints) }, Warm: KLEPoll * KLEPoints,
-			Tool: "kafka-lag-exporter 0.8.2", Source: kleSource, Settings: "as above, its table full when watching starts (a Redis-backed table kept across a restart)"},
+			Tool: "kafka-lag-exporter v0.8.2", Source: kleSource, Defaults: "defaults, but its table full when watching starts (the Redis-backed table, an option, kept across a restart)",
+			Settings: kleDefaults},
 		{Key: "last-n", Name: "kafka-lag-exporter at our sampling and table size", New: func(int64) Method { return newKLE(0, 512) },
-			Tool: "kafka-lag-exporter 0.8.2", Source: kleSource, Settings: "closest to ours: poll-interval = our sampling interval, lookup-table size 512 (ours), not clamped"},
+			Tool: "kafka-lag-exporter v0.8.2", Source: kleSource, Defaults: "**not at defaults**: the settings closest to ours",
+			Settings: "poll-interval = our sampling interval, lookup-table size 512 (ours), not clamped"},
 		{Key: "klag", Name: "klag, defaults", New: func(int64) Method { return newKlag() },
-			Tool: "klag 0.2.6", Source: klagSource, Settings: "METRICS_INTERVAL_MS 60 s; anchors: the log start's record and the max-timestamp record; its fallback table (interpolation only) run at 60 points"},
-		{Key: "klag-exporter-message", Name: "klag-exporter, message mode", New: func(int64) Method { return newKlagExporterMessage() },
-			Tool: "klag-exporter (main)", Source: klagExporterSource, Settings: "poll_interval 30 s, timestamp cache 60 s per group while it stays; up to 8 offsets scanned back past transaction markers"},
-		{Key: "klag-exporter-rate", Name: "klag-exporter, rate mode", New: func(int64) Method { return newKlagExporterRate() },
-			Tool: "klag-exporter (main)", Source: klagExporterSource, Settings: "poll_interval 30 s; offset lag over the rate across its last 10 polls (history size as run: its default was not confirmed)"},
-		{Key: "datadog", Name: "Datadog kafka_consumer", New: func(int64) Method { return newDatadog() },
-			Tool: "Datadog Agent kafka_consumer (master)", Source: datadogSource, Settings: "offset->time cache of 1,000 high watermarks (timestamp_history_size as run), lag from the newest; checked at each scrape (30 s) here, every 15 s by default"},
+			Tool: "klag 0.2.6", Source: klagSource, Defaults: "defaults", Settings: klagDefaults},
+		{Key: "klag-exporter-message", Name: "klag-exporter, message mode (opt-in)", New: func(int64) Method { return newKlagExporterMessage() },
+			Tool: "klag-exporter v0.1.22", Source: klagExporterTag + "src/collector/timestamp_sampler.rs", Defaults: "**opt-in**: `timestamp_sampling.mode: message` (rate is the default)",
+			Settings: klagExporterOn + ", timestamp cache 60 s per group while it stays (`default_cache_ttl`); up to 8 offsets scanned back past transaction markers"},
+		{Key: "klag-exporter-rate", Name: "klag-exporter, defaults (rate mode)", New: func(int64) Method { return newKlagExporterRate() },
+			Tool: "klag-exporter v0.1.22", Source: klagExporterTag + "src/collector/rate_sampler.rs", Defaults: "defaults",
+			Settings: klagExporterOn + "; mode rate (`default_timestamp_sampling_mode`): offset lag over the rate across its last 5 polls (`default_rate_history_samples`), none older than 600 s (`default_rate_history_max_age`), no estimate below 0.01 records/s (`default_rate_min_msgs_per_sec`) or without a rise in the high watermark over them (`compute_rate`)"},
+		{Key: "datadog", Name: "Datadog kafka_consumer, defaults", New: func(int64) Method { return newDatadogDefaults() },
+			Tool: "Datadog integrations-core kafka_consumer, source of July 2026 (release tag not confirmed)", Source: datadogSource, Defaults: "defaults",
+			Settings: "`data_streams_enabled` false (`kafka_consumer.py`, `config.py`): `kafka.estimated_consumer_lag` is not sent, only the offset lag; the high watermarks are still read every check"},
+		{Key: "datadog-dsm", Name: "Datadog kafka_consumer, data streams (opt-in)", New: func(int64) Method { return newDatadog() },
+			Tool: "Datadog integrations-core kafka_consumer, source of July 2026 (release tag not confirmed)", Source: datadogSource, Defaults: "**opt-in**: `data_streams_enabled: true`; checked at each scrape (30 s) here, every 15 s by default",
+			Settings: "offset->time cache of 1,000 high watermarks a partition (`MAX_TIMESTAMPS`, `timestamp_history_size`), lag from the newest; when full, the points below the groups' lowest offset but the nearest dropped, then halved by Visvalingam–Whyatt keeping the oldest and newest (`_add_broker_timestamps`, `_visvalingam_whyatt`); dating below the oldest point extrapolated at most 600 s back (`LAG_EXTRAPOLATION_LIMIT_SECONDS`)"},
 	}
 }

@@ -1,7 +1,5 @@
 package accuracy
 
-import "math"
-
 // polled makes a method that computes its time lags on a poll of its own
 // every poll (at the first scrape at least that long after the last
 // poll) report the last poll's values at the scrapes between: what a
@@ -97,13 +95,16 @@ func (m *lastNTable) interpolate(offset int64) (float64, bool) {
 	return m.lookup(offset)
 }
 
-// KlagExporterPoll and KlagExporterCacheTTL are klag-exporter's defaults:
-// poll_interval 30 s, timestamp_sampling.cache_ttl 60 s; its rate mode is
-// run with KlagExporterRateSamples polls of history.
+// klag-exporter's defaults: poll_interval 30 s, timestamp_sampling.mode
+// rate, rate_history_samples 5, rate_history_max_age 600 s,
+// rate_min_msgs_per_sec 0.01, and, for its message mode,
+// timestamp_sampling.cache_ttl 60 s.
 const (
-	KlagExporterPoll        = 30 * second
-	KlagExporterCacheTTL    = 60 * second
-	KlagExporterRateSamples = 10
+	KlagExporterPoll          = 30 * second
+	KlagExporterCacheTTL      = 60 * second
+	KlagExporterRateSamples   = 5
+	KlagExporterRateMaxAge    = 600 * second
+	KlagExporterRateMinPerSec = 0.01
 	// klagExporterScanBack is how many offsets back its message mode looks
 	// for a data record when the committed one is not (a transaction
 	// marker at the end).
@@ -165,74 +166,6 @@ func (m *messageMethod) scrape(s Scrape) Estimate {
 }
 
 func newKlagExporterRate() Method {
-	m := &rateMethod{maxPoints: KlagExporterRateSamples}
+	m := &rateMethod{maxPoints: KlagExporterRateSamples, maxAge: KlagExporterRateMaxAge, minRate: KlagExporterRateMinPerSec}
 	return &polled{poll: KlagExporterPoll, compute: m.Scrape}
-}
-
-// DatadogCheckEvery is the Agent's default check interval (15 s); the
-// simulation checks at its scrapes (every 30 s), which gives the cache half
-// its points. DatadogCachePoints is the cache's size as run.
-const (
-	DatadogCheckEvery  = 15 * second
-	DatadogCachePoints = 1000
-)
-
-// datadogMethod is the Datadog Agent's kafka_consumer estimate: a cache of
-// each check's high watermark and the check's time; a committed offset is
-// dated by the line between the cached offsets either side of it (the
-// line through the oldest and newest when none is on one side), and its
-// lag is the time of the newest high watermark minus that, unclamped.
-type datadogMethod struct {
-	cache []point // by offset, one per offset (the latest time seen)
-	cost  Cost
-}
-
-func newDatadog() Method { return &datadogMethod{} }
-
-func (m *datadogMethod) Sample(Read) {}
-
-func (m *datadogMethod) Scrape(s Scrape) Estimate {
-	m.cost.OffsetReads++
-	if k := len(m.cache); k > 0 && m.cache[k-1].offset == s.End {
-		m.cache[k-1].at = s.Received
-	} else if k == 0 || m.cache[k-1].offset < s.End {
-		m.cache = append(m.cache, point{offset: s.End, at: s.Received})
-	}
-	if len(m.cache) > DatadogCachePoints {
-		m.cache = m.cache[1:]
-	}
-	e := Estimate{At: s.Received, Cost: m.cost}
-	m.cost = Cost{}
-	newest := m.cache[len(m.cache)-1]
-	for _, c := range s.Committed {
-		var g GroupEstimate
-		if at, ok := m.date(c); ok {
-			g = GroupEstimate{TimeLag: (float64(newest.at) - at) / 1e9, OK: true}
-		}
-		e.Groups = append(e.Groups, g)
-	}
-	return e
-}
-
-func (m *datadogMethod) date(c int64) (float64, bool) {
-	k := len(m.cache)
-	for _, p := range m.cache {
-		if p.offset == c {
-			return float64(p.at), true
-		}
-	}
-	if k < 2 {
-		return 0, false
-	}
-	lo, hi := m.cache[0], m.cache[k-1]
-	for i := 1; i < k; i++ {
-		if m.cache[i-1].offset < c && c < m.cache[i].offset {
-			lo, hi = m.cache[i-1], m.cache[i]
-		}
-	}
-	at := float64(hi.at) + float64(c-hi.offset)*float64(hi.at-lo.at)/float64(hi.offset-lo.offset)
-	if math.IsNaN(at) || math.IsInf(at, 0) {
-		return 0, false
-	}
-	return at, true
 }

@@ -74,13 +74,49 @@ func Evaluate(shapes []Shape, intervals []Interval, methods []MethodSpec, first 
 	return out
 }
 
-// over is the 95 % interval over seeds of one of method i's figures.
+// over is the 95 % interval over seeds of one of method i's figures,
+// centred on the seeds' mean.
 func (r Result) over(i int, figure func(Stats) float64) Interval95 {
 	var xs []float64
 	for _, st := range r.PerSeed[i] {
 		xs = append(xs, figure(st))
 	}
 	return Over(xs)
+}
+
+// worst is the largest of one of method i's figures over seeds.
+func (r Result) worst(i int, figure func(Stats) float64) float64 {
+	w := math.Inf(-1)
+	for _, st := range r.PerSeed[i] {
+		w = max(w, figure(st))
+	}
+	return w
+}
+
+// SeedsMet is how many of the seeds method i meets the target in, of how
+// many; a cell meets it only when every seed does.
+func (r Result) SeedsMet(i int) (met, seeds int) {
+	for _, st := range r.PerSeed[i] {
+		if st.Met() {
+			met++
+		}
+	}
+	return met, len(r.PerSeed[i])
+}
+
+// verdict is whether method i meets the target in every seed, and if not,
+// in how many.
+func (r Result) verdict(i int, met, missed string) string {
+	k, n := r.SeedsMet(i)
+	if k == n {
+		return met
+	}
+	return fmt.Sprintf("%s (%d of %d seeds met)", missed, k, n)
+}
+
+// meanCI is a figure's mean over seeds with its 95 % interval, in seconds.
+func meanCI(ci Interval95) string {
+	return fmt.Sprintf("%s ± %s", seconds(ci.Mean), seconds(ci.HalfWidth))
 }
 
 // PlotRange is the stretch of a result's run its shape's plot shows.
@@ -152,21 +188,24 @@ func Tables(results []Result, plot func(Shape) string) string {
 			fmt.Fprintf(&b, "![%s: true and estimated time lag](%s)\n\n", r.Shape.Name, plot(r.Shape))
 			fmt.Fprintf(&b, "*True time lag (thick grey) and each method's estimate at %s sampling, %s to %s after watching starts; numbered as in the tables.*\n\n",
 				intervalName(defaultInterval(results, r.Shape.Key)), hoursOf(from-Epoch-r.Shape.History), hoursOf(to-Epoch-r.Shape.History))
-			b.WriteString("| sampling | method | p95 (95 % CI over seeds) | p95 vs CreateTime | median | max | bias | no estimate | relative ratio | absolute ratio | requests / scrape | MiB / scrape |\n")
-			b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			b.WriteString("| sampling | method | p95 | p95, worst seed | p95, seeds' mean ± 95 % CI | p95 vs CreateTime | median | max | bias | no estimate | relative ratio | absolute ratio | requests / scrape | MiB / scrape |\n")
+			b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		}
 		for j, st := range r.Stats {
 			met := ""
 			if j == 0 {
-				met = " ✗"
-				if st.Met() {
-					met = " ✓"
-				}
+				met = " " + r.verdict(j, "✓", "✗")
 			}
-			ci := r.over(j, func(s Stats) float64 { return s.P95 })
-			fmt.Fprintf(&b, "| %s | %d. %s | %s ± %s | %s | %s | %s | %s | %.1f %% | %s | %s%s | %.0f | %.2f |\n",
+			p95 := func(s Stats) float64 { return s.P95 }
+			worst, mean := seconds(r.worst(j, p95)), meanCI(r.over(j, p95))
+			if st.NoEstimate == 1 { // no error to measure
+				nan := math.NaN()
+				st.P95, st.P95Create, st.Median, st.Max, st.Bias = nan, nan, nan, nan, nan
+				worst, mean = seconds(nan), seconds(nan)
+			}
+			fmt.Fprintf(&b, "| %s | %d. %s | %s | %s | %s | %s | %s | %s | %s | %.1f %% | %s | %s%s | %.0f | %.2f |\n",
 				intervalName(r.Interval), j+1, r.Series[j].Method.Name,
-				seconds(st.P95), seconds(ci.HalfWidth), seconds(st.P95Create), seconds(st.Median), seconds(st.Max), signed(st.Bias), 100*st.NoEstimate,
+				seconds(st.P95), worst, mean, seconds(st.P95Create), seconds(st.Median), seconds(st.Max), signed(st.Bias), 100*st.NoEstimate,
 				ratio(st.TargetP95), ratio(st.AbsoluteP95), met, r.Costs[j].Requests, r.Costs[j].Bytes/(1<<20))
 		}
 	}
@@ -189,25 +228,27 @@ func BeforeAfter(results []Result) string {
 }
 
 // Summary writes, shape by shape and interval by interval, whether our row
-// meets the target and which methods beat it at less than ten times its
-// requests.
+// meets the target in every seed, its figures pooled and in its worst
+// seed, and which methods beat it at less than ten times its requests.
 func Summary(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| shape | sampling | relative ratio (95 % CI) | absolute ratio (95 % CI) | target | p95 error | p95 vs CreateTime | more accurate at < 10x our requests |\n")
-	b.WriteString("|---|---|---:|---:|---|---:|---:|---|\n")
+	b.WriteString("| shape | sampling | relative ratio: pooled, worst seed | absolute ratio: pooled, worst seed | target, in every seed | p95 error: pooled, worst seed | p95 error: seeds' mean ± 95 % CI | p95 vs CreateTime | more accurate at < 10x our requests |\n")
+	b.WriteString("|---|---|---:|---:|---|---:|---:|---:|---|\n")
 	for _, r := range results {
 		st := r.Stats[0]
-		verdict := "met"
-		if !st.Met() {
-			verdict = "**missed**"
-		}
 		cheaper := strings.Join(r.Cheaper(), ", ")
 		if cheaper == "" {
 			cheaper = "none"
 		}
-		rel, abs := r.over(0, func(s Stats) float64 { return s.TargetP95 }), r.over(0, func(s Stats) float64 { return s.AbsoluteP95 })
-		fmt.Fprintf(&b, "| %s | %s | %s ± %s | %s ± %s | %s | %s s | %s s | %s |\n", r.Shape.Name, intervalName(r.Interval),
-			ratio(st.TargetP95), ratio(rel.HalfWidth), ratio(st.AbsoluteP95), ratio(abs.HalfWidth), verdict, seconds(st.P95), seconds(st.P95Create), cheaper)
+		rel := r.worst(0, func(s Stats) float64 { return s.TargetP95 })
+		abs := r.worst(0, func(s Stats) float64 { return s.AbsoluteP95 })
+		p95 := func(s Stats) float64 { return s.P95 }
+		errors := fmt.Sprintf("%s s, %s s | %s s | %s s", seconds(st.P95), seconds(r.worst(0, p95)), meanCI(r.over(0, p95)), seconds(st.P95Create))
+		if st.NoEstimate == 1 {
+			errors = "– | – | –" // no error to measure
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s, %s | %s, %s | %s | %s | %s |\n", r.Shape.Name, intervalName(r.Interval),
+			ratio(st.TargetP95), ratio(rel), ratio(st.AbsoluteP95), ratio(abs), r.verdict(0, "met", "**missed**"), errors, cheaper)
 	}
 	return b.String()
 }
@@ -243,16 +284,17 @@ func capitalize(s string) string {
 }
 
 // Peers writes the table of the rows that stand for other tools: which
-// tool, the version its behaviour is read from, the settings it runs at,
-// and the source file read.
+// tool, the release its behaviour is read from, whether the row is at its
+// defaults, the settings it runs at with each default's source, and the
+// source file of its method.
 func Peers(methods []MethodSpec) string {
 	var b strings.Builder
-	b.WriteString("| row | tool and version | settings as run | read from |\n|---|---|---|---|\n")
+	b.WriteString("| row | tool and release | at its defaults? | settings as run, and where each default is set | method read from |\n|---|---|---|---|---|\n")
 	for i, m := range methods {
 		if m.Tool == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "| %d. %s | %s | %s | [source](%s) |\n", i+1, m.Name, m.Tool, m.Settings, m.Source)
+		fmt.Fprintf(&b, "| %d. %s | %s | %s | %s | [source](%s) |\n", i+1, m.Name, m.Tool, m.Defaults, m.Settings, m.Source)
 	}
 	return b.String()
 }
