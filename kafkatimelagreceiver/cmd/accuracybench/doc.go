@@ -181,6 +181,16 @@ scrape:
   that). A LogAppendTime topic, KIP-937 timestamp bounds on the topic, or
   `+"`trusted_timestamp_topics`"+` date it; so do the clocks measured before a
   restart once a read agrees with them.
+- **Compacted, catching up, at every interval: scrapes without a time
+  lag.** A group catching up through compacted history older than the
+  tables: a committed offset in a gap (its records removed by the log
+  cleaner) is dated only by a read finding the next record left, which its
+  producer's clock dates once reads show that clock; reads of records that
+  old, far from the tables' samples, show it slowly, and about half the
+  scrapes of the first 20 minutes have no time lag (those whose offset
+  holds a record, found exactly in the time index, have one), never a
+  wrong one (`+"`TestCompactedHistoryIsRightOrWithheld`"+`). The tables alone
+  date nothing there: a table cannot tell which offsets hold records.
 - **The first scrape or two after a start** withhold the records only
   their timestamps date, until the records either side of the newest
   samples show the partition's stamps are append times.

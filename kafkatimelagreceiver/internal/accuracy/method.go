@@ -83,6 +83,10 @@ func readRecord(log *Timeline, offset, end int64) (ts, bytes int64, ok bool) {
 	if offset >= end {
 		return 0, 0, false
 	}
+	// A read from a compacted gap returns the next record left.
+	if next, left := log.NextRecord(offset, end); left {
+		offset = next
+	}
 	ts, ok = log.Stamp(offset)
 	_, bytes = log.Fetch(offset, end, FetchMaxBytes)
 	return ts / 1e6 * 1e6, bytes, ok

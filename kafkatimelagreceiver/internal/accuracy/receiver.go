@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -69,13 +70,13 @@ var (
 )
 
 // TrustClocks is the receiver reading batches that do not say which
-// producer wrote them, on a topic whose configuration says its stamps are
-// append times (LogAppendTime): each record is dated by its timestamp as
-// it stands, clamped to its bracket, with no producer's clock measured.
+// producer wrote them, told that the topic's stamps are append times
+// (trusted_timestamp_topics): each record is dated by its timestamp as it
+// stands, clamped to its bracket, with no producer's clock measured.
 // It is the baseline measuring the clocks is held against.
 var TrustClocks = MethodSpec{Key: "receiver-trust-clocks", Name: "this receiver, producers' clocks not measured", New: func(s int64) Method {
 	m := newReceiver(s, DateFromReads, false)
-	m.reader.Records.SetTopics(map[string]kafka.TopicRetention{simPartition.Topic: {LogAppendTime: true}})
+	m.reader.Records = lag.NewRecordTimes(lag.TrustedStamps(func(string) bool { return true }))
 	return m
 }}
 
@@ -104,9 +105,12 @@ func newReceiver(sampling int64, dating Dating, byProducer bool) *receiverMethod
 			MaxRecordReads:     maxReads,
 			TimeIndex:          dating == DateFromIndex,
 			MaxRecordReadBytes: read.TimeIndexRecordReadBytes,
-			KeepUnwantedFor:    time.Hour,
-			Now:                cluster.now,
-			Logger:             zap.NewNop(),
+			// The topic's configuration (whether it compacts), as the
+			// receiver reads it.
+			Retention:       retention.NewCache(cluster),
+			KeepUnwantedFor: time.Hour,
+			Now:             cluster.now,
+			Logger:          zap.NewNop(),
 		},
 	}
 }
@@ -218,6 +222,21 @@ func (c *simCluster) EndOffsets(_ context.Context, partitions []kafka.TopicParti
 	return c.offsetRead(partitions, c.read.End), nil
 }
 
+// TopicRetention answers the simulated topic's configuration: records
+// kept for ever, compacted where the timeline is.
+func (c *simCluster) TopicRetention(_ context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
+	out := make(map[string]kafka.TopicRetention, len(topics))
+	for _, t := range topics {
+		out[t] = kafka.TopicRetention{Delete: true, RetentionMs: -1, RetentionBytes: -1, Compact: c.log != nil && c.log.Compacted}
+	}
+	return out, nil
+}
+
+// PartitionSizes answers none: no simulated topic deletes by size.
+func (c *simCluster) PartitionSizes(context.Context, []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
+	return map[kafka.TopicPartition]int64{}, nil
+}
+
 // StartOffsets answers 0: the simulation's logs keep every record.
 func (c *simCluster) StartOffsets(_ context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
 	c.cost.OffsetReads++
@@ -286,15 +305,17 @@ func (c *simCluster) RecordTimestamps(_ context.Context, wanted []kafka.Partitio
 			if o >= end || !held(o) {
 				continue
 			}
-			// A read skips transaction markers to the next data record.
+			// A read skips transaction markers (and compacted gaps) to the
+			// next data record.
 			next, isData := c.log.NextData(o, end)
 			if !isData {
 				found = append(found, kafka.RecordRead{Wanted: o, RecordTimestamp: kafka.RecordTimestamp{Offset: end, Found: kafka.RecordNone}})
 				continue
 			}
+			left, _ := c.log.NextRecord(o, end)
 			ts, _, _ := readRecord(c.log, next, end)
 			rec := kafka.RecordTimestamp{Offset: next, Timestamp: ts, Found: kafka.RecordTimed,
-				Transactional: next != o || c.log.Transactional(next)}
+				Transactional: next != left || c.log.Transactional(next)}
 			if identified, _ := c.log.Identified(next); c.byProducer && identified {
 				rec.Producer, _ = c.log.Producer(next)
 				rec.ByProducer = true

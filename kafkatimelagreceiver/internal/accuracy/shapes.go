@@ -266,6 +266,31 @@ func Shapes() []Shape {
 			},
 		},
 		{
+			Key: "compacted", Name: "compacted, catching up",
+			Description: "a compacted topic (a changelog), 20 records/s, whose log cleaner removed runs of about ten batches, half of those written more than 10 minutes before watching starts; the group stopped 1 h in and restarts when watching starts (2 h in), an hour behind, reading 60 records/s through the compacted history until it has caught up: its committed offsets fall in gaps, where the next record left is the one it waits for",
+			History:     2 * hour, Duration: 2 * hour,
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
+				tl := &Timeline{Compacted: true}
+				cleaned := Epoch + s.History - 10*minute
+				removed := false
+				for t := Epoch; t < s.End(); t += lingerInterval {
+					at := t + rng.Int64N(lingerInterval)
+					if rng.IntN(10) == 0 {
+						removed = !removed
+					}
+					tl.AppendBatch(Batch{At: at, Visible: at, FirstStamp: at, LastStamp: at, SentFirst: at, SentLast: at,
+						Records: poisson(rng, constant(t)*float64(lingerInterval)/1e9), Removed: removed && at < cleaned})
+				}
+				restart := Epoch + s.History
+				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl, rng)
+				rest := consumer{from: restart, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
+				for i := range rest.at {
+					commits.Commit(rest.at[i], rest.offset[i])
+				}
+				return tl, []*Commits{commits}
+			},
+		},
+		{
 			Key: "replay", Name: "replay",
 			Description: "20 records/s; the group keeps up until 2 h into the scored stretch, is then reset to the offset of 3 h before (older than anything watched) and reads 60 records/s until it has caught up",
 			History:     hour, Duration: 6 * hour,

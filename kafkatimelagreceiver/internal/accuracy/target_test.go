@@ -3,6 +3,7 @@ package accuracy
 import (
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -50,6 +51,9 @@ var knownMisses = []struct {
 	why      string
 }{
 	{shape: "skew", sampling: second, why: "producers 1.5 s behind and 0.3 s ahead on one partition: the time index answers the latest timestamp up to a record and not which producer stamped it; the partition's records are read once the records read in its first minute measured both clocks apart (this test's seed does), and dated from the index, early by up to the gap between the ahead producer's writes, where they measured one (docs/accuracy.md, where the receiver misses)"},
+	{shape: "compacted", sampling: second, why: compactedWhy},
+	{shape: "compacted", sampling: 10 * second, why: compactedWhy},
+	{shape: "compacted", sampling: minute, why: compactedWhy},
 	{shape: "idle", sampling: second, why: idleWhy},
 	{shape: "idle", sampling: 10 * second, why: idleWhy},
 	{shape: "idle", sampling: minute, why: idleWhy},
@@ -59,6 +63,11 @@ var knownMisses = []struct {
 // idleWhy is why the receiver sends no time lag on the idle shape
 // (TestIdlePartitionIsWithheldNotGuessed holds it to that).
 const idleWhy = "a topic idle since watching started: no record its tables bound shows whether its CreateTime stamps are append times (event-time stamps would be minutes or days off), so the stalled group's record, older than the tables, is withheld (method unproven); a LogAppendTime topic, KIP-937 timestamp bounds, or clocks saved while the partition was written date it"
+
+// compactedWhy is why the receiver leaves scrapes of the compacted shape
+// without a time lag (TestCompactedHistoryIsRightOrWithheld holds it to
+// what it does send).
+const compactedWhy = "a group catching up through compacted history older than the tables: a committed offset in a gap is dated only by a read finding the next record left, which its producer's clock dates once reads show that clock; reads of old records, far from the tables' samples, show it slowly, and about half the scrapes of the first 20 minutes have no time lag (the others, from the time index, do), never a wrong one"
 
 // knownMiss is why the receiver misses the target on shape at sampling;
 // not known when it is expected to meet it.
@@ -123,6 +132,36 @@ func TestIdlePartitionIsWithheldNotGuessed(t *testing.T) {
 		for _, iv := range Intervals() {
 			st := Score(Run(shape, iv, []MethodSpec{Receiver}, 1)[0].Points, iv.Sampling)
 			assert.Equal(t, 1.0, st.NoEstimate, "sampling %s: share of scrapes without an estimate", intervalName(iv))
+		}
+	}
+}
+
+// TestCompactedHistoryIsRightOrWithheld: on the compacted shape every time
+// lag the receiver sends is within the target of the truth (the next
+// record left's append) and the sampling interval, and more than 60 % of
+// the scrapes have one; the tables alone send none (a table cannot tell
+// which offsets hold records).
+func TestCompactedHistoryIsRightOrWithheld(t *testing.T) {
+	for _, shape := range Shapes() {
+		if shape.Key != "compacted" {
+			continue
+		}
+		shape.Duration = hour
+		for _, iv := range Intervals() {
+			series := Run(shape, iv, []MethodSpec{Receiver, ReceiverRecordReads, ReceiverTablesOnly}, 1)
+			for _, s := range series[:2] {
+				dated := 0
+				for _, p := range s.Points {
+					if !p.Estimated {
+						continue
+					}
+					dated++
+					require.LessOrEqual(t, math.Abs(p.Estimate-p.Truth), AbsoluteBound(p.Truth)+float64(iv.Sampling)/1e9,
+						"%s, sampling %s, at %d s: estimate %.3f s, truth %.3f s", s.Method.Name, intervalName(iv), (p.At-Epoch-shape.History)/1e9, p.Estimate, p.Truth)
+				}
+				require.Greater(t, dated, len(s.Points)*3/5, "%s, sampling %s: scrapes with a time lag", s.Method.Name, intervalName(iv))
+			}
+			require.Equal(t, 1.0, Score(series[2].Points, iv.Sampling).NoEstimate, "sampling %s: the tables alone withhold", intervalName(iv))
 		}
 	}
 }

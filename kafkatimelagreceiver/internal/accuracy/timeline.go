@@ -39,6 +39,11 @@ type Timeline struct {
 	// markers (one offset, no data record).
 	producer      []int64
 	noID, control []bool
+	// removed tells the batches the log cleaner removed (their keys were
+	// written again): their offsets were taken, no record of them is left.
+	removed []bool
+	// Compacted: the topic's cleanup.policy compacts.
+	Compacted bool
 	// transactional are the producers that wrote a marker: their batches
 	// are transactional ones.
 	transactional map[int64]bool
@@ -62,8 +67,9 @@ func (tl *Timeline) AppendStamped(producer, at, stamp, n int64) {
 type Batch struct {
 	Producer int64
 	// NoID: the producer has no ID (not idempotent); Control: a
-	// transaction marker (Records 1).
-	NoID, Control bool
+	// transaction marker (Records 1); Removed: compacted away, its offsets
+	// taken but no record left.
+	NoID, Control, Removed bool
 	// At is when the leader appended it, Visible when the high watermark
 	// passed it.
 	At, Visible int64
@@ -88,6 +94,10 @@ func (tl *Timeline) AppendBatch(b Batch) {
 	tl.at = append(tl.at, b.At)
 	tl.visible = append(tl.visible, visible)
 	tl.end = append(tl.end, tl.EndOffset()+b.Records)
+	if b.Removed {
+		// No record left to answer a time index with.
+		b.FirstStamp, b.LastStamp = 0, 0
+	}
 	best := int32(len(tl.stamp))
 	if n := len(tl.maxUpTo); n > 0 && tl.stamp[tl.maxUpTo[n-1]] >= b.LastStamp {
 		best = tl.maxUpTo[n-1]
@@ -99,6 +109,7 @@ func (tl *Timeline) AppendBatch(b Batch) {
 	tl.producer = append(tl.producer, b.Producer)
 	tl.noID = append(tl.noID, b.NoID)
 	tl.control = append(tl.control, b.Control)
+	tl.removed = append(tl.removed, b.Removed)
 	tl.maxUpTo = append(tl.maxUpTo, best)
 	if b.Control {
 		if tl.transactional == nil {
@@ -199,14 +210,32 @@ func (tl *Timeline) Identified(offset int64) (byProducer, data bool) {
 }
 
 // NextData is the first data record's offset at or after offset below
-// end, and whether there is one.
+// end (past transaction markers and compacted gaps), and whether there is
+// one.
 func (tl *Timeline) NextData(offset, end int64) (int64, bool) {
 	for offset < end {
 		i, ok := tl.batchOf(offset)
 		if !ok {
 			return offset, false
 		}
-		if !tl.control[i] {
+		if !tl.control[i] && !tl.removed[i] {
+			return offset, true
+		}
+		offset = tl.end[i]
+	}
+	return offset, false
+}
+
+// NextRecord is the first record left at or after offset below end (past
+// compacted gaps: a read from offset starts there), and whether there is
+// one.
+func (tl *Timeline) NextRecord(offset, end int64) (int64, bool) {
+	for offset < end {
+		i, ok := tl.batchOf(offset)
+		if !ok {
+			return offset, false
+		}
+		if !tl.removed[i] {
 			return offset, true
 		}
 		offset = tl.end[i]
