@@ -31,20 +31,27 @@ var fence = regexp.MustCompile("^(\\s*)```(\\w*)(.*)$")
 // order.
 func Read(patterns ...string) ([]Block, error) {
 	var blocks []Block
+	err := EachFile(patterns, func(file, text string) { blocks = append(blocks, parse(file, text)...) })
+	return blocks, err
+}
+
+// EachFile calls f with the name and text of each file the glob patterns
+// match, in order.
+func EachFile(patterns []string, f func(file, text string)) error {
 	for _, pattern := range patterns {
 		files, err := filepath.Glob(pattern)
 		if err != nil {
-			return nil, fmt.Errorf("glob %s: %w", pattern, err)
+			return fmt.Errorf("glob %s: %w", pattern, err)
 		}
 		for _, file := range files {
 			data, err := os.ReadFile(file)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			blocks = append(blocks, parse(file, string(data))...)
+			f(file, string(data))
 		}
 	}
-	return blocks, nil
+	return nil
 }
 
 func parse(file, text string) []Block {

@@ -8,11 +8,11 @@ package docqueries
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/docblocks"
 )
 
 // Query is one expression of the docs.
@@ -34,20 +34,8 @@ var (
 // Read returns the queries of the files the glob patterns match, in order.
 func Read(patterns ...string) ([]Query, error) {
 	var out []Query
-	for _, pattern := range patterns {
-		files, err := filepath.Glob(pattern)
-		if err != nil {
-			return nil, fmt.Errorf("glob %s: %w", pattern, err)
-		}
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, parse(file, string(data))...)
-		}
-	}
-	return out, nil
+	err := docblocks.EachFile(patterns, func(file, text string) { out = append(out, parse(file, text)...) })
+	return out, err
 }
 
 func parse(file, text string) []Query {
