@@ -11,7 +11,7 @@ import (
 // document is docs/accuracy.md: the prose around the generated tables.
 // clocks are the runs of our method with producers' clocks measured and
 // not.
-func document(results, clocks []accuracy.Result, plot func(accuracy.Shape) string, seed uint64, seeds int) string {
+func document(results, clocks []accuracy.Result, sensitivity sensitivityRuns, plot func(accuracy.Shape) string, seed uint64, seeds int) string {
 	methods := accuracy.Methods()
 	var legend []string
 	for i, m := range methods {
@@ -143,11 +143,7 @@ do, on %d partitions each:
 - the high watermark trails the leader's append by a log-normal delay, %d ms
   median, shape %.0f (a follower's next fetch; an assumption): end offsets,
   consumers and record reads see only what is below it;
-- clocks: each producer's offset normal with a %d ms spread, %d ms of jitter a
-  batch, a drift normal with a %.0f ppm spread (assumptions for
-  NTP-disciplined hosts); one shape's producers are 1.5 s behind with 100 ms
-  of jitter, one shape's batches wait 0 to 500 ms before they are sent;
-- transactions: one shape's producers commit every 100 ms (Kafka Streams'
+%s- transactions: one shape's producers commit every 100 ms (Kafka Streams'
   exactly-once `+"`commit.interval.ms`"+`), each commit a control record taking
   an offset; one shape's topic uses LogAppendTime;
 - the group: auto-commits every %d s (`+"`auto.commit.interval.ms`"+`) at a
@@ -167,6 +163,7 @@ Our row against the target, and the rows more accurate (a lower p95 error,
 and an estimate at least as often) at less than 10 times our requests per
 scrape:
 
+%s
 %s
 ## Where the receiver misses
 
@@ -220,12 +217,19 @@ scrape:
   seeds (the wide interval). At 10 and 60 s sampling row 1 meets it; row 2
   measures each producer's clock and meets it at 1 s too, at the cost of
   reading the records.
-- **At 1 s sampling**, the relative bound is 0.1 s, and on the realistic
-  shapes producers' batching and the high watermark's delay alone move a
-  record's timestamp by tens to hundreds of milliseconds from its append:
-  our row misses the relative view on several realistic shapes there, and
-  in some seeds on six groups (the absolute view it meets). A record read cannot date an append more closely
-  than its producer's delay; the tables alone can, to within the sampling
+- **At 1 s sampling**, the relative bound is 0.1 s. As modelled (hosts
+  running NTP, linger.ms 5) a record's timestamp dates its append to within
+  that, and our row meets the target on the steady, bursty, transactional
+  and NTP-step realistic shapes ([what the error comes from](#what-the-error-comes-from)
+  measures the parts: the clocks' residual offsets most, batching a few
+  milliseconds, the high watermark's delay none that shows). It misses the
+  relative view where timestamps are further off: batches sent 0 to 500 ms
+  after they close (slow producers), hosts without NTP 1.5 s behind (the
+  skewed realistic shape), stamps of when events happened (event-time,
+  which the tables alone date, to within about a fifth of the 1 s
+  interval's bracket); and, in some seeds, on six groups (the absolute
+  view it meets). A record read cannot date an append more closely than its
+  producer's delay and clock; the tables alone can, to within the sampling
   interval.
 - **At 60 s sampling, the absolute view**, where a table's bracket is a
   minute wide: groups tens of seconds behind (six groups, the skewed
@@ -279,9 +283,11 @@ What the simulation cannot show, and what would change the ranking:
 - **The delays are modelled, not measured.** Network, replication and
   clock figures are assumptions for one region with NTP; a cross-region
   producer, a broker under GC or disk pressure, or a host without NTP moves
-  records' timestamps further from their appends. That favours the rows
-  that never read a timestamp (3 to 6, 9, 11) against those that do (1, 2,
-  7, 8); the ranking between the table rows does not depend on it.
+  records' timestamps further from their appends ([what the error comes
+  from](#what-the-error-comes-from) measures how far each part moves each
+  row). That favours the rows that never read a timestamp (3 to 6, 9, 11)
+  against those that do (1, 2, 7, 8); the ranking between the table rows
+  does not depend on it.
 - **In-flight queueing rarely binds.** With the network assumed, five
   requests in flight are seldom all waiting even in the bursts; a slow
   broker would make it bind and widen the gap between CreateTime and the
@@ -380,10 +386,10 @@ cd kafkatimelagreceiver && go test -count=1 -run TestSimulationAgreesWithReceive
 		accuracy.Peers(methods),
 		accuracy.RealisticPartitions, p.Producers, p.NoID, p.BatchRecords, accuracy.RecordSize, p.Linger/1e6, p.MaxInFlight,
 		float64(p.NetMedian)/1e6, p.NetSigma, p.ReplicationMedian/1e6, p.ReplicationSigma,
-		p.SkewSigma/1e6, p.JitterMax/1e6, p.DriftPPM,
+		clockModel(p),
 		accuracy.AutoCommitInterval/1e9, accuracy.RebalanceEvery/6e10, accuracy.SessionTimeout/1e9,
 		timetable.DefaultMaxSamples,
-		accuracy.Summary(results), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot),
+		accuracy.Summary(results), errorSources(sensitivity, seeds), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot),
 		accuracy.CostPartitions, accuracy.CostGroups, accuracy.CostBrokers, accuracy.CostGroups, accuracy.CostBrokers,
 		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, seeds)
 	return b.String()

@@ -53,6 +53,7 @@ func RealisticShapes() []Shape {
 	slow.SendDelayMax = 500 * ms
 	skewed := DefaultProducers()
 	skewed.SkewMean, skewed.JitterMax = -1500*ms, 100*ms
+	skewed.FreeRunning = true // NTP would have stepped a clock this far off
 	bursts := func(t int64) float64 {
 		if (t-Epoch)%(2*minute) < 5*second {
 			return 2000
@@ -66,13 +67,18 @@ func RealisticShapes() []Shape {
 	logAppend.LogAppendTime = true
 	eventTime := DefaultProducers()
 	eventTime.EventTimeMin, eventTime.EventTimeMax = minute, 2*hour
+	stepped := DefaultProducers()
+	stepped.Knock = ClockStep{By: -second, After: hour + 15*minute, Within: 30 * minute}
+	ntpStep := realisticShape("real-ntpstep", "realistic, NTP step",
+		"the realistic steady traffic; one producer of each partition (drawn at random) has its host's clock knocked 1 s behind (a virtual machine resumed after a pause) 15 to 45 minutes into the scored stretch, which NTP takes for a spike until it has lasted its stepout (900 s) and then steps back", stepped, 20, steady, 2*second, 0)
+	ntpStep.PlotFrom, ntpStep.PlotSpan = 0, hour
 	return []Shape{
 		realisticShape("real-steady", "realistic steady",
 			"20 records/s per partition from three producers (two with an ID, one without), the default producer model; the group is 2 s behind", DefaultProducers(), 20, steady, 2*second, 0),
 		realisticShape("real-slow", "realistic, slow producers",
 			"the realistic steady traffic, each batch sent 0 to 500 ms (uniform) after it closed", slow, 20, steady, 2*second, 0),
 		realisticShape("real-skew", "realistic, skewed clocks",
-			"the realistic steady traffic from producers whose clocks are 1.5 s behind (spread 20 ms), each batch's stamp jittering up to 100 ms either way", skewed, 20, steady, 2*second, 0),
+			"the realistic steady traffic from producers whose hosts run no NTP, their clocks 1.5 s behind (spread 20 ms) and drifting (spread 10 ppm), each batch's stamp jittering up to 100 ms either way", skewed, 20, steady, 2*second, 0),
 		realisticShape("real-bursts", "realistic bursts",
 			"5 records/s per partition and, every 2 minutes, 5 s at 2,000 records/s (full batches, in-flight slots busy); the group reads at most 500 records/s", DefaultProducers(), 2000, bursts, 0, 500),
 		realisticShape("real-txn", "realistic, transactions",
@@ -81,5 +87,6 @@ func RealisticShapes() []Shape {
 			"the realistic steady traffic on a topic with message.timestamp.type LogAppendTime: records carry the broker's append time, no producer's", logAppend, 20, steady, 2*second, 0),
 		realisticShape("real-eventtime", "realistic, event-time stamps",
 			"the realistic steady traffic from producers stamping each batch with when its events happened, 1 minute to 2 hours before it was sent, in no order (Kafka Streams, Connect sources, MirrorMaker 2)", eventTime, 20, steady, 2*second, 0),
+		ntpStep,
 	}
 }
