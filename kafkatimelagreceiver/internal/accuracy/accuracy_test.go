@@ -199,6 +199,21 @@ func TestRunIsDeterministic(t *testing.T) {
 	require.False(t, slices.Equal(a[0].Points, c[0].Points), "another seed, another timeline")
 }
 
+// TestEvaluateIsTheSameWithAnyWorkers: the seeds' runs go on as many
+// goroutines as asked, and the results do not depend on how many (the
+// race detector watches them here; TestAccuracyTarget runs without it).
+func TestEvaluateIsTheSameWithAnyWorkers(t *testing.T) {
+	shape := Shapes()[0]
+	shape.History, shape.Duration = 10*minute, 10*minute
+	one := Evaluate([]Shape{shape}, Intervals(), []MethodSpec{Receiver}, 1, 3, 1)
+	three := Evaluate([]Shape{shape}, Intervals(), []MethodSpec{Receiver}, 1, 3, 3)
+	require.Len(t, three, len(one))
+	for i := range one {
+		require.Equal(t, one[i].PerSeed, three[i].PerSeed, "sampling %s", intervalName(one[i].Interval))
+		require.Equal(t, one[i].Stats, three[i].Stats, "sampling %s", intervalName(one[i].Interval))
+	}
+}
+
 // TestDatadogCacheHalvesKeepingItsEnds: with data streams on, the check's
 // cache, once full, drops the points below the groups' lowest offset but
 // the nearest, then the points its line misses least, down to half its
