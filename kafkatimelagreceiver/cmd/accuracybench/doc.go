@@ -257,14 +257,19 @@ Requests and bytes are per scrape, for 100,000 (group, partition) pairs:
 like the simulated one. An end-offset read (ListOffsets, one request per
 broker) serves every group of a partition; a record read (Fetch) is a
 group's, a round of Fetch requests carrying one offset per partition, so a
-read per group per partition costs %d rounds of %d requests. This receiver's
-refining reads and the anchors' log-start read are the partition's. Bytes
+read per group per partition costs %d rounds of %d requests. The anchors'
+log-start read is the partition's. This receiver's time-index searches (a
+round of ListOffsets requests each) and its reads of records inside the
+watched stretch are made for its groups' records, and grow with the groups
+as the others' record reads do: they are scaled alike, from the simulated
+groups (one, or six) to the model's, an upper bound where groups near one
+another would share them. Bytes
 are the ListOffsets request and answer per partition (44 B), a Fetch
 partition's request and answer header (73 B) plus the record batches
 returned (%d B a record, a 61 B batch header, up to %d KiB a partition), and
 100 B of headers per request. Reading the committed offsets, which every
 row needs alike, is left out.
-
+%s
 ## Threats to validity
 
 What the simulation cannot show, and what would change the ranking:
@@ -380,6 +385,6 @@ cd kafkatimelagreceiver && go test -count=1 -run TestSimulationAgreesWithReceive
 		timetable.DefaultMaxSamples,
 		accuracy.Summary(results), errorSources(sensitivity, seeds), exemptions(results), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot),
 		accuracy.CostPartitions, accuracy.CostGroups, accuracy.CostBrokers, accuracy.CostGroups, accuracy.CostBrokers,
-		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, seeds)
+		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, costBounds(results), seeds)
 	return b.String()
 }

@@ -273,3 +273,21 @@ func TestKlagExporterRateHasAFloorAndAWindow(t *testing.T) {
 	require.True(t, e.OK)
 	require.InDelta(t, 3, e.TimeLag, 1e-9, "3 records at 1 a second over its last 5 samples")
 }
+
+// TestCostScalesOurPerGroupWorkAsThePeers: at the cost model's size, this
+// receiver's time-index searches and reads inside the watched stretch,
+// made for its groups' records, grow with the groups as a peer's record
+// reads do; an end-offset read and the anchors' log-start read are the
+// partition's whatever its groups.
+func TestCostScalesOurPerGroupWorkAsThePeers(t *testing.T) {
+	scrape := []Point{{At: 1, Group: 0}, {At: 1, Group: 1}} // one scrape of two groups
+	requests := func(c Cost) float64 { return Scale(Series{Points: scrape, Groups: 2, Cost: c}).Requests }
+	perGroupRound := float64(CostGroups) / 2 * CostBrokers // a round for each of the model's groups, on every broker
+	require.InDelta(t, 2*perGroupRound, requests(Cost{RecordReads: 2}), 1e-9, "a peer's record reads, one a group")
+	require.InDelta(t, 2*perGroupRound, requests(Cost{IndexReads: 2}), 1e-9, "our time-index searches, one a group")
+	require.InDelta(t, 2*perGroupRound, requests(Cost{NearReads: 2}), 1e-9, "our reads inside the watched stretch, one a group")
+	require.InDelta(t, float64(CostBrokers), requests(Cost{SharedReads: 1}), 1e-9, "the log-start read, the partition's")
+	require.InDelta(t, float64(CostBrokers), requests(Cost{OffsetReads: 1}), 1e-9, "an end-offset read, the partition's")
+	shared := Scale(Series{Points: scrape, Groups: 2, Cost: Cost{IndexReads: 2, NearReads: 1}}).SharedRequests
+	require.InDelta(t, 3*float64(CostBrokers), shared, 1e-9, "the lower bound: our searches and reads the partition's")
+}

@@ -124,6 +124,8 @@ func (c *Cost) add(o Cost) {
 	c.FetchBytes += o.FetchBytes
 	c.SharedReads += o.SharedReads
 	c.SharedBytes += o.SharedBytes
+	c.NearReads += o.NearReads
+	c.NearBytes += o.NearBytes
 	c.IndexReads += o.IndexReads
 }
 
