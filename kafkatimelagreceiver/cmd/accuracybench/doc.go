@@ -17,7 +17,6 @@ func document(results, clocks []accuracy.Result, sensitivity sensitivityRuns, pl
 	for i, m := range methods {
 		legend = append(legend, fmt.Sprintf("%d %s: %s", i+1, accuracy.ColorNames[i], m.Name))
 	}
-	p := accuracy.DefaultProducers()
 	var b strings.Builder
 	fmt.Fprintf(&b, `# How accurate is time lag? This receiver against the other monitors
 
@@ -108,45 +107,7 @@ export offset lag only, with no time lag, so they have no row; AWS MSK's
 EstimatedTimeLag is computed inside the managed service, whose method is not
 published, so it has none either.
 
-## What the simulation models
-
-There are two kinds of shapes. The *idealized* ones (steady to replay) stamp
-every record with its append time, one partition, but for one shape of
-skewed clocks: they show how each method copes with the traffic's form. The
-*realistic* ones (prefixed "realistic") deliver records as real producers
-do, on %d partitions each:
-
-- producers: %d on each partition, %d of them without a producer ID
-  (librdkafka's `+"`enable.idempotence`"+` defaults to false; the Java client is
-  idempotent by default since Kafka 3.0, KIP-679), each an even share of the
-  records, sent as a Poisson process;
-- batching: a batch closes when full (`+"`batch.size`"+` 16384 B, %d records of
-  %d B) or when its first record has waited `+"`linger.ms`"+` %d ms (the Java
-  client's default since Kafka 4.0, KIP-1030, and librdkafka's); its records'
-  timestamps spread over the time they were sent;
-- in flight: at most %d requests a producer
-  (`+"`max.in.flight.requests.per.connection`"+`), each answered once the high
-  watermark passes it (`+"`acks=all`"+`, the Java default since Kafka 3.0);
-- network: one way, log-normal, %.2f ms median, shape %.0f (99th percentile
-  about 2.5 ms), an assumption for one region;
-- the high watermark trails the leader's append by a log-normal delay, %d ms
-  median, shape %.0f (a follower's next fetch; an assumption): end offsets,
-  consumers and record reads see only what is below it;
-%s- transactions: one shape's producers commit every 100 ms (Kafka Streams'
-  exactly-once `+"`commit.interval.ms`"+`), each commit a control record taking
-  an offset; one shape's topic uses LogAppendTime;
-- the group: auto-commits every %d s (`+"`auto.commit.interval.ms`"+`) at a
-  random phase, and rebalances on average every %d minutes, stopping for 3 to
-  %d s (`+"`session.timeout.ms`"+`, 45 s since Kafka 3.0, KIP-735) and starting
-  again from its last commit, on every partition at once.
-
-Every shape: end-offset reads answered at the instant they are sent and
-received 2 ms later; our samples every sampling interval and scrapes every
-30 s (every 60 s at 60 s sampling), a quarter second apart; the receiver's
-defaults (%d points a table, a gap after 3 sampling intervals without a
-point).
-
-## Summary
+%s## Summary
 
 Our row against the target, and the rows more accurate (a lower p95 error,
 and an estimate at least as often) at less than 10 times our requests per
@@ -207,12 +168,13 @@ scrape:
   reading the records.
 - **At 1 s sampling**, the relative bound is 0.1 s. As modelled (hosts
   running NTP, linger.ms 5) a record's timestamp dates its append to within
-  that, and our row meets the target on the steady, bursty, transactional
-  and NTP-step realistic shapes ([what the error comes from](#what-the-error-comes-from)
+  that, and our row meets the target on the steady, bursty, transactional,
+  NTP-step, random-phase and committing realistic shapes ([what the error comes from](#what-the-error-comes-from)
   measures the parts: the clocks' residual offsets most, batching a few
   milliseconds, the high watermark's delay none that shows). It misses the
   relative view where timestamps are further off: batches sent 0 to 500 ms
-  after they close (slow producers), hosts without NTP 1.5 s behind (the
+  after they close (slow producers), batches of one record lingering up to
+  a second (long linger at a low rate), hosts without NTP 1.5 s behind (the
   skewed realistic shape), stamps of when events happened (event-time,
   which the tables alone date, to about 0.2 s at 1 s sampling); and, in
   some seeds, on six groups (the absolute view it meets; the group 8 s
@@ -286,14 +248,25 @@ What the simulation cannot show, and what would change the ranking:
   requests in flight are seldom all waiting even in the bursts; a slow
   broker would make it bind and widen the gap between CreateTime and the
   append.
-- **Read-committed consumers.** The groups read up to the high watermark;
-  a read_committed group stops at the last stable offset, behind open
-  transactions (100 ms here), so its true lag is a little larger than the
-  one scored.
-- **No retention, compaction, faults or restarts** (but kafka-lag-exporter's
-  warm start): the logs keep every record from the start of the history; a
-  topic keeping days of data lengthens klag's anchor line and its error
-  on every unsteady shape.
+- **Read-committed consumers, aborted and hung transactions.** The
+  groups read up to the high watermark; a read_committed group stops at
+  the last stable offset, behind open transactions (100 ms here), so its
+  true lag is a little larger than the one scored. No shape aborts a
+  transaction or leaves one hanging (a producer gone with it open, holding
+  the last stable offset until the transaction times out): the time lag of
+  a read_committed group held there is not measured here.
+- **No retention, faults or restarts** (but kafka-lag-exporter's warm
+  start): the logs keep every record from the start of the history (the
+  compacted shape removes records, not offsets); no shape has retention
+  overtake a group (its committed offset below the log start); a topic
+  keeping days of data lengthens klag's anchor line and its error on every
+  unsteady shape.
+- **Each partition on its own.** Every method runs each partition with a
+  fresh instance, so that a budget shared by a scrape's partitions (this
+  receiver's `+"`max_record_reads_per_scrape`"+` and
+  `+"`max_record_read_bytes_per_scrape`"+`) is spent on one partition at a
+  time: a group on many partitions, whose reads compete for it, is not
+  measured here.
 - **Peers re-implemented.** Each row follows its source as read (linked);
   Datadog's follows the source of July 2026, whose release tag is not
   confirmed here. Datadog's data-streams row checks at each 30 s scrape
@@ -378,11 +351,7 @@ cd kafkatimelagreceiver && go test -count=1 -run TestSimulationAgreesWithReceive
 `, seeds, seed, seed+uint64(seeds)-1,
 		accuracy.AbsoluteFloor, seeds, targetTest(), timetable.DefaultMaxSamples,
 		accuracy.Peers(methods),
-		accuracy.RealisticPartitions, p.Producers, p.NoID, p.BatchRecords, accuracy.RecordSize, p.Linger/1e6, p.MaxInFlight,
-		float64(p.NetMedian)/1e6, p.NetSigma, p.ReplicationMedian/1e6, p.ReplicationSigma,
-		clockModel(p),
-		accuracy.AutoCommitInterval/1e9, accuracy.RebalanceEvery/6e10, accuracy.SessionTimeout/1e9,
-		timetable.DefaultMaxSamples,
+		simulationModel(),
 		accuracy.Summary(results), errorSources(sensitivity, seeds), exemptions(results), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot),
 		accuracy.CostPartitions, accuracy.CostGroups, accuracy.CostBrokers, accuracy.CostGroups, accuracy.CostBrokers,
 		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, costBounds(results), seeds)

@@ -90,9 +90,9 @@ func costBounds(results []accuracy.Result) string {
 		parts = append(parts, fmt.Sprintf("%.0f on %s (%.0f were they the partition's)", c.Requests, name, c.SharedRequests))
 	}
 	return fmt.Sprintf(`
-So counted, row 1's requests a scrape at the default interval are %s: the
-truth lies between, nearer the first where groups sit at offsets of their
-own near the end of the log, and the column *more accurate at < 10x our
-requests* compares the peers with the first.
-`, strings.Join(parts, ", "))
+So counted, row 1's requests a scrape at the default interval are
+%s: the first where every group sits at an offset of its own, the second
+where all sit at one. The column *more accurate at < 10x our requests*
+compares the peers with the first.
+`, strings.Join(parts, "; "))
 }

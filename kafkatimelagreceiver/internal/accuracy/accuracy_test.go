@@ -291,3 +291,34 @@ func TestCostScalesOurPerGroupWorkAsThePeers(t *testing.T) {
 	shared := Scale(Series{Points: scrape, Groups: 2, Cost: Cost{IndexReads: 2, NearReads: 1}}).SharedRequests
 	require.InDelta(t, 3*float64(CostBrokers), shared, 1e-9, "the lower bound: our searches and reads the partition's")
 }
+
+// TestRowsOnTheirOwnTimersReportTheirLastPoll: where a shape puts scrapes
+// at random phases, a row that polls on a timer of its own polls at a
+// random phase, and a scrape sees what it computed at its last poll, not
+// at the scrape; a scrape before its first poll sees no estimate.
+func TestRowsOnTheirOwnTimersReportTheirLastPoll(t *testing.T) {
+	stamp := &polled{poll: 30 * second, compute: func(s Scrape) Estimate {
+		return Estimate{Groups: []GroupEstimate{{TimeLag: float64(s.Received), OK: true}}}
+	}}
+	iv := Intervals()[1]
+	require.Empty(t, timers(Shape{}, []Method{datadogOff{}, stamp}, 0, 1, iv), "scrapes a quarter second after a sample: rows poll at the scrapes")
+	var phases []int64
+	for seed := uint64(1); seed <= 5; seed++ {
+		ts := timers(Shape{RandomPhases: true}, []Method{datadogOff{}, stamp}, 0, seed, iv)
+		require.Len(t, ts, 1, "only the polled row has a timer")
+		timer := ts[0]
+		require.Equal(t, 1, timer.method)
+		require.Less(t, timer.next, stamp.poll)
+		phases = append(phases, timer.next)
+		before := timer.report(Scrape{Read: Read{Received: timer.next - 1}}, []int{0})
+		require.False(t, before.Groups[0].OK, "seed %d: no poll yet", seed)
+		polledAt := timer.next
+		var cost Cost
+		timer.poll(Scrape{Committed: []int64{0}, Read: Read{Received: polledAt}}, []int{0}, true, &cost)
+		later := timer.report(Scrape{Read: Read{Received: polledAt + 20*second}}, []int{0})
+		require.True(t, later.Groups[0].OK)
+		require.InDelta(t, float64(polledAt), later.Groups[0].TimeLag, 0, "seed %d: the scrape sees the poll's value", seed)
+	}
+	slices.Sort(phases)
+	require.Greater(t, len(slices.Compact(phases)), 1, "the phase is drawn: %v", phases)
+}

@@ -21,8 +21,10 @@ type ProducerModel struct {
 	// NoID are how many of them have no producer ID: not idempotent, so
 	// their batches cannot be told apart by producer.
 	NoID int
-	// Linger is linger.ms: how long a batch waits for more records.
-	Linger int64
+	// Linger is linger.ms: how long a batch waits for more records; when
+	// LingerMax is set, each producer's is drawn uniform in [Linger,
+	// LingerMax].
+	Linger, LingerMax int64
 	// BatchRecords is batch.size over the record size: a full batch is
 	// sent without waiting out the linger.
 	BatchRecords int64
@@ -120,8 +122,12 @@ func (m ProducerModel) Produce(rng *rand.Rand, from, to int64, peak float64, rat
 			knock = m.Knock
 		}
 		clock := m.newClock(rng, from, to, knock)
+		own := m
+		if m.LingerMax > m.Linger {
+			own.Linger = m.Linger + rng.Int64N(m.LingerMax-m.Linger+1)
+		}
 		share := func(t int64) float64 { return rate(t) / float64(m.Producers) }
-		batches = m.produceOne(batches, rng, int64(p), p < m.NoID, clock, from, to, peak/float64(m.Producers), share)
+		batches = own.produceOne(batches, rng, int64(p), p < m.NoID, clock, from, to, peak/float64(m.Producers), share)
 	}
 	slices.SortStableFunc(batches, func(a, b Batch) int {
 		switch {

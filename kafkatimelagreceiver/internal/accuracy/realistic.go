@@ -34,13 +34,20 @@ func rebalancesOf(group *rand.Rand, from, to int64) []pause {
 // one group delay behind, with capacity (0: no limit), auto-committing and
 // rebalancing.
 func realisticShape(key, name, description string, model ProducerModel, peak float64, rate func(t int64) float64, delay int64, capacity float64) Shape {
+	return committingShape(key, name, description, model, peak, rate, consumer{delay: delay, capacity: capacity, commitEvery: AutoCommitInterval})
+}
+
+// committingShape is traffic at rate from producers as model says, read by
+// one group that consumes and commits as c does, rebalancing.
+func committingShape(key, name, description string, model ProducerModel, peak float64, rate func(t int64) float64, c consumer) Shape {
 	return Shape{
 		Key: key, Name: name, Description: description, Realistic: true, Partitions: RealisticPartitions,
 		History: hour, Duration: 2 * hour, PlotFrom: hour, PlotSpan: 30 * minute,
 		build: func(rng *rand.Rand, s *Shape, group *rand.Rand) (*Timeline, []*Commits) {
 			tl := model.Produce(rng, Epoch, s.End(), peak, rate)
-			return tl, []*Commits{consumer{from: Epoch, to: s.End(), delay: delay, capacity: capacity, commitEvery: AutoCommitInterval,
-				rebalances: rebalancesOf(group, Epoch, s.End())}.run(tl, rng)}
+			c := c
+			c.from, c.to, c.rebalances = Epoch, s.End(), rebalancesOf(group, Epoch, s.End())
+			return tl, []*Commits{c.run(tl, rng)}
 		},
 	}
 }
@@ -72,6 +79,12 @@ func RealisticShapes() []Shape {
 	ntpStep := realisticShape("real-ntpstep", "realistic, NTP step",
 		"the realistic steady traffic; one producer of each partition (drawn at random) has its host's clock knocked 1 s behind (a virtual machine resumed after a pause) 15 to 45 minutes into the scored stretch, which NTP takes for a spike until it has lasted its stepout (900 s) and then steps back", stepped, 20, steady, 2*second, 0)
 	ntpStep.PlotFrom, ntpStep.PlotSpan = 0, hour
+	phases := realisticShape("real-phases", "realistic steady, scrapes at random phases",
+		"the realistic steady traffic; the scrapes fall at a random phase to our samples, and kafka-lag-exporter, klag and klag-exporter poll on timers of their own at random phases to the scrapes, which see each one's last poll (elsewhere scrapes come a quarter second after a sample, and those rows poll at the scrapes)", DefaultProducers(), 20, steady, 2*second, 0)
+	phases.RandomPhases = true
+	lingering := DefaultProducers()
+	lingering.Linger, lingering.LingerMax = 100*ms, 1000*ms
+	slowRate := func(int64) float64 { return 1 }
 	return []Shape{
 		realisticShape("real-steady", "realistic steady",
 			"20 records/s per partition from three producers (two with an ID, one without), the default producer model; the group is 2 s behind", DefaultProducers(), 20, steady, 2*second, 0),
@@ -88,5 +101,14 @@ func RealisticShapes() []Shape {
 		realisticShape("real-eventtime", "realistic, event-time stamps",
 			"the realistic steady traffic from producers stamping each batch with when its events happened, 1 minute to 2 hours before it was sent, in no order (Kafka Streams, Connect sources, MirrorMaker 2)", eventTime, 20, steady, 2*second, 0),
 		ntpStep,
+		phases,
+		committingShape("real-commitpoll", "realistic, commits every poll",
+			"the realistic steady traffic; the group, 2 s behind, polls every 200 ms and commits after every poll (enable.auto.commit false, a commit after each poll's records are processed)", DefaultProducers(), 20, steady,
+			consumer{delay: 2 * second, commitEvery: 200 * ms}),
+		committingShape("real-commitn", "realistic, commits every 1,000 records",
+			"the realistic steady traffic; the group, 2 s behind, polls every 200 ms but commits only once it has read 1,000 records on a partition since its last commit (about every 50 s: a commit every N records)", DefaultProducers(), 20, steady,
+			consumer{delay: 2 * second, commitEvery: 200 * ms, commitRecords: 1000}),
+		realisticShape("real-linger", "realistic, long linger at a low rate",
+			"1 record/s per partition from producers whose linger.ms is 100 to 1,000 ms (uniform, each its own): batches of one record wait out their linger, so a record's timestamp is up to a second before its append; the group is 2 s behind", lingering, 1, slowRate, 2*second, 0),
 	}
 }
