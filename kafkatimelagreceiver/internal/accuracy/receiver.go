@@ -224,11 +224,12 @@ func (c *simCluster) EndOffsets(_ context.Context, partitions []kafka.TopicParti
 }
 
 // TopicRetention answers the simulated topic's configuration: records
-// kept for ever, compacted where the timeline is.
+// kept for ever, compacted where the timeline is, stamped at the append
+// where it is LogAppendTime.
 func (c *simCluster) TopicRetention(_ context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
 	out := make(map[string]kafka.TopicRetention, len(topics))
 	for _, t := range topics {
-		out[t] = kafka.TopicRetention{Delete: true, RetentionMs: -1, RetentionBytes: -1, Compact: c.log != nil && c.log.Compacted}
+		out[t] = kafka.TopicRetention{Delete: true, RetentionMs: -1, RetentionBytes: -1, Compact: c.log != nil && c.log.Compacted, LogAppendTime: c.log != nil && c.log.LogAppendTime}
 	}
 	return out, nil
 }
