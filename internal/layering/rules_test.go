@@ -240,7 +240,7 @@ func TestSimulationRunsTheShippedPipeline(t *testing.T) {
 	}
 	// What the scrape runs, as a check that the steps were found at all.
 	for _, step := range []string{"dating.Date", "sampler.Read", "lag.NewIndex", "lag.OutOfTable", "lag.Estimate", "lag.AppendTimes",
-		"lag.RecordTimes.PutAll", "lag.RecordTimes.Retain", "lag.RecordTimes.Forget", "lag.Index.ResolveTables", "timetable.Store.Track", "timetable.Store.Record"} {
+		"recordcache.Cache.PutAll", "recordcache.Cache.Retain", "recordcache.Cache.Forget", "lag.Index.ResolveTables", "timetable.Store.Track", "timetable.Store.Record"} {
 		if _, ok := steps[step]; !ok {
 			t.Errorf("the scrape's steps found by type-checking %v lack %s: the check finds nothing it should", pipeline, step)
 		}
