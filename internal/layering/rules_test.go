@@ -154,9 +154,10 @@ func TestReadInputHoldsValues(t *testing.T) {
 // readerState are the types that hold, or name, what the reader keeps
 // from scrape to scrape, by package and name.
 var readerState = map[string][]string{
-	receiver + "/internal/timetable": {"Store", "Ref", "View", "Table"},
-	receiver + "/internal/lag":       {"RecordTimes", "Tabled"},
-	receiver + "/internal/retention": {"Cache", "Tracker"},
+	receiver + "/internal/timetable":   {"Store", "Ref", "View", "Table"},
+	receiver + "/internal/lag":         {"Tabled"},
+	receiver + "/internal/recordcache": {"Cache", "Partition"},
+	receiver + "/internal/retention":   {"Cache", "Tracker"},
 }
 
 // liveState lists where typ reaches reader state, or what could reach it.

@@ -32,7 +32,7 @@ import (
 // end-offset read's round trip) varies by that much. A larger
 // disagreement is a clock that was stepped, or a producer ID reused by
 // another process: what older reads said is dropped (and the records read
-// before keep the offset they were dated by, RecordTimes.bake).
+// before keep the offset they were dated by, recordcache.Cache.bake).
 const clockTolerance = int64(100 * time.Millisecond)
 
 // clockStepMin is the least disagreement taken for a step while a clock has

@@ -55,7 +55,7 @@ const firstStepShare = 16
 // (lag.MarkerCheck); nor which producer stamped a record, where reads
 // measured producers' clocks apart (recordcache.Facts.ClocksApart); nor whose
 // stamps a producer's clock shows where the index's own does not
-// (RecordTimes.ReadDates). Those are also searched in the index until a
+// (recordcache.Cache.ReadDates). Those are also searched in the index until a
 // read answers them, so that a read left out by its budget still leaves a
 // date; a record the index dated before is not searched again. It runs
 // under the tables' lock (tables is a View), in the plan.

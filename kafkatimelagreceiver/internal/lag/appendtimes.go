@@ -15,11 +15,11 @@ import (
 // a watched stretch (ExpectedAppend), unless the bracket is coarse against
 // the time lag and the record's timestamp was read, which then dates it
 // inside the bracket; else the record's own timestamp, when it was read,
-// moved by its producer's clock offset as reads measured it (clocks.go)
+// moved by its producer's clock offset as reads measured it (package clocks)
 // and clamped to what the table proves (trusting a producer's clock no
 // further than that); else the table's straight line across an unwatched
 // stretch. A timestamp dates nothing where the partition's stamps are not
-// shown to be append times (stamps.go): a record no table dates is then
+// shown to be append times (package clocks): a record no table dates is then
 // MethodUnproven, as is one of a compacted topic that no read found.
 //
 // Every date is checked last against what the tables and the scrape prove

@@ -48,7 +48,7 @@ const (
 	// or older than the oldest bound, withheld rather than sent.
 	MethodWithheld
 	// MethodUnproven: only the record's timestamp could date it, and the
-	// partition's timestamps are not shown to be append times (stamps.go);
+	// partition's timestamps are not shown to be append times (package clocks);
 	// or its topic compacts and no read found which record is next.
 	// Withheld rather than sent.
 	MethodUnproven

@@ -24,7 +24,7 @@ const boundariesRead = 2
 // measured yet (measured), both those of its first samples past its
 // table's start (a record older than the table is bounded from above only
 // and shows nothing of whether the partition's stamps are append times,
-// stamps.go) and those of its newest samples: the newest records are new
+// package clocks) and those of its newest samples: the newest records are new
 // at each scrape, where the first samples' are the same ones again, and
 // the first ones are read beside them so that a clock that changed in
 // between (a restarted producer keeping its ID) disagrees, rather than the
