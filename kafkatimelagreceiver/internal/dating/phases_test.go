@@ -95,3 +95,34 @@ func TestIndexFindingsLeaveMarkerChecksToTheRead(t *testing.T) {
 	require.Equal(t, readAt.UnixNano(), dated.received)
 	require.Zero(t, rep.Unsearched)
 }
+
+// Apply puts the findings into the record cache in the order they were
+// found, once each, and counts the records that give no time only for
+// the batches that count (a record dated from the index and read again
+// is counted once, with its read).
+func TestApplyPutsEachFindingOnceAndCountsTheCounted(t *testing.T) {
+	at := time.Unix(1_700_000_000, 0).UnixNano()
+	snap := &lag.Snapshot{At: at, End: map[kafka.TopicPartition]int64{tp: 100}, Start: map[kafka.TopicPartition]int64{}}
+	tables := timetable.NewStore(64, 0, nil)
+	records := recordcache.New()
+	d := &dater{records: records, snap: snap}
+	untimed := kafka.RecordReads{tp: {{Wanted: 5, RecordTimestamp: kafka.RecordTimestamp{Offset: 5, Found: kafka.RecordUntimed}}}}
+	timed := kafka.RecordReads{tp: {{Wanted: 7, RecordTimestamp: kafka.RecordTimestamp{Offset: 7, Timestamp: at - int64(time.Second), Found: kafka.RecordTimed}}}}
+	var found findings
+	found.add(untimed, false, false, time.Unix(0, at))
+	found.add(timed, false, true, time.Unix(0, at))
+	found.add(untimed, true, true, time.Unix(0, at))
+	tables.Locked(func(v timetable.View) {
+		idx := lag.NewIndex(snap).ResolveTables(v)
+		d.apply(idx, v, &found)
+		d.apply(idx, v, &found) // nothing new: nothing put twice
+	})
+	require.Equal(t, recordcache.Untimed{Invalid: 1}, d.rep.Untimed, "the untimed record counted once, with the batch that counts")
+	require.Equal(t, len(found.batches), found.applied)
+	rec, ok := records.Known(tp, 7)
+	require.True(t, ok)
+	require.Equal(t, at-int64(time.Second), rec.Timestamp)
+	rec, ok = records.Known(tp, 5)
+	require.True(t, ok)
+	require.Equal(t, kafka.RecordUntimed, rec.Found)
+}
