@@ -21,19 +21,3 @@ func newShareGroups(ctx context.Context, cfg *Config, host component.Host, logge
 	}
 	return sharegroups.New(s)
 }
-
-// startShareGroups builds the share-group client when some share-group
-// metric is on. It connects lazily, and sends nothing while the cluster's
-// listing names no share group.
-func (s *timeLagScraper) startShareGroups(ctx context.Context, host component.Host) error {
-	if !s.wants.ShareGroups {
-		return nil
-	}
-	c, err := newShareGroups(ctx, s.cfg, host, s.logger, s.telemetry, s.tokens)
-	if err != nil {
-		return err
-	}
-	s.shares = c
-	s.reader.Shares.Client = c
-	return nil
-}

@@ -9,6 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -17,12 +24,6 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadatatest"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
-	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver/receivertest"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // chunkTestSnapshot has groups x partitions pairs on topic "t"; every
@@ -79,8 +80,8 @@ func chunkTestScraper(t *testing.T, snap *lag.Snapshot, push emit.PushFunc) *tim
 // listed.
 func chunkTestInput(s *timeLagScraper, snap *lag.Snapshot, names []string) *read.Input {
 	idx := lag.NewIndex(snap)
-	idx.ResolveTables(s.reader.Tables)
-	in := &read.Input{Snap: snap, Index: idx, Estimates: lag.Estimate(idx, lag.AppendTimes(s.reader.Tables, s.reader.Records, snap.At))}
+	tabled := idx.ResolveTables(s.reader.Tables)
+	in := &read.Input{Snap: snap, Index: idx, Estimates: lag.Estimate(idx, lag.AppendTimes(tabled, s.reader.Tables, s.reader.Records, snap.At))}
 	for _, name := range names {
 		in.Groups = append(in.Groups, read.Group{Name: name, Reported: true})
 		in.Pairs += len(snap.Committed[name])

@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,36 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/accuracy"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
-
-// TestSimulationRunsTheShippedPipeline: the accuracy simulation's
-// receiver row samples through the sampler, reads and dates through
-// read.Reader.Read (dating.Date), with the receiver's defaults, and holds
-// no sequence of the scrape's steps of its own: none of the steps the read
-// and dating run is called from its code.
-func TestSimulationRunsTheShippedPipeline(t *testing.T) {
-	require.Equal(t, defaultRecordReads, accuracy.ReceiverMaxRecordReads)
-	files, err := filepath.Glob("internal/accuracy/*.go")
-	require.NoError(t, err)
-	steps := []string{"lag.OutOfTable", "lag.NewIndex", "lag.Estimate(", "lag.AppendTimes", "PutAll(", ".Retain(", ".Forget(", "ResolveTables", ".Record(kafka.OffsetRead", ".Track("}
-	var source string
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for _, step := range steps {
-			require.False(t, strings.Contains(string(b), step), "%s runs a step of the scrape itself: %s", f, step)
-		}
-		source += string(b)
-	}
-	require.True(t, strings.Contains(source, "m.reader.Read("), "the receiver row reads through read.Reader")
-	require.True(t, strings.Contains(source, "m.sampler.Sample("), "the receiver row samples through sampler.Sampler")
-	require.Equal(t, timetable.DefaultMaxSamples, defaultMaxSamples)
-}
 
 // TestSimulationAgreesWithReceiver runs the real receiver against an
 // in-process cluster on a steady, a bursty and a steady partition whose

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"go/ast"
-	"go/format"
 	"go/parser"
 	"go/token"
 	"io"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +58,12 @@ const receiver = "github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatime
 // -test it lists the test variants too.
 func list(t *testing.T, m module, args ...string) []pkg {
 	t.Helper()
+	return listAs[pkg](t, m, args...)
+}
+
+// listAs is list, decoding what go list says into P.
+func listAs[P any](t *testing.T, m module, args ...string) []P {
+	t.Helper()
 	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
 	cmd.Dir = m.Dir
 	var stderr bytes.Buffer
@@ -66,9 +72,9 @@ func list(t *testing.T, m module, args ...string) []pkg {
 	if err != nil {
 		t.Fatalf("go list %v in %s: %v\n%s", args, m.Dir, err, stderr.String())
 	}
-	var pkgs []pkg
+	var pkgs []P
 	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
-		var p pkg
+		var p P
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			return pkgs
 		} else if err != nil {
@@ -93,8 +99,9 @@ func isKafkaClient(path string) bool {
 	return under(path, "github.com/IBM/sarama") || under(path, "github.com/twmb/franz-go")
 }
 
-// timeSleeps returns where the Go file refers to time.Sleep.
-func timeSleeps(t *testing.T, path string) []string {
+// wallClockWaits returns where the Go file refers to one of the time
+// package's functions named in waits.
+func wallClockWaits(t *testing.T, path string, waits []string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
@@ -115,57 +122,12 @@ func timeSleeps(t *testing.T, path string) []string {
 	}
 	var at []string
 	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sleep" {
+		if sel, ok := n.(*ast.SelectorExpr); ok && slices.Contains(waits, sel.Sel.Name) {
 			if id, ok := sel.X.(*ast.Ident); ok && id.Name == timeName {
-				at = append(at, fset.Position(sel.Pos()).String())
+				at = append(at, fset.Position(sel.Pos()).String()+": time."+sel.Sel.Name)
 			}
 		}
 		return true
 	})
 	return at
-}
-
-// structFieldTypes returns the fields of the struct named name declared in
-// the package in dir (its non-test files), with their types as written.
-func structFieldTypes(t *testing.T, dir, name string) map[string]string {
-	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			ts, ok := n.(*ast.TypeSpec)
-			if !ok || ts.Name.Name != name {
-				return true
-			}
-			st, ok := ts.Type.(*ast.StructType)
-			if !ok {
-				return false
-			}
-			for _, field := range st.Fields.List {
-				var b strings.Builder
-				if err := format.Node(&b, fset, field.Type); err != nil {
-					t.Fatal(err)
-				}
-				for _, n := range field.Names {
-					out[n.Name] = b.String()
-				}
-				if len(field.Names) == 0 {
-					out[b.String()] = b.String()
-				}
-			}
-			return false
-		})
-	}
-	return out
 }

@@ -1,6 +1,9 @@
 package layering
 
 import (
+	"fmt"
+	"go/token"
+	"go/types"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,12 +74,14 @@ func TestShareGroupsBuildsWithoutSarama(t *testing.T) {
 // kfake is the in-process Kafka the integration tests run against.
 const kfake = "github.com/twmb/franz-go/pkg/kfake"
 
-// TestUnitLayerNeedsNoKafkaAndNoSleep: `make test-unit` runs each
+// TestUnitLayerNeedsNoKafkaAndNoWallClockWait: `make test-unit` runs each
 // module's tests built with the tag unit, which leaves out the files
 // marked `//go:build !unit` (those that need kfake or real time). What is
-// left links no kfake and calls no time.Sleep, so that it stays fast and
-// its outcome never depends on the machine's speed.
-func TestUnitLayerNeedsNoKafkaAndNoSleep(t *testing.T) {
+// left links no kfake, calls no time.Sleep, and its tests wait on no timer
+// of the wall clock (time.After, time.Tick and their kin), so that it
+// stays fast and its outcome never depends on the machine's speed.
+func TestUnitLayerNeedsNoKafkaAndNoWallClockWait(t *testing.T) {
+	testWaits := []string{"Sleep", "After", "Tick", "NewTimer", "NewTicker", "AfterFunc"}
 	for _, m := range modules(t) {
 		testBinaries := 0
 		for _, p := range list(t, m, "-tags", "unit", "-test", "./...") {
@@ -93,11 +98,14 @@ func TestUnitLayerNeedsNoKafkaAndNoSleep(t *testing.T) {
 			if p.ForTest != "" {
 				continue // a test variant: its files are the package's
 			}
-			for _, files := range [][]string{p.GoFiles, p.TestGoFiles, p.XTestGoFiles} {
-				for _, f := range files {
-					for _, at := range timeSleeps(t, filepath.Join(p.Dir, f)) {
-						t.Errorf("%s: time.Sleep in the unit layer: wait on a condition, move a clock, or mark the file `//go:build !unit`", at)
-					}
+			for _, f := range p.GoFiles {
+				for _, at := range wallClockWaits(t, filepath.Join(p.Dir, f), []string{"Sleep"}) {
+					t.Errorf("%s in the unit layer: wait on a condition, move a clock, or mark the file `//go:build !unit`", at)
+				}
+			}
+			for _, f := range append(slices.Clip(p.TestGoFiles), p.XTestGoFiles...) {
+				for _, at := range wallClockWaits(t, filepath.Join(p.Dir, f), testWaits) {
+					t.Errorf("%s in a unit-layer test: wait on a condition, move a clock, or mark the file `//go:build !unit`", at)
 				}
 			}
 		}
@@ -125,21 +133,132 @@ func TestEmitOnlyWrites(t *testing.T) {
 }
 
 // TestReadInputHoldsValues: what a scrape's read hands to the computation
-// (read.Input) holds no pointer to the state the reader keeps from scrape
-// to scrape (the tables, the records read, the retention cache), so that
-// what the computation finds depends on the read alone.
+// (read.Input) reaches, through every field, pointer, slice and map, no
+// state the reader keeps from scrape to scrape (the tables, the record
+// cache, the retention cache, or a handle into them) and nothing that
+// could reach it unseen (a func, a channel, an interface, a lock): what
+// the computation finds depends on the read alone. It walks the types as
+// the compiler sees them, not their names in the source.
 func TestReadInputHoldsValues(t *testing.T) {
 	m := modules(t)[1]
-	dir := filepath.Join(m.Dir, "internal", "read")
-	fields := structFieldTypes(t, dir, "Input")
-	if len(fields) == 0 {
-		t.Fatal("no struct Input in internal/read")
+	tc := newTypeChecker(t, m, "./internal/read")
+	input := tc.load(t, receiver+"/internal/read").Scope().Lookup("Input")
+	if input == nil {
+		t.Fatal("no type Input in internal/read")
 	}
-	for name, typ := range fields {
-		for _, mutable := range []string{"timetable.Store", "lag.RecordTimes", "retention.Cache", "lag.Tables"} {
-			if strings.Contains(typ, mutable) {
-				t.Errorf("read.Input.%s is a %s: the reader's state, not a value of the scrape", name, typ)
+	for _, problem := range liveState(input.Type()) {
+		t.Error(problem)
+	}
+}
+
+// readerState are the types that hold, or name, what the reader keeps
+// from scrape to scrape, by package and name.
+var readerState = map[string][]string{
+	receiver + "/internal/timetable":   {"Store", "Ref", "View", "Table"},
+	receiver + "/internal/lag":         {"Tabled"},
+	receiver + "/internal/recordcache": {"Cache", "Partition"},
+	receiver + "/internal/retention":   {"Cache", "Tracker"},
+}
+
+// liveState lists where typ reaches reader state, or what could reach it.
+func liveState(typ types.Type) []string {
+	var problems []string
+	seen := map[types.Type]bool{}
+	var walk func(typ types.Type, path string)
+	walk = func(typ types.Type, path string) {
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		if named, ok := typ.(*types.Named); ok {
+			obj := named.Obj()
+			if obj.Pkg() == nil { // error
+				return
 			}
+			pkgPath := obj.Pkg().Path()
+			switch {
+			case slices.Contains(readerState[pkgPath], obj.Name()):
+				problems = append(problems, fmt.Sprintf("%s is a %s.%s: the reader's state, not a value of the scrape", path, obj.Pkg().Name(), obj.Name()))
+				return
+			case pkgPath == "sync" || pkgPath == "sync/atomic":
+				problems = append(problems, fmt.Sprintf("%s is a %s.%s: state shared under a lock, not a value", path, obj.Pkg().Name(), obj.Name()))
+				return
+			case pkgPath == "time":
+				return // instants and durations
+			}
+		}
+		switch u := typ.Underlying().(type) {
+		case *types.Struct:
+			for i := range u.NumFields() {
+				walk(u.Field(i).Type(), path+"."+u.Field(i).Name())
+			}
+		case *types.Pointer:
+			walk(u.Elem(), path)
+		case *types.Slice:
+			walk(u.Elem(), path+"[]")
+		case *types.Array:
+			walk(u.Elem(), path+"[]")
+		case *types.Map:
+			walk(u.Key(), path+"[key]")
+			walk(u.Elem(), path+"[]")
+		case *types.Signature:
+			problems = append(problems, fmt.Sprintf("%s is a func: it can reach anything", path))
+		case *types.Chan:
+			problems = append(problems, fmt.Sprintf("%s is a channel: shared, not a value", path))
+		case *types.Interface:
+			problems = append(problems, fmt.Sprintf("%s is an interface (%s): it can hold anything", path, types.TypeString(typ, nil)))
+		case *types.Basic:
+			if u.Kind() == types.UnsafePointer {
+				problems = append(problems, fmt.Sprintf("%s is an unsafe.Pointer", path))
+			}
+		}
+	}
+	walk(typ, "read.Input")
+	return problems
+}
+
+// TestSimulationRunsTheShippedPipeline: the accuracy simulation's receiver
+// row (internal/accuracy) samples through sampler.Sampler.Sample and
+// reads and dates through read.Reader.Read, and calls none of the steps
+// those run itself: the steps are every function of the receiver's
+// internal packages (its Kafka layer aside, whose requests the simulation
+// answers) that the read, dating and sampler packages call, found by
+// type-checking them, so that a step added to the scrape is covered
+// without being listed here. What the simulation measures is then what
+// ships.
+func TestSimulationRunsTheShippedPipeline(t *testing.T) {
+	m := modules(t)[1]
+	pipeline := []string{"read", "dating", "sampler"}
+	tc := newTypeChecker(t, m, "./internal/read", "./internal/dating", "./internal/sampler", "./internal/accuracy")
+	steps := map[string]token.Position{}
+	for _, p := range pipeline {
+		files, info := tc.check(t, receiver+"/internal/"+p)
+		for name, at := range calledFuncs(tc.fset, files, info) {
+			if strings.HasPrefix(name, receiver+"/internal/") && !strings.HasPrefix(name, receiver+"/internal/kafka.") && !strings.HasPrefix(name, receiver+"/internal/kafka/") {
+				steps[shortName(name)] = at
+			}
+		}
+	}
+	// What the scrape runs, as a check that the steps were found at all.
+	for _, step := range []string{"dating.Date", "sampler.Read", "lag.NewIndex", "lag.OutOfTable", "lag.Estimate", "lag.AppendTimes",
+		"recordcache.Cache.PutAll", "recordcache.Cache.Retain", "recordcache.Cache.Forget", "lag.Index.ResolveTables", "timetable.Store.Track", "timetable.Store.Record"} {
+		if _, ok := steps[step]; !ok {
+			t.Errorf("the scrape's steps found by type-checking %v lack %s: the check finds nothing it should", pipeline, step)
+		}
+	}
+	// The pipeline's own entries, which the simulation must call.
+	entries := []string{"read.Reader.Read", "sampler.Sampler.Sample"}
+	files, info := tc.check(t, receiver+"/internal/accuracy")
+	called := calledFuncs(tc.fset, files, info)
+	for name, at := range called {
+		name = shortName(name)
+		if _, isStep := steps[name]; isStep && !slices.Contains(entries, name) {
+			t.Errorf("%s: the simulation runs a step of the scrape itself: %s (called from %s in the pipeline)", at, name, steps[name])
+		}
+	}
+	for _, entry := range entries {
+		if _, ok := called[receiver+"/internal/"+entry]; !ok {
+			t.Errorf("the simulation never calls %s: its receiver row does not run the shipped pipeline", entry)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -76,7 +77,7 @@ var (
 // It is the baseline measuring the clocks is held against.
 var TrustClocks = MethodSpec{Key: "receiver-trust-clocks", Name: "this receiver, producers' clocks not measured", New: func(s int64) Method {
 	m := newReceiver(s, DateFromReads, false)
-	m.reader.Records = lag.NewRecordTimes(lag.TrustedStamps(func(string) bool { return true }))
+	m.reader.Records = recordcache.New(recordcache.TrustedStamps(func(string) bool { return true }))
 	return m
 }}
 
@@ -99,7 +100,7 @@ func newReceiver(sampling int64, dating Dating, byProducer bool) *receiverMethod
 		reader: &read.Reader{
 			Cluster:            cluster,
 			Tables:             tables,
-			Records:            lag.NewRecordTimes(),
+			Records:            recordcache.New(),
 			Groups:             every,
 			Topics:             every,
 			MaxRecordReads:     maxReads,
@@ -223,11 +224,12 @@ func (c *simCluster) EndOffsets(_ context.Context, partitions []kafka.TopicParti
 }
 
 // TopicRetention answers the simulated topic's configuration: records
-// kept for ever, compacted where the timeline is.
+// kept for ever, compacted where the timeline is, stamped at the append
+// where it is LogAppendTime.
 func (c *simCluster) TopicRetention(_ context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
 	out := make(map[string]kafka.TopicRetention, len(topics))
 	for _, t := range topics {
-		out[t] = kafka.TopicRetention{Delete: true, RetentionMs: -1, RetentionBytes: -1, Compact: c.log != nil && c.log.Compacted}
+		out[t] = kafka.TopicRetention{Delete: true, RetentionMs: -1, RetentionBytes: -1, Compact: c.log != nil && c.log.Compacted, LogAppendTime: c.log != nil && c.log.LogAppendTime}
 	}
 	return out, nil
 }

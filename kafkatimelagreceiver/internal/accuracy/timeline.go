@@ -44,6 +44,9 @@ type Timeline struct {
 	removed []bool
 	// Compacted: the topic's cleanup.policy compacts.
 	Compacted bool
+	// LogAppendTime: the topic's message.timestamp.type is LogAppendTime,
+	// so its stamps are the broker's append times.
+	LogAppendTime bool
 	// transactional are the producers that wrote a marker: their batches
 	// are transactional ones.
 	transactional map[int64]bool

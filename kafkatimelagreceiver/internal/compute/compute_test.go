@@ -14,6 +14,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -53,10 +54,10 @@ func tallyInputRates(withRates bool) *read.Input {
 		Start: map[kafka.TopicPartition]int64{},
 	}
 	idx := lag.NewIndex(snap)
-	idx.ResolveTables(tables)
-	est := lag.Estimate(idx, lag.AppendTimes(tables, lag.NewRecordTimes(), at))
+	tabled := idx.ResolveTables(tables)
+	est := lag.Estimate(idx, lag.AppendTimes(tabled, tables, recordcache.New(), at))
 	if withRates {
-		est.ResolveProduceRates(tables, 100*time.Second) // the table's whole span
+		est.ResolveProduceRates(tabled, tables, 100*time.Second) // the table's whole span
 	}
 	in := &read.Input{Snap: snap, Index: idx, Estimates: est, Pairs: 15}
 	for _, g := range []string{"a", "b", "c"} {

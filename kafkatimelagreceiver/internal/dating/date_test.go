@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -89,8 +90,7 @@ func TestStampPast2262DatesNothing(t *testing.T) {
 	snap := &lag.Snapshot{At: at, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 7}}),
 		End: map[kafka.TopicPartition]int64{tp: 201}, Start: map[kafka.TopicPartition]int64{}}
 	idx := lag.NewIndex(snap)
-	idx.ResolveTables(tables)
-	records := lag.NewRecordTimes()
+	records := recordcache.New()
 	est, _, err := Date(context.Background(), src, tables, records, snap, idx, Options{MaxReads: 10, TimeIndex: true, MaxReadBytes: 1 << 20, Now: func() time.Time { return time.Unix(0, at) }})
 	require.NoError(t, err)
 	dated := 0

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
 // The time index answers, for a time T, the first record from the log
@@ -48,6 +47,11 @@ const MaxAsksPerPartition = 8
 // round and a year in the seventh.
 const gallop = 16
 
+// cutOffShare: a search its rounds left open still dates its record by the
+// middle of its interval when that is narrower than this share of the
+// record's age (the accuracy target's relative bound, 1 %).
+const cutOffShare = 100
+
 const (
 	noLower = -(int64(1) << 60)
 	noUpper = int64(1) << 60
@@ -55,81 +59,137 @@ const (
 
 // target is a record the search dates: [lo, hi) holds the latest
 // timestamp up to it, in unix milliseconds, as far as the answers prove.
+// Its IndexTarget is what the plan gave and stays as given.
 type target struct {
-	lag.IndexTarget
+	IndexTarget
 	lo, hi int64
+	// precision is how narrow [lo, hi) is to become: the plan's, widened
+	// to what the answers allow once every time that could narrow it was
+	// asked.
+	precision int64
 	// below and above are the exact points nearest the target on either
 	// side: the answers whose record is at or before it with the latest
-	// timestamp, and after it with the earliest; belowBefore the point
+	// timestamp, and after it with the earliest; secondBelow the point
 	// below before below, for the rate between the two.
-	below, above, belowBefore kafka.TimePoint
+	below, above, secondBelow kafka.TimePoint
 	// step is how far past a one-sided interval's known end the next time
-	// is pushed; lastWidth is the interval's width when it was last
-	// asked, to tell whether the line halved it.
-	step, lastWidth int64
-	// aboveBefore is the offset of the record above when last asked.
-	aboveBefore int64
-	// probedBatch: the millisecond after lo was asked, once, to close the
+	// is pushed (growing by gallop).
+	step int64
+	// widthAsked and aboveAsked are the interval's width and the offset of
+	// the record above when the target last asked with both sides known:
+	// whether the line halved the interval, and whether the record above
+	// stayed the same over an answer.
+	widthAsked, aboveAsked int64
+	// batchProbed: the millisecond after lo was asked, once, to close the
 	// interval where the target shares its batch's millisecond.
-	probedBatch bool
+	batchProbed bool
 }
 
-func (t *target) converged() bool { return t.hi-t.lo <= t.PrecisionMillis }
+func newTarget(it IndexTarget) target {
+	return target{IndexTarget: it, lo: noLower, hi: noUpper, precision: it.PrecisionMillis, step: max(it.StepMillis, it.PrecisionMillis, 1)}
+}
+
+func (t *target) converged() bool { return t.hi-t.lo <= t.precision }
+
+// The moves of a search. Each predicate names where a target stands; the
+// switch in nextTime picks the first that holds.
+
+// unbounded: no answer bounds the target yet; the plan's guess is asked.
+func unbounded(t *target) bool { return t.lo == noLower && t.hi == noUpper }
+
+// openBelow: an answer bounds it from above only; the search gallops down.
+func openBelow(t *target) bool { return t.lo == noLower }
+
+// openAbove: an answer bounds it from below only; the search gallops up.
+func openAbove(t *target) bool { return t.hi == noUpper }
+
+// batchUnprobed: bounded on both sides, the record above stayed the same
+// over the last answer (no record between is stamped in what the interval
+// lost), and the millisecond after the latest timestamp below was not
+// asked: where the records from there up to the target share it (one
+// batch), its answer closes the interval.
+func batchUnprobed(t *target, aboveStayed bool, asked map[int64]bool) bool {
+	return aboveStayed && !t.batchProbed && !asked[t.lo+1] && t.lo+1 < t.hi
+}
 
 // nextTime is the time to ask to narrow t, none of those asked already
 // (asked); not ok when every time that could narrow it was asked.
 func (t *target) nextTime(asked map[int64]bool) (int64, bool) {
-	var at int64
 	switch {
-	case t.lo == noLower && t.hi == noUpper:
-		at = t.GuessMillis
-	case t.lo == noLower:
-		at = t.hi - t.step
-		if line, ok := t.extrapolate(t.above); ok {
-			at = min(at, line)
-		}
-		t.step *= gallop
-	case t.hi == noUpper:
-		at = t.lo + t.step
-		if line, ok := t.extrapolate(t.below); ok {
-			at = max(at, line)
-		}
-		t.step *= gallop
-	default:
-		return t.narrow(asked)
+	case unbounded(t):
+		return notAsked(max(t.GuessMillis, 0), asked)
+	case openBelow(t):
+		return notAsked(max(t.gallopDown(), 0), asked)
+	case openAbove(t):
+		return notAsked(max(t.gallopUp(), 0), asked)
 	}
-	at = max(at, 0)
+	halving, aboveStayed := t.noteAsked()
+	if batchUnprobed(t, aboveStayed, asked) {
+		t.batchProbed = true
+		return t.lo + 1, true
+	}
+	if at, ok := t.line(halving, asked); ok {
+		return at, true
+	}
+	return t.bisect(asked)
+}
+
+// notAsked is at, ok when it was not asked yet.
+func notAsked(at int64, asked map[int64]bool) (int64, bool) { return at, !asked[at] }
+
+// gallopDown is the time below the known upper end: a step further each
+// time, or sooner where the partition's rate puts the target.
+func (t *target) gallopDown() int64 {
+	at := t.hi - t.step
+	if line, ok := t.extrapolate(t.above); ok {
+		at = min(at, line)
+	}
+	t.step *= gallop
+	return at
+}
+
+// gallopUp is the time above the known lower end: a step further each
+// time, or further where the partition's rate puts the target.
+func (t *target) gallopUp() int64 {
+	at := t.lo + t.step
+	if line, ok := t.extrapolate(t.below); ok {
+		at = max(at, line)
+	}
+	t.step *= gallop
+	return at
+}
+
+// noteAsked remembers the interval a bounded target asks from, and tells
+// whether it halved since the last time (or this is the first), and
+// whether the record above stayed the same.
+func (t *target) noteAsked() (halving, aboveStayed bool) {
+	width := t.hi - t.lo
+	halving = t.widthAsked == 0 || 2*width <= t.widthAsked
+	aboveStayed = t.widthAsked != 0 && t.above.Offset == t.aboveAsked
+	t.widthAsked, t.aboveAsked = width, t.above.Offset
+	return halving, aboveStayed
+}
+
+// line is the time the straight line through what is known puts the
+// target at, while it halves the interval: between the records below and
+// above; with no record above known, the rate of the two points below, or
+// the partition's, carries it on, else a growing step above lo.
+func (t *target) line(halving bool, asked map[int64]bool) (int64, bool) {
+	at, ok := t.interpolate()
+	if !t.above.Found {
+		at, ok = t.extrapolateAbove()
+	}
+	if !ok || !halving {
+		return 0, false
+	}
+	at = min(max(at, t.lo+1), t.hi-1)
 	return at, !asked[at]
 }
 
-// narrow is the time to ask to narrow t, bounded on both sides. Once the
-// record above stayed the same over an answer (no record between is
-// stamped in what the interval lost), the millisecond after the latest
-// timestamp below, once: where the records from there up to the target
-// share it (one batch), its answer closes the interval. Else the straight
-// line through what is known, while it halves the interval; else the
-// middle.
-func (t *target) narrow(asked map[int64]bool) (int64, bool) {
+// bisect is the middle of the interval, else its quarters, whichever was
+// not asked.
+func (t *target) bisect(asked map[int64]bool) (int64, bool) {
 	width := t.hi - t.lo
-	halving := t.lastWidth == 0 || 2*width <= t.lastWidth
-	aboveStayed := t.lastWidth != 0 && t.above.Offset == t.aboveBefore
-	t.lastWidth, t.aboveBefore = width, t.above.Offset
-	if aboveStayed && !t.probedBatch && !asked[t.lo+1] && t.lo+1 < t.hi {
-		t.probedBatch = true
-		return t.lo + 1, true
-	}
-	line, ok := t.interpolate()
-	if !t.above.Found {
-		// No record above is known: the rate of the two points below,
-		// or the partition's, carries the line on; else look above lo by
-		// a growing step.
-		line, ok = t.extrapolateAbove()
-	}
-	if ok && halving {
-		if line = min(max(line, t.lo+1), t.hi-1); !asked[line] {
-			return line, true
-		}
-	}
 	for _, at := range []int64{t.lo + width/2, t.lo + width/4, t.lo + 3*width/4} {
 		if at > t.lo && at < t.hi && !asked[at] {
 			return at, true
@@ -152,7 +212,7 @@ func (t *target) extrapolate(p kafka.TimePoint) (int64, bool) {
 // target, or else the partition's, puts it from the point below; else lo
 // and a step that grows each time.
 func (t *target) extrapolateAbove() (int64, bool) {
-	below, before := t.below, t.belowBefore
+	below, before := t.below, t.secondBelow
 	if below.Found && before.Found && below.Offset > before.Offset && below.TimestampMillis > before.TimestampMillis {
 		f := float64(t.Offset-below.Offset) / float64(below.Offset-before.Offset)
 		return below.TimestampMillis + int64(math.Round(f*float64(below.TimestampMillis-before.TimestampMillis))), true
@@ -196,13 +256,13 @@ func (t *target) apply(a kafka.TimePoint) {
 	case a.TimestampMillis >= t.lo:
 		// The latest timestamp up to the target is no earlier than f's.
 		if t.below.Found && a.Offset > t.below.Offset {
-			t.belowBefore = t.below
+			t.secondBelow = t.below
 		}
 		t.lo, t.below = a.TimestampMillis, a
 	}
 	if t.lo >= t.hi {
 		// Answers that contradict each other (the log changed between
-		// them: retention, a truncation): the latest one stands.
+		// them: retention, a truncation): the latest one stands alone.
 		t.lo, t.hi = noLower, noUpper
 		t.apply(a)
 	}
@@ -223,13 +283,16 @@ type partitionSearch struct {
 // searching tells whether the partition is still searched.
 func (ps *partitionSearch) searching() bool { return !ps.failed && !ps.belowStart }
 
-// indexSearch is a scrape's search of the time index.
+// indexSearch is a scrape's search of the time index: answers in (take),
+// asks out (asks), no I/O. It counts its rounds and asks nothing past
+// MaxIndexRounds.
 type indexSearch struct {
-	parts []*partitionSearch
-	byTP  map[kafka.TopicPartition]*partitionSearch
+	parts  []*partitionSearch
+	byTP   map[kafka.TopicPartition]*partitionSearch
+	rounds int
 }
 
-func newIndexSearch(targets []lag.IndexTarget) *indexSearch {
+func newIndexSearch(targets []IndexTarget) *indexSearch {
 	s := &indexSearch{byTP: map[kafka.TopicPartition]*partitionSearch{}}
 	for _, it := range targets {
 		ps := s.byTP[it.TopicPartition]
@@ -238,7 +301,7 @@ func newIndexSearch(targets []lag.IndexTarget) *indexSearch {
 			s.byTP[it.TopicPartition] = ps
 			s.parts = append(s.parts, ps)
 		}
-		ps.targets = append(ps.targets, target{IndexTarget: it, lo: noLower, hi: noUpper, step: max(it.StepMillis, it.PrecisionMillis, 1)})
+		ps.targets = append(ps.targets, newTarget(it))
 	}
 	for _, ps := range s.parts {
 		slices.SortFunc(ps.targets, func(a, b target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) })
@@ -248,8 +311,12 @@ func newIndexSearch(targets []lag.IndexTarget) *indexSearch {
 
 // asks are the times of the next round: per partition still searching,
 // those of its askers among the targets not yet within their precision,
-// up to MaxAsksPerPartition, the lowest offsets first.
+// up to MaxAsksPerPartition, the lowest offsets first. None once
+// MaxIndexRounds rounds were asked.
 func (s *indexSearch) asks() []kafka.PartitionTimes {
+	if s.rounds == MaxIndexRounds {
+		return nil
+	}
 	var asks []kafka.PartitionTimes
 	for _, ps := range s.parts {
 		if !ps.searching() {
@@ -270,7 +337,7 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 			if !ok {
 				// Every time that could narrow it was asked: it cannot
 				// narrow further from here.
-				t.PrecisionMillis = max(t.PrecisionMillis, t.hi-t.lo)
+				t.precision = max(t.precision, t.hi-t.lo)
 				continue
 			}
 			if !slices.Contains(times, at) {
@@ -283,6 +350,9 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 		if len(times) > 0 {
 			asks = append(asks, kafka.PartitionTimes{TopicPartition: ps.tp, Millis: times})
 		}
+	}
+	if len(asks) > 0 {
+		s.rounds++
 	}
 	return asks
 }
@@ -348,7 +418,7 @@ func (ps *partitionSearch) apply(a kafka.TimePoint) {
 // (each a record's offset and its own timestamp, which measure the
 // partition's clock against its table like records read), and the targets
 // dated: bounded on both sides, by the middle of their interval. Both carry
-// the partition's clock (lag.TimeIndexClock). Partitions whose index could
+// the partition's clock (clocks.TimeIndexClock). Partitions whose index could
 // not be searched, or with a target below the log start, and the targets
 // the rounds left open on one side or wider than their cut-off, are in
 // fallback, with their offsets: a record read answers those, and finds the
@@ -370,7 +440,7 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 			}
 		}
 		for _, t := range ps.targets {
-			open := t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.PrecisionMillis, (t.ScrapeMillis-t.lo)/100)
+			open := t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.precision, (t.ScrapeMillis-t.lo)/cutOffShare)
 			if open || t.ExactOnly && !(t.below.Found && t.below.Offset == t.Offset) {
 				// On a compacted topic only the record's own point proves
 				// it exists: else a read finds the next one.

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/clocks"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
 var tp = kafka.TopicPartition{Topic: "t"}
@@ -62,13 +62,13 @@ func TestSearchDatesABatchInTwoRounds(t *testing.T) {
 		}
 	}
 	c := int64(9*16 + 5) // in the last batch, stamped 1,135,000
-	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_132_000, PrecisionMillis: 1}})
+	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_132_000, PrecisionMillis: 1}})
 	assert.Equal(t, 2, run(s, l))
 	points, dated, fallback := s.results()
 	assert.Empty(t, fallback)
 	require.Len(t, dated[tp], 1)
 	assert.Equal(t, int64(1_135_000), dated[tp][0].Timestamp)
-	assert.Equal(t, lag.TimeIndexClock, dated[tp][0].Producer)
+	assert.Equal(t, clocks.TimeIndexClock, dated[tp][0].Producer)
 	for _, p := range points[tp] {
 		assert.Equal(t, l.stamps[p.Offset-l.start], p.Timestamp, "point at %d", p.Offset)
 	}
@@ -83,7 +83,7 @@ func TestSearchNarrowsToThePrecision(t *testing.T) {
 		l.stamps = append(l.stamps, 2_000_000+i)
 	}
 	c := int64(500 + 70_000)
-	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 2_070_000 - 500, PrecisionMillis: 100}})
+	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 2_070_000 - 500, PrecisionMillis: 100}})
 	assert.LessOrEqual(t, run(s, l), MaxIndexRounds)
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -95,7 +95,7 @@ func TestSearchNarrowsToThePrecision(t *testing.T) {
 // is dated by the latest timestamp up to it, never earlier than its own.
 func TestSearchDatesByTheLatestTimestampUpToTheRecord(t *testing.T) {
 	l := indexLog{stamps: []int64{1000, 5000, 2000, 2001, 2002, 6000}}
-	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 3, GuessMillis: 2001, PrecisionMillis: 1}})
+	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 3, GuessMillis: 2001, PrecisionMillis: 1}})
 	run(s, l)
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -107,7 +107,7 @@ func TestSearchDatesByTheLatestTimestampUpToTheRecord(t *testing.T) {
 // left to a record read, which finds the log start.
 func TestSearchLeavesRecordsBelowTheLogStart(t *testing.T) {
 	l := indexLog{start: 100, stamps: []int64{1000, 1001, 1002}}
-	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 40, GuessMillis: 900, PrecisionMillis: 1}})
+	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 40, GuessMillis: 900, PrecisionMillis: 1}})
 	run(s, l)
 	_, dated, fallback := s.results()
 	assert.Empty(t, dated)
@@ -117,7 +117,7 @@ func TestSearchLeavesRecordsBelowTheLogStart(t *testing.T) {
 // A partition the index answered nothing for (an error) is left to record
 // reads.
 func TestSearchFallsBackWhereTheIndexFails(t *testing.T) {
-	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 4, GuessMillis: 900, PrecisionMillis: 1}})
+	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 4, GuessMillis: 900, PrecisionMillis: 1}})
 	asks := s.asks()
 	s.take(asks, kafka.TimePoints{})
 	assert.Empty(t, s.asks())
@@ -136,10 +136,10 @@ func TestSearchDatesAPartitionsTargetsTogether(t *testing.T) {
 			l.stamps = append(l.stamps, 1_000_000+batch*1_000)
 		}
 	}
-	var targets []lag.IndexTarget
+	var targets []IndexTarget
 	for g := range int64(6) {
 		batch := 10 + 8*g
-		targets = append(targets, lag.IndexTarget{TopicPartition: tp, Offset: batch*16 + g, GuessMillis: 1_000_000 + batch*1_000 + 300, PrecisionMillis: 1, RecordsPerMilli: 0.016})
+		targets = append(targets, IndexTarget{TopicPartition: tp, Offset: batch*16 + g, GuessMillis: 1_000_000 + batch*1_000 + 300, PrecisionMillis: 1, RecordsPerMilli: 0.016})
 	}
 	s := newIndexSearch(targets)
 	assert.LessOrEqual(t, run(s, l), 6)
@@ -160,7 +160,7 @@ func TestSearchFindsARecordHoursOlderThanItsTable(t *testing.T) {
 		l.stamps = append(l.stamps, 1_000_000+i*90+i%7*10) // about 11 a second
 	}
 	c := int64(20_000) // 5 h before the table's first point at offset 200,000
-	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_000_000 + c*100, PrecisionMillis: 50, RecordsPerMilli: 1.0 / 100}})
+	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_000_000 + c*100, PrecisionMillis: 50, RecordsPerMilli: 1.0 / 100}})
 	assert.LessOrEqual(t, run(s, l), 4)
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -173,7 +173,7 @@ func TestSearchFindsARecordHoursOlderThanItsTable(t *testing.T) {
 // dated from one side.
 func TestSearchLeavesARecordOpenOnOneSideToARead(t *testing.T) {
 	l := indexLog{stamps: []int64{1_000, 1_001, 1_002}}
-	s := newIndexSearch([]lag.IndexTarget{{TopicPartition: tp, Offset: 1, GuessMillis: 86_400_000, PrecisionMillis: 1}})
+	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 1, GuessMillis: 86_400_000, PrecisionMillis: 1}})
 	run(s, l)
 	_, dated, fallback := s.results()
 	assert.Empty(t, dated)

@@ -53,7 +53,7 @@ func directTestSnapshot() (*lag.Snapshot, []lag.PartitionLag) {
 		Start:     map[kafka.TopicPartition]int64{tp0: 4, tp1: 0},
 		Stable:    map[kafka.TopicPartition]int64{tp0: 8, tp1: 9},
 	}
-	est := lag.Estimate(lag.NewIndex(snap), func(_ *lag.Partition, c int64) (int64, lag.Method, bool) {
+	est := lag.Estimate(lag.NewIndex(snap), func(_ int32, c int64) (int64, lag.Method, bool) {
 		return now - c*int64(time.Second), lag.MethodTable, true
 	})
 	lags := est.GroupLags(nil, "billing", snap.At)

@@ -4,6 +4,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/groupview"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/tracks"
 )
 
 // forgetAfter is how many consecutive scrapes a group or partition may be
@@ -74,7 +75,7 @@ type groupTrack struct {
 	// in with one pass and no per-partition map or allocation: the tracker
 	// holds every (group, partition) pair of the cluster, so a pair must
 	// cost no more than its track of its recent positions.
-	pairs lag.Tracks[lagWindow]
+	pairs tracks.Tracks[lagWindow]
 }
 
 // GroupHealth is one group's health after a scrape (groupview.GroupHealth).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/tracks"
 )
 
 // windowStatus is Burrow's rules read straight off a window of points: the
@@ -81,5 +81,5 @@ func TestPairTrackSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are those of a 64-bit platform")
 	}
-	require.Equal(t, uintptr(56), unsafe.Sizeof(lag.Track[lagWindow]{}))
+	require.Equal(t, uintptr(56), unsafe.Sizeof(tracks.Track[lagWindow]{}))
 }

@@ -124,7 +124,7 @@ type RecordTimestamp struct {
 	// ByProducer tells that Timestamp is the clock of the producer whose ID
 	// is Producer (an idempotent or transactional producer's batch stamped
 	// with CreateTime): that producer's records share its clock's error,
-	// which the tables can measure (lag.RecordTimes). It is false for
+	// which the tables can measure (recordcache.Cache). It is false for
 	// timestamps the broker wrote (LogAppendTime) and batches of producers
 	// without an ID.
 	ByProducer bool

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -60,15 +61,14 @@ func BenchmarkRecordReadsChurn1M(b *testing.B) {
 	for g := range scaleGroups {
 		names = append(names, fmt.Sprintf("group-%03d", g))
 	}
-	records := NewRecordTimes()
+	records := recordcache.New()
 	var lags []PartitionLag
 	read := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		snap := snapshots[i%2]
-		idx := NewIndex(snap)
-		idx.ResolveTables(tables)
+		idx := NewIndex(snap).ResolveTables(tables)
 		missing, used := OutOfTable(idx, at, tables, records)
 		found := make(kafka.RecordReads, len(missing))
 		read = 0
@@ -83,9 +83,9 @@ func BenchmarkRecordReadsChurn1M(b *testing.B) {
 			found[w.TopicPartition] = reads
 			read += len(reads)
 		}
-		records.PutAll(found, Existed{End: snap.End, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
+		records.PutAll(found, recordcache.Existed{End: snap.End, EndAt: at, Received: at}, Proof(idx, tables, at))
 		records.Retain(used)
-		lags = everyPairDated(b, Estimate(idx, AppendTimes(tables, records, at)), names, at, lags)
+		lags = everyPairDated(b, Estimate(idx.Index, AppendTimes(idx, tables, records, at)), names, at, lags)
 	}
 	b.ReportMetric(float64(read), "records/op")
 }

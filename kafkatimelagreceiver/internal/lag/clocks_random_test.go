@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -107,7 +108,7 @@ func TestRandomClocksStayWithinWhatIsProven(t *testing.T) {
 		sampling := []int64{second, 5 * second, 10 * second}[rng.IntN(3)]
 		watchFrom := t0 + 2*60*second + rng.Int64N(6*60*second)
 		tables := timetable.NewStore(512, 3*time.Duration(sampling), nil)
-		records := NewRecordTimes()
+		records := recordcache.New()
 		tracked := map[kafka.TopicPartition]struct{}{tp: {}}
 		tables.Track(tracked, time.Unix(0, watchFrom), 0)
 		record := func(at int64) int64 {
@@ -129,8 +130,7 @@ func TestRandomClocksStayWithinWhatIsProven(t *testing.T) {
 				committed[fmt.Sprint("g", g)] = map[kafka.TopicPartition]int64{tp: rng.Int64N(endOffset + 1)}
 			}
 			snap := &Snapshot{At: at, Committed: kafka.CommitsByGroup(committed), End: map[kafka.TopicPartition]int64{tp: endOffset}, Start: map[kafka.TopicPartition]int64{}}
-			idx := NewIndex(snap)
-			idx.ResolveTables(tables)
+			idx := NewIndex(snap).ResolveTables(tables)
 			missing, used := OutOfTable(idx, at, tables, records)
 			var reads []kafka.RecordRead
 			for _, w := range missing {
@@ -139,9 +139,9 @@ func TestRandomClocksStayWithinWhatIsProven(t *testing.T) {
 						Offset: o, Timestamp: log.stamp[o], Found: kafka.RecordTimed, ByProducer: true, Producer: log.producer[o]}})
 				}
 			}
-			records.PutAll(kafka.RecordReads{tp: reads}, Existed{End: snap.End, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
+			records.PutAll(kafka.RecordReads{tp: reads}, recordcache.Existed{End: snap.End, EndAt: at, Received: at}, Proof(idx, tables, at))
 			records.Retain(used)
-			est := Estimate(idx, AppendTimes(tables, records, at))
+			est := Estimate(idx.Index, AppendTimes(idx, tables, records, at))
 			for g := range committed {
 				for _, pl := range est.GroupLags(nil, g, at) {
 					if !pl.HasTimeLag || pl.CaughtUp {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statecodec"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
@@ -15,17 +16,17 @@ import (
 // measuredClocks is the fixture's partition after reads of producer 7,
 // whose clock is 1.5 s behind, measured by the records on either side of
 // the samples past the group's.
-func measuredClocks(t *testing.T) (*RecordTimes, int64, func(offset int64) int64) {
+func measuredClocks(t *testing.T) (*recordcache.Cache, int64, func(offset int64) int64) {
 	t.Helper()
 	idx, tables, at, appended := clocksFixture(t)
 	tp := idx.Parts[0].TopicPartition
-	records := NewRecordTimes()
+	records := recordcache.New()
 	found := map[recordAt]kafka.RecordTimestamp{}
 	for _, o := range []int64{55, 59, 60, 69, 70} {
 		found[recordAt{TopicPartition: tp, Offset: o}] = kafka.RecordTimestamp{Offset: o, Timestamp: appended(o) - int64(1500*time.Millisecond), ByProducer: true, Producer: 7}
 	}
-	records.PutAll(readsOf(found), Existed{Received: at}, Proof{Index: idx, Tables: tables, At: at})
-	require.InDelta(t, int64(1500*time.Millisecond), moveOf(records.clocks[tp], 7), float64(60*time.Millisecond))
+	records.PutAll(readsOf(found), recordcache.Existed{Received: at}, Proof(idx, tables, at))
+	require.InDelta(t, int64(1500*time.Millisecond), moveOf(records.ClocksOf(tp), 7), float64(60*time.Millisecond))
 	return records, at, appended
 }
 
@@ -52,18 +53,17 @@ func TestRestoredClockMovesNothingUntilAReadAgrees(t *testing.T) {
 			tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: end}, Sent: read, Received: read})
 		}
 		record(300, restartAt)
-		scrape := func(end, when int64) *Index {
+		scrape := func(end, when int64) *Tabled {
 			idx := NewIndex(&Snapshot{At: when, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 55}}),
-				End: map[kafka.TopicPartition]int64{tp: end}, Start: map[kafka.TopicPartition]int64{}})
-			idx.ResolveTables(tables)
+				End: map[kafka.TopicPartition]int64{tp: end}, Start: map[kafka.TopicPartition]int64{}}).ResolveTables(tables)
 			return idx
 		}
-		r := NewRecordTimes()
+		r := recordcache.New()
 		_, err := r.RestoreClocks(saved, time.Unix(0, restartAt))
 		require.NoError(t, err)
 		idx := scrape(300, restartAt)
 		rec := kafka.RecordTimestamp{Offset: 55, Timestamp: appended(55) - int64(behind), ByProducer: true, Producer: 7}
-		r.PutAll(kafka.RecordReads{tp: {{Wanted: 55, RecordTimestamp: rec}}}, Existed{Received: restartAt}, Proof{Index: idx, Tables: tables, At: restartAt})
+		r.PutAll(kafka.RecordReads{tp: {{Wanted: 55, RecordTimestamp: rec}}}, recordcache.Existed{Received: restartAt}, Proof(idx, tables, restartAt))
 		if more {
 			// Offsets 300 to 400 appended evenly over the next 10 s, the
 			// record at 350 between samples a second either side of it.
@@ -74,11 +74,11 @@ func TestRestoredClockMovesNothingUntilAReadAgrees(t *testing.T) {
 			idx = scrape(400, second+int64(time.Millisecond))
 			appendedAt := restartAt + int64(time.Second)/10*50 // offset 350
 			near := kafka.RecordTimestamp{Offset: 350, Timestamp: appendedAt - int64(behind), ByProducer: true, Producer: 7}
-			r.PutAll(kafka.RecordReads{tp: {{Wanted: 350, RecordTimestamp: near}}}, Existed{Received: second}, Proof{Index: idx, Tables: tables, At: second})
+			r.PutAll(kafka.RecordReads{tp: {{Wanted: 350, RecordTimestamp: near}}}, recordcache.Existed{Received: second}, Proof(idx, tables, second))
 			restartAt = second + int64(time.Millisecond)
 			defer func() { restartAt = second - int64(10*time.Second) }()
 		}
-		got, method, ok := AppendTimes(tables, r, restartAt)(&idx.Parts[0], 55)
+		got, method, ok := AppendTimes(idx, tables, r, restartAt)(0, 55)
 		if !ok {
 			return 0, method
 		}
@@ -106,7 +106,7 @@ func TestRestoreClocksChecks(t *testing.T) {
 	saved := records.EncodeClocks()
 
 	t.Run("aged as a clock read then would be: forgotten an hour after its last read", func(t *testing.T) {
-		restored, err := NewRecordTimes().RestoreClocks(saved, now.Add(time.Hour+time.Second))
+		restored, err := recordcache.New().RestoreClocks(saved, now.Add(time.Hour+time.Second))
 		require.NoError(t, err)
 		require.Zero(t, restored.Clocks)
 	})
@@ -116,29 +116,29 @@ func TestRestoreClocksChecks(t *testing.T) {
 		// before reads, window reads and the checksum): the frame still
 		// reads, its checksum does not match.
 		damaged[len(damaged)-8] ^= 0x01
-		r := NewRecordTimes()
+		r := recordcache.New()
 		restored, err := r.RestoreClocks(damaged, now)
 		require.NoError(t, err)
 		require.Len(t, restored.Skipped, 1)
 		require.True(t, errors.Is(restored.Skipped[0], statecodec.ErrDamaged), "%v", restored.Skipped[0])
-		require.Empty(t, r.clocks)
+		require.Empty(t, r.ClocksOf(kafka.TopicPartition{Topic: "orders", Partition: 0}))
 	})
 	t.Run("read in the future: implausible", func(t *testing.T) {
-		restored, err := NewRecordTimes().RestoreClocks(saved, now.Add(-time.Hour))
+		restored, err := recordcache.New().RestoreClocks(saved, now.Add(-time.Hour))
 		require.NoError(t, err)
 		require.Len(t, restored.Skipped, 1)
 		require.ErrorContains(t, restored.Skipped[0], "last read at")
 	})
 	t.Run("another version is refused whole", func(t *testing.T) {
 		other := append([]byte(nil), saved...)
-		other[len(clocksStateMagic)] = clocksStateVersion + 1
-		_, err := NewRecordTimes().RestoreClocks(other, now)
+		other[len("KTLC")]++ // the version, after the magic
+		_, err := recordcache.New().RestoreClocks(other, now)
 		require.ErrorIs(t, err, statecodec.ErrCorrupt)
-		_, err = NewRecordTimes().RestoreClocks([]byte("tables"), now)
+		_, err = recordcache.New().RestoreClocks([]byte("tables"), now)
 		require.ErrorIs(t, err, statecodec.ErrCorrupt)
 	})
 	t.Run("round trip", func(t *testing.T) {
-		r := NewRecordTimes()
+		r := recordcache.New()
 		_, err := r.RestoreClocks(saved, now)
 		require.NoError(t, err)
 		require.Equal(t, saved, r.EncodeClocks())
@@ -160,14 +160,13 @@ func TestRestoredClockOfAnotherProcessDatesNothingWrong(t *testing.T) {
 	read := time.Unix(0, restartAt)
 	tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 300}, Sent: read, Received: read})
 	idx := NewIndex(&Snapshot{At: restartAt, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 55}}),
-		End: map[kafka.TopicPartition]int64{tp: 300}, Start: map[kafka.TopicPartition]int64{}})
-	idx.ResolveTables(tables)
-	restarted := NewRecordTimes()
+		End: map[kafka.TopicPartition]int64{tp: 300}, Start: map[kafka.TopicPartition]int64{}}).ResolveTables(tables)
+	restarted := recordcache.New()
 	_, err := restarted.RestoreClocks(saved, read)
 	require.NoError(t, err)
 	exact := kafka.RecordTimestamp{Offset: 55, Timestamp: appended(55), ByProducer: true, Producer: 7}
-	restarted.PutAll(kafka.RecordReads{tp: {{Wanted: 55, RecordTimestamp: exact}}}, Existed{Received: restartAt}, Proof{Index: idx, Tables: tables, At: restartAt})
-	got, _, ok := AppendTimes(tables, restarted, restartAt)(&idx.Parts[0], 55)
+	restarted.PutAll(kafka.RecordReads{tp: {{Wanted: 55, RecordTimestamp: exact}}}, recordcache.Existed{Received: restartAt}, Proof(idx, tables, restartAt))
+	got, _, ok := AppendTimes(idx, tables, restarted, restartAt)(0, 55)
 	if ok {
 		require.InDelta(t, appended(55), got, float64(100*time.Millisecond), "dated %v off by the saved clock of another process", time.Duration(got-appended(55)))
 	}

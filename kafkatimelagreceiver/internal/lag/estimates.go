@@ -47,16 +47,12 @@ func Estimate(idx *Index, appendTime AppendTimeFunc) *Estimates {
 		l = idx.gatherLaggingOffsets()
 	}
 	e := &Estimates{idx: idx, lagging: l, dates: make([]appendDate, len(l.offsets))}
-	// appendTime is handed a copy: it may remember the partition's records
-	// in it (RecordTimes.of), and the index is the read's.
-	var p Partition
 	for rank := range idx.Parts {
 		if l.bounds[rank] == l.bounds[rank+1] {
 			continue
 		}
-		p = idx.Parts[rank]
 		for i := l.bounds[rank]; i < l.bounds[rank+1]; i++ {
-			at, method, ok := appendTime(&p, l.offsets[i])
+			at, method, ok := appendTime(int32(rank), l.offsets[i])
 			e.dates[i] = appendDate{at: at, method: method, ok: ok}
 		}
 	}
@@ -78,14 +74,14 @@ func (e *Estimates) date(rank int32, offset int64) appendDate {
 }
 
 // ResolveProduceRates finds the production rate over window of every
-// partition whose end offset was read, from its table (Store.ProduceRates):
-// the scrape's own read is the table's newest point, so the window ends at
-// the scrape.
-func (e *Estimates) ResolveProduceRates(tables Tables, window time.Duration) {
+// partition of t, the estimates' index, whose end offset was read, from
+// its table (Store.ProduceRates): the scrape's own read is the table's
+// newest point, so the window ends at the scrape.
+func (e *Estimates) ResolveProduceRates(t *Tabled, tables Tables, window time.Duration) {
 	refs := make([]timetable.Ref, len(e.idx.Parts))
 	for i := range e.idx.Parts {
 		if e.idx.Parts[i].HasEnd {
-			refs[i] = e.idx.Parts[i].Table
+			refs[i] = t.table(int32(i))
 		}
 	}
 	e.rates = tables.ProduceRates(refs, window)

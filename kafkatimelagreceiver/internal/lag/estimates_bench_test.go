@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -32,15 +33,14 @@ func BenchmarkEstimates1M(b *testing.B) {
 	}
 	at := t0.Add(30 * time.Second).UnixNano()
 	snap := &Snapshot{At: at, Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
-	records := NewRecordTimes()
+	idx := NewIndex(snap).ResolveTables(tables)
+	records := recordcache.New()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	found := make(map[recordAt]kafka.RecordTimestamp, len(missing))
 	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: t0.Add(-time.Hour).UnixNano()}
 	}
-	records.PutAll(readsOf(found), Existed{Received: at}, Proof{})
+	records.PutAll(readsOf(found), recordcache.Existed{Received: at}, recordcache.Proof{})
 	if len(recordsOf(missing)) != 4*scalePartitions {
 		b.Fatalf("%d records out of table, want %d", len(recordsOf(missing)), 4*scalePartitions)
 	}
@@ -52,14 +52,13 @@ func BenchmarkEstimates1M(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		idx := NewIndex(snap)
-		idx.ResolveTables(tables)
+		idx := NewIndex(snap).ResolveTables(tables)
 		missing, used := OutOfTable(idx, at, tables, records)
 		if len(missing) != 0 {
 			b.Fatalf("%d records still missing", len(missing))
 		}
 		records.Retain(used)
-		lags = everyPairDated(b, Estimate(idx, AppendTimes(tables, records, at)), names, at, lags)
+		lags = everyPairDated(b, Estimate(idx.Index, AppendTimes(idx, tables, records, at)), names, at, lags)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 )
 
 // setStartsSnapshot has partitions whose log starts a scrape may read after
@@ -79,12 +80,12 @@ func TestComputationLeavesIndexAlone(t *testing.T) {
 	for _, rec := range recordsOf(missing) {
 		found[rec] = kafka.RecordTimestamp{Offset: rec.Offset, Timestamp: at - int64(time.Hour), Found: kafka.RecordTimed}
 	}
-	records.PutAll(readsOf(found), Existed{Received: at}, Proof{})
+	records.PutAll(readsOf(found), recordcache.Existed{Received: at}, recordcache.Proof{})
 	_, _ = OutOfTable(twin, at, tables, records)
 	before := idx.GroupLags(nil, "old", at)
 
-	est := Estimate(idx, AppendTimes(tables, records, at))
-	est.ResolveProduceRates(tables, 100*time.Second)
+	est := Estimate(idx.Index, AppendTimes(idx, tables, records, at))
+	est.ResolveProduceRates(idx, tables, 100*time.Second)
 	for _, g := range []string{"old", "older", "in-table", "caught-up"} {
 		lags := est.GroupLags(nil, g, at)
 		require.Len(t, lags, 1)
@@ -92,6 +93,30 @@ func TestComputationLeavesIndexAlone(t *testing.T) {
 	}
 	require.Len(t, est.Gauges(map[kafka.TopicPartition]struct{}{tp: {}}), 1)
 
-	require.Equal(t, twin, idx)
+	require.Equal(t, twin.Index, idx.Index, "the index holds values: what dating looked up stays beside it")
 	require.Equal(t, before, idx.GroupLags(nil, "old", at))
+}
+
+func TestResolveProduceRates(t *testing.T) {
+	idx, tables, at, tp := recordsFixture(t, 0)
+	// The scrape's own read, as sampler.Read records it before indexing.
+	tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 250}, Received: time.Unix(0, at), Sent: time.Unix(0, at)})
+	est := Estimate(idx.Index, AppendTimes(idx, tables, recordcache.New(), at))
+	est.ResolveProduceRates(idx, tables, 100*time.Second)
+	gauges := est.Gauges(nil)
+	require.True(t, gauges[0].HasProduceRate)
+	// 200 at +100 s, 250 at +150 s: 1/s over the last 100 s.
+	require.InDelta(t, 1.0, gauges[0].ProduceRate, 1e-9)
+
+	lags := est.GroupLags(nil, "in-table", at)
+	require.Len(t, lags, 1)
+	require.True(t, lags[0].HasProduceRate, "a group's lags carry their partition's rate")
+	require.InDelta(t, 1.0, lags[0].ProduceRate, 1e-9)
+
+	// A partition whose end offset was not read has no rate this scrape.
+	snap := &Snapshot{At: at, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 1}})}
+	idx = NewIndex(snap).ResolveTables(tables)
+	est = Estimate(idx.Index, AppendTimes(idx, tables, recordcache.New(), at))
+	est.ResolveProduceRates(idx, tables, 100*time.Second)
+	require.False(t, est.Gauges(nil)[0].HasProduceRate)
 }

@@ -1,13 +1,16 @@
 package lag
 
-import "github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+import (
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
+)
 
-// appendStamped is a RecordTimes for which the fixtures' topics'
+// appendStamped is a record cache for which the fixtures' topics'
 // configuration says their stamps are append times (LogAppendTime): the
 // tests that use it check how stamps date records, not whether they may
 // (stamps_test.go).
-func appendStamped() *RecordTimes {
-	r := NewRecordTimes()
+func appendStamped() *recordcache.Cache {
+	r := recordcache.New()
 	topics := map[string]kafka.TopicRetention{}
 	for _, t := range []string{"orders", "audit", "bursts", "busy", "jobs", "t", "untracked"} {
 		topics[t] = kafka.TopicRetention{LogAppendTime: true}

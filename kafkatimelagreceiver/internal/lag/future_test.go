@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -48,18 +49,17 @@ func TestRecordStampedAfterItExistedHidesNoLag(t *testing.T) {
 				End:       map[kafka.TopicPartition]int64{tp: offsetAt(scrape)},
 				Start:     map[kafka.TopicPartition]int64{},
 			}
-			idx := NewIndex(snap)
-			idx.ResolveTables(tables)
-			records := NewRecordTimes()
+			idx := NewIndex(snap).ResolveTables(tables)
+			records := recordcache.New()
 			missing, _ := OutOfTable(idx, snap.At, tables, records)
 			rec := recordAt{TopicPartition: tp, Offset: committed}
 			require.Equal(t, []recordAt{rec}, recordsOf(missing), "a coarse bracket: the record is read")
 			stamp := scrape.Add(-behind).Add(tt.producerAhead)
 			untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: committed, Timestamp: stamp.UnixNano()}}),
-				Existed{End: snap.End, EndAt: snap.At, Received: scrape.Add(tt.readAfter).UnixNano()}, Proof{})
-			require.Equal(t, Untimed{Future: 1}, untimed, "counted")
+				recordcache.Existed{End: snap.End, EndAt: snap.At, Received: scrape.Add(tt.readAfter).UnixNano()}, recordcache.Proof{})
+			require.Equal(t, recordcache.Untimed{Future: 1}, untimed, "counted")
 
-			lags := Estimate(idx, AppendTimes(tables, records, snap.At)).GroupLags(nil, "g", snap.At)
+			lags := Estimate(idx.Index, AppendTimes(idx, tables, records, snap.At)).GroupLags(nil, "g", snap.At)
 			require.Len(t, lags, 1)
 			t.Logf("time lag %.3f s (%s), truth %.2f s", lags[0].TimeLag, lags[0].Method, behind.Seconds())
 			require.InDelta(t, behind.Seconds(), lags[0].TimeLag, 0.05, "time lag %.2f s, truth %.2f s", lags[0].TimeLag, behind.Seconds())
@@ -74,8 +74,8 @@ func TestRecordStampedAfterItExistedHidesNoLag(t *testing.T) {
 func TestRecordPastTheScrapesEndExistedByItsRead(t *testing.T) {
 	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
 	const endAt, received = int64(1000), int64(2000)
-	existed := Existed{End: map[kafka.TopicPartition]int64{tp: 10}, EndAt: endAt, Received: received}
-	records := NewRecordTimes()
+	existed := recordcache.Existed{End: map[kafka.TopicPartition]int64{tp: 10}, EndAt: endAt, Received: received}
+	records := recordcache.New()
 	untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{
 		{TopicPartition: tp, Offset: 5}:  {Offset: 5, Timestamp: endAt + 1},     // below the end: existed by endAt
 		{TopicPartition: tp, Offset: 6}:  {Offset: 12, Timestamp: endAt + 1},    // first data record past the end
@@ -83,10 +83,10 @@ func TestRecordPastTheScrapesEndExistedByItsRead(t *testing.T) {
 		{TopicPartition: tp, Offset: 8}:  {Offset: 8, Found: kafka.RecordUntimed},
 		{TopicPartition: tp, Offset: 9}:  {Offset: 9, Timestamp: endAt},
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Found: kafka.RecordNone},
-	}), existed, Proof{})
-	require.Equal(t, Untimed{Future: 2, Invalid: 1}, untimed)
+	}), existed, recordcache.Proof{})
+	require.Equal(t, recordcache.Untimed{Future: 2, Invalid: 1}, untimed)
 	for offset, want := range map[int64]kafka.RecordFound{5: kafka.RecordUntimed, 6: kafka.RecordTimed, 7: kafka.RecordUntimed, 9: kafka.RecordTimed, 20: kafka.RecordNone} {
-		got, ok := records.known[tp].get(offset)
+		got, ok := records.Known(tp, offset)
 		require.True(t, ok)
 		require.Equal(t, want, got.Found, "offset %d", offset)
 	}

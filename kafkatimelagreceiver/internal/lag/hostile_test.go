@@ -17,7 +17,7 @@ import (
 // limit, not to a negative sum.
 func TestHostileOffsetsGiveNoLag(t *testing.T) {
 	tp := kafka.TopicPartition{Topic: "t"}
-	none := func(*Partition, int64) (int64, Method, bool) { return 0, MethodTable, false }
+	none := func(kafka.TopicPartition, int64) (int64, Method, bool) { return 0, MethodTable, false }
 	for _, tt := range []struct {
 		name                    string
 		end, committed          int64
@@ -97,7 +97,7 @@ func FuzzGroupLags(f *testing.F) {
 			Start:     map[kafka.TopicPartition]int64{tp0: start0},
 			Stable:    map[kafka.TopicPartition]int64{tp0: stable0},
 		}
-		lags := estimated(snap, func(*Partition, int64) (int64, Method, bool) { return 0, MethodTable, true }).GroupLags(nil, "g", 0)
+		lags := estimated(snap, func(kafka.TopicPartition, int64) (int64, Method, bool) { return 0, MethodTable, true }).GroupLags(nil, "g", 0)
 		for _, pl := range lags {
 			if pl.Lag < 0 || pl.Lost < 0 || pl.StableLag < 0 || pl.Committed < 0 {
 				t.Fatalf("negative: %+v", pl)

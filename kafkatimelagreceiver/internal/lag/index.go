@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -29,11 +30,6 @@ type Partition struct {
 	kafka.TopicPartition
 	End, Start, Stable          int64
 	HasEnd, HasStart, HasStable bool
-	// Table is the partition's interpolation table, once ResolveTables ran.
-	Table timetable.Ref
-	// records are the partition's record timestamps, found by AppendTimes
-	// once a scrape rather than once per group.
-	records resolvedRecords
 }
 
 type rankedCommit struct {
@@ -175,16 +171,35 @@ func (idx *Index) SetStarts(starts map[kafka.TopicPartition]int64) {
 	}
 }
 
-// ResolveTables points each partition at its table in the store.
-func (idx *Index) ResolveTables(tables Tables) {
+// Tabled is a scrape's index with what dating reads beside it: each
+// partition's table in the store and, once looked up, its records in the
+// record cache, by rank. Dating holds it while it dates; the index it hands
+// on holds values only (read.Input), so that nothing the sampler or a later
+// scrape changes reaches the computation.
+type Tabled struct {
+	*Index
+	tables []timetable.Ref
+	// records are the partitions' record timestamps, looked up by
+	// AppendTimes once a scrape rather than once per group.
+	records []recordcache.Partition
+}
+
+// ResolveTables resolves each partition's table in the store, under the
+// caller's lock when tables is a timetable.View.
+func (idx *Index) ResolveTables(tables Tables) *Tabled {
 	tps := make([]kafka.TopicPartition, len(idx.Parts))
 	for i := range idx.Parts {
 		tps[i] = idx.Parts[i].TopicPartition
 	}
-	for i, ref := range tables.Refs(tps) {
-		idx.Parts[i].Table = ref
-	}
+	return &Tabled{Index: idx, tables: tables.Refs(tps), records: make([]recordcache.Partition, len(idx.Parts))}
 }
+
+// table is the table of the partition of rank.
+func (t *Tabled) table(rank int32) timetable.Ref { return t.tables[rank] }
+
+// Table is the table of the partition of rank, for a caller holding the
+// tables' lock.
+func (t *Tabled) Table(rank int32) timetable.Ref { return t.tables[rank] }
 
 // TopicRate is a topic's production rate: the sum of its partitions'.
 type TopicRate struct {
@@ -210,11 +225,11 @@ func TopicProduceRates(parts []PartitionGauge) []TopicRate {
 	return out
 }
 
-// partition is tp's partition in the index.
-func (idx *Index) partition(tp kafka.TopicPartition) (*Partition, bool) {
+// Partition is tp's partition in the index, and its rank.
+func (idx *Index) Partition(tp kafka.TopicPartition) (*Partition, int32, bool) {
 	i, ok := slices.BinarySearchFunc(idx.Parts, tp, func(p Partition, tp kafka.TopicPartition) int { return p.Compare(tp) })
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
-	return &idx.Parts[i], true
+	return &idx.Parts[i], int32(i), true
 }

@@ -48,7 +48,7 @@ const (
 	// or older than the oldest bound, withheld rather than sent.
 	MethodWithheld
 	// MethodUnproven: only the record's timestamp could date it, and the
-	// partition's timestamps are not shown to be append times (stamps.go);
+	// partition's timestamps are not shown to be append times (package clocks);
 	// or its topic compacts and no read found which record is next.
 	// Withheld rather than sent.
 	MethodUnproven
@@ -71,10 +71,11 @@ func (m Method) String() string {
 	}
 }
 
-// AppendTimeFunc estimates when the record at offset c of partition p was
-// appended. MethodCaughtUp says there is no such record to wait for: only
-// transaction markers and aborted records are left.
-type AppendTimeFunc func(p *Partition, c int64) (appendedAt int64, method Method, ok bool)
+// AppendTimeFunc estimates when the record at offset c of the index's
+// partition of rank was appended. MethodCaughtUp says there is no such
+// record to wait for: only transaction markers and aborted records are
+// left.
+type AppendTimeFunc func(rank int32, c int64) (appendedAt int64, method Method, ok bool)
 
 // PartitionLag is one group's position on one partition. A scrape walks a
 // group's lags once per consumer of them (trackers, aggregates, the

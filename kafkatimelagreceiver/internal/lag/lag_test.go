@@ -22,8 +22,7 @@ type fakeLagAppendTimes struct {
 	calls []recordAt
 }
 
-func (f *fakeLagAppendTimes) appendTime(p *Partition, c int64) (int64, Method, bool) {
-	tp := p.TopicPartition
+func (f *fakeLagAppendTimes) appendTime(tp kafka.TopicPartition, c int64) (int64, Method, bool) {
 	f.calls = append(f.calls, recordAt{TopicPartition: tp, Offset: c})
 	e, ok := f.known[recordAt{TopicPartition: tp, Offset: c}]
 	if !ok {
@@ -374,7 +373,7 @@ func TestEstimateMethodString(t *testing.T) {
 func lagPtr[T any](v T) *T { return &v }
 
 // computeLags is every group's lags, in the order a scrape computes them.
-func computeLags(snap *Snapshot, appendTime AppendTimeFunc) []PartitionLag {
+func computeLags(snap *Snapshot, appendTime partitionDates) []PartitionLag {
 	groups := make([]string, 0, len(snap.Committed))
 	for group := range snap.Committed {
 		groups = append(groups, group)
@@ -389,8 +388,17 @@ func computeLags(snap *Snapshot, appendTime AppendTimeFunc) []PartitionLag {
 }
 
 // estimated is snap's index, with append times from appendTime.
-func estimated(snap *Snapshot, appendTime AppendTimeFunc) *Estimates {
-	return Estimate(NewIndex(snap), appendTime)
+func estimated(snap *Snapshot, appendTime partitionDates) *Estimates {
+	idx := NewIndex(snap)
+	return Estimate(idx, byPartition(idx, appendTime))
+}
+
+// partitionDates dates the record at c of partition tp.
+type partitionDates func(tp kafka.TopicPartition, c int64) (int64, Method, bool)
+
+// byPartition is appendTime over idx's ranks.
+func byPartition(idx *Index, appendTime partitionDates) AppendTimeFunc {
+	return func(rank int32, c int64) (int64, Method, bool) { return appendTime(idx.Parts[rank].TopicPartition, c) }
 }
 
 // A scrape's aggregates are built group by group, appended to the ones
@@ -431,7 +439,7 @@ func TestEstimateDatesEachRecordOnce(t *testing.T) {
 		{TopicPartition: p0, Offset: 7}: {at: unixSec(70), method: MethodRecord},
 		{TopicPartition: p1, Offset: 3}: {at: unixSec(90), method: MethodTable},
 	}}
-	est := Estimate(idx, fake.appendTime)
+	est := Estimate(idx, byPartition(idx, fake.appendTime))
 	require.Equal(t, []recordAt{
 		{TopicPartition: p0, Offset: 5}, {TopicPartition: p0, Offset: 7}, {TopicPartition: p1, Offset: 3},
 	}, fake.calls, "each lagging record once, partition by partition")

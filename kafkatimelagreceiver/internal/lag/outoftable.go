@@ -5,7 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/clocks"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -33,30 +35,29 @@ const IdleBeforeRecordRead = time.Second
 // holding a record no table dates, then the others, each furthest behind
 // first (when a cap bites, the worst lags are the ones worth knowing);
 // used is every such record, read or not.
-func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (missing []kafka.PartitionOffsets, used UsedRecords) {
-	used = UsedRecords{}
+func OutOfTable(idx *Tabled, at int64, tables Tables, records *recordcache.Cache) (missing []kafka.PartitionOffsets, used recordcache.Used) {
+	used = recordcache.Used{}
 	var wanted []wantedPartition
 	// Groups of a partition often share an offset: each record is judged
 	// once. The offsets are gathered by partition to find the distinct
 	// ones, rather than looked up pair by pair in a set.
 	lagging := idx.laggingOffsets()
 	for rank := range idx.Parts {
-		p := &idx.Parts[rank]
+		p, table := &idx.Parts[rank], idx.table(int32(rank))
 		offsets := lagging.of(rank)
 		if len(offsets) == 0 {
 			continue
 		}
-		// Looked up here, not through records.of: the read leaves the index
-		// as it built it.
-		known := records.known[p.TopicPartition]
+		var view recordcache.Partition
+		records.Resolve(p.TopicPartition, &view)
 		// A compacted topic's committed offset may hold no record: its
 		// records are read (or found exactly in the index) like those of
 		// an idle partition, whose table cannot tell either.
-		idle := tables.Idle(p.Table, p.End, IdleBeforeRecordRead) || records.compacted(p.TopicPartition)
+		idle := tables.Idle(table, p.End, IdleBeforeRecordRead) || view.Compacted()
 		markers := records.MarkersPossible(p.TopicPartition)
 		apart := records.ClocksApart(p.TopicPartition)
-		indexIdle := tables.Idle(p.Table, p.End, IdleBeforeMarkerCheck)
-		young := tables.Young(p.Table, IdleBeforeMarkerCheck)
+		indexIdle := tables.Idle(table, p.End, IdleBeforeMarkerCheck)
+		young := tables.Young(table, IdleBeforeMarkerCheck)
 		var inUse []int64 // ascending, as lagging.of gives them
 		w := wantedPartition{rank: int32(rank)}
 		firstRefined := int64(-1)
@@ -66,9 +67,8 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 		// records either side of the samples (Near) are read and show
 		// them. A partition idle since its table started has none.
 		unshown := int64(-1)
-		within, bounded := records.stampsWithin(p.Topic)
 		for i, from := range offsets {
-			b, ok := tables.Bracket(p.Table, from, timetable.Sample{Offset: p.End, At: at})
+			b, ok := tables.Bracket(table, from, timetable.Sample{Offset: p.End, At: at})
 			dated := ok && !b.Gap && !idle
 			coarse := dated && Coarse(b, from, ExpectedAppend(b.Lo, b.Hi, from), at)
 			if dated && !coarse {
@@ -80,21 +80,21 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 			inUse = append(inUse, from)
 			// A record the time index dated where a marker may stand is
 			// still to be read: only a read tells data from a marker.
-			check := apart || markerCheck(markers, indexIdle, young, b)
-			rec, read := known.get(from)
-			if read && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) && !(check && fromIndex(rec)) {
+			check := apart || MarkerCheck(markers, indexIdle, young, b)
+			rec, read := view.Get(from)
+			if read && (rec.Found != kafka.RecordNone || rec.Offset >= p.End) && !(check && clocks.FromIndex(rec)) {
 				// Read before, and nothing since can change the answer: a
 				// read that found only an open transaction, or stopped
 				// short of today's end, needs a new read.
-				if !ok && unshown < 0 && rec.Found == kafka.RecordTimed && !records.clocks[p.TopicPartition].stampsShown(rec, at-rec.Timestamp, within, bounded) &&
-					len(clockBoundaries(p, []int64{from}, at, tables, false)) > 0 {
+				if !ok && unshown < 0 && rec.Found == kafka.RecordTimed && !view.StampsShown(rec, at) &&
+					len(clockBoundaries(idx, int32(rank), []int64{from}, at, tables, false)) > 0 {
 					unshown = from
 				}
 				continue
 			}
 			// A record the index dated, wanted again for a marker check
 			// only, has a date: it waits behind the records that have none.
-			rechecked := read && fromIndex(rec)
+			rechecked := read && clocks.FromIndex(rec)
 			behind := p.End - from
 			switch {
 			case rechecked:
@@ -138,7 +138,7 @@ func OutOfTable(idx *Index, at int64, tables Tables, records *RecordTimes) (miss
 	missing = make([]kafka.PartitionOffsets, len(wanted))
 	for i, w := range wanted {
 		p := &idx.Parts[w.rank]
-		missing[i] = kafka.PartitionOffsets{TopicPartition: p.TopicPartition, Offsets: w.offsets, Near: clockBoundaries(p, w.offsets, at, tables, records.stampsMeasured(p.TopicPartition))}
+		missing[i] = kafka.PartitionOffsets{TopicPartition: p.TopicPartition, Offsets: w.offsets, Near: clockBoundaries(idx, w.rank, w.offsets, at, tables, records.ClocksOf(p.TopicPartition).Measured())}
 	}
 	return missing, used
 }

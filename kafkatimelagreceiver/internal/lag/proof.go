@@ -3,6 +3,9 @@ package lag
 import (
 	"slices"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/clocks"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -21,12 +24,13 @@ const boundariesRead = 2
 // measured yet (measured), both those of its first samples past its
 // table's start (a record older than the table is bounded from above only
 // and shows nothing of whether the partition's stamps are append times,
-// stamps.go) and those of its newest samples: the newest records are new
+// package clocks) and those of its newest samples: the newest records are new
 // at each scrape, where the first samples' are the same ones again, and
 // the first ones are read beside them so that a clock that changed in
 // between (a restarted producer keeping its ID) disagrees, rather than the
 // newest clock dating the older records.
-func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables, measured bool) []int64 {
+func clockBoundaries(t *Tabled, rank int32, offsets []int64, at int64, tables Tables, measured bool) []int64 {
+	p, table := &t.Parts[rank], t.table(rank)
 	upper := timetable.Sample{Offset: p.End, At: at}
 	var near []int64
 	add := func(b timetable.Bracket, after int64) {
@@ -37,11 +41,11 @@ func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables, mea
 		}
 	}
 	from := offsets[0]
-	if b, inTable := tables.Bracket(p.Table, from, upper); !inTable && !measured && from < b.Hi.Offset && b.Hi.Offset < p.End {
+	if b, inTable := tables.Bracket(table, from, upper); !inTable && !measured && from < b.Hi.Offset && b.Hi.Offset < p.End {
 		from = b.Hi.Offset
 	}
 	for range boundariesRead {
-		b, inTable := tables.Bracket(p.Table, from, upper)
+		b, inTable := tables.Bracket(table, from, upper)
 		if !inTable || b.Hi.Offset <= from {
 			break
 		}
@@ -51,7 +55,7 @@ func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables, mea
 	if !measured {
 		newest := len(near) + 2*boundariesRead
 		for o := p.End - 1; len(near) < newest && o > from; {
-			b, inTable := tables.Bracket(p.Table, o, upper)
+			b, inTable := tables.Bracket(table, o, upper)
 			if !inTable || b.Lo.Offset < from {
 				break
 			}
@@ -66,12 +70,19 @@ func clockBoundaries(p *Partition, offsets []int64, at int64, tables Tables, mea
 
 // Proof is what the tables prove of when the records a read found were
 // appended: the scrape's index (its partitions' tables and end offsets),
-// the tables, and when the scrape read its end offsets (Snapshot.At). Its
-// zero value proves nothing, and no clock is measured.
-type Proof struct {
-	Index  *Index
-	Tables Tables
-	At     int64
+// the tables, and when the scrape read its end offsets (Snapshot.At), for
+// the record cache to measure their producers' clocks by
+// (recordcache.Proof). tables is the View of the caller's lock, which
+// the cache's PutAll must run under.
+func Proof(idx *Tabled, tables Tables, at int64) recordcache.Proof {
+	return recordcache.Proof{At: at, Appended: func(tp kafka.TopicPartition, offset int64) (lo, hi int64, ok bool) {
+		p, rank, found := idx.Partition(tp)
+		if !found {
+			return 0, 0, false
+		}
+		b, inTable := tables.Bracket(idx.table(rank), offset, timetable.Sample{Offset: p.End, At: at})
+		return appendedWithin(b, inTable, offset)
+	}}
 }
 
 // appendedWithin is what bracket b (inTable as Tables.Bracket returned it)
@@ -83,14 +94,7 @@ func appendedWithin(b timetable.Bracket, inTable bool, offset int64) (lo, hi int
 	case inTable:
 		return b.Lo.At, b.Hi.At, true
 	case offset < b.Hi.Offset:
-		return unbounded, b.Hi.At, true
+		return clocks.Unbounded, b.Hi.At, true
 	}
 	return 0, 0, false
-}
-
-// proven is when the record at offset of p was appended, as far
-// as the tables prove it (appendedWithin of its bracket).
-func (pr Proof) proven(p *Partition, offset int64) (lo, hi int64, ok bool) {
-	b, inTable := pr.Tables.Bracket(p.Table, offset, timetable.Sample{Offset: p.End, At: pr.At})
-	return appendedWithin(b, inTable, offset)
 }

@@ -6,14 +6,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/clocks"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
 // partitionFixture is one partition, tp, whose table (up to maxSamples
 // points, gaps after maxGap) read the samples, scraped at at with its end
 // offset at end and the groups committed where committed says.
-func partitionFixture(t *testing.T, tp kafka.TopicPartition, maxSamples int, maxGap time.Duration, samples []timetable.Sample, at, end int64, committed map[string]int64) (*Index, *timetable.Store) {
+func partitionFixture(t *testing.T, tp kafka.TopicPartition, maxSamples int, maxGap time.Duration, samples []timetable.Sample, at, end int64, committed map[string]int64) (*Tabled, *timetable.Store) {
 	t.Helper()
 	tables := timetable.NewStore(maxSamples, maxGap, nil)
 	tables.Track(map[kafka.TopicPartition]struct{}{tp: {}}, time.Time{}, 0)
@@ -31,15 +33,14 @@ func partitionFixture(t *testing.T, tp kafka.TopicPartition, maxSamples int, max
 		End:       map[kafka.TopicPartition]int64{tp: end},
 		Start:     map[kafka.TopicPartition]int64{},
 	}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
+	idx := NewIndex(snap).ResolveTables(tables)
 	return idx, tables
 }
 
 // recordsFixture is one partition whose table holds end offset 100 at t0
 // and 200 at t0+100s, read again at 250 at t0+150s by the scrape; groups
 // are committed older than the table, inside it and at its end.
-func recordsFixture(t *testing.T, maxGap time.Duration) (*Index, *timetable.Store, int64, kafka.TopicPartition) {
+func recordsFixture(t *testing.T, maxGap time.Duration) (*Tabled, *timetable.Store, int64, kafka.TopicPartition) {
 	t.Helper()
 	tp := kafka.TopicPartition{Topic: "orders", Partition: 0}
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
@@ -52,7 +53,7 @@ func recordsFixture(t *testing.T, maxGap time.Duration) (*Index, *timetable.Stor
 
 func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
-	records := NewRecordTimes()
+	records := recordcache.New()
 
 	missing, used := OutOfTable(idx, at, tables, records)
 	require.Equal(t, []recordAt{
@@ -64,7 +65,7 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 	}, recordsOf(missing))
 	require.Equal(t, 3, used.Len())
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}), Existed{Received: at}, Proof{})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: 1}}), recordcache.Existed{Received: at}, recordcache.Proof{})
 	missing, used = OutOfTable(idx, at, tables, records)
 	require.Equal(t, []recordAt{{TopicPartition: tp, Offset: 20}, {TopicPartition: tp, Offset: 150}}, recordsOf(missing), "a record read before is not read again")
 	require.Equal(t, 3, used.Len(), "but it is still in use")
@@ -73,8 +74,8 @@ func TestOutOfTableListsWhatNoTableDates(t *testing.T) {
 func TestAppendTimesTableThenRecord(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
 	records := appendStamped()
-	appendTime := AppendTimes(tables, records, at)
-	p := &idx.Parts[0]
+	appendTime := AppendTimes(idx, tables, records, at)
+	const p = 0 // the fixture's partition
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
 	got, method, ok := appendTime(p, 150)
@@ -87,7 +88,7 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 	require.False(t, ok, "older than the table and not read: no estimate")
 	require.Equal(t, MethodNone, method)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at}, Proof{})
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 - int64(time.Hour)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
 	got, method, ok = appendTime(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
@@ -104,25 +105,25 @@ func TestAppendTimesTableThenRecord(t *testing.T) {
 func TestAppendTimesInGap(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 30*time.Second)
 	records := appendStamped()
-	p := &idx.Parts[0]
+	const p = 0 // the fixture's partition
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.Contains(t, recordsOf(missing), recordAt{TopicPartition: tp, Offset: 150}, "an offset in a gap is read")
 
-	got, method, ok := AppendTimes(tables, records, at)(p, 150)
+	got, method, ok := AppendTimes(idx, tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodTable, method, "not read: its expected place in the bracket")
 	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}}), Existed{Received: at}, Proof{})
-	got, method, ok = AppendTimes(tables, records, at)(p, 150)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 150}: {Offset: 150, Timestamp: t0 + int64(90*time.Second)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, method, ok = AppendTimes(idx, tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0+int64(90*time.Second), got)
 
-	records.Retain(UsedRecords{})
-	_, method, _ = AppendTimes(tables, records, at)(p, 150)
+	records.Retain(recordcache.Used{})
+	_, method, _ = AppendTimes(idx, tables, records, at)(p, 150)
 	require.Equal(t, MethodTable, method, "entries no longer in use are dropped")
 }
 
@@ -132,30 +133,31 @@ func TestAppendTimesInGap(t *testing.T) {
 func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
 	records := appendStamped()
-	p := &idx.Parts[0]
+	const p = 0 // the fixture's partition
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(2*time.Minute)}}), Existed{Received: at}, Proof{})
-	got, method, ok := AppendTimes(tables, records, at)(p, 50)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(2*time.Minute)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, method, ok := AppendTimes(idx, tables, records, at)(p, 50)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0, got, "a producer clock two minutes ahead is clamped to the oldest point (100@t0)")
 
-	untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at}, Proof{})
-	require.Equal(t, Untimed{Future: 1}, untimed)
-	_, method, ok = AppendTimes(tables, records, at)(p, 50)
+	untimed := records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: t0 + int64(time.Hour)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	require.Equal(t, recordcache.Untimed{Future: 1}, untimed)
+	_, method, ok = AppendTimes(idx, tables, records, at)(p, 50)
 	require.False(t, ok, "an hour ahead, after its read: no time, and older than the table")
 	require.Equal(t, MethodNone, method)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at}, Proof{})
-	got, _, _ = AppendTimes(tables, records, at)(p, 20)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: t0 - int64(time.Hour)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, _, _ = AppendTimes(idx, tables, records, at)(p, 20)
 	require.Equal(t, t0-int64(time.Hour), got, "an older timestamp is within what the table proves")
 
 	// Read a moment after the scrape's end offsets, stamped between the
 	// two.
-	untracked := &Partition{TopicPartition: kafka.TopicPartition{Topic: "untracked"}, End: 10, HasEnd: true}
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: untracked.TopicPartition, Offset: 5}: {Offset: 5, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)}, Proof{})
-	got, _, ok = AppendTimes(tables, records, at)(untracked, 5)
+	untracked := kafka.TopicPartition{Topic: "untracked"}
+	untrackedIdx := NewIndex(&Snapshot{At: at, End: map[kafka.TopicPartition]int64{untracked: 10}}).ResolveTables(tables)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: untracked, Offset: 5}: {Offset: 5, Timestamp: at + int64(5*time.Millisecond)}}), recordcache.Existed{Received: at + int64(10*time.Millisecond)}, recordcache.Proof{})
+	got, _, ok = AppendTimes(untrackedIdx, tables, records, at)(0, 5)
 	require.True(t, ok)
 	require.Equal(t, at, got, "without a table, never after the scrape")
 }
@@ -167,28 +169,28 @@ func TestRecordTimestampOlderThanTableIsNoNewerThanItsOldestPoint(t *testing.T) 
 func TestRecordTimestampInGapStaysInsideTheGap(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 30*time.Second)
 	records := appendStamped()
-	p := &idx.Parts[0]
+	const p = 0 // the fixture's partition
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 	in150 := recordAt{TopicPartition: tp, Offset: 150}
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}}), Existed{Received: at}, Proof{})
-	got, method, ok := AppendTimes(tables, records, at)(p, 150)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 - int64(24*time.Hour)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, method, ok := AppendTimes(idx, tables, records, at)(p, 150)
 	require.True(t, ok)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, t0, got, "a day behind: clamped to the gap's start (100@t0)")
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(120*time.Second)}}), Existed{Received: at}, Proof{})
-	got, _, _ = AppendTimes(tables, records, at)(p, 150)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(120*time.Second)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, _, _ = AppendTimes(idx, tables, records, at)(p, 150)
 	require.Equal(t, t0+int64(100*time.Second), got, "after the gap, before the read: clamped to the gap's end (200@t0+100s)")
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}}), Existed{Received: at}, Proof{})
-	got, method, _ = AppendTimes(tables, records, at)(p, 150)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in150: {Offset: 150, Timestamp: t0 + int64(time.Hour)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, method, _ = AppendTimes(idx, tables, records, at)(p, 150)
 	require.Equal(t, MethodTable, method, "an hour ahead, after its read: no time")
 	require.Equal(t, t0+int64(100*time.Second)*51/101, got)
 
 	in220 := recordAt{TopicPartition: tp, Offset: 220}
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(5*time.Millisecond)}}), Existed{Received: at + int64(10*time.Millisecond)}, Proof{})
-	got, _, _ = AppendTimes(tables, records, at)(p, 220)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{in220: {Offset: 220, Timestamp: at + int64(5*time.Millisecond)}}), recordcache.Existed{Received: at + int64(10*time.Millisecond)}, recordcache.Proof{})
+	got, _, _ = AppendTimes(idx, tables, records, at)(p, 220)
 	require.Equal(t, at, got, "in the stretch up to the scrape's own read: never after the scrape")
 }
 
@@ -210,7 +212,7 @@ func TestExpectedAppendPlacesRecordsAsOrderStatistics(t *testing.T) {
 
 // coarseFixture: a partition sampled at 100@t0 and 200@t0+1s, scraped at 250
 // at scrape; one group at 150.
-func coarseFixture(t *testing.T, scrape time.Duration) (*Index, *timetable.Store, int64, kafka.TopicPartition) {
+func coarseFixture(t *testing.T, scrape time.Duration) (*Tabled, *timetable.Store, int64, kafka.TopicPartition) {
 	t.Helper()
 	tp := kafka.TopicPartition{Topic: "bursts", Partition: 0}
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
@@ -231,25 +233,25 @@ func TestCoarseBracketIsDatedByTheRecord(t *testing.T) {
 	records := appendStamped()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.Empty(t, missing, "a 1 s bracket, a minute behind")
-	_, method, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	_, method, _ := AppendTimes(idx, tables, records, at)(0, 150)
 	require.Equal(t, MethodTable, method)
 
 	idx, tables, at, tp = coarseFixture(t, 2*time.Second)
 	missing, _ = OutOfTable(idx, at, tables, records)
 	rec := recordAt{TopicPartition: tp, Offset: 150}
 	require.Equal(t, []recordAt{rec}, recordsOf(missing), "a 1 s bracket, 1.5 s behind")
-	got, method, _ := AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	got, method, _ := AppendTimes(idx, tables, records, at)(0, 150)
 	require.Equal(t, MethodTable, method, "not read (capped): the table's expected place")
 	require.Equal(t, t0+int64(time.Second)*51/101, got)
 
 	burst := t0 + int64(900*time.Millisecond)
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}}), Existed{Received: at}, Proof{})
-	got, method, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: burst}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, method, _ = AppendTimes(idx, tables, records, at)(0, 150)
 	require.Equal(t, MethodRecord, method)
 	require.Equal(t, burst, got)
 
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}}), Existed{Received: at}, Proof{})
-	got, _, _ = AppendTimes(tables, records, at)(&idx.Parts[0], 150)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{rec: {Offset: 150, Found: kafka.RecordTimed, Timestamp: t0 - int64(time.Hour)}}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, _, _ = AppendTimes(idx, tables, records, at)(0, 150)
 	require.Equal(t, t0, got, "never older than the bracket proves")
 }
 
@@ -266,9 +268,8 @@ func TestWorkedExample(t *testing.T) {
 	}
 	scrape := time.Unix(1597305000, 0).UnixNano()
 	snap := &Snapshot{At: scrape, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 250}}), End: map[kafka.TopicPartition]int64{tp: 275}}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
-	lags := Estimate(idx, AppendTimes(tables, NewRecordTimes(), scrape)).GroupLags(nil, "g", scrape)
+	idx := NewIndex(snap).ResolveTables(tables)
+	lags := Estimate(idx.Index, AppendTimes(idx, tables, recordcache.New(), scrape)).GroupLags(nil, "g", scrape)
 	require.Len(t, lags, 1)
 	require.Equal(t, MethodTable, lags[0].Method)
 	require.InDelta(t, 1597304392.428571, float64(scrape)/1e9-lags[0].TimeLag, 1e-6)
@@ -288,9 +289,8 @@ func TestCoarseBracketsReadNearTheFurthestBehind(t *testing.T) {
 		End:   map[kafka.TopicPartition]int64{tp: 250},
 		Start: map[kafka.TopicPartition]int64{},
 	}
-	idx = NewIndex(snap)
-	idx.ResolveTables(tables)
-	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
+	idx = NewIndex(snap).ResolveTables(tables)
+	missing, used := OutOfTable(idx, at, tables, recordcache.New())
 	require.Equal(t, []recordAt{{TopicPartition: tp, Offset: 50}, {TopicPartition: tp, Offset: 120}, {TopicPartition: tp, Offset: 150}, {TopicPartition: tp, Offset: 180}}, recordsOf(missing),
 		"older than the table first, then the coarse ones from the furthest behind")
 	require.Equal(t, 4, used.Len(), "every record in use stays cached")
@@ -318,9 +318,8 @@ func TestCoarseBracketsFarApartReadOnlyTheFurthestBehind(t *testing.T) {
 		End:   map[kafka.TopicPartition]int64{tp: 2000},
 		Start: map[kafka.TopicPartition]int64{},
 	}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
-	missing, used := OutOfTable(idx, at, tables, NewRecordTimes())
+	idx := NewIndex(snap).ResolveTables(tables)
+	missing, used := OutOfTable(idx, at, tables, recordcache.New())
 	require.Equal(t, []recordAt{{TopicPartition: tp, Offset: 100}, {TopicPartition: tp, Offset: far - 1}}, recordsOf(missing))
 	require.Equal(t, 3, used.Len(), "every record in use stays cached")
 }
@@ -330,22 +329,22 @@ func TestCoarseBracketsFarApartReadOnlyTheFurthestBehind(t *testing.T) {
 // retry after log starts were read) merge.
 func TestRetainKeepsTheRecordsInUse(t *testing.T) {
 	a, b := kafka.TopicPartition{Topic: "a"}, kafka.TopicPartition{Topic: "b"}
-	records := NewRecordTimes()
+	records := recordcache.New()
 	found := map[recordAt]kafka.RecordTimestamp{}
 	for _, at := range []recordAt{{TopicPartition: a, Offset: 1}, {TopicPartition: a, Offset: 5}, {TopicPartition: a, Offset: 9}, {TopicPartition: b, Offset: 2}} {
 		found[at] = kafka.RecordTimestamp{Offset: at.Offset, Timestamp: 1}
 	}
-	records.PutAll(readsOf(found), Existed{Received: 2}, Proof{})
-	used := UsedRecords{a: {5}}
-	used.Merge(UsedRecords{a: {1, 5}, b: {7}})
-	require.Equal(t, UsedRecords{a: {1, 5}, b: {7}}, used)
+	records.PutAll(readsOf(found), recordcache.Existed{Received: 2}, recordcache.Proof{})
+	used := recordcache.Used{a: {5}}
+	used.Merge(recordcache.Used{a: {1, 5}, b: {7}})
+	require.Equal(t, recordcache.Used{a: {1, 5}, b: {7}}, used)
 	require.Equal(t, 3, used.Len())
 	records.Retain(used)
 	for at, want := range map[recordAt]bool{
 		{TopicPartition: a, Offset: 1}: true, {TopicPartition: a, Offset: 5}: true,
 		{TopicPartition: a, Offset: 9}: false, {TopicPartition: b, Offset: 2}: false,
 	} {
-		_, ok := records.known[at.TopicPartition].get(at.Offset)
+		_, ok := records.Known(at.TopicPartition, at.Offset)
 		require.Equal(t, want, ok, "%v", at)
 	}
 }
@@ -383,13 +382,13 @@ type recordAt struct {
 // say nothing of it.
 func TestMarkersPossibleUntilAReadShowsNone(t *testing.T) {
 	plain, txns := kafka.TopicPartition{Topic: "plain"}, kafka.TopicPartition{Topic: "txns"}
-	r := NewRecordTimes()
+	r := recordcache.New()
 	require.True(t, r.MarkersPossible(plain), "never read")
 	put := func(tp kafka.TopicPartition, rec kafka.RecordTimestamp) {
-		r.PutAll(kafka.RecordReads{tp: {{Wanted: rec.Offset, RecordTimestamp: rec}}}, Existed{Received: time.Now().UnixNano()}, Proof{})
+		r.PutAll(kafka.RecordReads{tp: {{Wanted: rec.Offset, RecordTimestamp: rec}}}, recordcache.Existed{Received: time.Now().UnixNano()}, recordcache.Proof{})
 	}
 	at := time.Now().Add(-time.Minute).UnixNano()
-	put(plain, kafka.RecordTimestamp{Offset: 5, Timestamp: at, ByProducer: true, Producer: TimeIndexClock})
+	put(plain, kafka.RecordTimestamp{Offset: 5, Timestamp: at, ByProducer: true, Producer: clocks.TimeIndexClock})
 	require.True(t, r.MarkersPossible(plain), "dated from the index only")
 	put(plain, kafka.RecordTimestamp{Offset: 6, Timestamp: at})
 	require.False(t, r.MarkersPossible(plain), "a data record read outside transactions")

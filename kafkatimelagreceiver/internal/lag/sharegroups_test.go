@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 )
 
 func TestShareGroupLags(t *testing.T) {
@@ -131,7 +132,7 @@ func TestShareGroupLags(t *testing.T) {
 			offset.TopicPartition = tp
 			idx := NewIndex(snap)
 			idx.AddShareGroups(map[string][]kafka.ShareOffset{"workers": {offset}}, nil)
-			got := Estimate(idx, fake.appendTime).ShareGroupLags(nil, "workers", at)
+			got := Estimate(idx, byPartition(idx, fake.appendTime)).ShareGroupLags(nil, "workers", at)
 			want := tc.want
 			want.Group, want.TopicPartition = "workers", tp
 			require.Equal(t, []SharePartitionLag{want}, got)
@@ -163,8 +164,8 @@ func TestShareGroupTimeLagIsTheConsumerGroupsEstimate(t *testing.T) {
 		{TopicPartition: tp, Offset: 50}: {Offset: 50, Timestamp: time.Unix(1_699_999_000, 0).UnixNano()},
 		// A producer clock 10 hours ahead: the stamp gives no time.
 		{TopicPartition: tp, Offset: 20}: {Offset: 20, Timestamp: at + int64(10*time.Hour)},
-	}), Existed{Received: at}, Proof{})
-	est := Estimate(idx, AppendTimes(tables, records, at))
+	}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	est := Estimate(idx.Index, AppendTimes(idx, tables, records, at))
 	for _, group := range groups {
 		consumer := est.GroupLags(nil, group, at)
 		share := est.ShareGroupLags(nil, "share-"+group, at)
@@ -191,7 +192,7 @@ func TestOutOfTableListsShareGroupStartOffsets(t *testing.T) {
 		"mailers": {{TopicPartition: tp, StartOffset: 50, Lag: 5}}, // where the consumer group "old" is
 		"unread":  {{TopicPartition: kafka.TopicPartition{Topic: "gone", Partition: 0}, StartOffset: 1, Lag: 1}},
 	}, nil)
-	missing, _ := OutOfTable(idx, at, tables, NewRecordTimes())
+	missing, _ := OutOfTable(idx, at, tables, recordcache.New())
 	require.Equal(t, []recordAt{
 		{TopicPartition: tp, Offset: 20},
 		{TopicPartition: tp, Offset: 30}, // the share group's

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -150,7 +151,7 @@ func TestRandomStampsAreRightOrWithheld(t *testing.T) {
 		watchFrom := t0 + 2*60*second + rng.Int64N(2*60*second)
 		tables := timetable.NewStore(512, 3*time.Duration(sampling), nil)
 		topics := map[string]kafka.TopicRetention{tp.Topic: {LogAppendTime: logAppendTime, Compact: compacted}}
-		records := NewRecordTimes()
+		records := recordcache.New()
 		records.SetTopics(topics)
 		tracked := map[kafka.TopicPartition]struct{}{tp: {}}
 		tables.Track(tracked, time.Unix(0, watchFrom), 0)
@@ -167,7 +168,7 @@ func TestRandomStampsAreRightOrWithheld(t *testing.T) {
 				// The collector restarts: its clocks saved and restored,
 				// the records it read forgotten.
 				saved := records.EncodeClocks()
-				records = NewRecordTimes()
+				records = recordcache.New()
 				records.SetTopics(topics)
 				_, err := records.RestoreClocks(saved, time.Unix(0, at))
 				require.NoError(t, err)
@@ -183,8 +184,7 @@ func TestRandomStampsAreRightOrWithheld(t *testing.T) {
 				committed[fmt.Sprint("g", g)] = map[kafka.TopicPartition]int64{tp: rng.Int64N(end + 1)}
 			}
 			snap := &Snapshot{At: at, Committed: kafka.CommitsByGroup(committed), End: map[kafka.TopicPartition]int64{tp: end}, Start: map[kafka.TopicPartition]int64{}}
-			idx := NewIndex(snap)
-			idx.ResolveTables(tables)
+			idx := NewIndex(snap).ResolveTables(tables)
 			missing, used := OutOfTable(idx, at, tables, records)
 			var reads []kafka.RecordRead
 			for _, w := range missing {
@@ -194,9 +194,9 @@ func TestRandomStampsAreRightOrWithheld(t *testing.T) {
 					}
 				}
 			}
-			records.PutAll(kafka.RecordReads{tp: reads}, Existed{End: snap.End, EndAt: at, Received: at}, Proof{Index: idx, Tables: tables, At: at})
+			records.PutAll(kafka.RecordReads{tp: reads}, recordcache.Existed{End: snap.End, EndAt: at, Received: at}, Proof(idx, tables, at))
 			records.Retain(used)
-			est := Estimate(idx, AppendTimes(tables, records, at))
+			est := Estimate(idx.Index, AppendTimes(idx, tables, records, at))
 			for g := range committed {
 				for _, pl := range est.GroupLags(nil, g, at) {
 					switch {

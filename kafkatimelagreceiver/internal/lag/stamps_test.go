@@ -6,7 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/clocks"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 )
 
 // TestIndexPointAheadMovesNoRecord: the time index answers, besides the
@@ -17,10 +19,10 @@ import (
 // index, is dated by its own stamp, not moved an hour back.
 func TestIndexPointAheadMovesNoRecord(t *testing.T) {
 	idx, tables, at, tp := recordsFixture(t, 0)
-	p := &idx.Parts[0]
+	const p = 0 // the fixture's partition
 	t0 := time.Unix(1_700_000_000, 0).UnixNano()
 	index := func(offset, stamp int64) kafka.RecordTimestamp {
-		return kafka.RecordTimestamp{Offset: offset, Timestamp: stamp, ByProducer: true, Producer: TimeIndexClock}
+		return kafka.RecordTimestamp{Offset: offset, Timestamp: stamp, ByProducer: true, Producer: clocks.TimeIndexClock}
 	}
 	// Records the table bounds, stamped at their expected appends (100 to
 	// 200 over 100 s from t0), then, in the next round, the one ahead.
@@ -28,14 +30,14 @@ func TestIndexPointAheadMovesNoRecord(t *testing.T) {
 	for _, o := range []int64{110, 130, 150, 170, 190} {
 		points[recordAt{TopicPartition: tp, Offset: o}] = index(o, t0+(o-100)*int64(time.Second))
 	}
-	existed := Existed{End: map[kafka.TopicPartition]int64{tp: 250}, EndAt: at, Received: at}
-	proof := Proof{Index: idx, Tables: tables, At: at}
-	records := NewRecordTimes()
+	existed := recordcache.Existed{End: map[kafka.TopicPartition]int64{tp: 250}, EndAt: at, Received: at}
+	proof := Proof(idx, tables, at)
+	records := recordcache.New()
 	records.PutAll(readsOf(points), existed, proof)
 	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 60}: index(60, at+int64(time.Hour))}), existed, proof)
 	stamp := t0 - int64(time.Minute)
-	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: index(50, stamp)}), Existed{Received: at}, Proof{})
-	got, method, ok := AppendTimes(tables, records, at)(p, 50)
+	records.PutAll(readsOf(map[recordAt]kafka.RecordTimestamp{{TopicPartition: tp, Offset: 50}: index(50, stamp)}), recordcache.Existed{Received: at}, recordcache.Proof{})
+	got, method, ok := AppendTimes(idx, tables, records, at)(p, 50)
 	require.True(t, ok, "dated: the index's clock is shown by the records the table bounds (%s)", method)
 	require.InDelta(t, stamp, got, float64(time.Second), "dated %v off its stamp", time.Duration(got-stamp))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -67,18 +68,17 @@ func TestSteadyPartitionsFarBehindNeedNoRecordReads(t *testing.T) {
 		}
 		snap.Committed[time.Duration(lag*int(time.Second)).String()] = kafka.CommitsOf(group)
 	}
-	idx := NewIndex(snap)
-	idx.ResolveTables(tables)
-	records := NewRecordTimes()
+	idx := NewIndex(snap).ResolveTables(tables)
+	records := recordcache.New()
 	missing, _ := OutOfTable(idx, at, tables, records)
 	require.Empty(t, missing, "no record reads for groups the tables date well")
 
-	appendTime := AppendTimes(tables, records, at)
+	appendTime := AppendTimes(idx, tables, records, at)
 	for i := range idx.Parts {
 		p := &idx.Parts[i]
 		for _, lag := range lags {
 			c := cum[p.Partition][now-lag] + 1
-			got, method, ok := appendTime(p, c)
+			got, method, ok := appendTime(int32(i), c)
 			require.True(t, ok)
 			require.Equal(t, MethodTable, method)
 			// Record c was appended in the second s whose production took

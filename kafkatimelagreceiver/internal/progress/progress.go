@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/tracks"
 )
 
 // forgetAfter is how many consecutive scrapes a group or partition may be
@@ -167,7 +168,7 @@ type Tracker struct {
 type groupProgress struct {
 	lastSeen uint32
 	// pairs is sorted by (topic, partition), as a scrape's lags are.
-	pairs lag.Tracks[pairProgress]
+	pairs tracks.Tracks[pairProgress]
 }
 
 // NewTracker returns a tracker whose rates are over window.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/tracks"
 )
 
 // t0 is the first scrape of every scenario, in unix nanoseconds.
@@ -257,5 +258,5 @@ func TestPairSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are those of a 64-bit platform")
 	}
-	require.Equal(t, uintptr(88), unsafe.Sizeof(lag.Track[pairProgress]{}))
+	require.Equal(t, uintptr(88), unsafe.Sizeof(tracks.Track[pairProgress]{}))
 }

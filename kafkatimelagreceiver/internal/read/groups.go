@@ -1,6 +1,10 @@
 package read
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -70,4 +74,33 @@ func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) map[stri
 		committed[group] = kept
 	}
 	return topicOK
+}
+
+// groupReads lists the groups reported or with commits, sorted by name,
+// and counts the pairs with a commit.
+func groupReads(reported []string, committed map[string]kafka.Commits, unread map[string]bool, described map[string]kafka.GroupDescription) ([]Group, int) {
+	out := make([]Group, 0, len(reported)+len(committed))
+	for _, g := range reported {
+		d, ok := described[g]
+		out = append(out, Group{Name: g, Reported: true, Unread: unread[g], Described: ok, Description: d})
+	}
+	pairs := 0
+	for g, offsets := range committed {
+		pairs += len(offsets)
+		out = append(out, Group{Name: g})
+	}
+	// A reported group with commits is listed twice: the reported one
+	// sorts first and stays.
+	slices.SortStableFunc(out, func(a, b Group) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), -cmp.Compare(boolInt(a.Reported), boolInt(b.Reported)))
+	})
+	out = slices.CompactFunc(out, func(a, b Group) bool { return a.Name == b.Name })
+	return out, pairs
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -5,12 +5,10 @@
 package read
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
@@ -21,6 +19,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -31,7 +30,7 @@ import (
 type Reader struct {
 	Cluster        kafka.Cluster
 	Tables         *timetable.Store
-	Records        *lag.RecordTimes
+	Records        *recordcache.Cache
 	Groups, Topics *filter.Filter
 	// GroupIncludes and TopicIncludes, when set, watch the include regexes
 	// of Groups and Topics: one that matches nothing is logged.
@@ -86,7 +85,7 @@ type Input struct {
 	Estimates *lag.Estimates
 	// Points is how many points the tables held once the scrape read;
 	// ClocksOff and LargestClockOffset the producers' clocks measured off
-	// (lag.RecordTimes.ClocksOff).
+	// (recordcache.Cache.ClocksOff).
 	Points             int
 	ClocksOff          int
 	LargestClockOffset time.Duration
@@ -121,35 +120,6 @@ type Group struct {
 	Description kafka.GroupDescription
 }
 
-// groupReads lists the groups reported or with commits, sorted by name,
-// and counts the pairs with a commit.
-func groupReads(reported []string, committed map[string]kafka.Commits, unread map[string]bool, described map[string]kafka.GroupDescription) ([]Group, int) {
-	out := make([]Group, 0, len(reported)+len(committed))
-	for _, g := range reported {
-		d, ok := described[g]
-		out = append(out, Group{Name: g, Reported: true, Unread: unread[g], Described: ok, Description: d})
-	}
-	pairs := 0
-	for g, offsets := range committed {
-		pairs += len(offsets)
-		out = append(out, Group{Name: g})
-	}
-	// A reported group with commits is listed twice: the reported one
-	// sorts first and stays.
-	slices.SortStableFunc(out, func(a, b Group) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), -cmp.Compare(boolInt(a.Reported), boolInt(b.Reported)))
-	})
-	out = slices.CompactFunc(out, func(a, b Group) bool { return a.Name == b.Name })
-	return out, pairs
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // Served tells, with coordination, whether the read got any of the share
 // it was asked for: some of its groups' commits, when it has groups, and
 // some of their partitions' end offsets, when they commit on any.
@@ -172,22 +142,71 @@ func (in *Input) Served() bool {
 }
 
 // Read reads the scrape's snapshot, of the groups owner gives this
-// replica (nil: every group). Committed offsets are read before end
-// offsets: a commit landing between the two reads can then only overstate
-// the lag, never make it negative. What fails partly is added to errs; the
-// error returned means nothing could be read.
+// replica (nil: every group), in steps: the groups and their commits, the
+// share groups' start offsets, the partitions to track, their offsets,
+// the groups' descriptions, and the records no table dates. Committed
+// offsets are read before end offsets: a commit landing between the two
+// reads can then only overstate the lag, never make it negative. What
+// fails partly is added to errs; the error returned means nothing could be
+// read.
 func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafka.Denials, errs *scrapererror.ScrapeErrors) (*Input, error) {
-	// complete is whether every group and its commits were read.
-	complete := true
+	p := &pass{owner: owner, denials: denials, errs: errs, complete: true}
+	if err := r.readCommits(ctx, p); err != nil {
+		return nil, err
+	}
+	r.readShares(ctx, p)
+	p.partitions = r.track(p.committed, p.shares.tracked(p.gauged), p.complete)
+	r.readOffsets(ctx, p)
+	r.describeGroups(ctx, p)
+	in := &Input{Snap: p.snap, Index: p.idx, Gauged: p.gauged, Owned: p.owned, Tracked: len(p.partitions)}
+	in.Estimates = r.dateRecords(ctx, p)
+	r.measured(in)
+	if r.Retention != nil {
+		in.Retention, in.StartChanges = r.Retention.Limits(), r.Tables.TakeStartChanges()
+	}
+	in.Groups, in.Pairs = groupReads(p.groups, p.committed, p.unread, p.described)
+	in.Shares = r.describeShareGroups(ctx, p.shares, denials, errs)
+	return in, nil
+}
+
+// pass is what one Read carries from step to step.
+type pass struct {
+	owner   *ownership.Owner
+	denials *kafka.Denials
+	errs    *scrapererror.ScrapeErrors
+	// complete: every group and its commits were read.
+	complete bool
+	// groups are the groups this replica reports; committed their
+	// commits on the topics watched, partlyRead the partitions of a group
+	// whose commits could not all be read, unread the reported groups
+	// whose commits were not read at all.
+	groups     []string
+	committed  map[string]kafka.Commits
+	partlyRead map[string][]kafka.TopicPartition
+	unread     map[string]bool
+	shares     *shareRead
+	// gauged, with coordination, are the partitions whose gauges this
+	// replica writes; owned how many groups it reports.
+	gauged     map[kafka.TopicPartition]struct{}
+	owned      int
+	partitions []kafka.TopicPartition
+	snap       *lag.Snapshot
+	idx        *lag.Index
+	described  map[string]kafka.GroupDescription
+}
+
+// readCommits lists the groups, keeps those the filter and the owner give
+// this replica, and reads their committed offsets on the topics watched.
+func (r *Reader) readCommits(ctx context.Context, p *pass) error {
 	allGroups, err := r.Cluster.ConsumerGroups(ctx)
 	if err != nil {
 		if len(allGroups) == 0 {
-			return nil, fmt.Errorf("list consumer groups: %w", err)
+			return fmt.Errorf("list consumer groups: %w", err)
 		}
-		errs.AddPartial(1, fmt.Errorf("list consumer groups: %w", err))
-		complete = false
+		p.errs.AddPartial(1, fmt.Errorf("list consumer groups: %w", err))
+		p.complete = false
 	}
-	if complete {
+	if p.complete {
 		r.watchIncludes(r.GroupIncludes, "groups", "consumer group of the cluster", allGroups)
 	}
 	groups := allGroups[:0:0]
@@ -197,107 +216,116 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 		}
 	}
 	committed, err := r.Cluster.CommittedOffsets(ctx, groups)
-	partlyRead := r.keptPartitions(kafka.UnreadPartitions(err))
-	if err = denials.Split(err); err != nil {
-		errs.AddPartial(len(groups)-len(committed), err)
-		complete = false
+	p.partlyRead = r.keptPartitions(kafka.UnreadPartitions(err))
+	if err = p.denials.Split(err); err != nil {
+		p.errs.AddPartial(len(groups)-len(committed), err)
+		p.complete = false
 	}
 	// What was denied is not described or judged either: nothing is known.
-	groups = denials.Allowed(groups)
-	var gauged map[kafka.TopicPartition]struct{} // nil: all
-	if owner != nil {
+	groups = p.denials.Allowed(groups)
+	if p.owner != nil {
 		// Every replica reads every group's commits (one request per
 		// coordinator either way) to agree on who gauges each partition;
 		// from here on only its own groups are read and computed.
-		groups = owner.Groups(groups)
+		groups = p.owner.Groups(groups)
 	}
 	// Before the topic filter empties groups: a group left without commits
 	// by it was read.
-	unread := r.unreadGroups(groups, committed)
+	p.unread = r.unreadGroups(groups, committed)
 	topicsSeen := r.dropExcludedTopics(committed)
-	if complete {
+	if p.complete {
 		r.watchIncludes(r.TopicIncludes, "topics", "topic that a monitored group commits on", slices.Collect(maps.Keys(topicsSeen)))
 	}
-	shares := r.readShareOffsets(ctx, owner, denials, errs)
-	owned := 0
-	if owner != nil {
-		committed, gauged = shares.split(owner, committed)
-		owned = len(groups)
-	}
-	partitions := r.track(committed, shares.tracked(gauged), complete)
+	p.groups, p.committed = groups, committed
+	return nil
+}
 
-	// With nothing to read, the snapshot is of now; otherwise it is
-	// stamped with the end-offset read.
-	snap := &lag.Snapshot{At: r.Now().UnixNano(), Committed: committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(),
-		Shares: shares.owned, CommitsUnread: ownedOnly(partlyRead, committed), SharesUnread: shares.partlyRead}
-	var idx *lag.Index
-	if len(partitions) > 0 {
-		withStart := r.StartOffsets
-		end, start, err := sampler.Read(ctx, r.Cluster, r.Tables, partitions, sampler.ReadOptions{
-			WithStart: withStart,
-			// Restored tables may be another cluster's until it says
-			// otherwise: ask before they date anything.
-			WithIdentity: !r.Tables.Identified(),
-			Logger:       r.Logger,
-		})
-		if err = denials.Split(err); err != nil {
-			missing := len(partitions) - len(end.Offsets)
-			if withStart {
-				missing += len(partitions) - len(start.Offsets)
-			}
-			errs.AddPartial(missing, err)
-		}
-		r.Records.Forget(r.Tables.TakeResets())
-		if r.StableOffsets {
-			// After the committed offsets too, so that a commit between the
-			// reads can only overstate the stable lag.
-			stable, err := r.Cluster.StableOffsets(ctx, partitions)
-			if err = denials.Split(err); err != nil {
-				errs.AddPartial(len(partitions)-len(stable.Offsets), fmt.Errorf("read last stable offsets: %w", err))
-			}
-			snap.Stable = stable.Offsets
-		}
-		snap.End = end.Offsets
-		if !end.Received.IsZero() { // zero: nothing was asked (the client closed under the scrape)
-			snap.At = end.Received.UnixNano()
-		}
+// readShares reads the share groups' start offsets and, with
+// coordination, keeps the commits and share groups this replica reports.
+func (r *Reader) readShares(ctx context.Context, p *pass) {
+	p.shares = r.readShareOffsets(ctx, p.owner, p.denials, p.errs)
+	if p.owner != nil {
+		p.committed, p.gauged = p.shares.split(p.owner, p.committed)
+		p.owned = len(p.groups)
+	}
+}
+
+// readOffsets reads the tracked partitions' end offsets (through the
+// tables, sampler.Read), and their log start and last stable offsets when
+// asked, into the scrape's snapshot, indexes it, and refreshes the topics'
+// retention. With nothing to read, the snapshot is of now; otherwise it is
+// stamped with the end-offset read.
+func (r *Reader) readOffsets(ctx context.Context, p *pass) {
+	p.snap = &lag.Snapshot{At: r.Now().UnixNano(), Committed: p.committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(),
+		Shares: p.shares.owned, CommitsUnread: ownedOnly(p.partlyRead, p.committed), SharesUnread: p.shares.partlyRead}
+	if len(p.partitions) == 0 {
+		p.idx = lag.NewIndex(p.snap)
+		return
+	}
+	withStart := r.StartOffsets
+	end, start, err := sampler.Read(ctx, r.Cluster, r.Tables, p.partitions, sampler.ReadOptions{
+		WithStart: withStart,
+		// Restored tables may be another cluster's until it says
+		// otherwise: ask before they date anything.
+		WithIdentity: !r.Tables.Identified(),
+		Logger:       r.Logger,
+	})
+	if err = p.denials.Split(err); err != nil {
+		missing := len(p.partitions) - len(end.Offsets)
 		if withStart {
-			snap.Start = r.Tables.StartOffsets()
+			missing += len(p.partitions) - len(start.Offsets)
 		}
-		idx = r.index(snap)
-		if r.Retention != nil {
-			// The partitions whose end offsets were read: those a lag is
-			// reported on.
-			err := r.Retention.Refresh(ctx, end.Offsets, r.Now())
-			if err = denials.Split(err); err != nil {
-				errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
-			}
+		p.errs.AddPartial(missing, err)
+	}
+	r.Records.Forget(r.Tables.TakeResets())
+	if r.StableOffsets {
+		// After the committed offsets too, so that a commit between the
+		// reads can only overstate the stable lag.
+		stable, err := r.Cluster.StableOffsets(ctx, p.partitions)
+		if err = p.denials.Split(err); err != nil {
+			p.errs.AddPartial(len(p.partitions)-len(stable.Offsets), fmt.Errorf("read last stable offsets: %w", err))
 		}
-	} else {
-		idx = r.index(snap)
+		p.snap.Stable = stable.Offsets
 	}
-
-	// Described after the offset reads, so as not to widen the gap between
-	// committed and end offsets that the lag is measured across.
-	var described map[string]kafka.GroupDescription
-	if r.Describe && len(groups) > 0 {
-		described, err = r.Cluster.DescribeGroups(ctx, groups)
-		if err = denials.Split(err); err != nil {
-			errs.AddPartial(len(groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
-		}
+	p.snap.End = end.Offsets
+	if !end.Received.IsZero() { // zero: nothing was asked (the client closed under the scrape)
+		p.snap.At = end.Received.UnixNano()
 	}
-	in := &Input{Snap: snap, Index: idx, Gauged: gauged, Owned: owned, Tracked: len(partitions)}
-	in.Estimates, err = r.date(ctx, snap, idx, len(partitions) > 0)
-	if err = denials.Split(err); err != nil {
-		errs.AddPartial(0, err)
+	if withStart {
+		p.snap.Start = r.Tables.StartOffsets()
 	}
-	r.measured(in)
+	p.idx = lag.NewIndex(p.snap)
 	if r.Retention != nil {
-		in.Retention, in.StartChanges = r.Retention.Limits(), r.Tables.TakeStartChanges()
+		// The partitions whose end offsets were read: those a lag is
+		// reported on.
+		err := r.Retention.Refresh(ctx, end.Offsets, r.Now())
+		if err = p.denials.Split(err); err != nil {
+			p.errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
+		}
 	}
-	in.Groups, in.Pairs = groupReads(groups, committed, unread, described)
-	in.Shares = r.describeShareGroups(ctx, shares, denials, errs)
-	return in, nil
+}
+
+// describeGroups describes the groups reported, when their health is. It
+// runs after the offset reads, so as not to widen the gap between
+// committed and end offsets that the lag is measured across.
+func (r *Reader) describeGroups(ctx context.Context, p *pass) {
+	if !r.Describe || len(p.groups) == 0 {
+		return
+	}
+	described, err := r.Cluster.DescribeGroups(ctx, p.groups)
+	if err = p.denials.Split(err); err != nil {
+		p.errs.AddPartial(len(p.groups)-len(described), fmt.Errorf("describe consumer groups: %w", err))
+	}
+	p.described = described
+}
+
+// dateRecords dates the scrape's lagging records (date).
+func (r *Reader) dateRecords(ctx context.Context, p *pass) *lag.Estimates {
+	est, err := r.date(ctx, p.snap, p.idx, len(p.partitions) > 0)
+	if err = p.denials.Split(err); err != nil {
+		p.errs.AddPartial(0, err)
+	}
+	return est
 }
 
 // track makes the committed and gauged partitions the tables' tracked set
@@ -325,17 +353,10 @@ func (r *Reader) track(committed map[string]kafka.Commits, gauged map[kafka.Topi
 	return partitions
 }
 
-// index indexes the snapshot's partitions, each with its table.
-func (r *Reader) index(snap *lag.Snapshot) *lag.Index {
-	idx := lag.NewIndex(snap)
-	idx.ResolveTables(r.Tables)
-	return idx
-}
-
 // Empty is the input of a scrape that read nothing: a snapshot of now.
 func (r *Reader) Empty() *Input {
 	snap := &lag.Snapshot{At: r.Now().UnixNano()}
-	idx := r.index(snap)
+	idx := lag.NewIndex(snap)
 	in := &Input{Snap: snap, Index: idx, Estimates: lag.Estimate(idx, nil)}
 	r.measured(in)
 	return in

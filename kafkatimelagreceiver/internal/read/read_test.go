@@ -14,6 +14,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
 )
 
@@ -29,7 +30,7 @@ func newReader(t *testing.T, cluster kafka.Cluster, excludeTopics []string) *rea
 	return &read.Reader{
 		Cluster: cluster,
 		Tables:  timetable.NewStore(100, time.Hour, nil),
-		Records: lag.NewRecordTimes(),
+		Records: recordcache.New(),
 		Groups:  all, Topics: topics,
 		KeepUnwantedFor: time.Minute,
 		Now:             time.Now,

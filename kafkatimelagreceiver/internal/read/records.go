@@ -10,6 +10,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/dating"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
 )
 
 // date dates the scrape's lagging records (dating.Date), reading those of
@@ -42,7 +43,7 @@ func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, r
 }
 
 // countUntimed counts the records read that give no time, by why.
-func (r *Reader) countUntimed(ctx context.Context, untimed lag.Untimed) {
+func (r *Reader) countUntimed(ctx context.Context, untimed recordcache.Untimed) {
 	if r.UntimedRecords == nil {
 		return
 	}

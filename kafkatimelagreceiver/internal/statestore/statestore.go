@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/clocks"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/metadata"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/timetable"
@@ -31,14 +31,14 @@ const TablesKey = "tables.v1"
 const ProgressKey = "progress.v1"
 
 // ClocksKey is the storage key of the producers' clocks record reads
-// measured (lag.RecordTimes.EncodeClocks).
+// measured (recordcache.Cache.EncodeClocks).
 const ClocksKey = "producer-clocks.v1"
 
-// Clocks are the producers' clocks as saved and restored; *lag.RecordTimes
+// Clocks are the producers' clocks as saved and restored; *recordcache.Cache
 // is one.
 type Clocks interface {
 	EncodeClocks() []byte
-	RestoreClocks(data []byte, now time.Time) (lag.RestoredClocks, error)
+	RestoreClocks(data []byte, now time.Time) (clocks.Restored, error)
 }
 
 // Settings are what a State keeps and where.

@@ -227,8 +227,12 @@ func (s *Store) TakeResets() []kafka.TopicPartition {
 // RecordStart keeps the log start offsets of tracked partitions and, when
 // watched (WatchStartChanges), how they changed.
 func (s *Store) RecordStart(read kafka.OffsetRead) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Locked(func(v View) { v.RecordStart(read) })
+}
+
+// RecordStart is Store.RecordStart under the caller's lock.
+func (v View) RecordStart(read kafka.OffsetRead) {
+	s := v.s
 	at := unixNanos(read.Received)
 	for tp, offset := range read.Offsets {
 		if _, ok := s.tables[tp]; ok {

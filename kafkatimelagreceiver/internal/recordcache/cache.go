@@ -1,4 +1,10 @@
-package lag
+// Package recordcache remembers what the scrapes read of records: the
+// timestamps of the records the lagging groups sit on, the producers'
+// clocks those reads measured (package clocks), whether a partition's
+// producers write in transactions, and what the topics' configuration
+// says of their stamps. A scrape dates through it (lag.AppendTimes) and
+// fills it (dating); the state's saves read its clocks.
+package recordcache
 
 import (
 	"cmp"
@@ -6,10 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/clocks"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 )
 
-// RecordTimes remembers the timestamps read for records at committed offsets
+// Cache remembers the timestamps read for records at committed offsets
 // older than their partition's table, so that a group stuck at one offset
 // costs one Fetch, not one per scrape. Entries live while some group is still
 // committed there. It belongs to the scrape, which alone reads and writes
@@ -17,13 +24,13 @@ import (
 // (EncodeClocks), under a lock of their own. Records are kept by
 // partition, so that a scrape finds a partition's once and not once per
 // group committed on it.
-type RecordTimes struct {
+type Cache struct {
 	known map[kafka.TopicPartition]partitionRecords
 	// clocks are the producers' clocks the reads measured (Proof), by
 	// partition. The state's saves read them from another goroutine
 	// (EncodeClocks): what changes them holds clocksMu, which the scrape's
 	// own reads of them need not.
-	clocks   map[kafka.TopicPartition]partitionClocks
+	clocks   map[kafka.TopicPartition]clocks.Partition
 	clocksMu sync.Mutex
 	// transactional is what reads showed of a partition's batches: true
 	// once one was written in a transaction (or only markers were found),
@@ -46,13 +53,13 @@ type RecordTimes struct {
 // SetTopics takes the topics' settings as last read: a topic missing (not
 // read, or refused) is taken to stamp CreateTime, unbounded, and not to
 // compact.
-func (r *RecordTimes) SetTopics(topics map[string]kafka.TopicRetention) {
+func (r *Cache) SetTopics(topics map[string]kafka.TopicRetention) {
 	r.changes++
 	r.topics = topics
 }
 
 // compacted tells whether tp's topic compacts.
-func (r *RecordTimes) compacted(tp kafka.TopicPartition) bool {
+func (r *Cache) compacted(tp kafka.TopicPartition) bool {
 	return r.topics[tp.Topic].Compact
 }
 
@@ -93,17 +100,18 @@ func (pr partitionRecords) put(offset int64, ts kafka.RecordTimestamp) partition
 
 func compareOffset(e recordEntry, offset int64) int { return cmp.Compare(e.offset, offset) }
 
-// RecordTimesOption sets up a RecordTimes.
-type RecordTimesOption func(*RecordTimes)
+// Option sets up a Cache.
+type Option func(*Cache)
 
 // TrustedStamps takes the stamps of the topics trusted names (nil: none)
 // to be append times before any read shows it (trusted_timestamp_topics).
-func TrustedStamps(trusted func(topic string) bool) RecordTimesOption {
-	return func(r *RecordTimes) { r.trusted = trusted }
+func TrustedStamps(trusted func(topic string) bool) Option {
+	return func(r *Cache) { r.trusted = trusted }
 }
 
-func NewRecordTimes(opts ...RecordTimesOption) *RecordTimes {
-	r := &RecordTimes{known: map[kafka.TopicPartition]partitionRecords{}, clocks: map[kafka.TopicPartition]partitionClocks{},
+// New is an empty cache, set up by opts.
+func New(opts ...Option) *Cache {
+	r := &Cache{known: map[kafka.TopicPartition]partitionRecords{}, clocks: map[kafka.TopicPartition]clocks.Partition{},
 		transactional: map[kafka.TopicPartition]bool{}}
 	for _, o := range opts {
 		o(r)
@@ -117,11 +125,11 @@ func NewRecordTimes(opts ...RecordTimesOption) *RecordTimes {
 // one no clock could have written; a producer clock minutes ahead would
 // otherwise date records at the scrape, and hide their lag. The records'
 // brackets in proof measure their producers' clocks.
-func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Proof) Untimed {
+func (r *Cache) PutAll(found kafka.RecordReads, existed Existed, proof Proof) Untimed {
 	r.changes++
 	r.clocksMu.Lock()
 	defer r.clocksMu.Unlock()
-	if proof.Index != nil {
+	if proof.Appended != nil {
 		r.forgetOldClocks(proof.At)
 	}
 	var untimed Untimed
@@ -138,7 +146,7 @@ func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Pro
 			case ts.Found == kafka.RecordUntimed:
 				untimed.Invalid++
 			case ts.Found == kafka.RecordTimed && ts.Timestamp > existed.by(end, hasEnd, ts.Offset):
-				if ts.Timestamp-existed.by(end, hasEnd, ts.Offset) <= clockStepMin {
+				if ts.Timestamp-existed.by(end, hasEnd, ts.Offset) <= clocks.StepMin {
 					// A clock a little ahead: the tables measure it, and
 					// its records near the head are the ones that do.
 					timed = append(timed, read)
@@ -171,9 +179,9 @@ func (r *RecordTimes) PutAll(found kafka.RecordReads, existed Existed, proof Pro
 // noteTransactions learns from a record read (not one dated from the time
 // index) whether its partition's producers write in transactions: once one
 // did, the partition may hold markers for good.
-func (r *RecordTimes) noteTransactions(tp kafka.TopicPartition, rec kafka.RecordTimestamp) {
+func (r *Cache) noteTransactions(tp kafka.TopicPartition, rec kafka.RecordTimestamp) {
 	switch {
-	case fromIndex(rec) || rec.Found == kafka.RecordUntimed:
+	case clocks.FromIndex(rec) || rec.Found == kafka.RecordUntimed:
 	case rec.Found == kafka.RecordNone || rec.Transactional:
 		r.transactional[tp] = true
 	default:
@@ -186,7 +194,7 @@ func (r *RecordTimes) noteTransactions(tp kafka.TopicPartition, rec kafka.Record
 // MarkersPossible tells whether tp may hold transaction markers: a read
 // found a transactional batch or only markers there, or no record of it
 // was read yet.
-func (r *RecordTimes) MarkersPossible(tp kafka.TopicPartition) bool {
+func (r *Cache) MarkersPossible(tp kafka.TopicPartition) bool {
 	transactional, known := r.transactional[tp]
 	return transactional || !known
 }
@@ -219,24 +227,27 @@ type Untimed struct {
 	Invalid int64
 }
 
-// of returns p's records. A scrape asks once per group committed on the
-// partition: p remembers them until the records change.
-func (r *RecordTimes) of(p *Partition) *resolvedRecords {
-	if p.records.from != r || p.records.changes != r.changes {
-		within, bounded := r.stampsWithin(p.Topic)
-		p.records = resolvedRecords{from: r, changes: r.changes, records: r.known[p.TopicPartition], clocks: r.clocks[p.TopicPartition],
-			stampsWithin: within, stampsBounded: bounded, compact: r.topics[p.Topic].Compact}
+// Resolve points view at tp's records and clocks as the cache holds them
+// now, unless it still does: a scrape asks once per group committed on
+// the partition, and a view is looked up again only after the cache
+// changed.
+func (r *Cache) Resolve(tp kafka.TopicPartition, view *Partition) {
+	if view.from == r && view.changes == r.changes && view.tp == tp {
+		return
 	}
-	return &p.records
+	within, bounded := r.stampsWithin(tp.Topic)
+	*view = Partition{from: r, changes: r.changes, tp: tp, records: r.known[tp], clocks: r.clocks[tp],
+		stampsWithin: within, stampsBounded: bounded, compact: r.topics[tp.Topic].Compact}
 }
 
-// resolvedRecords are a partition's records and its producers' clocks as
-// RecordTimes held them after changes changes.
-type resolvedRecords struct {
-	from    *RecordTimes
+// Partition is a view of a partition's records and its producers' clocks
+// as the cache held them after changes changes (Resolve).
+type Partition struct {
+	from    *Cache
 	changes int
+	tp      kafka.TopicPartition
 	records partitionRecords
-	clocks  partitionClocks
+	clocks  clocks.Partition
 	// stampsWithin is how far the topic's configuration proves its stamps
 	// from their appends, when stampsBounded; compact: the topic compacts.
 	stampsWithin  time.Duration
@@ -244,14 +255,26 @@ type resolvedRecords struct {
 	compact       bool
 }
 
-// stampsShown tells whether rec's stamp dates it at a scrape at at.
-func (rr *resolvedRecords) stampsShown(rec kafka.RecordTimestamp, at int64) bool {
-	return rr.clocks.stampsShown(rec, at-rec.Timestamp, rr.stampsWithin, rr.stampsBounded)
+// Get is the record read at offset, when there is one.
+func (v *Partition) Get(offset int64) (kafka.RecordTimestamp, bool) { return v.records.get(offset) }
+
+// Clocks are the partition's producers' clocks.
+func (v *Partition) Clocks() clocks.Partition { return v.clocks }
+
+// Compacted tells whether the partition's topic compacts: an offset may
+// hold no record.
+func (v *Partition) Compacted() bool { return v.compact }
+
+// StampsShown tells whether rec's stamp dates it at a scrape at at: the
+// topic's configuration bounds its stamps, or its own clock shows them
+// (clocks.Partition.StampsShown).
+func (v *Partition) StampsShown(rec kafka.RecordTimestamp, at int64) bool {
+	return v.clocks.StampsShown(rec, at-rec.Timestamp, v.stampsWithin, v.stampsBounded)
 }
 
 // Forget drops everything known about the partitions, whose logs were
 // recreated or truncated.
-func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
+func (r *Cache) Forget(partitions []kafka.TopicPartition) {
 	r.changes++
 	r.clocksMu.Lock()
 	defer r.clocksMu.Unlock()
@@ -263,7 +286,7 @@ func (r *RecordTimes) Forget(partitions []kafka.TopicPartition) {
 }
 
 // Retain keeps only the entries still in use.
-func (r *RecordTimes) Retain(used UsedRecords) {
+func (r *Cache) Retain(used Used) {
 	r.changes++
 	for tp, pr := range r.known {
 		offsets := used[tp]
@@ -281,14 +304,14 @@ func (r *RecordTimes) Retain(used UsedRecords) {
 	}
 }
 
-// UsedRecords are the records a scrape's estimates may date from: by
+// Used are the records a scrape's estimates may date from: by
 // partition, its offsets ascending. A set of (partition, offset) pairs
 // would hash a topic name for every lagging offset of every scrape, a
 // million at a busy cluster's size; this looks each partition up once.
-type UsedRecords map[kafka.TopicPartition][]int64
+type Used map[kafka.TopicPartition][]int64
 
 // Len is how many records are in use.
-func (u UsedRecords) Len() int {
+func (u Used) Len() int {
 	n := 0
 	for _, offsets := range u {
 		n += len(offsets)
@@ -297,10 +320,53 @@ func (u UsedRecords) Len() int {
 }
 
 // Merge adds other's records to u.
-func (u UsedRecords) Merge(other UsedRecords) {
+func (u Used) Merge(other Used) {
 	for tp, offsets := range other {
 		merged := append(u[tp], offsets...)
 		slices.Sort(merged)
 		u[tp] = slices.Compact(merged)
 	}
+}
+
+// Facts is what the record cache says of a partition's records as a
+// whole, as values: for dating to plan its searches of the time index.
+type Facts struct {
+	// MarkersPossible: transactions were read, or nothing yet
+	// (Cache.MarkersPossible).
+	MarkersPossible bool
+	// ClocksApart: producers' clocks were measured apart
+	// (Cache.ClocksApart).
+	ClocksApart bool
+	// Compacted: the topic compacts, so an offset may hold no record.
+	Compacted bool
+	// IndexClockPinned: the clock the time index's points measure is
+	// pinned, so the records either side of the samples need no asking.
+	IndexClockPinned bool
+}
+
+// Facts are what the cache says of tp's records.
+func (r *Cache) Facts(tp kafka.TopicPartition) Facts {
+	return Facts{MarkersPossible: r.MarkersPossible(tp), ClocksApart: r.ClocksApart(tp), Compacted: r.compacted(tp), IndexClockPinned: r.clocks[tp].IndexPinned()}
+}
+
+// Proof is what the tables prove of when the records a read found were
+// appended, and when the scrape read its end offsets (At, unix
+// nanoseconds). Its zero value proves nothing, and no clock is measured.
+type Proof struct {
+	// Appended is when the record at offset of tp was appended, as far as
+	// the tables prove: after lo (clocks.Unbounded for an offset older
+	// than its table) and by hi; not ok where they prove nothing.
+	Appended func(tp kafka.TopicPartition, offset int64) (lo, hi int64, ok bool)
+	At       int64
+}
+
+// Known is the record at offset of tp as the cache holds it, when it does.
+func (r *Cache) Known(tp kafka.TopicPartition, offset int64) (kafka.RecordTimestamp, bool) {
+	return r.known[tp].get(offset)
+}
+
+// ReadDates tells whether a read of rec, a record of tp the time index
+// dated, would date it where the index's clock does not (readDates).
+func (r *Cache) ReadDates(tp kafka.TopicPartition, rec kafka.RecordTimestamp, at int64) bool {
+	return r.readDates(tp, rec, at)
 }

@@ -1,9 +1,13 @@
-package lag
+// Package tracks keeps what a tracker (health, progress) remembers of each
+// (group, partition) pair from scrape to scrape, in (topic, partition)
+// order, merged with each scrape's lags.
+package tracks
 
 import (
 	"iter"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
 // Tracks are what a tracker remembers of one group's partitions from scrape
@@ -52,7 +56,7 @@ func (t *Tracks[T]) Keep(scrape uint32) {
 // tracks, which at a million pairs are memory the scrape must stream
 // through, not re-read. A track it marks before a difference is one of
 // lags, so its mark is right whatever Merge does next.
-func (t *Tracks[T]) keepSame(lags []PartitionLag, scrape uint32) bool {
+func (t *Tracks[T]) keepSame(lags []lag.PartitionLag, scrape uint32) bool {
 	if len(t.tracks) != len(lags) {
 		return false
 	}
@@ -73,7 +77,7 @@ func (t *Tracks[T]) keepSame(lags []PartitionLag, scrape uint32) bool {
 // them; afterwards there is a track for every lag. A scrape that sees the
 // same partitions as the last one, the usual case, updates in place and
 // allocates nothing.
-func (t *Tracks[T]) Merge(lags []PartitionLag, scrape, forgetAfter uint32) {
+func (t *Tracks[T]) Merge(lags []lag.PartitionLag, scrape, forgetAfter uint32) {
 	if t.keepSame(lags, scrape) {
 		t.aligned = true
 		return
@@ -121,7 +125,7 @@ func (t *Tracks[T]) Merge(lags []PartitionLag, scrape, forgetAfter uint32) {
 
 // Matched yields each lag's index with its track's State, in the order of
 // lags. There must be a track for every lag, as Merge leaves them.
-func (t *Tracks[T]) Matched(lags []PartitionLag) iter.Seq2[int, *T] {
+func (t *Tracks[T]) Matched(lags []lag.PartitionLag) iter.Seq2[int, *T] {
 	return func(yield func(int, *T) bool) {
 		if t.aligned && len(t.tracks) == len(lags) {
 			for i := range lags {

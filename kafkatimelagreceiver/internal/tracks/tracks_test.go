@@ -1,21 +1,21 @@
-package lag
+package tracks
 
 import (
 	"math"
 	"reflect"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 )
 
-func lagsOn(tps ...kafka.TopicPartition) []PartitionLag {
-	out := make([]PartitionLag, len(tps))
+func lagsOn(tps ...kafka.TopicPartition) []lag.PartitionLag {
+	out := make([]lag.PartitionLag, len(tps))
 	for i, tp := range tps {
-		out[i] = PartitionLag{Group: "g", TopicPartition: tp}
+		out[i] = lag.PartitionLag{Group: "g", TopicPartition: tp}
 	}
 	return out
 }
@@ -80,10 +80,10 @@ func TestMergeTracks(t *testing.T) {
 
 	// A group's tracks on many topics keep each topic's name once.
 	var many Tracks[int]
-	var lags []PartitionLag
+	var lags []lag.PartitionLag
 	for _, topic := range []string{"a", "b", "c"} {
 		for p := range int32(3) {
-			lags = append(lags, PartitionLag{Group: "g", TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}})
+			lags = append(lags, lag.PartitionLag{Group: "g", TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}})
 		}
 	}
 	many.Merge(lags, scrape, forget)
@@ -105,7 +105,7 @@ func TestMatchedAfterMerge(t *testing.T) {
 	a2 := kafka.TopicPartition{Topic: "a", Partition: 2}
 	b0 := kafka.TopicPartition{Topic: "b", Partition: 0}
 	const forget = 2
-	matched := func(tracks *Tracks[int], lags []PartitionLag) []int {
+	matched := func(tracks *Tracks[int], lags []lag.PartitionLag) []int {
 		var out []int
 		for i, state := range tracks.Matched(lags) {
 			require.Equal(t, len(out), i)
@@ -157,29 +157,4 @@ func TestTrackHeaderSize(t *testing.T) {
 			t.Errorf("field %s of a track holds a pointer", track.Field(i).Name)
 		}
 	}
-}
-
-func TestResolveProduceRates(t *testing.T) {
-	idx, tables, at, tp := recordsFixture(t, 0)
-	// The scrape's own read, as sampler.Read records it before indexing.
-	tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{tp: 250}, Received: time.Unix(0, at), Sent: time.Unix(0, at)})
-	est := Estimate(idx, AppendTimes(tables, NewRecordTimes(), at))
-	est.ResolveProduceRates(tables, 100*time.Second)
-	gauges := est.Gauges(nil)
-	require.True(t, gauges[0].HasProduceRate)
-	// 200 at +100 s, 250 at +150 s: 1/s over the last 100 s.
-	require.InDelta(t, 1.0, gauges[0].ProduceRate, 1e-9)
-
-	lags := est.GroupLags(nil, "in-table", at)
-	require.Len(t, lags, 1)
-	require.True(t, lags[0].HasProduceRate, "a group's lags carry their partition's rate")
-	require.InDelta(t, 1.0, lags[0].ProduceRate, 1e-9)
-
-	// A partition whose end offset was not read has no rate this scrape.
-	snap := &Snapshot{At: at, Committed: kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{"g": {tp: 1}})}
-	idx = NewIndex(snap)
-	idx.ResolveTables(tables)
-	est = Estimate(idx, AppendTimes(tables, NewRecordTimes(), at))
-	est.ResolveProduceRates(tables, 100*time.Second)
-	require.False(t, est.Gauges(nil)[0].HasProduceRate)
 }

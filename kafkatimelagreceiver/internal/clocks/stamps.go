@@ -1,4 +1,4 @@
-package lag
+package clocks
 
 import (
 	"time"
@@ -41,9 +41,9 @@ func stampTolerance(age int64) int64 {
 
 // spread is how far the clock's reads disagree: no single offset fits
 // them all within that much. Where they agree, the clock's offset is one
-// they allow, taken closest to none (producerClock.offset), as a clock
+// they allow, taken closest to none (clock.offset), as a clock
 // the tables never contradict is trusted as it is.
-func (c producerClock) spread() int64 {
+func (c clock) spread() int64 {
 	lo, hi := c.bounds()
 	if lo <= unbounded || hi >= noBound {
 		return 0
@@ -53,32 +53,11 @@ func (c producerClock) spread() int64 {
 
 // shown tells whether the clock's reads show its stamps to be append times
 // (moved by the clock's offset) within the target for a record age old.
-func (c producerClock) shown(age int64) bool {
+func (c clock) shown(age int64) bool {
 	return !c.restored && c.bounded >= stampsShownAfter && c.spread() <= stampTolerance(age)
 }
 
-// stampsWithin is how far topic's stamps are proven from their appends by
-// its configuration or trusted_timestamp_topics (TrustedStamps); bounded
-// is false when neither bounds them.
-func (r *RecordTimes) stampsWithin(topic string) (within time.Duration, bounded bool) {
-	if r.trusted != nil && r.trusted(topic) {
-		return 0, true
-	}
-	return r.topics[topic].StampsWithin()
-}
-
-// stampsMeasured tells whether some clock of tp was read enough to show
-// whether its stamps are append times.
-func (r *RecordTimes) stampsMeasured(tp kafka.TopicPartition) bool {
-	for _, c := range r.clocks[tp] {
-		if !c.restored && c.bounded >= stampsShownAfter {
-			return true
-		}
-	}
-	return false
-}
-
-// stampsShown tells whether rec's stamp dates it, at age (the scrape's
+// StampsShown tells whether rec's stamp dates it, at age (the scrape's
 // time minus the stamp): its own clock (its producer's, the time index's,
 // or that of the batches without an ID) shows it. No other clock speaks
 // for it: a producer is not its neighbour (one partition can carry a
@@ -86,13 +65,13 @@ func (r *RecordTimes) stampsMeasured(tp kafka.TopicPartition) bool {
 // not measured since a restart may be another process's. within is how
 // far the topic's configuration proves its stamps from their appends, when
 // it does (bounded).
-func (pc partitionClocks) stampsShown(rec kafka.RecordTimestamp, age int64, within time.Duration, bounded bool) bool {
+func (pc Partition) StampsShown(rec kafka.RecordTimestamp, age int64, within time.Duration, bounded bool) bool {
 	if bounded && int64(within) <= stampTolerance(age)/2 {
 		return true
 	}
 	own := NoProducerClock
 	switch {
-	case fromIndex(rec):
+	case FromIndex(rec):
 		own = TimeIndexClock
 	case rec.ByProducer:
 		own = rec.Producer
@@ -105,16 +84,22 @@ func (pc partitionClocks) stampsShown(rec kafka.RecordTimestamp, age int64, with
 	return false
 }
 
-// readDates tells whether a read of rec, a record of tp the time index
-// dated whose stamps its clock does not show, would date it: a producer's
-// clock on tp is shown, and a read says which producer stamped the record.
-// The index's clock cannot be measured where a stamp ahead of its clock
-// hides the records after it from the index.
-func (r *RecordTimes) readDates(tp kafka.TopicPartition, rec kafka.RecordTimestamp, at int64) bool {
-	pc := r.clocks[tp]
-	if !fromIndex(rec) || rec.Found != kafka.RecordTimed || pc.stampsShown(rec, at-rec.Timestamp, 0, false) {
-		return false
+// Measured tells whether some clock was read enough to show whether its
+// stamps are append times.
+func (pc Partition) Measured() bool {
+	for _, c := range pc {
+		if !c.restored && c.bounded >= stampsShownAfter {
+			return true
+		}
 	}
+	return false
+}
+
+// ProducerShown tells whether some producer's own clock (not the time
+// index's, nor that of the batches without an ID) was read enough to show
+// whether its stamps are append times: a read, which says which producer
+// stamped a record, then dates its records where the index cannot.
+func (pc Partition) ProducerShown() bool {
 	for _, c := range pc {
 		if c.producer >= 0 && !c.restored && c.bounded >= stampsShownAfter {
 			return true

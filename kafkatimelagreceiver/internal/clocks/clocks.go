@@ -1,4 +1,11 @@
-package lag
+// Package clocks measures producers' clocks against the interpolation
+// tables: what the reads of a partition's records tell of each producer's
+// clock offset (an append time minus the timestamp the producer gave),
+// whether a clock shows its stamps to be append times (stamps.go), how a
+// record's timestamp is shifted to date it, and the clocks as saved and
+// restored (state.go). Values in, values out: the record cache
+// (recordcache.Cache) holds each partition's clocks and feeds them its reads.
+package clocks
 
 import (
 	"math"
@@ -25,7 +32,7 @@ import (
 // end-offset read's round trip) varies by that much. A larger
 // disagreement is a clock that was stepped, or a producer ID reused by
 // another process: what older reads said is dropped (and the records read
-// before keep the offset they were dated by, RecordTimes.bake).
+// before keep the offset they were dated by, recordcache.Cache.bake).
 const clockTolerance = int64(100 * time.Millisecond)
 
 // clockStepMin is the least disagreement taken for a step while a clock has
@@ -92,8 +99,17 @@ const (
 	noBound   = math.MaxInt64 / 4
 )
 
-// producerClock is what reads tell of one producer's clock on a partition.
-type producerClock struct {
+// Unbounded is the lower end of a range of append times or clock offsets
+// that has none: a record older than its table is bounded from above only.
+const Unbounded = unbounded
+
+// StepMin is the least disagreement taken for a step of a clock with few
+// reads (clockStepMin): a stamp no further ahead of when its record
+// provably existed is a clock a little off, which the tables measure.
+const StepMin = clockStepMin
+
+// clock is what reads tell of one producer's clock on a partition.
+type clock struct {
 	producer int64
 	// lo and hi bound the clock's offset, in nanoseconds (an append time
 	// minus the timestamp the producer gave the record), over the reads
@@ -125,15 +141,15 @@ type producerClock struct {
 	restored bool
 }
 
-func newProducerClock(producer, offset, lo, hi, at int64) producerClock {
-	c := producerClock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1, countedUpTo: -1, since: -1}
+func newClock(producer, offset, lo, hi, at int64) clock {
+	c := clock{producer: producer, lo: lo, hi: hi, prevLo: unbounded, prevHi: noBound, learned: at, reads: 1, windowReads: 1, countedUpTo: -1, since: -1}
 	c.count(offset, lo)
 	return c
 }
 
 // count counts a read of the record at offset in bounded when the tables
 // bound it on both sides and it is past the records counted.
-func (c *producerClock) count(offset, lo int64) {
+func (c *clock) count(offset, lo int64) {
 	if boundedRead(lo) == 1 && offset > c.countedUpTo {
 		c.bounded = min(c.bounded+1, stampsShownAfter)
 		c.countedUpTo = offset
@@ -149,13 +165,13 @@ func boundedRead(lo int64) uint16 {
 }
 
 // bounds are the clock's bounds over its last two windows.
-func (c producerClock) bounds() (lo, hi int64) {
+func (c clock) bounds() (lo, hi int64) {
 	return max(c.lo, c.prevLo), min(c.hi, c.prevHi)
 }
 
 // stepped tells whether a read allowing offsets lo to hi disagrees with the
 // clock by more than its spread explains.
-func (c producerClock) stepped(lo, hi int64) bool {
+func (c clock) stepped(lo, hi int64) bool {
 	blo, bhi := c.bounds()
 	spread := max(0, blo-bhi)
 	from, to := min(blo, bhi), max(blo, bhi)
@@ -173,7 +189,7 @@ func (c producerClock) stepped(lo, hi int64) bool {
 // rules out an exact clock (unless the clock is exact). A read that allows
 // both says nothing of which process holds the ID now; one that allows
 // neither steps the clock (stepped).
-func (c producerClock) confirms(lo, hi int64) bool {
+func (c clock) confirms(lo, hi int64) bool {
 	o := c.offset()
 	return lo > unbounded && lo <= o && o <= hi && (o == 0 || lo > 0 || hi < 0)
 }
@@ -181,9 +197,9 @@ func (c producerClock) confirms(lo, hi int64) bool {
 // learn narrows the clock's range by one record read: its offset lies
 // between lo and hi. It returns false when the read starts the clock over
 // (stepped).
-func (c *producerClock) learn(offset, lo, hi, at int64) (same bool) {
+func (c *clock) learn(offset, lo, hi, at int64) (same bool) {
 	if c.stepped(lo, hi) {
-		*c = newProducerClock(c.producer, offset, lo, hi, at)
+		*c = newClock(c.producer, offset, lo, hi, at)
 		c.since = offset
 		return false
 	}
@@ -210,7 +226,7 @@ func (c *producerClock) learn(offset, lo, hi, at int64) (same bool) {
 // clockSettled reads; before that (and always for a range open on one
 // side), the offset they allow closest to none, since clocks are mostly
 // close; for a range open below, none. Within clockResolution it is none.
-func (c producerClock) offset() int64 {
+func (c clock) offset() int64 {
 	lo, hi := c.bounds()
 	bounded := lo > unbounded && hi < noBound
 	var o int64
@@ -234,7 +250,7 @@ func (c producerClock) offset() int64 {
 // lowest is the earliest offset a date is moved by: the earliest the
 // clock's reads allow, or none (an offset within clockResolution is taken
 // as none); for a range open below, none (offset).
-func (c producerClock) lowest() int64 {
+func (c clock) lowest() int64 {
 	lo, hi := c.bounds()
 	if lo > unbounded {
 		return min(lo, hi, 0)
@@ -242,14 +258,14 @@ func (c producerClock) lowest() int64 {
 	return 0
 }
 
-// partitionClocks are the producers' clocks of one partition.
-type partitionClocks []producerClock
+// Partition are the producers' clocks of one partition.
+type Partition []clock
 
-// clockMove is how a record's timestamp is moved to date it.
-type clockMove struct {
+// Shift is how a record's timestamp is moved to date it.
+type Shift struct {
 	// by is the producer's clock offset, as its reads measured it.
 	by int64
-	// lowest is the earliest offset the reads allow (producerClock.lowest):
+	// lowest is the earliest offset the reads allow (clock.lowest):
 	// by is never below it.
 	lowest int64
 	// spread: the reads disagree, by the delay between stamping and
@@ -259,31 +275,31 @@ type clockMove struct {
 	from, to int64
 }
 
-// move is how the timestamp of rec is moved: by its producer's clock
+// Shift is how the timestamp of rec is moved: by its producer's clock
 // offset, when the record carries its producer's clock and reads have
 // measured it.
-func (pc partitionClocks) move(rec kafka.RecordTimestamp) clockMove {
+func (pc Partition) Shift(rec kafka.RecordTimestamp) Shift {
 	if !rec.ByProducer {
-		return clockMove{}
+		return Shift{}
 	}
 	for _, c := range pc {
 		if c.producer == rec.Producer && !c.restored {
-			m := clockMove{by: c.offset(), lowest: c.lowest()}
+			m := Shift{by: c.offset(), lowest: c.lowest()}
 			if lo, hi := c.bounds(); lo-hi > clockTolerance && m.by != 0 {
 				m.spread, m.from, m.to = true, hi, lo
 			}
 			return m
 		}
 	}
-	return clockMove{}
+	return Shift{}
 }
 
-// date is when the record stamped ts was appended, given what the tables
+// Date is when the record stamped ts was appended, given what the tables
 // prove of it (after lo, unbounded for none, and by hi): its timestamp
 // moved by the clock's offset, clamped to that. Where the producer's
 // delays spread, the record's own offset lies anywhere in the spread: the
 // date is then kept within what both the spread and the tables allow.
-func (m clockMove) date(ts, lo, hi int64) int64 {
+func (m Shift) Date(ts, lo, hi int64) int64 {
 	if m.spread {
 		from, to := max(ts+m.from, lo), min(ts+m.to, hi)
 		if from <= to {
@@ -293,7 +309,7 @@ func (m clockMove) date(ts, lo, hi int64) int64 {
 	return min(max(ts+m.by, lo), hi)
 }
 
-// place dates a record stamped ts whose bracket (after lo, by hi) the table
+// Place dates a record stamped ts whose bracket (after lo, by hi) the table
 // places it at expected, when its producer's delays spread over at least
 // half the bracket: its timestamp then says no more than that it was
 // appended somewhere in a window about as wide as the bracket, where the
@@ -301,7 +317,7 @@ func (m clockMove) date(ts, lo, hi int64) int64 {
 // The date is that place, kept within what the timestamp allows, which
 // bounds it where a burst makes the place a poor guess. Not ok when the
 // spread is narrower, or the window and the bracket do not meet.
-func (m clockMove) place(expected, ts, lo, hi int64) (int64, bool) {
+func (m Shift) Place(expected, ts, lo, hi int64) (int64, bool) {
 	from, to := ts+m.from, ts+m.to
 	if !m.spread || 2*(m.to-m.from) < hi-lo || from > hi || to < lo {
 		return 0, false
@@ -309,18 +325,18 @@ func (m clockMove) place(expected, ts, lo, hi int64) (int64, bool) {
 	return min(max(expected, from), to), true
 }
 
-// learn narrows the clock of producer by a read of the record at offset:
+// Learn narrows the clock of producer by a read of the record at offset:
 // its clock offset lies between lo and hi. When the read starts the clock over (a step, or the producer
 // ID reused by another process), stepped is the offset the clock moved
 // records by until then.
-func (pc partitionClocks) learn(producer, offset, lo, hi, at int64) (_ partitionClocks, stepped bool, before int64) {
+func (pc Partition) Learn(producer, offset, lo, hi, at int64) (_ Partition, stepped bool, before int64) {
 	for i := range pc {
 		if pc[i].producer == producer {
 			before = pc[i].offset()
 			return pc, !pc[i].learn(offset, lo, hi, at), before
 		}
 	}
-	c := newProducerClock(producer, offset, lo, hi, at)
+	c := newClock(producer, offset, lo, hi, at)
 	if len(pc) < clocksPerPartition {
 		return append(pc, c), false, 0
 	}
@@ -333,3 +349,26 @@ func (pc partitionClocks) learn(producer, offset, lo, hi, at int64) (_ partition
 	pc[oldest] = c
 	return pc, false, 0
 }
+
+// Lowest is the earliest offset the reads allow (clock.lowest): a record's
+// date is never moved below its timestamp plus it.
+func (m Shift) Lowest() int64 { return m.lowest }
+
+// TimeIndexClock is the producer a partition's records dated from its
+// brokers' time index are taken to be written by: the index does not say
+// which producer wrote a record, so every point it answers measures one
+// clock of the partition (producer IDs are 0 or more; -1 is none). Where
+// the partition's writers' clocks differ (several producers, transaction
+// markers stamped by the coordinator), their points disagree by that much,
+// and the clock's spread dates a record at the middle of what the spread
+// and its bracket allow (Shift.Date).
+const TimeIndexClock int64 = -2
+
+// FromIndex tells whether rec was dated from the time index rather than
+// read.
+func FromIndex(rec kafka.RecordTimestamp) bool {
+	return rec.ByProducer && rec.Producer == TimeIndexClock
+}
+
+// By is the producer's clock offset the timestamp is moved by.
+func (m Shift) By() int64 { return m.by }

@@ -1,0 +1,460 @@
+package kafkatimelagreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/compute"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/emit"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/sampler"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/scrapestatus"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/statestore"
+)
+
+// timeLagScraper is the receiver's scraper: each scrape reads one
+// consistent snapshot of the cluster, computes lags and health from it and
+// writes them as metrics. It owns the sampler, which runs between scrapes.
+type timeLagScraper struct {
+	cfg        *Config
+	logger     *zap.Logger
+	reader     *read.Reader
+	computer   *compute.Computer
+	wants      emit.Wants
+	writer     *emit.Writer
+	telemetry  *selfTelemetry
+	receiverID component.ID
+
+	// newCluster builds the Kafka access layer; tests swap it.
+	newCluster func(ctx context.Context, host component.Host) (kafka.Cluster, error)
+	// tokens are the cluster's OAUTHBEARER tokens, which the membership
+	// shares; nil without them.
+	tokens  clientsettings.TokenSource
+	cluster kafka.Cluster
+	shares  kafka.ShareGroups // nil when no share-group metric is on
+	sampler *sampler.Sampler
+	state   *statestore.State
+	// membership, when coordination is on, says which groups are ours;
+	// held is what it said at the last scrape.
+	membership kafka.Membership
+	held       kafka.Assignment
+	// standing gives the groups up while this replica cannot serve them;
+	// share is what it held at the last scrape, which the export of that
+	// scrape is judged for.
+	standing ownership.Standing
+	share    atomic.Pointer[ownership.Owner]
+	status   scrapestatus.Reporter
+
+	// lifetime ends when shutdown begins (interrupt), ending the scrape in
+	// flight. See lifecycle.go.
+	lifetime          context.Context
+	endLifetime       context.CancelFunc
+	interruptOnce     sync.Once
+	interruptErr      error
+	samplerStopped    chan struct{} // closed once the sampler stopped
+	membershipStopped chan error    // the membership's Close, once it returned
+	stateSaved        chan struct{} // closed once the state's last save and close returned
+	stateErr          error         // their error, set before stateSaved is closed
+}
+
+// scrape reads a snapshot, then computes and writes it group by group. Its
+// outcome is the receiver's component status.
+func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err error) {
+	if s.cluster == nil {
+		return pmetric.NewMetrics(), errors.New("scrape before start")
+	}
+	defer s.telemetry.scrapeDone(ctx, time.Now())
+	defer func() {
+		if s.lifetime.Err() == nil {
+			// A scrape cut by shutdown says nothing about the cluster.
+			s.status.Scraped(err)
+		}
+	}()
+	ctx, cancel := s.scrapeContext(ctx)
+	defer cancel()
+	// Groups and topics an ACL denies are skipped with one warning per
+	// scrape instead of failing it: a denial is a standing decision, and
+	// the rest of the cluster is still worth reporting.
+	denials := kafka.NewDenials()
+	defer denials.Warn(s.logger, "scrape")
+	var errs scrapererror.ScrapeErrors
+
+	owner, joined, err := s.owner(ctx)
+	if err != nil {
+		if given := s.standing.Away(); given != nil {
+			return s.probe(ctx, given, denials, err)
+		}
+		return pmetric.NewMetrics(), err
+	}
+	var in *read.Input
+	if joined {
+		in, err = s.reader.Read(ctx, owner, denials, &errs)
+		s.served(owner, in, err)
+		if err != nil {
+			return pmetric.NewMetrics(), err
+		}
+		if owner != nil {
+			s.telemetry.coordinationGroups(ctx, in.Owned)
+		}
+		s.telemetry.tables(ctx, in.Tracked, in.Points)
+		s.telemetry.producerClocks(ctx, in.ClocksOff, in.LargestClockOffset)
+	} else {
+		// Not a member (yet): another replica may own any group.
+		in = s.reader.Empty()
+	}
+	md, err := s.report(ctx, in)
+	if err != nil {
+		// The points were read; the pipeline refused them (and counted them
+		// as refused), or the write ran past its deadline (what was
+		// written is sent): not a failed scrape point.
+		errs.AddPartial(0, err)
+	}
+	return md, errs.Combine()
+}
+
+// scrapeContext bounds one scrape: by the controller's `timeout` when set,
+// else by one collection_interval (a scrape still running then is stale
+// next to the one due), and by the receiver's shutdown. When it ends, the
+// Kafka requests in flight are cut and nothing more is asked; what was read
+// is reported.
+func (s *timeLagScraper) scrapeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cancelDeadline := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		// The controller gives ctx the `timeout` deadline when it is set; a
+		// caller that did not (a test) gets the same bound.
+		ctx, cancelDeadline = context.WithTimeout(ctx, s.scrapeBound())
+	}
+	ctx, cancel := s.cutAtShutdown(ctx)
+	return ctx, func() {
+		cancel()
+		cancelDeadline()
+	}
+}
+
+// scrapeBound is how long a scrape may take: `timeout` when set, else one
+// collection_interval.
+func (s *timeLagScraper) scrapeBound() time.Duration {
+	if s.cfg.Timeout > 0 {
+		return s.cfg.Timeout
+	}
+	return s.cfg.CollectionInterval
+}
+
+// writeContext bounds the writing of a scrape's points on its own: one
+// scrape bound from when it starts, and the receiver's shutdown. A read cut
+// at the scrape's deadline (a broker that does not answer) still reports
+// what it read; a write that itself runs past its bound, or a pipeline that
+// takes no chunk, is cut.
+func (s *timeLagScraper) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancelDeadline := context.WithTimeout(context.WithoutCancel(ctx), s.scrapeBound())
+	ctx, cancel := s.cutAtShutdown(ctx)
+	return ctx, func() {
+		cancel()
+		cancelDeadline()
+	}
+}
+
+// cutAtShutdown is ctx, ended by the receiver's shutdown too.
+func (s *timeLagScraper) cutAtShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.lifetime, func() { cancel(errShuttingDown) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// report computes the scrape and writes it (package compute).
+func (s *timeLagScraper) report(ctx context.Context, in *read.Input) (pmetric.Metrics, error) {
+	// The write has a deadline of its own (writeContext): a pipeline that
+	// does not take a chunk (an exporter waiting on a backend that is down),
+	// or a write that runs past it, holds the scrape no longer than that.
+	wctx, cancel := s.writeContext(ctx)
+	defer cancel()
+	out := s.writer.Begin(wctx, in.Snap.At, in.Pairs)
+	s.telemetry.computed(ctx, s.computer.Scrape(in, out, time.Now()), s.logger)
+	if s.computer.Retention != nil {
+		s.reader.Tables.WatchStartsEverySample(s.computer.Retention.Moving())
+	}
+	return out.Finish()
+}
+
+// owner returns this replica's share of the monitored groups for one
+// scrape: nil (everything) when coordination is off. joined is false while
+// the replica holds no assignment, when it reports nothing; err says why
+// when joining failed.
+func (s *timeLagScraper) owner(ctx context.Context) (owner *ownership.Owner, joined bool, err error) {
+	if s.membership == nil {
+		return nil, true, nil
+	}
+	a := s.membership.Assignment()
+	s.telemetry.coordinationPartitions(ctx, len(a.Partitions))
+	if !a.Joined {
+		s.telemetry.coordinationGroups(ctx, 0)
+		if s.held.Joined {
+			s.logger.Warn("coordination: no longer a member of the replicas' group; reporting nothing until it rejoins",
+				zap.String("group", s.cfg.Coordination.GroupID), zap.Error(a.Err))
+		}
+		s.held = a
+		if a.Err != nil {
+			return nil, false, fmt.Errorf("coordination: not a member of group %q, so reporting no group: %w", s.cfg.Coordination.GroupID, a.Err)
+		}
+		return nil, false, nil
+	}
+	if !s.held.Joined || !slices.Equal(a.Partitions, s.held.Partitions) || a.PartitionCount != s.held.PartitionCount {
+		s.logger.Info("coordination: holding coordination partitions",
+			zap.String("group", s.cfg.Coordination.GroupID), zap.Int32s("partitions", a.Partitions),
+			zap.Int32("of", a.PartitionCount), zap.String("member", a.MemberID), zap.Int32("generation", a.Generation))
+	}
+	s.held = a
+	return ownership.New(a.Partitions, a.PartitionCount), true, nil
+}
+
+// served judges, with coordination, whether a scrape read this replica's
+// share: it did unless nothing could be read, none of its groups' commits
+// were read, or none of their partitions' end offsets. Part of a share is
+// worth keeping (no other replica is likely to do better); none of it for
+// StandDownAfter scrapes in a row, and the replica gives its groups up.
+func (s *timeLagScraper) served(owner *ownership.Owner, in *read.Input, err error) {
+	if owner == nil {
+		return
+	}
+	s.share.Store(owner)
+	if reason := s.standing.Read(owner, err == nil && in.Served()); reason != nil {
+		s.standDown(reason)
+	}
+}
+
+// exported judges, with coordination, whether the pipeline took a
+// scrape's points (the controller's send of them, err its answer).
+func (s *timeLagScraper) exported(err error) {
+	if s.membership == nil || !s.held.Joined {
+		return
+	}
+	if reason := s.standing.Exported(s.share.Load(), err == nil); reason != nil {
+		s.standDown(reason)
+	}
+}
+
+func (s *timeLagScraper) standDown(reason error) {
+	s.logger.Warn("coordination: this replica cannot serve its groups; leaving the replicas' group so that the others take them over",
+		zap.String("group", s.cfg.Coordination.GroupID), zap.Error(reason))
+	s.membership.Leave(reason)
+}
+
+// probe, while this replica stands down, reads the share it gave up and
+// reports nothing; once that read succeeds (and, after refused exports,
+// the hold is over), it rejoins. awayErr is the scrape's error meanwhile.
+func (s *timeLagScraper) probe(ctx context.Context, given *ownership.Owner, denials *kafka.Denials, awayErr error) (pmetric.Metrics, error) {
+	var errs scrapererror.ScrapeErrors
+	in, err := s.reader.Read(ctx, given, denials, &errs)
+	if s.standing.Probe(err == nil && in.Served()) {
+		s.logger.Info("coordination: this replica reads its groups again; rejoining the replicas' group",
+			zap.String("group", s.cfg.Coordination.GroupID))
+		s.membership.Rejoin()
+	}
+	return pmetric.NewMetrics(), awayErr
+}
+
+// watchExports passes the controller's sends to next and tells exported
+// how they went.
+func (s *timeLagScraper) watchExports(next consumer.Metrics) (consumer.Metrics, error) {
+	return consumer.NewMetrics(func(ctx context.Context, md pmetric.Metrics) error {
+		err := next.ConsumeMetrics(ctx, md)
+		s.exported(err)
+		return err
+	}, consumer.WithCapabilities(next.Capabilities()))
+}
+
+// errShuttingDown ends the scrape in flight when the receiver shuts down.
+var errShuttingDown = errors.New("the receiver is shutting down")
+
+// start restores saved tables, builds the Kafka access layer (which
+// connects lazily, so a cluster that is down does not stop the collector),
+// joins the replicas when coordination is on, and starts the sampler.
+func (s *timeLagScraper) start(ctx context.Context, host component.Host) error {
+	s.status = scrapestatus.New(host, time.Now)
+	if s.cfg.Storage != nil {
+		client, err := statestore.Open(ctx, host, *s.cfg.Storage, s.receiverID)
+		if err != nil {
+			return err
+		}
+		s.state = statestore.New(statestore.Settings{Client: client, Tables: s.reader.Tables, Progress: s.computer.Progress, Clocks: s.reader.Records, Interval: s.cfg.StorageInterval, LeftOut: s.telemetry.builder.KafkaTimeLagRestoreTablesLeftOut, Logger: s.logger})
+		s.state.Load(ctx)
+		s.state.Start()
+	}
+	cl, err := s.newCluster(ctx, host)
+	if err != nil {
+		return err
+	}
+	s.cluster = cl
+	s.reader.Cluster = cl
+	if s.wants.Retention || s.reader.MaxRecordReads > 0 {
+		// Record dating reads the topics' configurations too: whether
+		// their stamps are append times, and whether they compact.
+		s.reader.Retention = retention.NewCache(cl)
+	}
+	if err := s.startShareGroups(ctx, host); err != nil {
+		return err
+	}
+	if s.cfg.Coordination.enabled() {
+		if s.membership, err = newMembership(ctx, s.cfg, host, s.logger, s.tokens); err != nil {
+			return err
+		}
+	}
+	// The sampler reads on a lane of its own when the cluster has lanes:
+	// its slow answers (a loaded controller's metadata) then never hold the
+	// scrape's requests behind them.
+	var samples kafka.OffsetReader = cl
+	if laned, ok := cl.(interface {
+		Lane() (kafka.Cluster, error)
+	}); ok {
+		if samples, err = laned.Lane(); err != nil {
+			return err
+		}
+	}
+	s.sampler = sampler.New(samples, s.reader.Tables, sampler.Settings{
+		Interval: s.cfg.SamplingInterval,
+		Timeout:  s.cfg.requestTimeout(),
+		Logger:   s.logger,
+		Duration: s.telemetry.builder.KafkaTimeLagSamplingDuration,
+	})
+	s.sampler.Start()
+	return nil
+}
+
+// interrupt is the part of shutdown that waits for nothing: it ends the
+// scrape in flight and the sampler's sample, starts leaving the
+// coordination group (at once, so that the other replicas take over this
+// one's groups without waiting for its session to expire), starts saving
+// the tables (before anything can hold the shutdown up, so that a SIGKILL
+// after the grace period does not lose them; in the background, so that a
+// storage that hangs holds nothing else up), then closes the Kafka
+// connections, which cuts the requests still in flight. It runs once;
+// later calls return its error.
+func (s *timeLagScraper) interrupt(ctx context.Context) error {
+	s.interruptOnce.Do(func() {
+		s.endLifetime()
+		if s.membership != nil {
+			// Leaving waits for a join in flight, up to the client's read
+			// deadline: shutdown waits for it only until its own deadline.
+			s.membershipStopped = make(chan error, 1)
+			go func() { s.membershipStopped <- s.membership.Close() }()
+		}
+		if s.sampler != nil {
+			s.samplerStopped = make(chan struct{})
+			go func() {
+				defer close(s.samplerStopped)
+				s.sampler.Stop() // cancels at once, then waits
+			}()
+		}
+		if s.state != nil {
+			// A storage call may ignore its context (a hung NFS mount):
+			// shutdown waits for this only until its own deadline.
+			s.stateSaved = make(chan struct{})
+			go func() {
+				defer close(s.stateSaved)
+				s.stateErr = s.state.Stop(ctx)
+			}()
+		}
+		if s.cluster != nil {
+			s.interruptErr = s.cluster.Close()
+		}
+		if s.shares != nil {
+			s.interruptErr = errors.Join(s.interruptErr, s.shares.Close())
+		}
+	})
+	return s.interruptErr
+}
+
+// shutdown interrupts, then waits for the state to be saved, the sampler
+// to stop and the coordination group to be left, at most until ctx ends.
+func (s *timeLagScraper) shutdown(ctx context.Context) error {
+	defer s.telemetry.shutdown()
+	errs := []error{s.interrupt(ctx)}
+	if s.stateSaved != nil {
+		select {
+		case <-s.stateSaved:
+			errs = append(errs, s.stateErr)
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("shutdown: %s had not finished by the deadline: %w", savingState, ctx.Err()))
+		}
+	}
+	if s.samplerStopped != nil {
+		select {
+		case <-s.samplerStopped:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("shutdown: the sampler had not stopped by the deadline: %w", ctx.Err()))
+		}
+	}
+	if s.membershipStopped != nil {
+		select {
+		case err := <-s.membershipStopped:
+			errs = append(errs, err)
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("shutdown: leaving coordination group %q had not finished by the deadline: %w", s.cfg.Coordination.GroupID, ctx.Err()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+const savingState = "saving the state to storage"
+
+// unfinished names what an interrupted scraper may still be waiting for.
+func (s *timeLagScraper) unfinished() string {
+	var running []string
+	if s.stateSaved != nil && !closed(s.stateSaved) {
+		running = append(running, savingState)
+	}
+	if s.samplerStopped != nil && !closed(s.samplerStopped) {
+		running = append(running, "the sampler")
+	}
+	switch len(running) {
+	case 0:
+		return "a scrape was"
+	case 1:
+		return running[0] + " was"
+	}
+	return strings.Join(running, " and ") + " were"
+}
+
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// startShareGroups builds the share-group client when some share-group
+// metric is on. It connects lazily, and sends nothing while the cluster's
+// listing names no share group.
+func (s *timeLagScraper) startShareGroups(ctx context.Context, host component.Host) error {
+	if !s.wants.ShareGroups {
+		return nil
+	}
+	c, err := newShareGroups(ctx, s.cfg, host, s.logger, s.telemetry, s.tokens)
+	if err != nil {
+		return err
+	}
+	s.shares = c
+	s.reader.Shares.Client = c
+	return nil
+}
