@@ -348,12 +348,12 @@ To see them:
 `+"```"+`sh
 cd kafkatimelagreceiver && go test -count=1 -run TestSimulationAgreesWithReceiverOnEarlyStamps -v .
 `+"```"+`
-`, seeds, seed, seed+uint64(seeds)-1,
+%s`, seeds, seed, seed+uint64(seeds)-1,
 		accuracy.AbsoluteFloor, seeds, targetTest(), timetable.DefaultMaxSamples,
 		accuracy.Peers(methods),
 		simulationModel(),
 		accuracy.Summary(results), errorSources(sensitivity, seeds), exemptions(results), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot),
 		accuracy.CostPartitions, accuracy.CostGroups, accuracy.CostBrokers, accuracy.CostGroups, accuracy.CostBrokers,
-		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, costBounds(results), seeds)
+		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, costBounds(results), seeds, againstKafka())
 	return b.String()
 }
