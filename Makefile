@@ -183,7 +183,7 @@ vet:
 # no shard names, new ones included. The replica test runs on its own with
 # -v: go test shows a passing test's per-round coverage and duplicate counts
 # only then. The accuracy target runs the simulation single-threaded but
-# for its seeds' workers (about 30 s; over 5 minutes under -race, which
+# for its seeds' workers (about a minute; over 5 minutes under -race, which
 # finds nothing more in it): it runs without -race, its workers' race
 # checked by TestEvaluateIsTheSameWithAnyWorkers.
 RECEIVER_SHARDS := \
