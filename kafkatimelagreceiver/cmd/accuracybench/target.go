@@ -38,28 +38,3 @@ func exemptions(results []accuracy.Result) string {
 		"the seeds 1 to %d it runs (the summary gives the verdict over all %d seeds),\n"+
 		"and asserts every other:\n\n%s", accuracy.TargetSeeds, accuracy.Seeds, accuracy.Exemptions(shapes))
 }
-
-// againstKafka is the section on TestApacheKafkaSimulationAgrees.
-func againstKafka() string {
-	return `
-## The simulation against Apache Kafka
-
-` + "`TestApacheKafkaSimulationAgrees`" + ` (in ` + "`kafkatimelagreceiver`" + `, part of ` + "`make test`" + `
-through ` + "`make test-kafka`" + `) checks the simulated cluster against Apache Kafka
-4.4: a steady partition written a record every 100 ms and read 1.5 s
-behind, and a bursty one written 200 records every 4 to 6 s and read part
-way, both LogAppendTime (the broker's stamps are the append times, the
-truth), for 15 s, rows 1 to 3 scraping every second. The records are then
-read back and the simulation's log built from their stamps. The time index
-Kafka answers and the one the simulation answers give the same record and
-timestamp at every time asked (the millisecond of each record's stamp and
-those either side, and every tenth millisecond of the run), and the
-simulation, replaying the scrapes the receivers made, gives every scrape
-the time lag the receiver gave it, within 2 ms. It needs Java 17 and
-Maven (Maven fetches Kafka's jars):
-
-` + "```" + `sh
-make test-kafka
-` + "```" + `
-`
-}
