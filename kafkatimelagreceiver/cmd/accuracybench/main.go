@@ -61,10 +61,27 @@ func run(docPath, plotDir string, seed uint64, seeds, workers int) error {
 		}
 	}
 	clocks := accuracy.Evaluate(skew, accuracy.Intervals(), []accuracy.MethodSpec{accuracy.ReceiverRecordReads, accuracy.TrustClocks}, seed, seeds, workers)
-	text := document(results, clocks, plotName, seed, seeds)
+	var atDefault, others []accuracy.Interval
+	for _, iv := range accuracy.Intervals() {
+		if iv.Default {
+			atDefault = append(atDefault, iv)
+		} else {
+			others = append(others, iv)
+		}
+	}
+	variants := accuracy.SensitivityShapes()
+	sensitivity := sensitivityRuns{
+		all:  accuracy.Evaluate(variants, atDefault, accuracy.Methods(), seed, seeds, workers),
+		ours: accuracy.Evaluate(variants, others, []accuracy.MethodSpec{accuracy.Receiver}, seed, seeds, workers),
+	}
+	text := document(results, clocks, sensitivity, plotName, seed, seeds)
 	if err := os.WriteFile(docPath, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("write %q: %w", docPath, err)
 	}
 	fmt.Printf("wrote %s and %d plots in %s\n", docPath, len(shapes), plotDir)
 	return nil
 }
+
+// sensitivityRuns are the realistic steady shape's variants: at the
+// default interval with every method, and at the others with ours.
+type sensitivityRuns struct{ all, ours []accuracy.Result }

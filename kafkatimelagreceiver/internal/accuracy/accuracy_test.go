@@ -199,6 +199,21 @@ func TestRunIsDeterministic(t *testing.T) {
 	require.False(t, slices.Equal(a[0].Points, c[0].Points), "another seed, another timeline")
 }
 
+// TestEvaluateIsTheSameWithAnyWorkers: the seeds' runs go on as many
+// goroutines as asked, and the results do not depend on how many (the
+// race detector watches them here; TestAccuracyTarget runs without it).
+func TestEvaluateIsTheSameWithAnyWorkers(t *testing.T) {
+	shape := Shapes()[0]
+	shape.History, shape.Duration = 10*minute, 10*minute
+	one := Evaluate([]Shape{shape}, Intervals(), []MethodSpec{Receiver}, 1, 3, 1)
+	three := Evaluate([]Shape{shape}, Intervals(), []MethodSpec{Receiver}, 1, 3, 3)
+	require.Len(t, three, len(one))
+	for i := range one {
+		require.Equal(t, one[i].PerSeed, three[i].PerSeed, "sampling %s", intervalName(one[i].Interval))
+		require.Equal(t, one[i].Stats, three[i].Stats, "sampling %s", intervalName(one[i].Interval))
+	}
+}
+
 // TestDatadogCacheHalvesKeepingItsEnds: with data streams on, the check's
 // cache, once full, drops the points below the groups' lowest offset but
 // the nearest, then the points its line misses least, down to half its
@@ -257,4 +272,53 @@ func TestKlagExporterRateHasAFloorAndAWindow(t *testing.T) {
 	e, _ = scrapeAt(m, log, log.EndAt(Epoch+1010*second)-3, Epoch+1010*second)
 	require.True(t, e.OK)
 	require.InDelta(t, 3, e.TimeLag, 1e-9, "3 records at 1 a second over its last 5 samples")
+}
+
+// TestCostScalesOurPerGroupWorkAsThePeers: at the cost model's size, this
+// receiver's time-index searches and reads inside the watched stretch,
+// made for its groups' records, grow with the groups as a peer's record
+// reads do; an end-offset read and the anchors' log-start read are the
+// partition's whatever its groups.
+func TestCostScalesOurPerGroupWorkAsThePeers(t *testing.T) {
+	scrape := []Point{{At: 1, Group: 0}, {At: 1, Group: 1}} // one scrape of two groups
+	requests := func(c Cost) float64 { return Scale(Series{Points: scrape, Groups: 2, Cost: c}).Requests }
+	perGroupRound := float64(CostGroups) / 2 * CostBrokers // a round for each of the model's groups, on every broker
+	require.InDelta(t, 2*perGroupRound, requests(Cost{RecordReads: 2}), 1e-9, "a peer's record reads, one a group")
+	require.InDelta(t, 2*perGroupRound, requests(Cost{IndexReads: 2}), 1e-9, "our time-index searches, one a group")
+	require.InDelta(t, 2*perGroupRound, requests(Cost{NearReads: 2}), 1e-9, "our reads inside the watched stretch, one a group")
+	require.InDelta(t, float64(CostBrokers), requests(Cost{SharedReads: 1}), 1e-9, "the log-start read, the partition's")
+	require.InDelta(t, float64(CostBrokers), requests(Cost{OffsetReads: 1}), 1e-9, "an end-offset read, the partition's")
+	shared := Scale(Series{Points: scrape, Groups: 2, Cost: Cost{IndexReads: 2, NearReads: 1}}).SharedRequests
+	require.InDelta(t, 3*float64(CostBrokers), shared, 1e-9, "the lower bound: our searches and reads the partition's")
+}
+
+// TestRowsOnTheirOwnTimersReportTheirLastPoll: where a shape puts scrapes
+// at random phases, a row that polls on a timer of its own polls at a
+// random phase, and a scrape sees what it computed at its last poll, not
+// at the scrape; a scrape before its first poll sees no estimate.
+func TestRowsOnTheirOwnTimersReportTheirLastPoll(t *testing.T) {
+	stamp := &polled{poll: 30 * second, compute: func(s Scrape) Estimate {
+		return Estimate{Groups: []GroupEstimate{{TimeLag: float64(s.Received), OK: true}}}
+	}}
+	iv := Intervals()[1]
+	require.Empty(t, timers(Shape{}, []Method{datadogOff{}, stamp}, 0, 1, iv), "scrapes a quarter second after a sample: rows poll at the scrapes")
+	var phases []int64
+	for seed := uint64(1); seed <= 5; seed++ {
+		ts := timers(Shape{RandomPhases: true}, []Method{datadogOff{}, stamp}, 0, seed, iv)
+		require.Len(t, ts, 1, "only the polled row has a timer")
+		timer := ts[0]
+		require.Equal(t, 1, timer.method)
+		require.Less(t, timer.next, stamp.poll)
+		phases = append(phases, timer.next)
+		before := timer.report(Scrape{Read: Read{Received: timer.next - 1}}, []int{0})
+		require.False(t, before.Groups[0].OK, "seed %d: no poll yet", seed)
+		polledAt := timer.next
+		var cost Cost
+		timer.poll(Scrape{Committed: []int64{0}, Read: Read{Received: polledAt}}, []int{0}, true, &cost)
+		later := timer.report(Scrape{Read: Read{Received: polledAt + 20*second}}, []int{0})
+		require.True(t, later.Groups[0].OK)
+		require.InDelta(t, float64(polledAt), later.Groups[0].TimeLag, 0, "seed %d: the scrape sees the poll's value", seed)
+	}
+	slices.Sort(phases)
+	require.Greater(t, len(slices.Compact(phases)), 1, "the phase is drawn: %v", phases)
 }

@@ -40,10 +40,15 @@ type Cost struct {
 	RecordReads int64
 	FetchBytes  int64
 	// SharedReads are record reads made once per partition whatever its
-	// groups (the log-start record; this receiver's refining read).
+	// groups (the anchors' log-start record).
 	SharedReads, SharedBytes int64
+	// NearReads are this receiver's rounds of reads of records inside the
+	// watched stretch, for its groups' records and their producers' clocks:
+	// more groups, more of them.
+	NearReads, NearBytes int64
 	// IndexReads are times looked up in the partition's time index
-	// (ListOffsets by timestamp), each in a round of its own.
+	// (ListOffsets by timestamp), each in a round of its own, for its
+	// groups' records: more groups, more of them.
 	IndexReads int64
 }
 

@@ -21,8 +21,10 @@ type ProducerModel struct {
 	// NoID are how many of them have no producer ID: not idempotent, so
 	// their batches cannot be told apart by producer.
 	NoID int
-	// Linger is linger.ms: how long a batch waits for more records.
-	Linger int64
+	// Linger is linger.ms: how long a batch waits for more records; when
+	// LingerMax is set, each producer's is drawn uniform in [Linger,
+	// LingerMax].
+	Linger, LingerMax int64
 	// BatchRecords is batch.size over the record size: a full batch is
 	// sent without waiting out the linger.
 	BatchRecords int64
@@ -42,11 +44,18 @@ type ProducerModel struct {
 	ReplicationMedian int64
 	ReplicationSigma  float64
 	// SkewSigma is the spread of producers' clock offsets (normal, mean
-	// SkewMean); JitterMax a per-batch offset uniform in
-	// [-JitterMax, JitterMax]; DriftPPM the spread of their drift (normal,
-	// parts per million).
+	// SkewMean): with NTP, the residual it cannot see; JitterMax a
+	// per-batch offset uniform in [-JitterMax, JitterMax]; DriftPPM the
+	// spread of their oscillators' frequency error (normal, parts per
+	// million), which NTP slews away (newClock).
 	SkewMean, SkewSigma, JitterMax int64
 	DriftPPM                       float64
+	// FreeRunning: the producers' hosts run no NTP, their drift
+	// accumulating from the start.
+	FreeRunning bool
+	// Knock, when By is set, knocks one producer's clock (each partition's
+	// own, drawn at random) off once, and NTP steps it back.
+	Knock ClockStep
 	// LogAppendTime: the topic's records carry the broker's append time.
 	LogAppendTime bool
 	// TransactionEvery, when set, makes every producer transactional,
@@ -78,8 +87,11 @@ type ProducerModel struct {
 //   - replication: an assumption, 2 ms median (a follower's next fetch,
 //     which waits for data up to replica.fetch.wait.max.ms, 500 ms), sigma
 //     1 (99th percentile 20 ms).
-//   - clocks: an assumption for NTP-disciplined hosts, offsets normal with
-//     a 20 ms spread, 1 ms of jitter, drift spread 10 ppm (36 ms an hour).
+//   - clocks: hosts running NTP (newClock), an assumption for the
+//     public internet's time servers, which keep clocks within tens of
+//     milliseconds: a residual offset normal with a 20 ms spread, 1 ms of
+//     jitter a batch, oscillators off by a drift with a 10 ppm spread
+//     (36 ms an hour unchecked), slewed away every NTPPoll.
 func DefaultProducers() ProducerModel {
 	return ProducerModel{
 		Producers: 3, NoID: 1,
@@ -95,21 +107,27 @@ func logNormal(rng *rand.Rand, median int64, sigma float64) int64 {
 	return int64(float64(median) * math.Exp(sigma*rng.NormFloat64()))
 }
 
-// producerClock is one producer's clock: an offset, a drift, and jitter.
-type producerClock struct {
-	offset int64
-	drift  float64 // seconds per second
-}
-
 // Produce appends to a new timeline the records sent from from to to at
 // rate(t) records per second, never above peak (a Poisson process, shared
 // evenly by the producers), each delivered as the model says.
 func (m ProducerModel) Produce(rng *rand.Rand, from, to int64, peak float64, rate func(t int64) float64) *Timeline {
 	var batches []Batch
+	knocked := -1
+	if m.Knock.By != 0 {
+		knocked = rng.IntN(m.Producers)
+	}
 	for p := range m.Producers {
-		clock := producerClock{offset: m.SkewMean + int64(float64(m.SkewSigma)*rng.NormFloat64()), drift: m.DriftPPM * 1e-6 * rng.NormFloat64()}
+		var knock ClockStep
+		if p == knocked {
+			knock = m.Knock
+		}
+		clock := m.newClock(rng, from, to, knock)
+		own := m
+		if m.LingerMax > m.Linger {
+			own.Linger = m.Linger + rng.Int64N(m.LingerMax-m.Linger+1)
+		}
 		share := func(t int64) float64 { return rate(t) / float64(m.Producers) }
-		batches = m.produceOne(batches, rng, int64(p), p < m.NoID, clock, from, to, peak/float64(m.Producers), share)
+		batches = own.produceOne(batches, rng, int64(p), p < m.NoID, clock, from, to, peak/float64(m.Producers), share)
 	}
 	slices.SortStableFunc(batches, func(a, b Batch) int {
 		switch {
@@ -139,7 +157,7 @@ func (m ProducerModel) produceOne(out []Batch, rng *rand.Rand, id int64, noID bo
 		return to
 	}
 	stamp := func(sent int64) int64 {
-		return sent + clock.offset + int64(clock.drift*float64(sent-Epoch))
+		return sent + clock.at(sent)
 	}
 	acks := make([]int64, 0, m.MaxInFlight) // answers due, oldest first
 	nextCommit := from + m.TransactionEvery
@@ -169,10 +187,9 @@ func (m ProducerModel) produceOne(out []Batch, rng *rand.Rand, id int64, noID bo
 		visible := at + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma)
 		acks = append(acks, visible+logNormal(rng, m.NetMedian, m.NetSigma))
 		slices.Sort(acks)
-		jitter := int64(0)
-		if m.JitterMax > 0 {
-			jitter = rng.Int64N(2*m.JitterMax+1) - m.JitterMax
-		}
+		// Drawn whatever the jitter, so that a model without it sees the
+		// same traffic.
+		jitter := rng.Int64N(2*m.JitterMax+1) - m.JitterMax
 		b := Batch{Producer: id, NoID: noID || m.LogAppendTime, At: at, Visible: visible,
 			FirstStamp: stamp(first) + jitter, LastStamp: stamp(last) + jitter, SentFirst: first, SentLast: last, Records: n}
 		if m.EventTimeMax > 0 {

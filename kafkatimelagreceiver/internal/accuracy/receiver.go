@@ -278,8 +278,9 @@ func (c *simCluster) TimestampOffsets(_ context.Context, asks []kafka.PartitionT
 // read from the first offset not answered yet returns the batches that fit
 // in FetchMaxBytes, and answers every wanted offset, and every near one,
 // they hold. The cost model's groups (CostGroups) each sit at an offset of
-// their own: a record older than the tables is read for each of them, while
-// the reads of records inside the watched stretch are the partition's.
+// their own: a record older than the tables is read for each of them, and
+// the reads of records inside the watched stretch grow with them too
+// (Scale).
 func (c *simCluster) RecordTimestamps(_ context.Context, wanted []kafka.PartitionOffsets) (kafka.RecordReads, error) {
 	out := kafka.RecordReads{}
 	end := c.read.End
@@ -298,8 +299,8 @@ func (c *simCluster) RecordTimestamps(_ context.Context, wanted []kafka.Partitio
 			}
 		}
 		rounds, bytes := c.log.FetchRounds(watched, end, FetchMaxBytes)
-		c.cost.SharedReads += rounds
-		c.cost.SharedBytes += bytes
+		c.cost.NearReads += rounds
+		c.cost.NearBytes += bytes
 		held := func(o int64) bool {
 			return slices.ContainsFunc(reads, func(r FetchedRange) bool { return r.From <= o && o < r.UpTo })
 		}

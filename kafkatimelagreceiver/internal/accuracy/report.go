@@ -64,6 +64,7 @@ func Evaluate(shapes []Shape, intervals []Interval, methods []MethodSpec, first 
 				c := Scale(s)
 				cost.Requests += c.Requests / float64(seeds)
 				cost.Bytes += c.Bytes / float64(seeds)
+				cost.SharedRequests += c.SharedRequests / float64(seeds)
 			}
 			r.Stats = append(r.Stats, Score(pooled, iv.Sampling))
 			r.PerSeed = append(r.PerSeed, perSeed)
@@ -297,4 +298,15 @@ func Peers(methods []MethodSpec) string {
 		fmt.Fprintf(&b, "| %d. %s | %s | %s | %s | [source](%s) |\n", i+1, m.Name, m.Tool, m.Defaults, m.Settings, m.Source)
 	}
 	return b.String()
+}
+
+// CostOf is method i's scaled cost on shape key at interval iv in
+// results, and whether there is one.
+func CostOf(results []Result, key string, iv Interval, i int) (ScaledCost, bool) {
+	for _, r := range results {
+		if r.Shape.Key == key && r.Interval == iv {
+			return r.Costs[i], true
+		}
+	}
+	return ScaledCost{}, false
 }

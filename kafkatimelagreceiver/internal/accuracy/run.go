@@ -1,5 +1,7 @@
 package accuracy
 
+import "math/rand/v2"
+
 // Latency is how long each simulated request takes: the broker answers at
 // the instant it is sent, the answer arrives Latency later.
 const Latency = 2 * int64(1e6)
@@ -79,16 +81,11 @@ func runPartition(shape Shape, p int, iv Interval, methods []MethodSpec, seed ui
 	start, end := Epoch+shape.History, shape.End()
 	from := start - (warmest+iv.Scrape-1)/iv.Scrape*iv.Scrape
 	watching := func(i int, at int64) bool { return at >= start-methods[i].Warm }
-	nextSample := from
-	for at := from + scrapePhase; at < end; at += iv.Scrape {
-		for ; nextSample < at; nextSample += iv.Sampling {
-			r := Read{End: log.EndAt(nextSample), Sent: nextSample, Received: nextSample + Latency}
-			for i, m := range ms {
-				if watching(i, nextSample) {
-					m.Sample(r)
-				}
-			}
-		}
+	phase, polls := scrapePhase, timers(shape, ms, from, seed, iv)
+	if shape.RandomPhases {
+		phase = rand.New(rand.NewPCG(seed, 0x7363726170)).Int64N(iv.Sampling)
+	}
+	scrapeAt := func(at int64) (Scrape, []int) {
 		s := Scrape{Read: Read{End: log.EndAt(at), Sent: at, Received: at + Latency}, Log: log}
 		var groups []int // the groups that have committed, as in s.Committed
 		for g, c := range commits {
@@ -97,6 +94,26 @@ func runPartition(shape Shape, p int, iv Interval, methods []MethodSpec, seed ui
 				groups = append(groups, g)
 			}
 		}
+		return s, groups
+	}
+	nextSample := from
+	for at := from + phase; at < end; at += iv.Scrape {
+		for ; nextSample < at; nextSample += iv.Sampling {
+			r := Read{End: log.EndAt(nextSample), Sent: nextSample, Received: nextSample + Latency}
+			for i, m := range ms {
+				if watching(i, nextSample) {
+					m.Sample(r)
+				}
+			}
+		}
+		for _, t := range polls {
+			for ; t.next < at; t.next += t.every {
+				if s, groups := scrapeAt(t.next); len(groups) > 0 && watching(t.method, t.next) {
+					t.poll(s, groups, t.next >= start, &out[t.method].Cost)
+				}
+			}
+		}
+		s, groups := scrapeAt(at)
 		if len(groups) == 0 {
 			continue
 		}
@@ -104,7 +121,12 @@ func runPartition(shape Shape, p int, iv Interval, methods []MethodSpec, seed ui
 			if !watching(i, at) {
 				continue
 			}
-			e := m.Scrape(s)
+			var e Estimate
+			if t := timerOf(polls, i); t != nil {
+				e = t.report(s, groups)
+			} else {
+				e = m.Scrape(s)
+			}
 			if at < start {
 				continue // warming up: not scored
 			}
@@ -124,6 +146,8 @@ func (c *Cost) add(o Cost) {
 	c.FetchBytes += o.FetchBytes
 	c.SharedReads += o.SharedReads
 	c.SharedBytes += o.SharedBytes
+	c.NearReads += o.NearReads
+	c.NearBytes += o.NearBytes
 	c.IndexReads += o.IndexReads
 }
 
@@ -165,4 +189,62 @@ func truthsAt(log *Timeline, s Scrape, committed int64) (appended, sent float64)
 	at, _ := log.AppendTime(next)
 	sentAt, _ := log.Sent(next)
 	return float64(s.Received-at) / 1e9, float64(s.Received-sentAt) / 1e9
+}
+
+// ownTimer is a polling row's own timer, where the shape puts it at a
+// random phase (Shape.RandomPhases): every every from next it computes its
+// time lags, kept by group for the scrapes between.
+type ownTimer struct {
+	method      int
+	every, next int64
+	compute     func(Scrape) Estimate
+	values      map[int]GroupEstimate
+}
+
+// timers are the own timers of the rows that poll on one (a polled
+// method), each at a random phase, where the shape asks for them.
+func timers(shape Shape, ms []Method, from int64, seed uint64, iv Interval) []*ownTimer {
+	if !shape.RandomPhases {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x706f6c6c))
+	var out []*ownTimer
+	for i, m := range ms {
+		if p, ok := m.(*polled); ok {
+			out = append(out, &ownTimer{method: i, every: p.poll, next: from + rng.Int64N(p.poll), compute: p.compute, values: map[int]GroupEstimate{}})
+		}
+	}
+	return out
+}
+
+func timerOf(timers []*ownTimer, method int) *ownTimer {
+	for _, t := range timers {
+		if t.method == method {
+			return t
+		}
+	}
+	return nil
+}
+
+// poll computes the row's time lags at a poll; its requests count where
+// they are scored.
+func (t *ownTimer) poll(s Scrape, groups []int, scored bool, cost *Cost) {
+	e := t.compute(s)
+	for j, g := range groups {
+		if j < len(e.Groups) {
+			t.values[g] = e.Groups[j]
+		}
+	}
+	if scored {
+		cost.add(e.Cost)
+	}
+}
+
+// report is what a scrape sees of the row: its last poll's values.
+func (t *ownTimer) report(s Scrape, groups []int) Estimate {
+	e := Estimate{At: s.Received}
+	for _, g := range groups {
+		e.Groups = append(e.Groups, t.values[g])
+	}
+	return e
 }

@@ -31,7 +31,14 @@ type Shape struct {
 	// Realistic: records are stamped and delivered as real producers do
 	// (ProducerModel), not at their append instants.
 	Realistic bool
-	build     func(rng *rand.Rand, s *Shape, group *rand.Rand) (*Timeline, []*Commits)
+	// RandomPhases: the scrapes fall at a random phase to our samples, and
+	// each row that polls on a timer of its own (kafka-lag-exporter, klag,
+	// klag-exporter) polls at a random phase to the scrapes, which see its
+	// last poll's values, as a Prometheus scrape of an exporter does;
+	// otherwise scrapes come a quarter second after a sample and those rows
+	// poll at the scrapes.
+	RandomPhases bool
+	build        func(rng *rand.Rand, s *Shape, group *rand.Rand) (*Timeline, []*Commits)
 }
 
 // Build makes the shape's timeline and its groups' commits on partition
@@ -84,11 +91,15 @@ func poisson(rng *rand.Rand, mean float64) int64 {
 // (0: no limit) of those appended at least delay before. A reset at resetAt
 // (when not 0) moves its position to resetTo.
 type consumer struct {
-	from, to         int64
-	position         int64
-	capacity         float64
-	delay            int64
-	commitEvery      int64
+	from, to    int64
+	position    int64
+	capacity    float64
+	delay       int64
+	commitEvery int64
+	// commitRecords, when set, makes the group commit only once it has
+	// read that many records since its last commit (checked every
+	// commitEvery, its polls), not at every poll.
+	commitRecords    int64
 	resetAt, resetTo int64
 	stallAt          int64 // when not 0: commits nothing new from then on
 	// rebalances are when the group stops, and for how long: it commits
@@ -104,6 +115,7 @@ type pause struct{ at, lasting int64 }
 func (c consumer) run(tl *Timeline, rng *rand.Rand) *Commits {
 	commits := &Commits{}
 	pos := float64(c.position)
+	committed := c.position
 	reset := c.resetAt != 0
 	for t := c.from + rng.Int64N(c.commitEvery); t <= c.to; t += c.commitEvery {
 		if c.stallAt != 0 && t >= c.stallAt {
@@ -122,7 +134,11 @@ func (c consumer) run(tl *Timeline, rng *rand.Rand) *Commits {
 		} else {
 			pos = max(pos, avail)
 		}
-		commits.Commit(t, int64(pos))
+		if c.commitRecords > 0 && int64(pos)-committed < c.commitRecords {
+			continue
+		}
+		committed = int64(pos)
+		commits.Commit(t, committed)
 	}
 	return commits
 }

@@ -147,15 +147,23 @@ const (
 )
 
 // ScaledCost is what a method asks of Kafka per scrape at the cost model's
-// 100,000 pairs, from its simulated pair's requests: end-offset reads are
-// the partition's, shared by its groups; record reads of the group's are
-// made for every group (each at its own offset: the groups of a partition
-// are assumed apart, as they are when they lag), one offset per partition
-// in each round of Fetch requests; time-index rounds are the partition's,
-// one time per partition in each round of ListOffsets requests.
+// 100,000 pairs, from its simulated pair's requests: end-offset reads and
+// the anchors' log-start read are the partition's, shared by its groups;
+// record reads of the group's are made for every group (each at its own
+// offset: the groups of a partition are assumed apart, as they are when
+// they lag), one offset per partition in each round of Fetch requests.
+// This receiver's time-index rounds (one time per partition in each round
+// of ListOffsets requests) and its reads inside the watched stretch grow
+// with the groups as well: they are scaled as the record reads are, from
+// the simulated groups to the model's, an upper bound where groups near one
+// another would share them.
 type ScaledCost struct {
 	Requests float64 // Kafka requests per scrape
 	Bytes    float64 // bytes sent and received per scrape
+	// SharedRequests are the requests were this receiver's time-index
+	// searches and reads inside the watched stretch the partition's: its
+	// groups all at one offset, the lower bound.
+	SharedRequests float64
 }
 
 // Scale turns a series' summed cost over its run into the per-scrape cost
@@ -175,13 +183,15 @@ func Scale(s Series) ScaledCost {
 	perGroup := float64(CostGroups) / float64(s.Groups) // the model's groups a simulated one stands for
 	pairReads := float64(c.RecordReads) / n * perGroup  // per partition
 	sharedReads := float64(c.SharedReads) / n           // per partition
-	rounds := pairReads + sharedReads                   // one offset per partition a round
-	indexReads := float64(c.IndexReads) / n             // per partition, one time a round
+	nearReads := float64(c.NearReads) / n * perGroup    // per partition
+	rounds := pairReads + sharedReads + nearReads       // one offset per partition a round
+	indexReads := float64(c.IndexReads) / n * perGroup  // per partition, one time a round
 	listOffsets := (offsetReads + indexReads) * CostBrokers
 	fetches := rounds * CostBrokers
 	bytes := (offsetReads+indexReads)*CostPartitions*listOffsetsPartitionBytes +
-		(pairReads+sharedReads)*CostPartitions*fetchPartitionBytes +
-		(float64(c.FetchBytes)*perGroup+float64(c.SharedBytes))/n*CostPartitions +
+		rounds*CostPartitions*fetchPartitionBytes +
+		((float64(c.FetchBytes)+float64(c.NearBytes))*perGroup+float64(c.SharedBytes))/n*CostPartitions +
 		(listOffsets+fetches)*requestBytes
-	return ScaledCost{Requests: listOffsets + fetches, Bytes: bytes}
+	shared := (offsetReads+float64(c.IndexReads)/n)*CostBrokers + (pairReads+sharedReads+float64(c.NearReads)/n)*CostBrokers
+	return ScaledCost{Requests: listOffsets + fetches, Bytes: bytes, SharedRequests: shared}
 }
