@@ -60,14 +60,17 @@ const clockPinned = int64(200 * time.Millisecond)
 // exact clock.
 const clockSettled = 16
 
-// indexClockSettledWidth is how narrow the offsets the time index's points
-// allow must be for their middle to be taken once settled. The index
-// answers records near the ones wanted, mostly groups near the head: their
-// brackets end at the scrape, just after the records, and start a sampling
-// interval before, so that their range is narrowed from above only, and its
-// middle is half a sampling interval off. Wider, the offset closest to
-// none is taken.
-const indexClockSettledWidth = int64(time.Second)
+// clockSettledWidth is how narrow the offsets settled reads allow must be
+// for their middle to be taken: it is then within half a second of the
+// clock's, inside the accuracy target's one-second floor. A range left
+// wider is bounded from one side only by records read close to a sample:
+// the others are read far from the samples on that side (the time index's
+// points, near the head, whose brackets end at the scrape just after them;
+// a producer's records read at a random phase to the samples, seconds
+// after the one below), and its middle would move every record by half the
+// gap, seconds, that no read shows. Wider, the offset closest to none is
+// taken, as for fewer reads: clocks are mostly close.
+const clockSettledWidth = int64(time.Second)
 
 // clockWindow is how many reads a clock's bounds are gathered over before
 // they start a new window; a clock is measured by its last two windows,
@@ -223,9 +226,10 @@ func (c *clock) learn(offset, lo, hi, at int64) (same bool) {
 // records: none while the reads allow an exact clock; once they prove it
 // off, the middle of what they allow when that is bounded on both sides
 // and narrower than clockPinned, where reads disagree, or after
-// clockSettled reads; before that (and always for a range open on one
-// side), the offset they allow closest to none, since clocks are mostly
-// close; for a range open below, none. Within clockResolution it is none.
+// clockSettled reads narrower than clockSettledWidth; otherwise (and always
+// for a range open on one side), the offset they allow closest to none,
+// since clocks are mostly close; for a range open below, none. Within
+// clockResolution it is none.
 func (c clock) offset() int64 {
 	lo, hi := c.bounds()
 	bounded := lo > unbounded && hi < noBound
@@ -236,7 +240,7 @@ func (c clock) offset() int64 {
 		// from above only) moves no record earlier than its stamp: what
 		// one record proves of its own append is no proof of the others'.
 		return 0
-	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && (c.producer != TimeIndexClock || hi-lo <= indexClockSettledWidth)):
+	case lo > hi || bounded && (hi-lo <= clockPinned || c.reads >= clockSettled && hi-lo <= clockSettledWidth):
 		o = lo/2 + hi/2
 	default:
 		o = min(max(0, lo), hi)

@@ -25,6 +25,7 @@ func TestProducerClockOffset(t *testing.T) {
 		{name: "reads that pin it: the middle", reads: []bounds{{s(1.4), s(3)}, {s(1), s(1.55)}}, want: s(1.475)},
 		{name: "reads that prove it 0.3 s ahead", reads: []bounds{{s(-2), s(-0.25)}}, want: s(-0.25)},
 		{name: "a range that many reads leave wide: the middle", reads: slices.Repeat([]bounds{{s(0.8), s(1.8)}}, clockSettled), want: s(1.3)},
+		{name: "a range many reads leave wider than a second: closest to none, not seconds moved that no read shows", reads: slices.Repeat([]bounds{{s(-4.2), s(-0.15)}}, clockSettled), want: s(-0.15)},
 		{name: "reads disagreeing within the tolerance: the middle", reads: []bounds{{s(1.5), s(2)}, {s(1), s(1.45)}}, want: s(1.475)},
 		{name: "a clock stepped past the tolerance starts over", reads: []bounds{{s(1.5), s(2)}, {s(-0.5), s(-0.2)}}, want: s(-0.2)},
 		{name: "an offset within the resolution is none", reads: []bounds{{s(0.05), s(1)}}, want: 0},
