@@ -34,10 +34,11 @@ func validateAttributeLists(metrics metadata.MetricsConfig) []error {
 }
 
 // validateCoordinatedAttributes refuses, under coordination, a metric whose
-// attributes no longer include `group` while the replicas' series carry no
+// attributes no longer include `group`, or `topic` where its topic's
+// replica writes it, while the replicas' series carry no
 // kafka.time_lag.replica: each replica would write the same series (a sum
-// or maximum over its own groups only), so the series would have several
-// writers with different values.
+// or maximum over its own groups or topics only), so the series would have
+// several writers with different values.
 func validateCoordinatedAttributes(cfg *Config) []error {
 	if !cfg.Coordination.enabled() || cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled {
 		return nil
@@ -53,7 +54,28 @@ func validateCoordinatedAttributes(cfg *Config) []error {
 		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("mapstructure"), ",")
 		errs = append(errs, fmt.Errorf(`metrics::%s::attributes: without "group", every coordinated replica (coordination::group_id is set) would write the same series from its own groups only; keep "group", or turn on resource_attributes::kafka.time_lag.replica so that each replica's series stay apart`, name))
 	}
+	for i := range v.NumField() {
+		list := v.Field(i).FieldByName("EnabledAttributes")
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("mapstructure"), ",")
+		if !list.IsValid() || !v.Field(i).FieldByName("Enabled").Bool() || writtenByTheGroupsReplica(name) ||
+			!hasAttribute(defaults.Field(i).FieldByName("EnabledAttributes"), "topic") || hasAttribute(list, "topic") {
+			continue
+		}
+		if hasAttribute(defaults.Field(i).FieldByName("EnabledAttributes"), "group") && !hasAttribute(list, "group") {
+			continue // refused above
+		}
+		errs = append(errs, fmt.Errorf(`metrics::%s::attributes: without "topic", every coordinated replica (coordination::group_id is set) would write the same series from its own topics only; keep "topic", or turn on resource_attributes::kafka.time_lag.replica so that each replica's series stay apart`, name))
+	}
 	return errs
+}
+
+// writtenByTheGroupsReplica tells the metrics with a topic that one
+// replica writes for a whole group under coordination (ownership: the
+// owner of its home topic, or of a share group's id): dropping their topic
+// leaves one writer.
+func writtenByTheGroupsReplica(metric string) bool {
+	return strings.HasPrefix(metric, "kafka.share_group.") ||
+		metric == "kafka.consumer_group.partition_owner" || metric == "kafka.consumer_group.partition_status"
 }
 
 func hasAttribute(list reflect.Value, attr string) bool {

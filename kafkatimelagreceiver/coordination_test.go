@@ -183,7 +183,10 @@ type round struct {
 	// per-partition gauge, to the replicas that reported it.
 	groups map[string][]string
 	gauges map[kafka.TopicPartition][]string
-	note   string
+	// pairs map each (group, partition) with a lag to the replicas that
+	// reported it.
+	pairs map[string][]string
+	note  string
 }
 
 func (r round) missing(expected []string) []string {
@@ -241,7 +244,7 @@ func groupNames() []string {
 // gauges, and every time lag is exact.
 func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, replicas []*replica) round {
 	t.Helper()
-	r := round{n: n, at: time.Since(started), groups: map[string][]string{}, gauges: map[kafka.TopicPartition][]string{}}
+	r := round{n: n, at: time.Since(started), groups: map[string][]string{}, gauges: map[kafka.TopicPartition][]string{}, pairs: map[string][]string{}}
 	outputs := make([]pmetric.Metrics, len(replicas))
 	errs := make([]error, len(replicas))
 	var wg sync.WaitGroup
@@ -259,9 +262,17 @@ func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, rep
 		if !rep.mayFail {
 			require.NoError(t, errs[i], "replica %s, round %d", rep.name, n)
 		}
+		// A group's own series (status) come from the owner of its home
+		// topic; its per-partition ones from each topic's owner.
 		groups := map[string]bool{}
+		for key := range pointsOf(outputs[i], "kafka.consumer_group.status") {
+			if key.group != coordGroup {
+				groups[key.group] = true
+			}
+		}
 		for key := range pointsOf(outputs[i], "kafka.consumer_group.lag") {
-			groups[key.group] = true
+			pair := fmt.Sprintf("%s %s/%d", key.group, key.topic, key.partition)
+			r.pairs[pair] = append(r.pairs[pair], rep.name)
 		}
 		for key, p := range pointsOf(outputs[i], "kafka.consumer_group.time_lag") {
 			tp := kafka.TopicPartition{Topic: key.topic, Partition: int32(key.partition)}
@@ -283,16 +294,16 @@ func (f *replicaFixture) scrapeRound(t *testing.T, n int, started time.Time, rep
 			mine[tp] = true
 			r.gauges[tp] = append(r.gauges[tp], rep.name)
 		}
-		if len(groups) == 0 {
+		if len(mine) == 0 {
 			continue // not joined yet: nothing was read
 		}
-		// What it samples: the partitions its groups commit on and those
-		// it gauges, no more.
+		// What it samples: the partitions of its topics with a commit and
+		// those its groups commit on, no more.
 		tracked := lastGauge(t, rep.telemetry, "otelcol_kafka_time_lag_tracked_partitions")
 		require.Equal(t, int64(len(mine)), tracked, "replica %s tracks only its groups' partitions", rep.name)
 		// Its share counts every group it reports, the coordination group
 		// (members, no commits) included when it falls to it.
-		reported := map[string]bool{}
+		reported := maps.Clone(groups)
 		for key := range pointsOf(outputs[i], "kafka.consumer_group.status") {
 			reported[key.group] = true
 		}
@@ -310,15 +321,23 @@ func lastGauge(t *testing.T, tt *componenttest.Telemetry, name string) int64 {
 	return dps[0].Value
 }
 
-// requireExactlyOnce fails unless every group and every partition with a
+// requireExactlyOnce fails unless every group, every pair and every partition with a
 // commit was reported by exactly one replica.
-func requireExactlyOnce(t *testing.T, r round, partitions map[kafka.TopicPartition]bool) {
+func (f *replicaFixture) requireExactlyOnce(t *testing.T, r round, partitions map[kafka.TopicPartition]bool) {
 	t.Helper()
 	require.Empty(t, r.missing(groupNames()), "%s: groups nobody reported", r)
 	require.Empty(t, r.twice(), "%s: groups reported twice", r)
 	require.Len(t, r.gauges, len(partitions), "%s: every partition gauged", r)
 	for tp, by := range r.gauges {
 		require.Len(t, by, 1, "%s: %v gauged by %v", r, tp, by)
+	}
+	pairs := 0
+	for _, offsets := range f.committed {
+		pairs += len(offsets)
+	}
+	require.Len(t, r.pairs, pairs, "%s: every pair's lag reported", r)
+	for pair, by := range r.pairs {
+		require.Len(t, by, 1, "%s: %s reported by %v", r, pair, by)
 	}
 }
 
@@ -369,7 +388,7 @@ func TestReplicasShareGroups(t *testing.T) {
 	steady := rounds[len(rounds)-1]
 	for range 3 {
 		r := next("steady")
-		requireExactlyOnce(t, r, partitions)
+		f.requireExactlyOnce(t, r, partitions)
 		require.Equal(t, owners(steady), owners(r), "groups moved without a membership change")
 	}
 
@@ -411,7 +430,7 @@ func TestReplicasShareGroups(t *testing.T) {
 	require.Empty(t, firstRoundFrom(t, rounds[firstHandover:], started, handedOver).missing(groupNames()),
 		"the first round after the survivors hold every partition reports every group")
 	afterKill := rounds[len(rounds)-1]
-	requireExactlyOnce(t, afterKill, partitions)
+	f.requireExactlyOnce(t, afterKill, partitions)
 	requireHandoverBounds(t, rounds[firstHandover:], victimGroups)
 
 	// Add d.
@@ -443,7 +462,7 @@ func TestReplicasShareGroups(t *testing.T) {
 	require.NotEmpty(t, groupsOf(owners(final), "d"))
 	for range 3 {
 		r := next("steady")
-		requireExactlyOnce(t, r, partitions)
+		f.requireExactlyOnce(t, r, partitions)
 		require.Equal(t, owners(final), owners(r), "groups moved without a membership change")
 	}
 }
@@ -707,6 +726,11 @@ func once(r round, partitions map[kafka.TopicPartition]bool) bool {
 			return false
 		}
 	}
+	for _, by := range r.pairs {
+		if len(by) != 1 {
+			return false
+		}
+	}
 	return true
 }
 
@@ -772,6 +796,16 @@ func TestCoordinatedAggregatesHaveOneWriter(t *testing.T) {
 	require.ErrorContains(t, err, "resource_attributes::kafka.time_lag.replica")
 	cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled = true
 	require.NoError(t, cfg.Validate(), "with the replica on its resource, each replica's series is its own")
+	// Per group over all topics: each topic's replica would write its own.
+	cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled = false
+	cfg.Metrics.KafkaConsumerGroupTimeLagMax.EnabledAttributes = []metadata.KafkaConsumerGroupTimeLagMaxMetricAttributeKey{metadata.KafkaConsumerGroupTimeLagMaxMetricAttributeKeyGroup}
+	require.ErrorContains(t, cfg.Validate(), `metrics::kafka.consumer_group.time_lag_max::attributes: without "topic"`)
+	cfg.Metrics.KafkaConsumerGroupTimeLagMax.EnabledAttributes = metadata.DefaultMetricsConfig().KafkaConsumerGroupTimeLagMax.EnabledAttributes
+	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = true
+	cfg.Metrics.KafkaConsumerGroupPartitionStatus.EnabledAttributes = []metadata.KafkaConsumerGroupPartitionStatusMetricAttributeKey{metadata.KafkaConsumerGroupPartitionStatusMetricAttributeKeyGroup, metadata.KafkaConsumerGroupPartitionStatusMetricAttributeKeyStatus}
+	require.NoError(t, cfg.Validate(), "a group's partition statuses come from its home replica alone")
+	cfg.Metrics.KafkaConsumerGroupPartitionStatus.Enabled = false
+	cfg.ResourceAttributes.KafkaTimeLagReplica.Enabled = true
 
 	rates := func(cfg *Config) {
 		cfg.Metrics.KafkaTopicProduceRate.Enabled = true

@@ -335,3 +335,41 @@ func printBusyReport(out io.Writer, o options, results []*result) {
 	}
 	fmt.Fprintln(out)
 }
+
+// startWriting starts busy mode's writes on k, and churn mode's commits
+// when on; the function returned stops them and logs what failed.
+func startWriting(ctx context.Context, k *scaleload.Cluster, w scaleload.Workload, o options) (stop func()) {
+	writeCtx, stopWriting := context.WithCancel(ctx)
+	writeErr := make(chan error, 1)
+	go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
+	churnErr := make(chan error, 1)
+	if o.churn.on {
+		go func() { churnErr <- commitChurn(writeCtx, k, w, o.churn, o.busy.phase) }()
+	} else {
+		churnErr <- nil
+	}
+	return func() {
+		stopWriting()
+		for _, err := range []error{<-writeErr, <-churnErr} {
+			if err != nil {
+				logf("%v", err)
+			}
+		}
+	}
+}
+
+// startLoaded starts a cluster of brokers brokers and loads w on it.
+func startLoaded(ctx context.Context, brokers int, w scaleload.Workload) (*scaleload.Cluster, error) {
+	k, err := scaleload.Start(brokers)
+	if err != nil {
+		return nil, err
+	}
+	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	err = k.Load(loadCtx, w)
+	cancel()
+	if err != nil {
+		k.Close()
+		return nil, fmt.Errorf("load the workload: %w", err)
+	}
+	return k, nil
+}

@@ -107,9 +107,16 @@ func commitChurnOnce(ctx context.Context, k *scaleload.Cluster, w scaleload.Work
 	if err != nil {
 		return fmt.Errorf("churn: read the end offsets: %w", err)
 	}
-	for g := range w.Groups {
+	for g := range w.GroupCount() {
 		offsets := kadm.Offsets{}
+		reads := map[string]bool{}
+		for _, t := range w.TopicsOf(g) {
+			reads[w.Topic(t)] = true
+		}
 		ends.Each(func(end kadm.ListedOffset) {
+			if !reads[end.Topic] {
+				return
+			}
 			at := max(0, end.Offset-behindMin-rng.Int64N(behind-behindMin+1))
 			offsets.Add(kadm.Offset{Topic: end.Topic, Partition: end.Partition, At: at, LeaderEpoch: -1})
 		})

@@ -96,7 +96,7 @@ func shardedErr(shards []kgo.ResponseShard) error {
 }
 
 func groupsOf(w scaleload.Workload) []string {
-	groups := make([]string, w.Groups)
+	groups := make([]string, w.GroupCount())
 	for g := range groups {
 		groups[g] = w.Group(g)
 	}

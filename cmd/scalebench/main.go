@@ -50,7 +50,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/scaleload"
 )
@@ -69,13 +68,14 @@ func run() error {
 	var o options
 	fs := flag.NewFlagSet("scalebench", flag.ContinueOnError)
 	fs.StringVar(&o.collector, "collector", "_build/otelcol-kafkatimelag", "path of the collector binary (make build)")
-	workloads := fs.String("workloads", "50x2000,30x3000", "comma-separated GROUPSxPARTITIONS workloads, each on one topic; every group commits on every partition")
+	workloads := fs.String("workloads", "50x2000,30x3000", "comma-separated workloads: GROUPSxPARTITIONS, one topic every group commits on every partition of, or GROUPSxTOPICSxPARTITIONS, each topic with GROUPS groups of its own")
 	fs.IntVar(&o.brokers, "brokers", 3, "brokers of the in-process Kafka")
 	fs.DurationVar(&o.interval, "collection-interval", 10*time.Second, "receiver collection_interval")
 	fs.DurationVar(&o.sampling, "sampling-interval", 5*time.Second, "receiver sampling_interval")
 	fs.IntVar(&o.scrapes, "scrapes", 6, "steady-state scrapes to measure after the warm-up")
 	fs.IntVar(&o.warmupMax, "warmup-max", 20, "most warm-up scrapes (the record-timestamp cache fills at max_record_reads_per_scrape per scrape)")
 	fs.BoolVar(&o.naive, "naive", true, "also measure the naive path on each workload")
+	replicas := fs.String("replicas", "", "comma-separated replica counts, e.g. 1,2,4: run that many collectors sharing each workload through coordination.group_id, one count after the other on the same cluster, and report each one's CPU and peak memory and the brokers' bytes against the first count (replicas.go); no naive path")
 	fs.IntVar(&o.naivePasses, "naive-passes", 2, "passes of the naive path")
 	env := fs.String("collector-env", "", "comma-separated NAME=VALUE added to the collector's environment, e.g. GOMEMLIMIT=100MiB")
 	fs.StringVar(&o.workDir, "dir", "", "directory for the configs and logs (default: a temporary one, removed unless -keep)")
@@ -117,6 +117,14 @@ func run() error {
 	if *promArgs != "" {
 		o.prom.args = strings.Split(*promArgs, ",")
 	}
+	if *replicas != "" {
+		o.naive = false
+	}
+	for _, w := range ws {
+		if o.naive && w.Topics > 1 {
+			return fmt.Errorf("workload %s: the naive path reads one topic; add -naive=false", w)
+		}
+	}
 	if o.accuracy && !o.busy.on {
 		return errors.New("-accuracy needs -busy: the truth is what busy mode's writes appended")
 	}
@@ -148,9 +156,23 @@ func run() error {
 	if o.prom.binary != "" {
 		return runPrometheusPaths(ctx, o, ws)
 	}
+	if *replicas != "" {
+		counts, err := parseReplicas(*replicas)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			sets, err := runReplicaSets(ctx, o, w, counts)
+			if err != nil {
+				return fmt.Errorf("workload %s: %w", w, err)
+			}
+			printReplicaReport(os.Stdout, o, w, sets)
+		}
+		return nil
+	}
 	var results []*result
 	for _, w := range ws {
-		logf("workload %s: %d groups x %d partitions = %d pairs on %d brokers", w, w.Groups, w.PartitionsPerTopic, w.Pairs(), o.brokers)
+		logf("workload %s: %d groups, %d topics of %d partitions, %d pairs on %d brokers", w, w.GroupCount(), w.Topics, w.PartitionsPerTopic, w.Pairs(), o.brokers)
 		r, err := runWorkload(ctx, o, w)
 		if err != nil {
 			return fmt.Errorf("workload %s: %w", w, err)
@@ -179,7 +201,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, fmt.Errorf("load the workload: %w", err)
 	}
 	r.loadTime = time.Since(loadStart)
-	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), w.Partitions()*scaleload.RecordsPerPartition, w.Groups, r.coordinators)
+	logf("loaded in %s: %d records, %d groups on %d coordinators", r.loadTime.Round(time.Millisecond), w.Partitions()*scaleload.RecordsPerPartition, w.GroupCount(), r.coordinators)
 	var truth *accuracyCheck
 	if o.accuracy {
 		o.busy.appended = newAppendLog(o.busy.clockSkew)
@@ -194,23 +216,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		if err := prefill(ctx, k, w, o.busy); err != nil {
 			return nil, err
 		}
-		writeCtx, stopWriting := context.WithCancel(ctx)
-		writeErr := make(chan error, 1)
-		go func() { writeErr <- writeBusy(writeCtx, k, w, o.busy) }()
-		churnErr := make(chan error, 1)
-		if o.churn.on {
-			go func() { churnErr <- commitChurn(writeCtx, k, w, o.churn, o.busy.phase) }()
-		} else {
-			churnErr <- nil
-		}
-		defer func() {
-			stopWriting()
-			for _, err := range []error{<-writeErr, <-churnErr} {
-				if err != nil {
-					logf("%v", err)
-				}
-			}
-		}()
+		defer startWriting(ctx, k, w, o)()
 	}
 
 	var (
@@ -243,12 +249,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, err
 	}
 	start := mark{requests: k.Requests(), traffic: readTraffic(k)}
-	args := []string{"--config", cfgPath}
-	for _, c := range o.extraConfig {
-		args = append(args, "--config", c)
-	}
-	args = append(args, o.extraArgs...)
-	col, err := childproc.Start(filepath.Join(o.workDir, name+".log"), o.env, o.collector, args...)
+	col, err := startCollector(o, cfgPath, filepath.Join(o.workDir, name+".log"))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/internal/childproc"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
@@ -69,4 +71,15 @@ func procMemory(pid int) (hwm, rss int64, err error) {
 		return 0, 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
 	}
 	return hwm, rss, sc.Err()
+}
+
+// startCollector runs the collector with the configuration at cfgPath and
+// the run's extra configurations and arguments, logging to logPath.
+func startCollector(o options, cfgPath, logPath string) (*childproc.Process, error) {
+	args := []string{"--config", cfgPath}
+	for _, c := range o.extraConfig {
+		args = append(args, "--config", c)
+	}
+	args = append(args, o.extraArgs...)
+	return childproc.Start(logPath, o.env, o.collector, args...)
 }

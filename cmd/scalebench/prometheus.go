@@ -87,17 +87,11 @@ func (r *promResult) line() string {
 func runPrometheusPath(ctx context.Context, o options, w scaleload.Workload) (*promResult, error) {
 	p := o.prom
 	r := &promResult{w: w}
-	k, err := scaleload.Start(o.brokers)
+	k, err := startLoaded(ctx, o.brokers, w)
 	if err != nil {
 		return nil, err
 	}
 	defer k.Close()
-	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	err = k.Load(loadCtx, w)
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("load the workload: %w", err)
-	}
 	logf("loaded %d pairs", w.Pairs())
 
 	dir, err := os.MkdirTemp(o.workDir, fmt.Sprintf("%s-%s-", w, p.path))

@@ -17,6 +17,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/health"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/progress"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/read"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
@@ -95,15 +96,23 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 	if c.groupsUnread(in.Groups) {
 		out.GroupsUnread(false)
 	}
+	// all are a group's lags on every topic, for its health; mine those on
+	// the topics this replica reports, with coordination.
+	var all, mine []lag.PartitionLag
 	for i := range in.Groups {
 		g := &in.Groups[i]
-		lags = est.GroupLags(lags[:0], g.Name, at)
+		all = est.GroupLags(all[:0], g.Name, at)
+		if c.Health != nil && !g.Foreign {
+			c.judge(g, all, out, &tally)
+		}
+		lags = all
+		if in.Reports != nil {
+			mine = reported(mine[:0], all, in.Reports)
+			lags = mine
+		}
 		tally.Methods.Add(lags)
 		tally.addBeyondEnd(lags)
 		aggregates = lag.Aggregate(aggregates, lags)
-		if c.Health != nil {
-			c.judge(g, lags, out, &tally)
-		}
 		var parts []progress.Partition
 		if c.Progress != nil && g.Unread {
 			c.Progress.ObserveUnread(g.Name)
@@ -133,6 +142,22 @@ func (c *Computer) Scrape(in *read.Input, out *emit.Scrape, now time.Time) Tally
 		out.TopicProduceRates(lag.TopicProduceRates(parts))
 	}
 	return tally
+}
+
+// reported appends to dst the lags of all on the topics reports owns: with
+// coordination, a group's partitions on another replica's topics are read
+// for its health alone, and that replica writes their series.
+func reported(dst, all []lag.PartitionLag, reports *ownership.Owner) []lag.PartitionLag {
+	topic, ok := "", false
+	for i := range all {
+		if t := all[i].Topic; i == 0 || t != topic {
+			topic, ok = t, reports.OwnsTopic(t)
+		}
+		if ok {
+			dst = append(dst, all[i])
+		}
+	}
+	return dst
 }
 
 // margins are the buffers of one scrape's retention margins, reused from

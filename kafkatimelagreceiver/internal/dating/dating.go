@@ -65,6 +65,10 @@ type Options struct {
 	// Unread: the scrape read no end offset, so the index says nothing of
 	// which records are still in use: none is read, and none forgotten.
 	Unread bool
+	// Topics, when set, tells the topics whose records are searched and
+	// read; those of the others are dated by the tables alone (another
+	// replica reports them).
+	Topics func(topic string) bool
 }
 
 // Report is what dating read, for the scrape's telemetry and log.
@@ -117,10 +121,14 @@ func Date(ctx context.Context, src Source, tables *timetable.Store, records *rec
 	var found findings
 	if len(p.wanted) > 0 {
 		reads := p.wanted
+		var gone []kafka.TopicPartition
 		if opt.TimeIndex {
+			var still []kafka.PartitionOffsets
 			found, reads = d.searchIndex(ctx, p)
+			reads, still = splitStill(reads, p.still)
+			gone = d.read(ctx, still, false, &found)
 		}
-		gone := d.read(ctx, reads, &found)
+		gone = append(gone, d.read(ctx, reads, true, &found)...)
 		if len(gone) > 0 {
 			starts, err := src.StartOffsets(ctx, gone)
 			d.errs = append(d.errs, err)
@@ -130,7 +138,7 @@ func Date(ctx context.Context, src Source, tables *timetable.Store, records *rec
 				d.raiseStarts(tabled, v, starts)
 				retry = d.choose(tabled, v)
 			})
-			d.read(ctx, retry, &found)
+			d.read(ctx, retry, true, &found)
 		}
 	}
 	tables.Locked(func(v timetable.View) {

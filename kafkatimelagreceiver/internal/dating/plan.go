@@ -1,6 +1,8 @@
 package dating
 
 import (
+	"slices"
+
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/lag"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/recordcache"
@@ -35,6 +37,9 @@ type plan struct {
 	// Options.TimeIndex only.
 	targets      []IndexTarget
 	markerChecks []kafka.PartitionOffsets
+	// still are the partitions of markerChecks read once outside the byte
+	// budget (indexTargets).
+	still map[kafka.TopicPartition]bool
 }
 
 // plan chooses what the scrape dates (choose) and, with the time index,
@@ -42,7 +47,7 @@ type plan struct {
 func (d *dater) plan(idx *lag.Tabled, tables timetable.View) plan {
 	p := plan{wanted: d.choose(idx, tables)}
 	if d.opt.TimeIndex && len(p.wanted) > 0 {
-		p.targets, p.markerChecks = indexTargets(idx, d.snap.At, tables, d.records, p.wanted)
+		p.targets, p.markerChecks, p.still = indexTargets(idx, d.snap.At, tables, d.records, p.wanted)
 	}
 	return p
 }
@@ -51,6 +56,9 @@ func (d *dater) plan(idx *lag.Tabled, tables timetable.View) plan {
 // what is left of MaxReads, and adds them to the records in use.
 func (d *dater) choose(idx *lag.Tabled, tables timetable.View) []kafka.PartitionOffsets {
 	wanted, used := lag.OutOfTable(idx, d.snap.At, tables, d.records)
+	if d.opt.Topics != nil {
+		wanted = slices.DeleteFunc(wanted, func(w kafka.PartitionOffsets) bool { return !d.opt.Topics(w.Topic) })
+	}
 	if d.used == nil {
 		d.used = used
 	} else {

@@ -70,6 +70,9 @@ func indexFindings(search *indexSearch, p plan, readAt time.Time, at int64, rep 
 	for _, w := range append(p.markerChecks, fallback...) {
 		need[w.TopicPartition] = append(need[w.TopicPartition], w.Offsets...)
 	}
+	for _, w := range fallback {
+		delete(p.still, w.TopicPartition) // the index could not answer it: a read of the budget's
+	}
 	reRead := kafka.RecordReads{}
 	for tp, found := range dated {
 		dated[tp] = slices.DeleteFunc(found, func(r kafka.RecordRead) bool {
@@ -96,11 +99,14 @@ func indexFindings(search *indexSearch, p plan, readAt time.Time, at int64, rep 
 	return f, reads
 }
 
-// read reads the records of wanted the byte budget affords (affordable)
-// into found, and returns the partitions whose records retention deleted
-// (unanswered).
-func (d *dater) read(ctx context.Context, wanted []kafka.PartitionOffsets, found *findings) []kafka.TopicPartition {
-	if wanted = d.affordable(wanted); len(wanted) == 0 {
+// read reads the records of wanted (those the byte budget affords when
+// budgeted: affordable) into found, and returns the partitions whose
+// records retention deleted (unanswered).
+func (d *dater) read(ctx context.Context, wanted []kafka.PartitionOffsets, budgeted bool, found *findings) []kafka.TopicPartition {
+	if budgeted {
+		wanted = d.affordable(wanted)
+	}
+	if len(wanted) == 0 {
 		return nil
 	}
 	d.rep.Fetched += len(wanted)
@@ -120,4 +126,23 @@ func (d *dater) affordable(wanted []kafka.PartitionOffsets) []kafka.PartitionOff
 	d.readBytes -= n * FetchBytesPerPartition
 	d.rep.OverBudget += len(wanted) - int(n)
 	return wanted[:n]
+}
+
+// splitStill separates from reads those of still partitions read only to
+// tell markers from data: each is read once, within MaxReads, and answers
+// until the partition is written again, so that they are not left to the
+// byte budget (thousands of still partitions would take a Fetch every
+// scrape for hours).
+func splitStill(reads []kafka.PartitionOffsets, still map[kafka.TopicPartition]bool) (budgeted, stillReads []kafka.PartitionOffsets) {
+	if len(still) == 0 {
+		return reads, nil
+	}
+	for _, w := range reads {
+		if still[w.TopicPartition] {
+			stillReads = append(stillReads, w)
+		} else {
+			budgeted = append(budgeted, w)
+		}
+	}
+	return budgeted, stillReads
 }

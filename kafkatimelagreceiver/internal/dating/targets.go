@@ -59,7 +59,14 @@ const firstStepShare = 16
 // read answers them, so that a read left out by its budget still leaves a
 // date; a record the index dated before is not searched again. It runs
 // under the tables' lock (tables is a View), in the plan.
-func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordcache.Cache, wanted []kafka.PartitionOffsets) (targets []IndexTarget, markerChecks []kafka.PartitionOffsets) {
+//
+// still names the partitions of markerChecks whose end offset stood still
+// for lag.IdleBeforeMarkerCheck and that are checked for markers alone:
+// each is read once, and its answer kept until it is written again (the
+// record cache keeps the records read while a group sits on them), so
+// their reads end; the others' (tables too young to tell) are left to the
+// byte budget.
+func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordcache.Cache, wanted []kafka.PartitionOffsets) (targets []IndexTarget, markerChecks []kafka.PartitionOffsets, still map[kafka.TopicPartition]bool) {
 	for _, w := range wanted {
 		p, rank, ok := idx.Partition(w.TopicPartition)
 		if !ok {
@@ -102,9 +109,15 @@ func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordc
 		}
 		if len(check.Offsets) > 0 {
 			markerChecks = append(markerChecks, check)
+			if idle && facts.MarkersPossible && !facts.ClocksApart {
+				if still == nil {
+					still = map[kafka.TopicPartition]bool{}
+				}
+				still[w.TopicPartition] = true
+			}
 		}
 	}
-	return targets, markerChecks
+	return targets, markerChecks, still
 }
 
 // recordsPerMilli is the rate of a bracket's records; 0 for none.

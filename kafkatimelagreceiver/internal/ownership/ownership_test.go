@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"cmp"
 	"fmt"
 	"testing"
 
@@ -62,73 +63,94 @@ func TestOwnerIgnoresPartitionsOutOfRange(t *testing.T) {
 	require.False(t, New(nil, 0).OwnsGroup("a"), "no coordination partitions: nothing is owned")
 }
 
-// TestSplitGaugesEachPartitionOnce: a partition several groups commit on
-// gets its gauges from exactly one replica, the owner of its first group by
-// id, which reads that partition anyway.
-func TestSplitGaugesEachPartitionOnce(t *testing.T) {
+// twoReplicas are two replicas holding half the coordination partitions
+// each.
+func twoReplicas() [2]*Owner {
 	const count = 8
-	groups := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
-	shared := kafka.TopicPartition{Topic: "orders", Partition: 0}
-	committed := map[string]kafka.Commits{}
-	for i, g := range groups {
-		committed[g] = kafka.CommitsOf(map[kafka.TopicPartition]int64{
-			shared:                            int64(i),
-			{Topic: "own-" + g, Partition: 0}: 1,
-		})
-	}
-	// Two replicas, each with half the partitions.
-	a, b := New([]int32{0, 1, 2, 3}, count), New([]int32{4, 5, 6, 7}, count)
-	ownedA, gaugedA := a.Split(committed)
-	ownedB, gaugedB := b.Split(committed)
-	require.Equal(t, len(groups), len(ownedA)+len(ownedB))
-	for tp := range gaugedA {
-		require.NotContains(t, gaugedB, tp, "%v gauged twice", tp)
-	}
-	require.Equal(t, len(groups)+1, len(gaugedA)+len(gaugedB), "every partition with a commit is gauged once")
-
-	var firstOwner map[string]kafka.Commits
-	if a.OwnsGroup("alpha") {
-		firstOwner = ownedA
-		require.Contains(t, gaugedA, shared)
-	} else {
-		firstOwner = ownedB
-		require.Contains(t, gaugedB, shared)
-	}
-	require.Contains(t, firstOwner["alpha"].Map(), shared, "the gauging replica reads the partition for alpha's lag")
-	for g, offsets := range ownedA {
-		require.True(t, a.OwnsGroup(g))
-		require.Equal(t, committed[g], offsets)
-	}
-	require.Len(t, committed, len(groups), "Split leaves its input alone")
+	return [2]*Owner{New([]int32{0, 1, 2, 3}, count), New([]int32{4, 5, 6, 7}, count)}
 }
 
-// TestSplitGaugesEachTopicOnOneReplica: groups that commit on only some of
-// a topic's partitions (manual assignment) and belong to different
-// replicas: the topic's partitions are all gauged by the owner of its first
-// group, so its production rate is summed by one replica over all of them.
-func TestSplitGaugesEachTopicOnOneReplica(t *testing.T) {
-	const count = 8
-	a, b := New([]int32{0, 1, 2, 3}, count), New([]int32{4, 5, 6, 7}, count)
-	var onA, onB string
-	for i := 0; onA == "" || onB == ""; i++ {
-		g := fmt.Sprintf("group-%d", i)
-		switch {
-		case a.OwnsGroup(g) && onA == "":
-			onA = g
-		case b.OwnsGroup(g) && onB == "":
-			onB = g
+// TestSplitDividesTopics: each topic's partitions, every group's commits on
+// them and their gauges go to exactly one replica, the topic's owner, and
+// together the replicas cover every commit.
+func TestSplitDividesTopics(t *testing.T) {
+	replicas := twoReplicas()
+	committed := map[string]kafka.Commits{}
+	for g := range 20 {
+		offsets := map[kafka.TopicPartition]int64{}
+		for topic := range 10 {
+			for p := range int32(3) {
+				offsets[kafka.TopicPartition{Topic: fmt.Sprintf("topic-%d", topic), Partition: p}] = int64(g)
+			}
+		}
+		committed[fmt.Sprintf("group-%d", g)] = kafka.CommitsOf(offsets)
+	}
+	shares := [2]Share{replicas[0].Split(committed, nil), replicas[1].Split(committed, nil)}
+	for i, s := range shares {
+		require.NotEmpty(t, s.Gauged, "10 topics over 8 partitions leave neither replica without one")
+		for tp := range s.Gauged {
+			require.True(t, replicas[i].OwnsTopic(tp.Topic))
+			require.NotContains(t, shares[1-i].Gauged, tp, "%v gauged twice", tp)
 		}
 	}
-	p0, p1 := kafka.TopicPartition{Topic: "orders", Partition: 0}, kafka.TopicPartition{Topic: "orders", Partition: 1}
-	committed := kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{onA: {p0: 1}, onB: {p1: 1}})
-	_, gaugedA := a.Split(committed)
-	_, gaugedB := b.Split(committed)
-	both := map[kafka.TopicPartition]struct{}{p0: {}, p1: {}}
-	if onA < onB {
-		require.Equal(t, both, gaugedA)
-		require.Empty(t, gaugedB)
-	} else {
-		require.Equal(t, both, gaugedB)
-		require.Empty(t, gaugedA)
+	require.Len(t, shares[0].Gauged, 30-len(shares[1].Gauged), "every partition with a commit is gauged once")
+	// Every (group, partition) commit on a topic is computed by its owner
+	// and reported once; a group's own series go to its home topic's owner.
+	for g, commits := range committed {
+		home := 0
+		for _, s := range shares {
+			if s.Home[g] {
+				home++
+				require.Equal(t, commits, s.Committed[g], "the home replica judges %s over all its partitions", g)
+			}
+		}
+		require.Equal(t, 1, home, "group %s has one home", g)
+		for _, c := range commits {
+			reporting := 0
+			for i, s := range shares {
+				if replicas[i].OwnsTopic(c.Topic) {
+					reporting++
+					require.Contains(t, s.Committed[g], c)
+				}
+			}
+			require.Equal(t, 1, reporting, "%s on %v", g, c.TopicPartition)
+		}
 	}
+	require.Len(t, committed, 20, "Split leaves its input alone")
+}
+
+// TestSplitKeepsAGroupOfOneTopicWithIt: a group reading one topic (most do)
+// is reported whole by that topic's owner, which reads nothing of the
+// other replica's topics for it; a group reading several goes with the
+// topic it reads the most partitions of.
+func TestSplitKeepsAGroupOfOneTopicWithIt(t *testing.T) {
+	replicas := twoReplicas()
+	var mine, theirs string
+	for i := 0; mine == "" || theirs == ""; i++ {
+		topic := fmt.Sprintf("topic-%d", i)
+		if replicas[0].OwnsTopic(topic) {
+			mine = cmp.Or(mine, topic)
+		} else {
+			theirs = cmp.Or(theirs, topic)
+		}
+	}
+	tp := func(topic string, p int32) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: topic, Partition: p}
+	}
+	committed := kafka.CommitsByGroup(map[string]map[kafka.TopicPartition]int64{
+		"single": {tp(mine, 0): 1, tp(mine, 1): 1},
+		"mostly": {tp(theirs, 0): 1, tp(theirs, 1): 1, tp(mine, 0): 1},
+	})
+	a, b := replicas[0].Split(committed, nil), replicas[1].Split(committed, nil)
+	require.Equal(t, map[string]bool{"single": true}, a.Home)
+	require.Equal(t, map[string]bool{"mostly": true}, b.Home)
+	require.Equal(t, committed["single"], a.Committed["single"])
+	require.NotContains(t, b.Committed, "single", "nothing of a group on another replica's topic only")
+	require.Equal(t, kafka.Commits{{TopicPartition: tp(mine, 0), Offset: 1}}, a.Committed["mostly"], "its commits on this replica's topic")
+	require.Equal(t, committed["mostly"], b.Committed["mostly"], "its home replica reads all its partitions for its health")
+	require.Equal(t, mine, HomeTopic(committed["single"]))
+	require.Equal(t, theirs, HomeTopic(committed["mostly"]))
+	require.Empty(t, HomeTopic(nil))
+	tied := kafka.CommitsOf(map[kafka.TopicPartition]int64{tp("b", 0): 1, tp("a", 3): 1})
+	require.Equal(t, "a", HomeTopic(tied), "a tie goes to the first topic by name")
 }

@@ -78,7 +78,7 @@ func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) map[stri
 
 // groupReads lists the groups reported or with commits, sorted by name,
 // and counts the pairs with a commit.
-func groupReads(reported []string, committed map[string]kafka.Commits, unread map[string]bool, described map[string]kafka.GroupDescription) ([]Group, int) {
+func groupReads(reported []string, committed map[string]kafka.Commits, unread map[string]bool, described map[string]kafka.GroupDescription, foreign map[string]bool) ([]Group, int) {
 	out := make([]Group, 0, len(reported)+len(committed))
 	for _, g := range reported {
 		d, ok := described[g]
@@ -87,7 +87,7 @@ func groupReads(reported []string, committed map[string]kafka.Commits, unread ma
 	pairs := 0
 	for g, offsets := range committed {
 		pairs += len(offsets)
-		out = append(out, Group{Name: g})
+		out = append(out, Group{Name: g, Foreign: foreign[g]})
 	}
 	// A reported group with commits is listed twice: the reported one
 	// sorts first and stays.

@@ -72,6 +72,9 @@ type Reader struct {
 	// readDenied are the topics whose record reads an ACL refused lately:
 	// not read again for a while (readDeniedFor).
 	readDenied readDenials
+	// known is, with coordination, what the last whole reads of the
+	// groups' commits found (readCommitted).
+	known groupCommits
 }
 
 // Input is what one scrape read, and the append times dated from it:
@@ -92,6 +95,11 @@ type Input struct {
 	// Gauged, with coordination, are the partitions whose gauges this
 	// replica writes (ownership.Split); nil: all of Index's.
 	Gauged map[kafka.TopicPartition]struct{}
+	// Reports, with coordination, is this replica's share: it writes the
+	// series of the topics it owns (ownership.Owner.OwnsTopic); nil: all.
+	// Its groups' partitions on other topics are read for their health
+	// alone.
+	Reports *ownership.Owner
 	// Groups are the groups to compute, sorted by name: the reported
 	// groups and every group with commits.
 	Groups []Group
@@ -118,6 +126,9 @@ type Group struct {
 	Unread      bool
 	Described   bool
 	Description kafka.GroupDescription
+	// Foreign, with coordination: another replica reports the group; only
+	// its commits on this replica's topics were read.
+	Foreign bool
 }
 
 // Served tells, with coordination, whether the read got any of the share
@@ -159,12 +170,15 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	r.readOffsets(ctx, p)
 	r.describeGroups(ctx, p)
 	in := &Input{Snap: p.snap, Index: p.idx, Gauged: p.gauged, Owned: p.owned, Tracked: len(p.partitions)}
+	if p.reports != nil {
+		in.Reports = p.owner
+	}
 	in.Estimates = r.dateRecords(ctx, p)
 	r.measured(in)
 	if r.Retention != nil {
 		in.Retention, in.StartChanges = r.Retention.Limits(), r.Tables.TakeStartChanges()
 	}
-	in.Groups, in.Pairs = groupReads(p.groups, p.committed, p.unread, p.described)
+	in.Groups, in.Pairs = groupReads(p.groups, p.committed, p.unread, p.described, p.foreign)
 	in.Shares = r.describeShareGroups(ctx, p.shares, denials, errs)
 	return in, nil
 }
@@ -186,9 +200,15 @@ type pass struct {
 	unread     map[string]bool
 	shares     *shareRead
 	// gauged, with coordination, are the partitions whose gauges this
-	// replica writes; owned how many groups it reports.
+	// replica writes; owned how many groups it reports; reports tells
+	// the topics whose series it writes (nil: all); foreign are the groups
+	// another replica reports whose commits on its topics it computes;
+	// partial the groups whose commits it read on its topics only.
 	gauged     map[kafka.TopicPartition]struct{}
 	owned      int
+	reports    func(topic string) bool
+	foreign    map[string]bool
+	partial    map[string]bool
 	partitions []kafka.TopicPartition
 	snap       *lag.Snapshot
 	idx        *lag.Index
@@ -215,23 +235,17 @@ func (r *Reader) readCommits(ctx context.Context, p *pass) error {
 			groups = append(groups, g)
 		}
 	}
-	committed, err := r.Cluster.CommittedOffsets(ctx, groups)
-	p.partlyRead = r.keptPartitions(kafka.UnreadPartitions(err))
+	committed, partial, asked, err := r.readCommitted(ctx, p.owner, groups)
+	p.partlyRead, p.partial = r.keptPartitions(kafka.UnreadPartitions(err)), partial
 	if err = p.denials.Split(err); err != nil {
-		p.errs.AddPartial(len(groups)-len(committed), err)
+		p.errs.AddPartial(len(asked)-len(committed), err)
 		p.complete = false
 	}
 	// What was denied is not described or judged either: nothing is known.
 	groups = p.denials.Allowed(groups)
-	if p.owner != nil {
-		// Every replica reads every group's commits (one request per
-		// coordinator either way) to agree on who gauges each partition;
-		// from here on only its own groups are read and computed.
-		groups = p.owner.Groups(groups)
-	}
 	// Before the topic filter empties groups: a group left without commits
 	// by it was read.
-	p.unread = r.unreadGroups(groups, committed)
+	p.unread = r.unreadGroups(p.denials.Allowed(asked), committed)
 	topicsSeen := r.dropExcludedTopics(committed)
 	if p.complete {
 		r.watchIncludes(r.TopicIncludes, "topics", "topic that a monitored group commits on", slices.Collect(maps.Keys(topicsSeen)))
@@ -244,10 +258,22 @@ func (r *Reader) readCommits(ctx context.Context, p *pass) error {
 // coordination, keeps the commits and share groups this replica reports.
 func (r *Reader) readShares(ctx context.Context, p *pass) {
 	p.shares = r.readShareOffsets(ctx, p.owner, p.denials, p.errs)
-	if p.owner != nil {
-		p.committed, p.gauged = p.shares.split(p.owner, p.committed)
-		p.owned = len(p.groups)
+	if p.owner == nil {
+		return
 	}
+	// Every replica reads the commits of the groups it reports whole, and
+	// the others' on its own topics (readCommitted); from here on only its
+	// own topics, and its own groups, are read and computed.
+	share := p.shares.split(p.owner, p.committed, r.known.homesOf(p.groups, p.committed, p.partial))
+	p.groups = r.known.reported(p.owner, p.groups, p.committed, share.Home)
+	p.foreign = make(map[string]bool, len(share.Committed))
+	for g := range share.Committed {
+		if !share.Home[g] {
+			p.foreign[g] = true
+		}
+	}
+	p.committed, p.gauged, p.reports = share.Committed, share.Gauged, p.owner.OwnsTopic
+	p.owned = len(p.groups)
 }
 
 // readOffsets reads the tracked partitions' end offsets (through the
@@ -321,7 +347,7 @@ func (r *Reader) describeGroups(ctx context.Context, p *pass) {
 
 // dateRecords dates the scrape's lagging records (date).
 func (r *Reader) dateRecords(ctx context.Context, p *pass) *lag.Estimates {
-	est, err := r.date(ctx, p.snap, p.idx, len(p.partitions) > 0)
+	est, err := r.date(ctx, p.snap, p.idx, len(p.partitions) > 0, p.reports)
 	if err = p.denials.Split(err); err != nil {
 		p.errs.AddPartial(0, err)
 	}

@@ -15,11 +15,12 @@ import (
 
 // date dates the scrape's lagging records (dating.Date), reading those of
 // at most readPartitions partitions when the scrape read end offsets
-// (read), and counts the records read that give no time.
-func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, read bool) (*lag.Estimates, error) {
+// (read), on the topics reports tells (nil: all), and counts the records
+// read that give no time.
+func (r *Reader) date(ctx context.Context, snap *lag.Snapshot, idx *lag.Index, read bool, reports func(topic string) bool) (*lag.Estimates, error) {
 	opt := dating.Options{
 		MaxReads: r.readPartitions(len(idx.Parts)), TimeIndex: r.TimeIndex, MaxReadBytes: r.MaxRecordReadBytes,
-		RateWindow: r.RateWindow, Now: r.Now, Unread: !read,
+		RateWindow: r.RateWindow, Now: r.Now, Unread: !read, Topics: reports,
 	}
 	if r.Retention != nil {
 		// Whether stamps are append times, and which topics compact, as

@@ -233,11 +233,11 @@ func (r *Reader) keptTopics(offsets []kafka.ShareOffset) []kafka.ShareOffset {
 
 // split is ownership's Split over the consumer groups' commits and the
 // share groups' start offsets together: a topic read by share groups only
-// is gauged by one replica too, and every replica names the same one. The
-// owned commits returned are the consumer groups'.
-func (s *shareRead) split(owner *ownership.Owner, committed map[string]kafka.Commits) (map[string]kafka.Commits, map[kafka.TopicPartition]struct{}) {
+// is gauged by its owner too. The commits and home groups returned are the
+// consumer groups'.
+func (s *shareRead) split(owner *ownership.Owner, committed map[string]kafka.Commits, homes map[string]string) ownership.Share {
 	if len(s.all) == 0 {
-		return owner.Split(committed)
+		return owner.Split(committed, homes)
 	}
 	both := maps.Clone(committed)
 	for g, offsets := range s.all {
@@ -248,15 +248,17 @@ func (s *shareRead) split(owner *ownership.Owner, committed map[string]kafka.Com
 		for i, o := range offsets {
 			commits[i] = kafka.Commit{TopicPartition: o.TopicPartition, Offset: o.StartOffset}
 		}
+		commits.Sort()
 		both[g] = commits
 	}
-	owned, gauged := owner.Split(both)
+	share := owner.Split(both, homes)
 	for g := range s.all {
 		if _, consumer := committed[g]; !consumer {
-			delete(owned, g)
+			delete(share.Committed, g)
+			delete(share.Home, g)
 		}
 	}
-	return owned, gauged
+	return share
 }
 
 // tracked is gauged with the partitions of the share groups this replica

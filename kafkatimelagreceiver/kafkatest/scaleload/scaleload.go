@@ -29,6 +29,10 @@ type Workload struct {
 	Groups             int
 	Topics             int
 	PartitionsPerTopic int32
+	// Apart: each topic has Groups groups of its own, each reading that
+	// topic only (Topics x Groups groups), as most clusters are laid out;
+	// otherwise every group reads every topic.
+	Apart bool
 }
 
 // Pairs is the number of (group, partition) pairs.
@@ -37,12 +41,37 @@ func (w Workload) Pairs() int { return w.Groups * w.Topics * int(w.PartitionsPer
 // Partitions is the number of partitions of all topics.
 func (w Workload) Partitions() int { return w.Topics * int(w.PartitionsPerTopic) }
 
-// String is GROUPSxPARTITIONS for one topic, GROUPSxTOPICSxPARTITIONS else.
-func (w Workload) String() string {
-	if w.Topics == 1 {
-		return fmt.Sprintf("%dx%d", w.Groups, w.PartitionsPerTopic)
+// GroupCount is the number of groups.
+func (w Workload) GroupCount() int {
+	if w.Apart {
+		return w.Groups * w.Topics
 	}
-	return fmt.Sprintf("%dx%dx%d", w.Groups, w.Topics, w.PartitionsPerTopic)
+	return w.Groups
+}
+
+// TopicsOf are the indexes of the topics group g reads.
+func (w Workload) TopicsOf(g int) []int {
+	if w.Apart {
+		return []int{g / w.Groups}
+	}
+	out := make([]int, w.Topics)
+	for t := range out {
+		out[t] = t
+	}
+	return out
+}
+
+// String is GROUPSxPARTITIONS for one topic, GROUPSxTOPICSxPARTITIONS for
+// groups apart (Parse reads both), and GROUPSx(TOPICSxPARTITIONS) for
+// every group on every topic.
+func (w Workload) String() string {
+	switch {
+	case w.Topics == 1:
+		return fmt.Sprintf("%dx%d", w.Groups, w.PartitionsPerTopic)
+	case w.Apart:
+		return fmt.Sprintf("%dx%dx%d", w.Groups, w.Topics, w.PartitionsPerTopic)
+	}
+	return fmt.Sprintf("%dx(%dx%d)", w.Groups, w.Topics, w.PartitionsPerTopic)
 }
 
 // Topic names the i-th topic.
@@ -51,13 +80,24 @@ func (w Workload) Topic(i int) string { return fmt.Sprintf("scale-%03d", i) }
 // Group names the i-th group.
 func (w Workload) Group(i int) string { return fmt.Sprintf("group-%03d", i) }
 
-// Parse reads comma-separated GROUPSxPARTITIONS workloads, one topic each.
+// Parse reads comma-separated workloads: GROUPSxPARTITIONS, one topic of
+// PARTITIONS partitions that GROUPS groups read, or
+// GROUPSxTOPICSxPARTITIONS, TOPICS topics of PARTITIONS partitions each
+// read by GROUPS groups of its own.
 func Parse(s string) ([]Workload, error) {
 	var out []Workload
 	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
 		w := Workload{Topics: 1}
-		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%dx%d", &w.Groups, &w.PartitionsPerTopic); err != nil || w.Groups <= 0 || w.PartitionsPerTopic <= 0 {
-			return nil, fmt.Errorf("workload %q: want GROUPSxPARTITIONS, e.g. 50x2000", f)
+		var err error
+		if strings.Count(f, "x") == 2 {
+			w.Apart = true
+			_, err = fmt.Sscanf(f, "%dx%dx%d", &w.Groups, &w.Topics, &w.PartitionsPerTopic)
+		} else {
+			_, err = fmt.Sscanf(f, "%dx%d", &w.Groups, &w.PartitionsPerTopic)
+		}
+		if err != nil || w.Groups <= 0 || w.Topics <= 0 || w.PartitionsPerTopic <= 0 {
+			return nil, fmt.Errorf("workload %q: want GROUPSxPARTITIONS (e.g. 50x2000) or GROUPSxTOPICSxPARTITIONS (e.g. 100x100x100, each topic with groups of its own)", f)
 		}
 		out = append(out, w)
 	}
@@ -136,9 +176,9 @@ func (c *Cluster) Load(ctx context.Context, w Workload) error {
 	if err := c.Client.ProduceSync(ctx, records...).FirstErr(); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
-	for g := range w.Groups {
+	for g := range w.GroupCount() {
 		offsets := kadm.Offsets{}
-		for t := range w.Topics {
+		for _, t := range w.TopicsOf(g) {
 			topic := w.Topic(t)
 			offsets[topic] = make(map[int32]kadm.Offset, w.PartitionsPerTopic)
 			for p := range w.PartitionsPerTopic {
@@ -159,7 +199,7 @@ func (c *Cluster) Load(ctx context.Context, w Workload) error {
 
 // Coordinators counts the distinct coordinators of the workload's groups.
 func (c *Cluster) Coordinators(ctx context.Context, w Workload) (int, error) {
-	groups := make([]string, w.Groups)
+	groups := make([]string, w.GroupCount())
 	for g := range groups {
 		groups[g] = w.Group(g)
 	}

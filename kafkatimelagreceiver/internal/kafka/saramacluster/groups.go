@@ -128,6 +128,23 @@ type offsetsRecorder func(group string, blocks map[string]map[int32]*sarama.Offs
 // groups when the protocol allows it (v8, Kafka 3.0+), and one per group
 // otherwise or when the batched request is refused.
 func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[string]kafka.Commits, error) {
+	return c.committedOffsets(ctx, groups, nil)
+}
+
+// CommittedOffsetsOn is CommittedOffsets of the groups of on, each on the
+// partitions it lists (none listed: every partition it committed on).
+func (c *Cluster) CommittedOffsetsOn(ctx context.Context, on map[string][]kafka.TopicPartition) (map[string]kafka.Commits, error) {
+	groups := make([]string, 0, len(on))
+	for g := range on {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	return c.committedOffsets(ctx, groups, on)
+}
+
+// committedOffsets reads the groups' committed offsets, each on the
+// partitions only lists (a group it does not list: every partition).
+func (c *Cluster) committedOffsets(ctx context.Context, groups []string, only map[string][]kafka.TopicPartition) (map[string]kafka.Commits, error) {
 	call, stop := c.begin(ctx)
 	defer stop()
 	client, err := c.connected(ctx)
@@ -170,10 +187,10 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, groups []string) (map[st
 	}
 	batched := c.config.Version.IsAtLeast(sarama.V3_0_0_0)
 	err = perBroker(ctx, c, call, byCoordinator, func(b *sarama.Broker, groups []string) error {
-		if !batched || len(groups) == 1 {
-			return c.offsetFetchEach(ctx, call, client, b, groups, record)
+		if !batched {
+			return c.offsetFetchEach(ctx, call, client, b, groups, only, record)
 		}
-		return c.offsetFetchChunks(ctx, call, client, b, groups, record)
+		return c.offsetFetchChunks(ctx, call, client, b, groups, only, record)
 	})
 	return out, kafka.Join(coordinatorErr, err)
 }
@@ -192,7 +209,7 @@ const maxGroupsPerOffsetFetch = 100
 // whose response could not be decoded (too large, or garbled) is asked
 // again one group per request, so that one group's answer cannot fail the
 // others.
-func (c *Cluster) offsetFetchChunks(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+func (c *Cluster) offsetFetchChunks(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, only map[string][]kafka.TopicPartition, record offsetsRecorder) error {
 	var errs []error
 	for start := 0; start < len(groups); start += maxGroupsPerOffsetFetch {
 		if err := ctx.Err(); err != nil {
@@ -200,12 +217,12 @@ func (c *Cluster) offsetFetchChunks(ctx context.Context, call *brokerwatch.Call,
 			break
 		}
 		chunk := groups[start:min(start+maxGroupsPerOffsetFetch, len(groups))]
-		err := c.offsetFetchBatch(ctx, call, client, b, chunk, record)
+		err := c.offsetFetchBatch(ctx, call, client, b, chunk, only, record)
 		switch {
 		case errors.Is(err, errBatchUnsupported):
 			c.logger.Debug("broker refused a batched OffsetFetch; falling back to one request per group",
 				zap.Int32("broker", b.ID()), zap.Error(err))
-			return kafka.Join(append(errs, c.offsetFetchEach(ctx, call, client, b, groups[start:], record))...)
+			return kafka.Join(append(errs, c.offsetFetchEach(ctx, call, client, b, groups[start:], only, record))...)
 		case isDecodingError(err):
 			c.logger.Debug("a batched OffsetFetch response could not be decoded; asking its groups one by one",
 				zap.Int32("broker", b.ID()), zap.Int("groups", len(chunk)), zap.Error(err))
@@ -214,7 +231,7 @@ func (c *Cluster) offsetFetchChunks(ctx context.Context, call *brokerwatch.Call,
 				errs = append(errs, fmt.Errorf("fetch committed offsets from coordinator %d: reconnect: %w", b.ID(), err))
 				continue
 			}
-			errs = append(errs, c.offsetFetchEach(ctx, call, client, b, chunk, record))
+			errs = append(errs, c.offsetFetchEach(ctx, call, client, b, chunk, only, record))
 		default:
 			errs = append(errs, err)
 		}
@@ -223,18 +240,21 @@ func (c *Cluster) offsetFetchChunks(ctx context.Context, call *brokerwatch.Call,
 }
 
 // offsetFetchEach sends one OffsetFetch per group.
-func (c *Cluster) offsetFetchEach(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+func (c *Cluster) offsetFetchEach(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, only map[string][]kafka.TopicPartition, record offsetsRecorder) error {
 	var errs []error
 	for _, g := range groups {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, groupError(g, fmt.Errorf("fetch committed offsets of group %q: %w", g, err)))
 			break
 		}
-		req := sarama.NewOffsetFetchRequest(c.config.Version, g, nil)
+		req := sarama.NewOffsetFetchRequest(c.config.Version, g, byTopic(only[g]))
 		if req.Version >= 8 {
 			// One group per request: build the v7 shape so a broker
 			// without v8 reads it as well.
 			req = &sarama.OffsetFetchRequest{Version: 7, ConsumerGroup: g}
+			for _, tp := range only[g] {
+				req.AddPartition(tp.Topic, tp.Partition)
+			}
 		}
 		resp, err := b.FetchOffset(req)
 		c.observe(ctx, b, "OffsetFetch", err)
@@ -257,11 +277,11 @@ var errBatchUnsupported = errors.New("batched OffsetFetch unsupported")
 // offsetFetchBatch sends one OffsetFetch v8 for all the groups. It returns
 // an error wrapping errBatchUnsupported when the broker cannot take one, for
 // the caller to fall back to one request per group.
-func (c *Cluster) offsetFetchBatch(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, record offsetsRecorder) error {
+func (c *Cluster) offsetFetchBatch(ctx context.Context, call *brokerwatch.Call, client sarama.Client, b *sarama.Broker, groups []string, only map[string][]kafka.TopicPartition, record offsetsRecorder) error {
 	req := &sarama.OffsetFetchRequest{Version: 8}
 	for _, g := range groups {
 		// Nil partitions: every partition the group has committed on.
-		req.Groups = append(req.Groups, sarama.OffsetFetchRequestGroup{GroupId: g})
+		req.Groups = append(req.Groups, sarama.OffsetFetchRequestGroup{GroupId: g, Partitions: byTopic(only[g])})
 	}
 	resp, err := b.FetchOffset(req)
 	c.observe(ctx, b, "OffsetFetch", err)
@@ -348,4 +368,16 @@ func (c *Cluster) groupsByCoordinator(ctx context.Context, call *brokerwatch.Cal
 		out[coordinator] = append(out[coordinator], g)
 	}
 	return out, kafka.Join(errs...)
+}
+
+// byTopic groups partitions by topic; nil for none.
+func byTopic(partitions []kafka.TopicPartition) map[string][]int32 {
+	if len(partitions) == 0 {
+		return nil
+	}
+	out := map[string][]int32{}
+	for _, tp := range partitions {
+		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
+	}
+	return out
 }

@@ -109,3 +109,43 @@ func TestUndecodableBatchedOffsetFetchIsAskedGroupByGroup(t *testing.T) {
 	require.Len(t, committed, groups)
 	require.Equal(t, int64(1), k.Requests(int16(kmsg.OffsetFetch))-before, "batched again")
 }
+
+// TestCommittedOffsetsOnSomePartitions: a group's commits are read on the
+// partitions asked only, in the batched request (v8) and in one request per
+// group (before Kafka 3.0); a group asked with no partitions is read whole,
+// and a partition without a commit is left out.
+func TestCommittedOffsetsOnSomePartitions(t *testing.T) {
+	k := kfaketest.New(t, 1, nil)
+	k.CreateTopic("orders", 2)
+	k.CreateTopic("payments", 2)
+	k.Commit("apart", "orders", map[int32]int64{0: 1, 1: 2})
+	k.Commit("apart", "payments", map[int32]int64{0: 3, 1: 4})
+	k.Commit("whole", "orders", map[int32]int64{0: 5})
+	k.Commit("whole", "payments", map[int32]int64{1: 6})
+	tp := func(topic string, p int32) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: topic, Partition: p}
+	}
+	for _, version := range []string{"", "2.8.0"} {
+		t.Run("version "+version, func(t *testing.T) {
+			settings := testSettings(k.Addrs)
+			if version != "" {
+				settings.ProtocolVersion = version
+			}
+			c, err := New(settings)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() })
+			committed, err := c.CommittedOffsetsOn(context.Background(), map[string][]kafka.TopicPartition{
+				"apart": {tp("payments", 1), tp("orders", 0)},
+				"whole": nil,
+			})
+			require.NoError(t, err)
+			require.Equal(t, map[string]kafka.Commits{
+				"apart": {{TopicPartition: tp("orders", 0), Offset: 1}, {TopicPartition: tp("payments", 1), Offset: 4}},
+				"whole": {{TopicPartition: tp("orders", 0), Offset: 5}, {TopicPartition: tp("payments", 1), Offset: 6}},
+			}, committed)
+			committed, err = c.CommittedOffsetsOn(context.Background(), map[string][]kafka.TopicPartition{"whole": {tp("orders", 1)}})
+			require.NoError(t, err)
+			require.Empty(t, committed["whole"], "no commit on orders/1")
+		})
+	}
+}
