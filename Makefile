@@ -102,7 +102,7 @@ kafka-down:
 	pid="$$(cat $(KAFKA_NODE_DIR).pid)"; kill -TERM "$$pid" 2>/dev/null || true; \
 	while kill -0 "$$pid" 2>/dev/null; do sleep 0.2; done; rm -f $(KAFKA_NODE_DIR).pid; echo "kafka-down: stopped"
 
-## test-unit: the fast layer alone (about 20 s warm): both modules' tests built with the tag unit, which leaves out those that need the in-process Kafka or real time, and the accuracy evaluation's own runs
+## test-unit: the fast layer alone (about 15 s warm): both modules' tests built with the tag unit, which leaves out those that need the in-process Kafka or real time, and the accuracy evaluation's own runs
 # Files marked `//go:build !unit` are the kfake and timing tests; `make
 # test` (unit) runs them with the rest, under -race. internal/layering
 # checks that this layer links no kfake and calls no time.Sleep.
