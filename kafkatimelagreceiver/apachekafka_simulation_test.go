@@ -56,12 +56,8 @@ func TestApacheKafkaSimulationAgrees(t *testing.T) {
 	rows := receiverRows()
 	receivers := make([]*timeLagScraper, len(rows))
 	for i, row := range rows {
-		cfg := k.config() // sampling every hour: the scrapes' reads are the tables' points
-		cfg.TimestampSource = row.source
-		if row.tablesOnly {
-			cfg.MaxRecordReadsPerScrape = 0
-		}
-		receivers[i] = startScraper(t, cfg)
+		// Sampling every hour: the scrapes' reads are the tables' points.
+		receivers[i] = startScraper(t, row.configure(k.config()))
 	}
 	runs := newScrapedRuns()
 	rng := rand.New(rand.NewPCG(36, 1))

@@ -357,8 +357,10 @@ func receiverRows() []receiverRow {
 }
 
 // config is the test cluster's receiver configured as the row runs.
-func (r receiverRow) config(k *testKafka) *Config {
-	cfg := k.testConfig()
+func (r receiverRow) config(k *testKafka) *Config { return r.configure(k.testConfig()) }
+
+// configure sets cfg as the row runs.
+func (r receiverRow) configure(cfg *Config) *Config {
 	cfg.TimestampSource = r.source
 	if r.tablesOnly {
 		cfg.MaxRecordReadsPerScrape = 0

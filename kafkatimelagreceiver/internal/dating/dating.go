@@ -124,8 +124,7 @@ func Date(ctx context.Context, src Source, tables *timetable.Store, records *rec
 		var gone []kafka.TopicPartition
 		if opt.TimeIndex {
 			var still []kafka.PartitionOffsets
-			found, reads = d.searchIndex(ctx, p)
-			reads, still = splitStill(reads, p.still)
+			found, reads, still = d.searchIndex(ctx, p)
 			gone = d.read(ctx, still, false, &found)
 		}
 		gone = append(gone, d.read(ctx, reads, true, &found)...)

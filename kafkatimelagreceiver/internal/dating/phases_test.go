@@ -80,7 +80,8 @@ func TestIndexFindingsLeaveMarkerChecksToTheRead(t *testing.T) {
 		markerChecks: []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{30}}}}
 	readAt := time.UnixMilli(base + 10_000)
 	var rep Report
-	found, reads := indexFindings(s, p, readAt, readAt.UnixNano(), &rep)
+	found, reads, stillReads := indexFindings(s, p, readAt, readAt.UnixNano(), &rep)
+	require.Empty(t, stillReads, "no partition of the plan is still")
 
 	require.Equal(t, []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{30}}}, reads)
 	require.Len(t, found.batches, 3)

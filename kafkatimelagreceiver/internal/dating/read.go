@@ -37,7 +37,7 @@ func (f *findings) add(reads kafka.RecordReads, measure, counted bool, received 
 // searchIndex searches the time index for the plan's targets, in rounds
 // (indexSearch), and returns what it found and what only a record read
 // answers (indexFindings).
-func (d *dater) searchIndex(ctx context.Context, p plan) (findings, []kafka.PartitionOffsets) {
+func (d *dater) searchIndex(ctx context.Context, p plan) (found findings, reads, stillReads []kafka.PartitionOffsets) {
 	search := newIndexSearch(p.targets)
 	d.rep.Searched, d.rep.MarkerChecks = len(search.parts), len(p.markerChecks)
 	for asks := search.asks(); len(asks) > 0; asks = search.asks() {
@@ -60,7 +60,10 @@ func (d *dater) searchIndex(ctx context.Context, p plan) (findings, []kafka.Part
 // records the index dated by a stamp ahead (stampedAhead). A record that
 // gives no time is counted once: with the records dated, unless a read of
 // it follows.
-func indexFindings(search *indexSearch, p plan, readAt time.Time, at int64, rep *Report) (findings, []kafka.PartitionOffsets) {
+// Of those, the reads of still partitions only a marker check wants
+// (stillReads, plan.still) are apart from the others (reads): read once
+// within MaxReads rather than the byte budget (splitStill).
+func indexFindings(search *indexSearch, p plan, readAt time.Time, at int64, rep *Report) (found findings, reads, stillReads []kafka.PartitionOffsets) {
 	points, dated, fallback := search.results()
 	timedInMillis(points, readAt)
 	timedInMillis(dated, readAt)
@@ -70,8 +73,14 @@ func indexFindings(search *indexSearch, p plan, readAt time.Time, at int64, rep 
 	for _, w := range append(p.markerChecks, fallback...) {
 		need[w.TopicPartition] = append(need[w.TopicPartition], w.Offsets...)
 	}
+	// A still partition the index could not answer is read within the
+	// byte budget, as any record the index leaves.
+	still := map[kafka.TopicPartition]bool{}
+	for tp := range p.still {
+		still[tp] = true
+	}
 	for _, w := range fallback {
-		delete(p.still, w.TopicPartition) // the index could not answer it: a read of the budget's
+		delete(still, w.TopicPartition)
 	}
 	reRead := kafka.RecordReads{}
 	for tp, found := range dated {
@@ -83,11 +92,9 @@ func indexFindings(search *indexSearch, p plan, readAt time.Time, at int64, rep 
 			return false
 		})
 	}
-	var f findings
-	f.add(points, true, false, readAt)
-	f.add(dated, false, true, readAt)
-	f.add(reRead, false, false, readAt)
-	var reads []kafka.PartitionOffsets
+	found.add(points, true, false, readAt)
+	found.add(dated, false, true, readAt)
+	found.add(reRead, false, false, readAt)
 	for _, w := range p.wanted {
 		offsets := need[w.TopicPartition]
 		if len(offsets) == 0 {
@@ -96,7 +103,8 @@ func indexFindings(search *indexSearch, p plan, readAt time.Time, at int64, rep 
 		slices.Sort(offsets)
 		reads = append(reads, kafka.PartitionOffsets{TopicPartition: w.TopicPartition, Offsets: slices.Compact(offsets), Near: w.Near})
 	}
-	return f, reads
+	reads, stillReads = splitStill(reads, still)
+	return found, reads, stillReads
 }
 
 // read reads the records of wanted (those the byte budget affords when
