@@ -152,10 +152,11 @@ func TestKminionFiguresOverTheCollectorsIntervals(t *testing.T) {
 		marks = append(marks, mark{at: start.Add(time.Duration(i) * 15 * time.Second), kminion: kminionMark{cpu: cpu * time.Second, rss: int64(100+i) << 20}})
 	}
 	run := &kminionRun{scrapes: []metricsScrape{
-		{start: start.Add(20 * time.Second), end: start.Add(25 * time.Second), lagSeries: 0}, // warm-up: not checked
-		{start: start.Add(35 * time.Second), end: start.Add(40 * time.Second), lagSeries: 6},
-		{start: start.Add(50 * time.Second), end: start.Add(55 * time.Second), lagSeries: 6},
-		{start: start.Add(65 * time.Second), end: start.Add(70 * time.Second), lagSeries: 6},
+		{start: start.Add(20 * time.Second), end: start.Add(25 * time.Second), lagSeries: 0, cpuAtStart: 2 * time.Second}, // warm-up: not checked
+		{start: start.Add(35 * time.Second), end: start.Add(40 * time.Second), lagSeries: 6, cpuAtStart: 4 * time.Second},
+		{start: start.Add(50 * time.Second), end: start.Add(55 * time.Second), lagSeries: 6, cpuAtStart: 9 * time.Second},
+		{start: start.Add(65 * time.Second), end: start.Add(70 * time.Second), lagSeries: 6, cpuAtStart: 15 * time.Second},
+		{start: start.Add(80 * time.Second), end: start.Add(85 * time.Second), lagSeries: 6, cpuAtStart: 22 * time.Second}, // after the window
 	}}
 	kr := kminionWindow(run, marks, 3, 3, 6)
 	require.Equal(t, []time.Duration{2 * time.Second, 3 * time.Second}, kr.warmup)
@@ -163,6 +164,9 @@ func TestKminionFiguresOverTheCollectorsIntervals(t *testing.T) {
 	require.Equal(t, int64(105)<<20, kr.maxRSS)
 	require.Len(t, kr.scrapes, 3)
 	require.NoError(t, kr.err)
+	// From each steady scrape's start to the next's, the last one's next
+	// begun past the window.
+	require.Equal(t, []time.Duration{5 * time.Second, 6 * time.Second, 7 * time.Second}, kr.perScrape)
 
 	kr = kminionWindow(run, marks, 3, 3, 7)
 	require.ErrorContains(t, kr.err, "want one per (group, partition): 7")
