@@ -132,7 +132,14 @@ type kminionRun struct {
 	stopErr error
 
 	mu      sync.Mutex
-	scrapes []metricsScrape
+	scrapes []metricsScrape // as they end
+	begun   []scrapeStart   // as they begin
+}
+
+// scrapeStart is when a scrape began, and kminion's CPU time then.
+type scrapeStart struct {
+	at  time.Time
+	cpu time.Duration
 }
 
 // startKminion starts kminion on the cluster at addrs, its configuration
@@ -202,6 +209,11 @@ func (r *kminionRun) scrapeEvery(ctx context.Context, interval time.Duration) {
 	defer tick.Stop()
 	for {
 		cpu, cpuErr := procCPU(r.proc.PID())
+		if cpuErr == nil {
+			r.mu.Lock()
+			r.begun = append(r.begun, scrapeStart{at: time.Now(), cpu: cpu})
+			r.mu.Unlock()
+		}
 		s := getMetrics(ctx, client, r.url, kminionScrapeTimeouts*interval)
 		s.cpuAtStart, s.cpuErr = cpu, cpuErr
 		if ctx.Err() != nil {
@@ -302,10 +314,13 @@ type kminionResult struct {
 	requests       requestCounts   // over the steady intervals
 	bytes          requestCounts
 	scrapes        []metricsScrape // those that ended in the steady window
-	perScrape      []time.Duration // CPU from each scrape's start to the next's, those begun in the steady window
+	perScrape      []time.Duration // CPU from each of scrapes' start to the next's
 	wantSeries     int
-	config         string
-	err            error // a steady scrape failed or was short
+	// collectorLagPts are the lag points of the collector's steady scrapes:
+	// a collector that cut its scrapes short did less than kminion.
+	collectorLagPts []int
+	config          string
+	err             error // a steady scrape failed or was short
 }
 
 // kminionFigures is kminion's side of the run: its intervals
@@ -324,15 +339,20 @@ func kminionFigures(r *kminionRun, marks []mark, steadyFrom, scrapes, pairs int)
 	if err != nil {
 		return nil, err
 	}
-	kr := kminionWindow(r, marks, steadyFrom, scrapes, pairs)
+	cpuNow, err := procCPU(r.proc.PID())
+	if err != nil {
+		return nil, fmt.Errorf("read /proc of kminion: %w", err)
+	}
+	kr := kminionWindow(r, marks, steadyFrom, scrapes, pairs, cpuNow)
 	kr.peakRSS, kr.config = hwm, string(config)
 	return kr, nil
 }
 
 // kminionWindow reads kminion's side of the intervals the collector's
 // marks bound: warm-up before steadyFrom, then scrapes steady ones, and
-// checks the scrapes that ended in the steady window.
-func kminionWindow(r *kminionRun, marks []mark, steadyFrom, scrapes, pairs int) *kminionResult {
+// checks the scrapes that ended in the steady window. cpuNow is kminion's
+// CPU time now, after the window.
+func kminionWindow(r *kminionRun, marks []mark, steadyFrom, scrapes, pairs int, cpuNow time.Duration) *kminionResult {
 	kr := &kminionResult{wantSeries: pairs}
 	last := min(steadyFrom+scrapes, len(marks)) - 1
 	for i := 1; i <= last; i++ {
@@ -353,22 +373,29 @@ func kminionWindow(r *kminionRun, marks []mark, steadyFrom, scrapes, pairs int) 
 	kr.bytes = to.kminion.bytes.Since(from.kminion.bytes)
 	kr.scrapes = r.scrapesBetween(from.at, to.at)
 	kr.err = checkKminionScrapes(kr.scrapes, pairs)
-	kr.perScrape = r.cpuPerScrape(from.at, to.at)
+	kr.perScrape = r.cpuPerScrape(kr.scrapes, cpuNow)
 	return kr
 }
 
-// cpuPerScrape is kminion's CPU from the start of each scrape begun in
-// [from, to] to the start of the next.
-func (r *kminionRun) cpuPerScrape(from, to time.Time) []time.Duration {
+// cpuPerScrape is kminion's CPU from the start of each of scrapes to the
+// start of the next scrape, or to now (cpuNow) when none began since:
+// between scrapes kminion idles.
+func (r *kminionRun) cpuPerScrape(scrapes []metricsScrape, cpuNow time.Duration) []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []time.Duration
-	for i := 0; i+1 < len(r.scrapes); i++ {
-		s, next := r.scrapes[i], r.scrapes[i+1]
-		if s.start.Before(from) || s.start.After(to) || s.cpuErr != nil || next.cpuErr != nil {
+	for _, s := range scrapes {
+		if s.cpuErr != nil {
 			continue
 		}
-		out = append(out, next.cpuAtStart-s.cpuAtStart)
+		next := cpuNow
+		for _, b := range r.begun {
+			if b.at.After(s.start) {
+				next = b.cpu
+				break
+			}
+		}
+		out = append(out, next-s.cpuAtStart)
 	}
 	return out
 }
@@ -416,9 +443,9 @@ func meanDurations(ds []time.Duration) (mean, lo, hi time.Duration, err error) {
 // printKminionReport prints kminion beside the collector: CPU per interval
 // and memory of each, and the ratios.
 func printKminionReport(out io.Writer, o options, results []*result) {
-	fmt.Fprintf(out, "\nkminion %s in the same run (configuration below), scraped every %s as Prometheus would, one scrape at a time (a scrape longer than that delays the next; timeout %s). Per interval: CPU over the collector's steady intervals (one collector scrape each; on a loaded machine they stretch past %s and may hold more than one kminion scrape). Per scrape: kminion's CPU from a scrape's start to the next's, for the scrapes begun in the same window; the collector's per scrape is its per interval.\n\n", o.kminion, o.interval, kminionScrapeTimeouts*o.interval, o.interval)
-	fmt.Fprintln(out, "| workload | interval wall, mean | collector CPU/interval | kminion CPU/interval, mean (min-max) | kminion/collector | kminion CPU/scrape, mean (min-max) | kminion/collector per scrape | kminion warm-up CPU/interval | kminion scrapes ended in the window: lag series, wall mean (max) |")
-	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintf(out, "\nkminion %s in the same run (configuration below), scraped every %s as Prometheus would, one scrape at a time (a scrape longer than that delays the next; timeout %s). Per interval: CPU over the collector's steady intervals (one collector scrape each; on a loaded machine they stretch past %s and may hold more than one kminion scrape). Per scrape: kminion's CPU from a scrape's start to the next's (or to the end of the window when no other began), for the scrapes that ended in the window; the collector's per scrape is its per interval.\n\n", o.kminion, o.interval, kminionScrapeTimeouts*o.interval, o.interval)
+	fmt.Fprintln(out, "| workload | interval wall, mean | collector CPU/interval | kminion CPU/interval, mean (min-max) | kminion/collector | kminion CPU/scrape, mean (min-max) | kminion/collector per scrape | kminion warm-up CPU/interval | collector steady scrapes: lag points | kminion scrapes ended in the window: lag series, wall mean (max) |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
 	for _, r := range results {
 		kr := r.kminion
 		if kr == nil {
@@ -443,10 +470,21 @@ func printKminionReport(out io.Writer, o options, results []*result) {
 				series[i] = "failed"
 			}
 		}
+		colPts := make([]string, len(kr.collectorLagPts))
+		complete := true
+		for i, n := range kr.collectorLagPts {
+			colPts[i] = strconv.Itoa(n)
+			complete = complete && n == kr.wantSeries
+		}
+		if !complete {
+			// The collector's CPU is then that of part of the work.
+			intervalRatio += " (collector cut short)"
+			scrapeRatio += " (collector cut short)"
+		}
 		mean, longest := scrapeWall(kr.scrapes)
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %d: %s (want %d), %s (%s) |\n",
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d: %s (want %d), %s (%s) |\n",
 			r.w, wall.Round(100*time.Millisecond), secs(col), perInterval, intervalRatio, perScrape, scrapeRatio, warm,
-			len(kr.scrapes), strings.Join(series, ", "), kr.wantSeries, mean.Round(time.Millisecond), longest.Round(time.Millisecond))
+			strings.Join(colPts, ", "), len(kr.scrapes), strings.Join(series, ", "), kr.wantSeries, mean.Round(time.Millisecond), longest.Round(time.Millisecond))
 	}
 	fmt.Fprintln(out, "\nMemory, each process's as the collector's is read: peak RSS (VmHWM) over the whole run, and the largest VmRSS at a steady mark:")
 	fmt.Fprintln(out)

@@ -151,24 +151,35 @@ func TestKminionFiguresOverTheCollectorsIntervals(t *testing.T) {
 	for i, cpu := range []time.Duration{1, 3, 6, 10, 15, 21} { // 2, 3 | 4, 5, 6 s per interval
 		marks = append(marks, mark{at: start.Add(time.Duration(i) * 15 * time.Second), kminion: kminionMark{cpu: cpu * time.Second, rss: int64(100+i) << 20}})
 	}
-	run := &kminionRun{scrapes: []metricsScrape{
+	run := &kminionRun{begun: []scrapeStart{
+		{at: start.Add(20 * time.Second), cpu: 2 * time.Second},
+		{at: start.Add(35 * time.Second), cpu: 4 * time.Second},
+		{at: start.Add(50 * time.Second), cpu: 9 * time.Second},
+		{at: start.Add(65 * time.Second), cpu: 15 * time.Second},
+		{at: start.Add(80 * time.Second), cpu: 22 * time.Second},
+	}, scrapes: []metricsScrape{
 		{start: start.Add(20 * time.Second), end: start.Add(25 * time.Second), lagSeries: 0, cpuAtStart: 2 * time.Second}, // warm-up: not checked
 		{start: start.Add(35 * time.Second), end: start.Add(40 * time.Second), lagSeries: 6, cpuAtStart: 4 * time.Second},
 		{start: start.Add(50 * time.Second), end: start.Add(55 * time.Second), lagSeries: 6, cpuAtStart: 9 * time.Second},
 		{start: start.Add(65 * time.Second), end: start.Add(70 * time.Second), lagSeries: 6, cpuAtStart: 15 * time.Second},
 		{start: start.Add(80 * time.Second), end: start.Add(85 * time.Second), lagSeries: 6, cpuAtStart: 22 * time.Second}, // after the window
 	}}
-	kr := kminionWindow(run, marks, 3, 3, 6)
+	// The window's last scrape's next began past it; the run measured it
+	// before any other began: to now.
+	lastNext := run.begun[4]
+	run.begun = run.begun[:4]
+	kr := kminionWindow(run, marks, 3, 3, 6, 24*time.Second)
 	require.Equal(t, []time.Duration{2 * time.Second, 3 * time.Second}, kr.warmup)
 	require.Equal(t, []time.Duration{4 * time.Second, 5 * time.Second, 6 * time.Second}, kr.steady)
 	require.Equal(t, int64(105)<<20, kr.maxRSS)
 	require.Len(t, kr.scrapes, 3)
 	require.NoError(t, kr.err)
-	// From each steady scrape's start to the next's, the last one's next
-	// begun past the window.
-	require.Equal(t, []time.Duration{5 * time.Second, 6 * time.Second, 7 * time.Second}, kr.perScrape)
+	// From each steady scrape's start to the next's, the last one's to now.
+	require.Equal(t, []time.Duration{5 * time.Second, 6 * time.Second, 9 * time.Second}, kr.perScrape)
+	run.begun = append(run.begun, lastNext)
+	require.Equal(t, []time.Duration{5 * time.Second, 6 * time.Second, 7 * time.Second}, kminionWindow(run, marks, 3, 3, 6, 24*time.Second).perScrape)
 
-	kr = kminionWindow(run, marks, 3, 3, 7)
+	kr = kminionWindow(run, marks, 3, 3, 7, 24*time.Second)
 	require.ErrorContains(t, kr.err, "want one per (group, partition): 7")
 }
 

@@ -414,6 +414,9 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		if r.kminion, err = kminionFigures(km, marks, steadyFrom, o.scrapes, w.Pairs()); err != nil {
 			return nil, err
 		}
+		for _, s := range seen[min(steadyFrom, len(seen)):min(steadyFrom+o.scrapes, len(seen))] {
+			r.kminion.collectorLagPts = append(r.kminion.collectorLagPts, s.lagPoints)
+		}
 		if err := km.close(); err != nil {
 			logf("kminion stop: %v", err)
 		}
