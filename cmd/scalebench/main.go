@@ -414,7 +414,9 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		if r.kminion, err = kminionFigures(km, marks, steadyFrom, o.scrapes, w.Pairs()); err != nil {
 			return nil, err
 		}
-		for _, s := range seen[min(steadyFrom, len(seen)):min(steadyFrom+o.scrapes, len(seen))] {
+		// The scrapes whose exports began at the marks opening the steady
+		// intervals: each was whole by the window's end.
+		for _, s := range seen[min(max(steadyFrom-1, 0), len(seen)):min(steadyFrom+o.scrapes-1, len(seen))] {
 			r.kminion.collectorLagPts = append(r.kminion.collectorLagPts, s.lagPoints)
 		}
 		if err := km.close(); err != nil {
