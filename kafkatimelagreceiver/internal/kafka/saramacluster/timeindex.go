@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/IBM/sarama"
@@ -48,68 +47,106 @@ func (c *Cluster) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTi
 	if err != nil {
 		return out, kafka.Join(append(errs, err)...)
 	}
-	for len(pending) > 0 {
+	// Each request asks the partitions left, in partition order, their
+	// lowest time not answered: index finds a partition's entry from its
+	// answer, and the partitions left shrink in place.
+	index := make(map[kafka.TopicPartition]int, len(pending))
+	for i, p := range pending {
+		index[p.tp] = i
+	}
+	left := make([]int, len(pending))
+	for i := range left {
+		left[i] = i
+	}
+	tps := make([]kafka.TopicPartition, 0, len(pending))
+	for len(left) > 0 {
 		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("list offsets by timestamp: %d partitions left unanswered: %w", len(pending), err))
+			errs = append(errs, fmt.Errorf("list offsets by timestamp: %d partitions left unanswered: %w", len(left), err))
 			break
 		}
-		tps := slices.SortedFunc(maps.Keys(pending), kafka.TopicPartition.Compare)
-		answers := make(map[kafka.TopicPartition]kafka.TimePoint, len(tps))
+		tps = tps[:0]
+		for _, i := range left {
+			tps = append(tps, pending[i].tp)
+			pending[i].answered = false
+		}
 		_, _, err := c.listRetrying(ctx, call, client, tps, listing{
 			isolation: sarama.ReadUncommitted,
-			timestamp: func(tp kafka.TopicPartition) int64 { return pending[tp][0] },
+			timestamp: func(tp kafka.TopicPartition) int64 { return pending[index[tp]].times[0] },
 			take: func(tp kafka.TopicPartition, block *sarama.OffsetResponseBlock, version int16) error {
-				point, err := timePoint(pending[tp][0], block, version)
+				p := &pending[index[tp]]
+				point, err := timePoint(p.times[0], block, version)
 				if err == nil {
-					answers[tp] = point
+					p.point, p.answered = point, true
 				}
 				return err
 			},
 		})
 		errs = append(errs, err)
-		for _, tp := range tps {
-			point, ok := answers[tp]
-			if !ok {
-				delete(pending, tp) // failed: the error names it
-				continue
+		next := left[:0]
+		for _, i := range left {
+			p := &pending[i]
+			if !p.answered {
+				continue // failed: the error names it
 			}
-			left := pending[tp]
-			for len(left) > 0 && (!point.Found || left[0] <= point.TimestampMillis) {
-				implied := point
-				implied.AtMillis = left[0]
-				out[tp] = append(out[tp], implied)
-				left = left[1:]
+			for len(p.times) > 0 && (!p.point.Found || p.times[0] <= p.point.TimestampMillis) {
+				implied := p.point
+				implied.AtMillis = p.times[0]
+				p.found = append(p.found, implied)
+				p.times = p.times[1:]
 			}
-			if len(left) == 0 {
-				delete(pending, tp)
-			} else {
-				pending[tp] = left
+			if len(p.times) > 0 {
+				next = append(next, i)
 			}
+		}
+		left = next
+	}
+	for _, p := range pending {
+		if len(p.found) > 0 {
+			out[p.tp] = p.found
 		}
 	}
 	return out, kafka.Join(errs...)
 }
 
-// timesToAsk gathers each partition's times, ascending and distinct; a
-// negative time, which Kafka reads as a special request (-1 the end, -2 the
-// start...), is an error naming it and is not asked.
-func timesToAsk(asks []kafka.PartitionTimes) (map[kafka.TopicPartition][]int64, []error) {
-	pending := make(map[kafka.TopicPartition][]int64, len(asks))
+// partitionTimes is one partition's times to look up: those not answered
+// yet (ascending), the answer of the request in flight, and the points
+// found.
+type partitionTimes struct {
+	tp       kafka.TopicPartition
+	times    []int64
+	point    kafka.TimePoint
+	answered bool
+	found    []kafka.TimePoint
+}
+
+// timesToAsk gathers each partition's times, ascending and distinct, in
+// partition order; a negative time, which Kafka reads as a special request
+// (-1 the end, -2 the start...), is an error naming it and is not asked.
+func timesToAsk(asks []kafka.PartitionTimes) ([]partitionTimes, []error) {
+	at := make(map[kafka.TopicPartition]int, len(asks))
+	var pending []partitionTimes
 	var errs []error
 	for _, ask := range asks {
-		for _, at := range ask.Millis {
-			if at < 0 {
+		for _, ms := range ask.Millis {
+			if ms < 0 {
 				errs = append(errs, topicError(ask.Topic, kafka.OperationDescribe,
-					fmt.Errorf("list offsets of %s/%d by timestamp: time %d ms is before 1970, and Kafka reads negative times as special requests", ask.Topic, ask.Partition, at)))
+					fmt.Errorf("list offsets of %s/%d by timestamp: time %d ms is before 1970, and Kafka reads negative times as special requests", ask.Topic, ask.Partition, ms)))
 				continue
 			}
-			pending[ask.TopicPartition] = append(pending[ask.TopicPartition], at)
+			i, ok := at[ask.TopicPartition]
+			if !ok {
+				i = len(pending)
+				at[ask.TopicPartition] = i
+				pending = append(pending, partitionTimes{tp: ask.TopicPartition})
+			}
+			pending[i].times = append(pending[i].times, ms)
 		}
 	}
-	for tp, times := range pending {
-		slices.Sort(times)
-		pending[tp] = slices.Compact(times)
+	for i := range pending {
+		slices.Sort(pending[i].times)
+		pending[i].times = slices.Compact(pending[i].times)
 	}
+	slices.SortFunc(pending, func(a, b partitionTimes) int { return a.tp.Compare(b.tp) })
 	return pending, errs
 }
 
