@@ -107,9 +107,9 @@ func (c *Conn) Lane() (*Conn, error) {
 }
 
 // warmUp connects a lane not connected yet, and its connection to every
-// broker, with its cluster's first connection: its first call then finds
-// them as the cluster's calls do. When that fails, its first call
-// connects.
+// broker, with the first connection of the Conn it is a lane of: its first
+// call then finds them as that Conn's calls do. When that fails, its first
+// call connects.
 func (c *Conn) warmUp(ctx context.Context) {
 	c.mu.Lock()
 	connected := c.client != nil

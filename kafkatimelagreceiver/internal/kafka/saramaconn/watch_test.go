@@ -144,7 +144,7 @@ func endOffsetsInBackground(ctx context.Context, c *Conn, tps ...kafka.TopicPart
 
 // twoLeaders is a cluster of three brokers whose topic "orders" has its
 // partition 0 led by broker 0 and its partition 1 by broker 1, and a
-// Cluster connected to both, whose requests wait ten minutes for an answer.
+// Conn connected to both, whose requests wait ten minutes for an answer.
 func twoLeaders(t *testing.T) (*kfaketest.Kafka, *Conn, [2]kafka.TopicPartition) {
 	k := kfaketest.New(t, 3, nil)
 	k.CreateTopic("orders", 2)

@@ -45,7 +45,7 @@ func TestCoordinatorOfManyGroupsAnswersInChunks(t *testing.T) {
 
 // coordinatorOfGroups is a one-broker cluster (so one coordinator) whose n
 // groups group-000, group-001, ... each committed offset i on orders/0, and
-// a Cluster on it.
+// the offset reads on it.
 func coordinatorOfGroups(t *testing.T, n int) (*kfaketest.Kafka, *testReads, []string) {
 	t.Helper()
 	k := kfaketest.New(t, 1, nil)

@@ -55,7 +55,7 @@ func fixBatchHeaders(records []byte) {
 	}
 }
 
-// scriptedRead is a Cluster's record read against a scriptedBroker.
+// scriptedRead is one broker's record read against a scripted broker.
 type scriptedRead struct {
 	broker *saramatest.ScriptedBroker
 	c      *testReads

@@ -24,7 +24,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/saramatest"
 )
 
-// timeIndexCluster is a Cluster on k connected to the leaders of the
+// timeIndexCluster is the reads on k connected to the leaders of the
 // topic's partitions, so that a test counts only the requests of the call
 // under test.
 func timeIndexCluster(t *testing.T, k *kfaketest.Kafka, s clientsettings.Settings, topic string, partitions int32) *testReads {
