@@ -4,11 +4,13 @@ package main
 // (redpanda-data/kminion; deploy/kminion/build-kminion.sh builds it) on the
 // same cluster as the collector, in the same run, and scrapes its /metrics
 // every collection interval as Prometheus would (its default Accept header,
-// gzip, the whole body read), one scrape at a time. kminion asks Kafka on every scrape, so the
-// scrape is its work. Its CPU and memory are read at the collector's marks,
-// so both processes are measured over the same warm-up and steady
-// intervals; every scrape that ends in the steady window must carry one lag
-// series per (group, partition), or the run is an error.
+// gzip, the whole body read), one scrape at a time. kminion asks Kafka on
+// every scrape, so the scrape is its work. Its CPU and memory are read at
+// the collector's marks, so both processes are measured over the same
+// warm-up and steady intervals, and its CPU per scrape besides, since its
+// scrapes may outlast an interval. Every scrape that ends in the steady
+// window must carry one lag series per (group, partition), or the run is
+// an error.
 //
 // kminion runs lag only: consumer groups at its defaults (scrapeMode
 // adminApi, granularity partition, every group), its topic and log-dir
