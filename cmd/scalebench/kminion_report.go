@@ -70,6 +70,10 @@ func printKminionReport(out io.Writer, o options, results []*result) {
 			intervalRatio += " (collector cut short)"
 			scrapeRatio += " (collector cut short)"
 		}
+		if kr.err != nil {
+			// kminion did less than the collector: no ratio holds.
+			intervalRatio, scrapeRatio = "kminion incomplete", "kminion incomplete"
+		}
 		mean, longest := scrapeWall(kr.scrapes)
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d: %s (want %d), %s (%s) |\n",
 			r.w, wall.Round(100*time.Millisecond), secs(col), perInterval, intervalRatio, perScrape, scrapeRatio, warm,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -189,4 +190,25 @@ func TestNoKminionWithoutTheFlag(t *testing.T) {
 	var out bytes.Buffer
 	printReport(&out, options{interval: 15 * time.Second, sampling: 5 * time.Second, brokers: 3}, []*result{{}})
 	require.NotContains(t, out.String(), "kminion")
+}
+
+// TestKminionReportMarksWhatWasNotWhole: a ratio over a collector that cut
+// a scrape short says so; over an incomplete kminion there is none.
+func TestKminionReportMarksWhatWasNotWhole(t *testing.T) {
+	report := func(kr *kminionResult) string {
+		var out bytes.Buffer
+		r := &result{steady: []interval{{cpu: time.Second, wall: 15 * time.Second}}, kminion: kr}
+		printKminionReport(&out, options{interval: 15 * time.Second, kminion: "kminion"}, []*result{r})
+		return out.String()
+	}
+	whole := &kminionResult{steady: []time.Duration{4 * time.Second}, perScrape: []time.Duration{4 * time.Second}, wantSeries: 10, collectorLagPts: []int{10}}
+	require.Contains(t, report(whole), "| 4.00x | 4.000 s (4.000 s-4.000 s), 1 | 4.00x |")
+
+	short := *whole
+	short.collectorLagPts = []int{10, 7}
+	require.Contains(t, report(&short), "| 4.00x (collector cut short) | 4.000 s (4.000 s-4.000 s), 1 | 4.00x (collector cut short) |")
+
+	incomplete := *whole
+	incomplete.err = errors.New("short")
+	require.Contains(t, report(&incomplete), "| kminion incomplete | 4.000 s (4.000 s-4.000 s), 1 | kminion incomplete |")
 }
