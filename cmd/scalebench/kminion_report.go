@@ -89,7 +89,7 @@ func printKminionReport(out io.Writer, o options, results []*result) {
 				mib(r.maxRSS), mib(kr.maxRSS), ratio(kr.maxRSS, r.maxRSS))
 		}
 	}
-	fmt.Fprintln(out, "\nKafka requests and bytes the brokers sent, per interval (steady):")
+	fmt.Fprintf(out, "\nKafka requests and bytes the brokers sent, per interval (steady), by client id (%s, %s); the requests by API key below count every client's, kminion's too:\n", kminionClientID, collectorClientID)
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "| workload | kminion requests | kminion bytes received | collector bytes received |")
 	fmt.Fprintln(out, "|---|---|---:|---:|")
