@@ -317,6 +317,9 @@ func (r *Reader) readOffsets(ctx context.Context, p *pass) {
 	if !end.Received.IsZero() { // zero: nothing was asked (the client closed under the scrape)
 		p.snap.At = end.Received.UnixNano()
 	}
+	if !withStart {
+		r.readStartsBehind(ctx, p)
+	}
 	if withStart {
 		p.snap.Start = r.Tables.StartOffsets()
 	}
