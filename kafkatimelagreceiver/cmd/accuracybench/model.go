@@ -36,7 +36,15 @@ do, on %d partitions each:
   consumers and record reads see only what is below it;
 %s- transactions: one shape's producers commit every 100 ms (Kafka Streams'
   exactly-once `+"`commit.interval.ms`"+`), each commit a control record taking
-  an offset; one shape's topic uses LogAppendTime;
+  an offset; its group reads up to the high watermark. Another's abort one
+  transaction in 20 and leave one open for minutes (below), and its group
+  reads `+"`read_committed`"+`: up to the last stable offset (the first offset of
+  the oldest transaction whose marker is not yet replicated), its aborted
+  records skipped, as the receiver's reads are; the time index, read as
+  `+"`read_uncommitted`"+`, answers any record below the high watermark, aborted
+  ones and markers too. There the truth is the next record the group will
+  consume: past markers and aborted records, a transaction left open
+  counting as aborted from the start. One shape's topic uses LogAppendTime;
 - linger: one shape's producers linger 100 to 1,000 ms each (uniform) at
   1 record a second a partition, so that every batch waits out its linger;
 - the group: auto-commits every %d s (`+"`auto.commit.interval.ms`"+`) at a

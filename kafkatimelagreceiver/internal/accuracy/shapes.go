@@ -28,6 +28,11 @@ type Shape struct {
 	// with its own producers' traffic, read by the same groups, whose
 	// rebalances stop them on every partition at once.
 	Partitions int
+	// OneInstance: each method reads every partition as one instance
+	// would, this receiver one sampler and one scrape for all of them, its
+	// per-scrape budgets shared (MethodSpec.NewPartitions); otherwise a
+	// fresh instance runs each partition.
+	OneInstance bool
 	// Realistic: records are stamped and delivered as real producers do
 	// (ProducerModel), not at their append instants.
 	Realistic bool
@@ -102,6 +107,9 @@ type consumer struct {
 	commitRecords    int64
 	resetAt, resetTo int64
 	stallAt          int64 // when not 0: commits nothing new from then on
+	// readCommitted: the group reads as read_committed (isolation.level),
+	// up to the last stable offset, not the high watermark.
+	readCommitted bool
 	// rebalances are when the group stops, and for how long: it commits
 	// nothing then, and starts again from its last commit.
 	rebalances []pause
@@ -129,6 +137,9 @@ func (c consumer) run(tl *Timeline, rng *rand.Rand) *Commits {
 			pos, reset = float64(c.resetTo), false
 		}
 		avail := float64(tl.EndAt(t - c.delay))
+		if c.readCommitted {
+			avail = float64(tl.StableAt(t - c.delay))
+		}
 		if c.capacity > 0 {
 			pos = min(avail, pos+c.capacity*float64(c.commitEvery)/1e9)
 		} else {

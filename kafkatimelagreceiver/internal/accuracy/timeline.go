@@ -8,6 +8,7 @@ package accuracy
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -42,11 +43,22 @@ type Timeline struct {
 	// removed tells the batches the log cleaner removed (their keys were
 	// written again): their offsets were taken, no record of them is left.
 	removed []bool
+	// aborted tells the data batches of transactions that were aborted: in
+	// the log and its time index, skipped by read_committed consumers.
+	aborted []bool
+	// open are each producer's transactions the last stable offset waits
+	// for (Batch.TxnStart), in append order.
+	open map[int64][]openTxn
 	// Compacted: the topic's cleanup.policy compacts.
 	Compacted bool
 	// LogAppendTime: the topic's message.timestamp.type is LogAppendTime,
 	// so its stamps are the broker's append times.
 	LogAppendTime bool
+	// Retention is the topic's deletion by time (Retain), when Ms is set;
+	// startAt and startOffset are the log start's moves: from startAt[i]
+	// it is startOffset[i].
+	Retention            Retention
+	startAt, startOffset []int64
 	// transactional are the producers that wrote a marker: their batches
 	// are transactional ones.
 	transactional map[int64]bool
@@ -71,8 +83,13 @@ type Batch struct {
 	Producer int64
 	// NoID: the producer has no ID (not idempotent); Control: a
 	// transaction marker (Records 1); Removed: compacted away, its offsets
-	// taken but no record left.
-	NoID, Control, Removed bool
+	// taken but no record left; Aborted: a data batch of a transaction
+	// that was aborted.
+	NoID, Control, Removed, Aborted bool
+	// TxnStart: the first batch of its producer's transaction on the
+	// partition, which holds the last stable offset at its first offset
+	// until its marker (the producer's next Control batch) is replicated.
+	TxnStart bool
 	// At is when the leader appended it, Visible when the high watermark
 	// passed it.
 	At, Visible int64
@@ -113,13 +130,43 @@ func (tl *Timeline) AppendBatch(b Batch) {
 	tl.noID = append(tl.noID, b.NoID)
 	tl.control = append(tl.control, b.Control)
 	tl.removed = append(tl.removed, b.Removed)
+	tl.aborted = append(tl.aborted, b.Aborted)
 	tl.maxUpTo = append(tl.maxUpTo, best)
+	if b.TxnStart {
+		if tl.open == nil {
+			tl.open = map[int64][]openTxn{}
+		}
+		tl.open[b.Producer] = append(tl.open[b.Producer], openTxn{first: tl.EndOffset() - b.Records, from: b.At, until: math.MaxInt64})
+	}
+	if txns := tl.open[b.Producer]; b.Control && len(txns) > 0 && txns[len(txns)-1].until == math.MaxInt64 {
+		txns[len(txns)-1].until = visible
+	}
 	if b.Control {
 		if tl.transactional == nil {
 			tl.transactional = map[int64]bool{}
 		}
 		tl.transactional[b.Producer] = true
 	}
+}
+
+// openTxn is a transaction the last stable offset waits for: from its
+// first batch's append until its marker was replicated, at its first
+// offset.
+type openTxn struct{ first, from, until int64 }
+
+// StableAt is the last stable offset at time t, which a ListOffsets for the
+// latest offset read_committed answers and a read_committed consumer reads
+// up to: the high watermark, or the first offset of the oldest transaction
+// still open (its marker not yet replicated) when that is lower.
+func (tl *Timeline) StableAt(t int64) int64 {
+	stable := tl.EndAt(t)
+	for _, txns := range tl.open {
+		i := sort.Search(len(txns), func(i int) bool { return txns[i].from > t }) - 1
+		if i >= 0 && t < txns[i].until {
+			stable = min(stable, txns[i].first)
+		}
+	}
+	return stable
 }
 
 // Transactional tells whether the record at offset was written in a
@@ -213,15 +260,16 @@ func (tl *Timeline) Identified(offset int64) (byProducer, data bool) {
 }
 
 // NextData is the first data record's offset at or after offset below
-// end (past transaction markers and compacted gaps), and whether there is
-// one.
+// end (past transaction markers, aborted transactions' records and
+// compacted gaps: the next record a read_committed consumer gets), and
+// whether there is one.
 func (tl *Timeline) NextData(offset, end int64) (int64, bool) {
 	for offset < end {
 		i, ok := tl.batchOf(offset)
 		if !ok {
 			return offset, false
 		}
-		if !tl.control[i] && !tl.removed[i] {
+		if !tl.control[i] && !tl.removed[i] && !tl.aborted[i] {
 			return offset, true
 		}
 		offset = tl.end[i]
@@ -299,6 +347,32 @@ func (tl *Timeline) FirstStampedFrom(t, end int64) (offset, stamp int64, ok bool
 	return offset, stampOf(offset), true
 }
 
+// FirstStampedLeft is FirstStampedFrom in the log left at or after start
+// (retention deleted the records below it, and their time index).
+func (tl *Timeline) FirstStampedLeft(t, start, end int64) (offset, stamp int64, ok bool) {
+	offset, stamp, ok = tl.FirstStampedFrom(t, end)
+	if !ok || offset >= start {
+		return offset, stamp, ok
+	}
+	ms := int64(time.Millisecond)
+	i, left := tl.batchOf(start)
+	for ; left && i < len(tl.end) && (i == 0 || tl.end[i-1] < end); i++ {
+		if tl.stamp[i]/ms < t/ms {
+			continue
+		}
+		from := start
+		if i > 0 {
+			from = max(start, tl.end[i-1])
+		}
+		for o := from; o < min(tl.end[i], end); o++ {
+			if st := spreadIn(tl, i, o, tl.first[i], tl.stamp[i]); st/ms >= t/ms {
+				return o, st, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
 // RecordSize is the bytes a record takes in a batch, for the cost model.
 const RecordSize = 200
 
@@ -357,6 +431,50 @@ func (tl *Timeline) Fetched(offsets []int64, end, maxBytes int64) []FetchedRange
 		}
 	}
 	return reads
+}
+
+// Retention is a topic's deletion by time (cleanup.policy delete): its
+// log rolls a segment every SegmentMs (segment.ms), and every CheckEvery
+// (log.retention.check.interval.ms) the broker deletes the oldest segments
+// whose largest timestamp is more than Ms (retention.ms) old, never the
+// active one; the log start moves to the first offset left. The checks
+// come at Phase into each CheckEvery (when the broker started).
+type Retention struct{ Ms, SegmentMs, CheckEvery, Phase int64 }
+
+// Retain deletes as r says from from to to, after every batch is
+// appended: the log start's moves (StartAt).
+func (tl *Timeline) Retain(r Retention, from, to int64) {
+	tl.Retention = r
+	segment := func(i int) int64 { return (tl.at[i] - from) / r.SegmentMs }
+	first := 0 // the first batch left
+	for check := from + r.Phase + r.CheckEvery; check < to; check += r.CheckEvery {
+		active := segment(max(0, atOrBefore(tl.at, check)-1))
+		moved := false
+		for first < len(tl.at) && segment(first) < active {
+			last, largest := first, tl.stamp[first]
+			for last+1 < len(tl.at) && segment(last+1) == segment(first) {
+				last++
+				largest = max(largest, tl.stamp[last])
+			}
+			if largest >= check-r.Ms {
+				break
+			}
+			first, moved = last+1, true
+		}
+		if moved {
+			tl.startAt = append(tl.startAt, check)
+			tl.startOffset = append(tl.startOffset, tl.end[first-1])
+		}
+	}
+}
+
+// StartAt is the log start offset at time t: 0 until retention deletes.
+func (tl *Timeline) StartAt(t int64) int64 {
+	i := atOrBefore(tl.startAt, t)
+	if i == 0 {
+		return 0
+	}
+	return tl.startOffset[i-1]
 }
 
 // Commits are a group's committed offsets over time: offset[i] from at[i].
