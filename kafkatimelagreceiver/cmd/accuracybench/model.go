@@ -67,6 +67,23 @@ as a Prometheus scrape of an exporter does: a scrape then sees a value up
 to a poll old. The fixed phase favours the rows that poll; that shape shows
 by how much.
 
+One idealized shape deletes by time, retention overtaking a group: the log
+rolls a segment every 10 minutes, and every 5 minutes (at a random phase)
+the broker deletes the oldest segments whose records are all more than an
+hour old, moving the log start. A record read below the log start is out
+of range and returns nothing; the time index answers from the records left.
+Once retention has deleted the record at the stopped group's committed
+offset, the truth is the time since the append of the oldest record left,
+the log start's: the first record the group reads when it resumes
+(`+"`auto.offset.reset`"+` earliest, as modelled), and what
+`+"`kafka.consumer_group.time_lag`"+` is defined to report there
+([how it works](how-it-works.md)), the records lost counted by
+`+"`kafka.consumer_group.lost_messages`"+`. A row that dates the committed
+offset itself reports the age of a record no longer in the log, up to the
+stop's age, and is scored against that truth; a group resetting to the
+latest offset instead would have no such record to wait for, which is not
+modelled.
+
 `, accuracy.RealisticPartitions, p.Producers, p.NoID, p.BatchRecords, accuracy.RecordSize, p.Linger/1e6, p.MaxInFlight,
 		float64(p.NetMedian)/1e6, p.NetSigma, p.ReplicationMedian/1e6, p.ReplicationSigma,
 		clockModel(p),

@@ -25,12 +25,11 @@ What the simulation cannot show, and what would change the ranking:
   other transactional shape the group reads up to the high watermark,
   past transactions open for 100 ms, and the peers' record reads read as
   `+"`read_uncommitted`"+` (the Java consumer's default) everywhere.
-- **No retention, faults or restarts** (but kafka-lag-exporter's warm
-  start): the logs keep every record from the start of the history (the
-  compacted shape removes records, not offsets); no shape has retention
-  overtake a group (its committed offset below the log start); a topic
-  keeping days of data lengthens klag's anchor line and its error on every
-  unsteady shape.
+- **No faults or restarts** (but kafka-lag-exporter's warm start): the
+  logs keep every record from the start of the history, but on the
+  retention shape (an hour kept, one partition, stamps at the append) and
+  the compacted one (records removed, not offsets); a topic keeping days of
+  data lengthens klag's anchor line and its error on every unsteady shape.
 - **Each partition on its own.** Every method runs each partition with a
   fresh instance, so that a budget shared by a scrape's partitions (this
   receiver's `+"`max_record_reads_per_scrape`"+` and

@@ -318,6 +318,24 @@ func Shapes() []Shape {
 			},
 		},
 		{
+			Key: "retention", Name: "retention overtaking a group",
+			Description: "20 records/s on a topic keeping an hour (retention.ms 1 h, segment.ms 10 minutes, deletion checked every 5 minutes: log.retention.check.interval.ms); the group, 1 s behind, stops 15 minutes into the scored stretch, retention deletes the segment holding its committed offset about 70 minutes later and a segment every 10 minutes after, and the group restarts 2 h into the scored stretch from the log start (auto.offset.reset earliest, its committed offset out of range), reading 60 records/s until it has caught up",
+			History:     hour, Duration: 3 * hour,
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, s.End(), constant)
+				tl.Retain(Retention{Ms: hour, SegmentMs: 10 * minute, CheckEvery: 5 * minute, Phase: rng.Int64N(5 * minute)}, Epoch, s.End())
+				restart := Epoch + s.History + 2*hour
+				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + s.History + 15*minute}.run(tl, rng)
+				from := max(commits.offset[len(commits.offset)-1], tl.StartAt(restart))
+				rest := consumer{from: restart, to: s.End(), position: from, capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
+				for i := range rest.at {
+					commits.Commit(rest.at[i], rest.offset[i])
+				}
+				return tl, []*Commits{commits}
+			},
+		},
+		{
 			Key: "replay", Name: "replay",
 			Description: "20 records/s; the group keeps up until 2 h into the scored stretch, is then reset to the offset of 3 h before (older than anything watched) and reads 60 records/s until it has caught up",
 			History:     hour, Duration: 6 * hour,

@@ -20,6 +20,8 @@ func targetSubset() []Shape {
 			s.History, s.Duration = 5*hour, 2*hour
 		case "replay":
 			s.Duration = 3 * hour // the reset comes 2 h in
+		case "retention":
+			// The group restarts 2 h in, and catches up.
 		default:
 			s.Duration = min(s.Duration, 2*hour)
 		}
