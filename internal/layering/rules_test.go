@@ -50,6 +50,10 @@ func TestShareGroupsBuildsWithoutSarama(t *testing.T) {
 	forbidden := []string{
 		"github.com/IBM/sarama",
 		kafkaLayer + "/saramacluster",
+		kafkaLayer + "/saramaconn",
+		kafkaLayer + "/saramaoffsets",
+		kafkaLayer + "/saramatimes",
+		kafkaLayer + "/saramaretention",
 		kafkaLayer + "/saramaconfig",
 		kafkaLayer + "/saslauth",
 	}
@@ -68,6 +72,52 @@ func TestShareGroupsBuildsWithoutSarama(t *testing.T) {
 	}
 	if checked < 2 {
 		t.Fatalf("found %d sharegroups packages (the package and its tests) in go list's output", checked)
+	}
+}
+
+// The sarama reads by job: each job package holds one job's reads on the
+// connection core, and saramacluster composes them into a kafka.Cluster.
+var (
+	saramaCore = kafkaLayer + "/saramaconn"
+	saramaJobs = []string{kafkaLayer + "/saramaoffsets", kafkaLayer + "/saramatimes", kafkaLayer + "/saramaretention"}
+)
+
+// TestSaramaJobsStandApart: no job package's production code depends on
+// another job's package or on the facade, and the connection core on
+// none of them, so that each package does one job (the connection; the
+// offsets and groups; the time index and records; the retention configs
+// and sizes), and a read's deadline comes from the core alone.
+func TestSaramaJobsStandApart(t *testing.T) {
+	m := modules(t)[1]
+	facade := kafkaLayer + "/saramacluster"
+	pkgs := list(t, m, append([]string{"-deps"}, append([]string{saramaCore, facade}, saramaJobs...)...)...)
+	seen := map[string]pkg{}
+	for _, p := range pkgs {
+		seen[p.ImportPath] = p
+	}
+	for _, job := range saramaJobs {
+		p, ok := seen[job]
+		if !ok {
+			t.Fatalf("%s not in go list's output", job)
+		}
+		if !slices.Contains(p.Deps, saramaCore) {
+			t.Errorf("%s does not read through %s", job, saramaCore)
+		}
+		for _, other := range append(slices.Clone(saramaJobs), facade) {
+			if other != job && slices.Contains(p.Deps, other) {
+				t.Errorf("%s depends on %s: a job's reads stand on the core alone", job, other)
+			}
+		}
+	}
+	for _, dep := range append(slices.Clone(saramaJobs), facade) {
+		if slices.Contains(seen[saramaCore].Deps, dep) {
+			t.Errorf("%s depends on %s: the core knows no job", saramaCore, dep)
+		}
+	}
+	for _, job := range saramaJobs {
+		if !slices.Contains(seen[facade].Imports, job) {
+			t.Errorf("%s does not compose %s", facade, job)
+		}
 	}
 }
 

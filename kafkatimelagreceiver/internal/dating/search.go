@@ -51,7 +51,7 @@ type partitionSearch struct {
 	tp      kafka.TopicPartition
 	targets []target // ascending by offset
 	answers []kafka.TimePoint
-	asked   map[int64]bool
+	asked   askedTimes
 	// failed: the index could not be searched (an error named the
 	// partition); belowStart: a target lies below the log start (the
 	// first record, f(0), is past it): retention deleted it.
@@ -68,18 +68,50 @@ type indexSearch struct {
 	parts  []*partitionSearch
 	byTP   map[kafka.TopicPartition]*partitionSearch
 	rounds int
+	// open, askers and runs are asks' scratch space, reused from one
+	// partition to the next.
+	open   []*target
+	askers []asker
+	runs   []int
 }
 
+// askedTimes are the times a partition was asked, few (at most
+// MaxIndexRounds x MaxAsksPerPartition): a slice searched end to end costs
+// less than a map a partition.
+type askedTimes []int64
+
+func (a askedTimes) has(at int64) bool { return slices.Contains(a, at) }
+
+// newIndexSearch makes the search of targets: each partition's targets in
+// one stretch of a single slice, however the plan ordered them (it lists
+// them partition by partition, so a partition is looked up once a run).
 func newIndexSearch(targets []IndexTarget) *indexSearch {
 	s := &indexSearch{byTP: map[kafka.TopicPartition]*partitionSearch{}}
+	count := map[*partitionSearch]int{}
+	var last *partitionSearch
 	for _, it := range targets {
-		ps := s.byTP[it.TopicPartition]
-		if ps == nil {
-			ps = &partitionSearch{tp: it.TopicPartition, asked: map[int64]bool{}}
-			s.byTP[it.TopicPartition] = ps
-			s.parts = append(s.parts, ps)
+		if last == nil || last.tp != it.TopicPartition {
+			last = s.byTP[it.TopicPartition]
+			if last == nil {
+				last = &partitionSearch{tp: it.TopicPartition}
+				s.byTP[it.TopicPartition] = last
+				s.parts = append(s.parts, last)
+			}
 		}
-		ps.targets = append(ps.targets, newTarget(it))
+		count[last]++
+	}
+	all := make([]target, 0, len(targets))
+	for _, ps := range s.parts {
+		n := len(all)
+		all = all[:n+count[ps]]
+		ps.targets = all[n:n:len(all)]
+	}
+	last = nil
+	for _, it := range targets {
+		if last == nil || last.tp != it.TopicPartition {
+			last = s.byTP[it.TopicPartition]
+		}
+		last.targets = append(last.targets, newTarget(it))
 	}
 	for _, ps := range s.parts {
 		slices.SortFunc(ps.targets, func(a, b target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) })
@@ -96,35 +128,40 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 		return nil
 	}
 	var asks []kafka.PartitionTimes
+	// The round's times, one stretch a partition: the asks hold them
+	// until take.
+	all := make([]int64, 0, MaxAsksPerPartition*len(s.parts))
 	for _, ps := range s.parts {
 		if !ps.searching() {
 			continue
 		}
-		var open []*target // ascending by offset, as ps.targets
+		open := s.open[:0] // ascending by offset, as ps.targets
 		for i := range ps.targets {
 			if t := &ps.targets[i]; !t.converged() {
 				open = append(open, t)
 			}
 		}
-		var times []int64
-		for _, t := range askers(open) {
-			if len(times) == MaxAsksPerPartition {
+		s.open = open
+		first := len(all)
+		s.askers = askers(s.askers[:0], &s.runs, open)
+		for _, a := range s.askers {
+			if len(all)-first == MaxAsksPerPartition {
 				break
 			}
-			at, ok := t.nextTime(ps.asked)
+			t := a.target
+			at, ok := t.nextTime(ps.asked, a.walk)
 			if !ok {
 				// Every time that could narrow it was asked: it cannot
 				// narrow further from here.
 				t.precision = max(t.precision, t.hi-t.lo)
 				continue
 			}
-			if !slices.Contains(times, at) {
-				times = append(times, at)
+			if !slices.Contains(all[first:], at) {
+				all = append(all, at)
 			}
 		}
-		for _, at := range times {
-			ps.asked[at] = true
-		}
+		times := all[first:len(all):len(all)]
+		ps.asked = append(ps.asked, times...)
 		if len(times) > 0 {
 			asks = append(asks, kafka.PartitionTimes{TopicPartition: ps.tp, Millis: times})
 		}
@@ -135,34 +172,58 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 	return asks
 }
 
-// askers are the targets of open (ascending by offset) that ask this
-// round, in that order: targets between the same two answers learn the
-// same from the next, so that of each run of them only a few spread across
-// it ask (the lowest and the highest at least, more while few runs share
-// the round's asks), and the answers between them split the rest the
-// round after.
-func askers(open []*target) []*target {
-	type span struct {
-		lo, hi int64
-	}
-	var runs [][]*target
-	for _, t := range open {
-		if n := len(runs); n > 0 && (span{runs[n-1][0].lo, runs[n-1][0].hi} == span{t.lo, t.hi}) {
-			runs[n-1] = append(runs[n-1], t)
-			continue
+// asker is a target that asks this round; walk: the lowest of a run
+// dense in targets (denseRun).
+type asker struct {
+	*target
+	walk bool
+}
+
+// denseRun tells whether the targets of a run (between the same two
+// exact points) are at least half the records between those points: then
+// every batch between them holds targets, so each must be found anyway,
+// and finding them one after the other from below (batchEndUnasked) asks
+// once a batch, where the line would ask between batches and find the
+// same one twice. A run of few targets among many records is left to the
+// line, which skips the records no one needs.
+func denseRun(run []*target) bool {
+	below, above := run[0].below, run[0].above
+	return below.Found && above.Found && 2*int64(len(run)) >= above.Offset-below.Offset
+}
+
+// askers appends to out the targets of open (ascending by offset) that ask
+// this round, in that order: targets between the same two answers learn
+// the same from the next, so that of each run of them only a few spread
+// across it ask (the lowest and the highest at least, more while few runs
+// share the round's asks), and the answers between them split the rest
+// the round after. runs is scratch space: where each run starts in open.
+func askers(out []asker, runs *[]int, open []*target) []asker {
+	starts := (*runs)[:0]
+	for i, t := range open {
+		if i == 0 || open[i-1].lo != t.lo || open[i-1].hi != t.hi {
+			starts = append(starts, i)
 		}
-		runs = append(runs, []*target{t})
 	}
-	var out []*target
-	for _, run := range runs {
+	*runs = starts
+	for r, start := range starts {
+		end := len(open)
+		if r+1 < len(starts) {
+			end = starts[r+1]
+		}
+		run := open[start:end]
 		// A run of targets between the same two answers: those spread
 		// across it ask, their answers splitting the rest.
-		n := min(len(run), max(2, MaxAsksPerPartition/len(runs)))
+		n := min(len(run), max(2, MaxAsksPerPartition/len(starts)))
+		dense := denseRun(run)
 		for i := range n {
-			out = append(out, run[i*(len(run)-1)/max(n-1, 1)])
+			t := run[i*(len(run)-1)/max(n-1, 1)]
+			if i > 0 && out[len(out)-1].target == t {
+				continue
+			}
+			out = append(out, asker{target: t, walk: i == 0 && dense})
 		}
 	}
-	return slices.Compact(out)
+	return out
 }
 
 // take applies a round's answers. Partitions asked but not answered
@@ -202,7 +263,7 @@ func (ps *partitionSearch) apply(a kafka.TimePoint) {
 // fallback, with their offsets: a record read answers those, and finds the
 // log start.
 func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kafka.PartitionOffsets) {
-	points, dated = kafka.RecordReads{}, kafka.RecordReads{}
+	points, dated = make(kafka.RecordReads, len(s.parts)), make(kafka.RecordReads, len(s.parts))
 	for _, ps := range s.parts {
 		w := kafka.PartitionOffsets{TopicPartition: ps.tp}
 		if !ps.searching() {
@@ -212,11 +273,16 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 			fallback = append(fallback, w)
 			continue
 		}
+		var found []kafka.RecordRead
 		for _, a := range ps.answers {
-			if a.Found && !slices.ContainsFunc(points[ps.tp], func(r kafka.RecordRead) bool { return r.Offset == a.Offset }) {
-				points[ps.tp] = append(points[ps.tp], indexRead(a.Offset, a.Offset, a.TimestampMillis))
+			if a.Found && !slices.ContainsFunc(found, func(r kafka.RecordRead) bool { return r.Offset == a.Offset }) {
+				found = append(found, indexRead(a.Offset, a.Offset, a.TimestampMillis))
 			}
 		}
+		if len(found) > 0 {
+			points[ps.tp] = found
+		}
+		var datedHere []kafka.RecordRead
 		for _, t := range ps.targets {
 			open := t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.precision, (t.ScrapeMillis-t.lo)/cutOffShare)
 			if open || t.ExactOnly && !(t.below.Found && t.below.Offset == t.Offset) {
@@ -226,7 +292,13 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 				continue
 			}
 			// [lo, hi) in milliseconds: the middle of what it allows.
-			dated[ps.tp] = append(dated[ps.tp], indexRead(t.Offset, t.Offset, t.lo+(t.hi-1-t.lo)/2))
+			if datedHere == nil {
+				datedHere = make([]kafka.RecordRead, 0, len(ps.targets))
+			}
+			datedHere = append(datedHere, indexRead(t.Offset, t.Offset, t.lo+(t.hi-1-t.lo)/2))
+		}
+		if len(datedHere) > 0 {
+			dated[ps.tp] = datedHere
 		}
 		if len(w.Offsets) > 0 {
 			fallback = append(fallback, w)

@@ -179,3 +179,46 @@ func TestSearchLeavesARecordOpenOnOneSideToARead(t *testing.T) {
 	assert.Empty(t, dated)
 	assert.Equal(t, []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{1}}}, fallback)
 }
+
+// A group on every record of a partition's last 10 s, written a batch of
+// one to three records a second (sharing its millisecond) and sampled
+// every 5 s: the targets outnumber the records between the answers, so
+// each run is walked a batch at a time from its lowest exact point (the
+// millisecond after it, once a batch) rather than by the line, whose asks
+// fall between batches and find the same one twice. Every record is dated
+// exactly in 20 times asked over 3 rounds (the line alone: 26 in 4).
+func TestSearchWalksARunDenseInTargetsABatchAtATime(t *testing.T) {
+	const base = 1_700_000_000_000
+	var l indexLog
+	var batchOf []int64 // each record's batch stamp
+	for b := range int64(10) {
+		for range 1 + b%3 {
+			l.stamps = append(l.stamps, base+b*1000+b*13%50)
+			batchOf = append(batchOf, base+b*1000+b*13%50)
+		}
+	}
+	n := int64(len(l.stamps))
+	var targets []IndexTarget
+	for c := range n {
+		// The table's line: n records over the 10 s.
+		targets = append(targets, IndexTarget{TopicPartition: tp, Offset: c, GuessMillis: base + c*10_000/n, PrecisionMillis: 1, RecordsPerMilli: float64(n) / 10_000})
+	}
+	s := newIndexSearch(targets)
+	asked := 0
+	rounds := 0
+	for asks := s.asks(); len(asks) > 0; asks = s.asks() {
+		rounds++
+		for _, a := range asks {
+			asked += len(a.Millis)
+		}
+		s.take(asks, l.answer(asks))
+	}
+	_, dated, fallback := s.results()
+	assert.Empty(t, fallback)
+	require.Len(t, dated[tp], int(n))
+	for _, d := range dated[tp] {
+		assert.Equal(t, batchOf[d.Offset], d.Timestamp, "offset %d", d.Offset)
+	}
+	assert.LessOrEqual(t, asked, 20, "times asked")
+	assert.LessOrEqual(t, rounds, 3)
+}

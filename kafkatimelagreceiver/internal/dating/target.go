@@ -70,13 +70,24 @@ func openAbove(t *target) bool { return t.hi == noUpper }
 // lost), and the millisecond after the latest timestamp below was not
 // asked: where the records from there up to the target share it (one
 // batch), its answer closes the interval.
-func batchUnprobed(t *target, aboveStayed bool, asked map[int64]bool) bool {
-	return aboveStayed && !t.batchProbed && !asked[t.lo+1] && t.lo+1 < t.hi
+func batchUnprobed(t *target, aboveStayed bool, asked askedTimes) bool {
+	return aboveStayed && !t.batchProbed && !asked.has(t.lo+1) && t.lo+1 < t.hi
+}
+
+// batchEndUnasked: the target walks its run (the lowest of a run dense in
+// targets, denseRun) from an exact point whose millisecond's end was not
+// asked: the answer for the millisecond after it is where the records
+// stamped with that point's stamp end, which dates at once every target
+// among them (records of one batch share it), and is the next exact point
+// up otherwise.
+func batchEndUnasked(t *target, walk bool, asked askedTimes) bool {
+	return walk && t.below.Found && t.below.Offset < t.Offset && !asked.has(t.lo+1) && t.lo+1 < t.hi
 }
 
 // nextTime is the time to ask to narrow t, none of those asked already
-// (asked); not ok when every time that could narrow it was asked.
-func (t *target) nextTime(asked map[int64]bool) (int64, bool) {
+// (asked); walk: t walks its run (batchEndUnasked). Not ok when every
+// time that could narrow it was asked.
+func (t *target) nextTime(asked askedTimes, walk bool) (int64, bool) {
 	switch {
 	case unbounded(t):
 		return notAsked(max(t.GuessMillis, 0), asked)
@@ -84,6 +95,9 @@ func (t *target) nextTime(asked map[int64]bool) (int64, bool) {
 		return notAsked(max(t.gallopDown(), 0), asked)
 	case openAbove(t):
 		return notAsked(max(t.gallopUp(), 0), asked)
+	}
+	if batchEndUnasked(t, walk, asked) {
+		return t.lo + 1, true
 	}
 	halving, aboveStayed := t.noteAsked()
 	if batchUnprobed(t, aboveStayed, asked) {
@@ -97,7 +111,7 @@ func (t *target) nextTime(asked map[int64]bool) (int64, bool) {
 }
 
 // notAsked is at, ok when it was not asked yet.
-func notAsked(at int64, asked map[int64]bool) (int64, bool) { return at, !asked[at] }
+func notAsked(at int64, asked askedTimes) (int64, bool) { return at, !asked.has(at) }
 
 // gallopDown is the time below the known upper end: a step further each
 // time, or sooner where the partition's rate puts the target.
@@ -136,7 +150,7 @@ func (t *target) noteAsked() (halving, aboveStayed bool) {
 // target at, while it halves the interval: between the records below and
 // above; with no record above known, the rate of the two points below, or
 // the partition's, carries it on, else a growing step above lo.
-func (t *target) line(halving bool, asked map[int64]bool) (int64, bool) {
+func (t *target) line(halving bool, asked askedTimes) (int64, bool) {
 	at, ok := t.interpolate()
 	if !t.above.Found {
 		at, ok = t.extrapolateAbove()
@@ -145,15 +159,15 @@ func (t *target) line(halving bool, asked map[int64]bool) (int64, bool) {
 		return 0, false
 	}
 	at = min(max(at, t.lo+1), t.hi-1)
-	return at, !asked[at]
+	return at, !asked.has(at)
 }
 
 // bisect is the middle of the interval, else its quarters, whichever was
 // not asked.
-func (t *target) bisect(asked map[int64]bool) (int64, bool) {
+func (t *target) bisect(asked askedTimes) (int64, bool) {
 	width := t.hi - t.lo
 	for _, at := range []int64{t.lo + width/2, t.lo + width/4, t.lo + 3*width/4} {
-		if at > t.lo && at < t.hi && !asked[at] {
+		if at > t.lo && at < t.hi && !asked.has(at) {
 			return at, true
 		}
 	}

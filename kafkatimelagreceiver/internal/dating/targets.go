@@ -67,6 +67,13 @@ const firstStepShare = 16
 // their reads end; the others' (tables too young to tell) are left to the
 // byte budget.
 func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordcache.Cache, wanted []kafka.PartitionOffsets) (targets []IndexTarget, markerChecks []kafka.PartitionOffsets, still map[kafka.TopicPartition]bool) {
+	n := 0
+	for _, w := range wanted {
+		n += len(w.Offsets) + len(w.Near)
+	}
+	// At most one target a record: grown once, not by copies of
+	// hundreds of thousands.
+	targets = make([]IndexTarget, 0, n)
 	for _, w := range wanted {
 		p, rank, ok := idx.Partition(w.TopicPartition)
 		if !ok {

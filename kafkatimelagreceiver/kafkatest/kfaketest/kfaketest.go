@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 )
@@ -184,4 +185,33 @@ func (k *Kafka) Commit(group, topic string, offsets map[int32]int64) {
 	resp, err := k.Admin.CommitOffsets(ctx, group, os)
 	require.NoError(k.TB, err)
 	require.NoError(k.TB, resp.Error())
+}
+
+// ProduceRaw appends records, encoded record batches as they are (written
+// by hand, so as to be what no well-behaved producer sends), to one
+// partition.
+func (k *Kafka) ProduceRaw(topic string, partition int32, records []byte) {
+	k.TB.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = -1
+	req.TimeoutMillis = int32(opTimeout / time.Millisecond)
+	topics, err := k.Admin.ListTopics(ctx, topic)
+	require.NoError(k.TB, err)
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rt.TopicID = topics[topic].ID // produce v13 names topics by id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = partition
+	rp.Records = records
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := k.Client.Request(ctx, req)
+	require.NoError(k.TB, err)
+	for _, t := range resp.(*kmsg.ProduceResponse).Topics {
+		for _, p := range t.Partitions {
+			require.Zero(k.TB, p.ErrorCode, "produce to %s/%d", topic, p.Partition)
+		}
+	}
 }

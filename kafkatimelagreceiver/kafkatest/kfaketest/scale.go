@@ -24,7 +24,7 @@ type ScaleWorkload struct {
 }
 
 // ScrapeWorkloads are the scrape sizes of the receiver's BenchmarkScrape,
-// which saramacluster's BenchmarkNaiveEndOffsets runs as well; 100k is 50
+// which saramaoffsets' BenchmarkNaiveEndOffsets runs as well; 100k is 50
 // groups on one topic of 2,000 partitions.
 var ScrapeWorkloads = []ScaleWorkload{
 	{"1k", scaleload.Workload{Groups: 10, Topics: 1, PartitionsPerTopic: 100}},

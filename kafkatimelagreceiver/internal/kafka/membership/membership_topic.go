@@ -7,7 +7,7 @@ import (
 	"github.com/IBM/sarama"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconn"
 )
 
 // ensureTopic returns the coordination topic's partition count, creating
@@ -23,7 +23,7 @@ func (m *Member) ensureTopic(client sarama.Client) (int32, error) {
 		return int32(len(partitions)), nil
 	}
 	if !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-		return 0, fmt.Errorf("coordination topic %q: %w", topic, saramacluster.ClusterAuthorization(err))
+		return 0, fmt.Errorf("coordination topic %q: %w", topic, saramaconn.ClusterAuthorization(err))
 	}
 	if !m.settings.CreateTopic {
 		return 0, fmt.Errorf("coordination topic %q does not exist and coordination::create_topic is false: create it with %d partitions", topic, m.settings.Partitions)
@@ -46,7 +46,7 @@ func (m *Member) ensureTopic(client sarama.Client) (int32, error) {
 		// A peer created it first.
 	default:
 		return 0, fmt.Errorf("create coordination topic %q (needs CREATE on the topic or the cluster, or create it yourself with %d partitions): %w",
-			topic, m.settings.Partitions, saramacluster.ClusterAuthorization(err))
+			topic, m.settings.Partitions, saramaconn.ClusterAuthorization(err))
 	}
 	if err := client.RefreshMetadata(topic); err != nil {
 		return 0, fmt.Errorf("coordination topic %q: %w", topic, err)

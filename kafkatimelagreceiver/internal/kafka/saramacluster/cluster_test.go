@@ -22,6 +22,8 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconn"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/saramatest"
 )
 
 // requestLog is a kafka.RequestObserver that keeps what it was told.
@@ -208,12 +210,12 @@ func TestClusterAgainstKfake(t *testing.T) {
 		require.Equal(t, int64(0), start.Offsets[tp], tp)
 	}
 
-	at := func(p int32, offset int64) recordAt {
-		return recordAt{TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}, Offset: offset}
+	at := func(p int32, offset int64) saramatest.RecordAt {
+		return saramatest.RecordAt{TopicPartition: kafka.TopicPartition{Topic: topic, Partition: p}, Offset: offset}
 	}
-	stamps, err := recordTimestamps(ctx, c, []recordAt{at(0, 1), at(0, 2), at(4, 0), at(5, 3)})
+	stamps, err := saramatest.RecordTimestamps(ctx, c, []saramatest.RecordAt{at(0, 1), at(0, 2), at(4, 0), at(5, 3)})
 	require.NoError(t, err)
-	require.Equal(t, map[recordAt]kafka.RecordTimestamp{
+	require.Equal(t, map[saramatest.RecordAt]kafka.RecordTimestamp{
 		at(0, 1): {Offset: 1, Timestamp: stamp(0, 1).UnixNano(), ByProducer: true, Producer: producerID},
 		at(0, 2): {Offset: 2, Timestamp: stamp(0, 2).UnixNano(), ByProducer: true, Producer: producerID},
 		at(4, 0): {Offset: 0, Timestamp: stamp(4, 0).UnixNano(), ByProducer: true, Producer: producerID},
@@ -259,9 +261,9 @@ func TestClusterAgainstKfake(t *testing.T) {
 	producer.Close()
 	kc.Close()
 	require.NoError(t, c.Close())
-	goleak.VerifyNone(t, ignoreMeterArbiter)
+	goleak.VerifyNone(t, saramatest.IgnoreMeterArbiter)
 	_, err = c.ConsumerGroups(ctx)
-	require.ErrorIs(t, err, errClosed)
+	require.ErrorIs(t, err, saramaconn.ErrClosed)
 }
 
 // TestLazyConnect: New does not connect, a cluster that cannot be reached
@@ -282,8 +284,8 @@ func TestLazyConnect(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "closing twice is harmless")
-	_, err = recordTimestamps(context.Background(), c, []recordAt{{TopicPartition: kafka.TopicPartition{Topic: "t"}}})
-	require.ErrorIs(t, err, errClosed)
+	_, err = saramatest.RecordTimestamps(context.Background(), c, []saramatest.RecordAt{{TopicPartition: kafka.TopicPartition{Topic: "t"}}})
+	require.ErrorIs(t, err, saramaconn.ErrClosed)
 	sent, _ := requests.snapshot()
 	require.Empty(t, sent, "no request reached a broker")
 }
@@ -360,7 +362,7 @@ func TestDenialsAreTyped(t *testing.T) {
 	require.ErrorIs(t, err, sarama.ErrTopicAuthorizationFailed)
 	require.NoError(t, kafka.NewDenials().Split(err))
 
-	stamps, err := recordTimestamps(ctx, c, []recordAt{{TopicPartition: open}, {TopicPartition: secret}})
+	stamps, err := saramatest.RecordTimestamps(ctx, c, []saramatest.RecordAt{{TopicPartition: open}, {TopicPartition: secret}})
 	require.Len(t, stamps, 1)
 	require.ErrorAs(t, err, &topicErr)
 	require.Equal(t, "secret", topicErr.Topic)

@@ -12,34 +12,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
-	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/clientsettings"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/saramatest"
 )
-
-// returnsWithin runs call and fails the test unless it returns within
-// limit: limits here are minutes above what the call should take, and
-// minutes below the request timeout that would otherwise end it.
-func returnsWithin[T any](t *testing.T, limit time.Duration, call func() T) T {
-	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- call() }()
-	select {
-	case v := <-done:
-		return v
-	case <-time.After(limit):
-		t.Fatalf("still waiting after %s", limit)
-		panic("unreachable")
-	}
-}
-
-// patientSettings give every request a read deadline far beyond the test:
-// only the context, or Close, can end a request the broker never answers.
-func patientSettings(k *kfaketest.Kafka) clientsettings.Settings {
-	s := testSettings(k.Addrs)
-	s.RequestTimeout = 10 * time.Minute
-	return s
-}
 
 // TestRequestToBlackHoledBrokerEndsWithItsContext: a broker accepts
 // ListOffsets and never answers. The call ends within its context (its
@@ -50,7 +26,7 @@ func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 	k := kfaketest.New(t, 1, nil)
 	k.CreateTopic("orders", 1)
 	hole := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListOffsets))
-	c, err := New(patientSettings(k))
+	c, err := New(saramatest.PatientSettings(k.Addrs))
 	require.NoError(t, err)
 	defer c.Close()
 	tps := []kafka.TopicPartition{{Topic: "orders"}}
@@ -60,7 +36,7 @@ func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 	hole.Set(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	err = returnsWithin(t, time.Minute, func() error {
+	err = saramatest.ReturnsWithin(t, time.Minute, func() error {
 		_, err := c.EndOffsets(ctx, tps)
 		return err
 	})
@@ -69,7 +45,7 @@ func TestRequestToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 
 	hole.Set(false)
 	require.Eventually(t, func() bool {
-		read, err := returnsWithin(t, time.Minute, func() kafka.OffsetRead {
+		read, err := saramatest.ReturnsWithin(t, time.Minute, func() kafka.OffsetRead {
 			read, err := c.EndOffsets(context.Background(), tps)
 			if err != nil {
 				t.Log(err)
@@ -88,12 +64,12 @@ func TestConnectToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 	k := kfaketest.New(t, 1, nil)
 	hole := kafkacount.NewBlackHole(k.Cluster, -1)
 	hole.Set(true)
-	c, err := New(patientSettings(k))
+	c, err := New(saramatest.PatientSettings(k.Addrs))
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	err = returnsWithin(t, time.Minute, func() error {
+	err = saramatest.ReturnsWithin(t, time.Minute, func() error {
 		_, err := c.ConsumerGroups(ctx)
 		return err
 	})
@@ -106,13 +82,13 @@ func TestConnectToBlackHoledBrokerEndsWithItsContext(t *testing.T) {
 // waiting for their read deadline, and leaves no goroutine behind.
 func TestCloseCutsRequestsInFlight(t *testing.T) {
 	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, before, ignoreMeterArbiter) }) // last: after the cluster closes
+	t.Cleanup(func() { goleak.VerifyNone(t, before, saramatest.IgnoreMeterArbiter) }) // last: after the cluster closes
 	k := kfaketest.New(t, 1, nil)
 	k.CreateTopic("orders", 1)
 	k.Commit("group", "orders", map[int32]int64{0: 0})
 	listOffsets := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.ListOffsets))
 	offsetFetch := kafkacount.NewBlackHole(k.Cluster, int16(kmsg.OffsetFetch))
-	c, err := New(patientSettings(k))
+	c, err := New(saramatest.PatientSettings(k.Addrs))
 	require.NoError(t, err)
 	_, err = c.ConsumerGroups(context.Background())
 	require.NoError(t, err)
@@ -134,8 +110,8 @@ func TestCloseCutsRequestsInFlight(t *testing.T) {
 		return listOffsets.Swallowed()+offsetFetch.Swallowed() == 1
 	}, time.Minute, 10*time.Millisecond)
 
-	require.NoError(t, returnsWithin(t, time.Minute, c.Close))
+	require.NoError(t, saramatest.ReturnsWithin(t, time.Minute, c.Close))
 	for range 2 {
-		require.Error(t, returnsWithin(t, time.Minute, func() error { return <-errs }))
+		require.Error(t, saramatest.ReturnsWithin(t, time.Minute, func() error { return <-errs }))
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramaconn"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/saramatest"
 )
 
 // TestLaneSlowAnswerHoldsNoOtherLane: a lane's metadata request that the
@@ -43,7 +45,7 @@ func TestLaneSlowAnswerHoldsNoOtherLane(t *testing.T) {
 		return nil, nil, false
 	})
 
-	c, err := New(patientSettings(k))
+	c, err := New(saramatest.PatientSettings(k.Addrs))
 	require.NoError(t, err)
 	laned, err := c.Lane()
 	require.NoError(t, err)
@@ -63,11 +65,13 @@ func TestLaneSlowAnswerHoldsNoOtherLane(t *testing.T) {
 	<-arrived
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	read := returnsWithin(t, time.Minute, func() offsetsResult {
-		return <-endOffsetsInBackground(sctx, c, tp)
+	var read kafka.OffsetRead
+	err = saramatest.ReturnsWithin(t, time.Minute, func() (err error) {
+		read, err = c.EndOffsets(sctx, []kafka.TopicPartition{tp})
+		return err
 	})
-	require.NoError(t, read.err, "answered while the lane's request is held")
-	require.Contains(t, read.read.Offsets, tp)
+	require.NoError(t, err, "answered while the lane's request is held")
+	require.Contains(t, read.Offsets, tp)
 	select {
 	case err := <-identified:
 		t.Fatalf("the lane's request was not held: %v", err)
@@ -78,5 +82,5 @@ func TestLaneSlowAnswerHoldsNoOtherLane(t *testing.T) {
 	require.NoError(t, <-identified, "the lane's answer came once released")
 	require.NoError(t, c.Close())
 	_, err = lane.EndOffsets(ctx, []kafka.TopicPartition{tp})
-	require.ErrorIs(t, err, errClosed, "closed with the cluster")
+	require.ErrorIs(t, err, saramaconn.ErrClosed, "closed with the cluster")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/saramatest"
 )
 
 // A read that names partitions of deleted topics (a group's commits outlive
@@ -27,7 +28,7 @@ func TestEndOffsetsOfDeletedTopicsCostOneMetadataRequest(t *testing.T) {
 	k := kfaketest.New(t, 1, nil)
 	k.CreateTopic("live", 2)
 	k.Produce("live", 0, time.Now())
-	c, err := New(testSettings(k.Addrs))
+	c, err := New(saramatest.Settings(k.Addrs))
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
@@ -68,7 +69,7 @@ func TestEndOffsetsOfDeletedTopicsCostOneMetadataRequest(t *testing.T) {
 func TestIdentifyReadsClusterAndTopicIDs(t *testing.T) {
 	k := kfaketest.New(t, 2, nil, kfake.ClusterID("prod-eu"))
 	k.CreateTopic("orders", 2)
-	c, err := New(testSettings(k.Addrs))
+	c, err := New(saramatest.Settings(k.Addrs))
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
@@ -96,7 +97,7 @@ func TestIdentifyReadsClusterAndTopicIDs(t *testing.T) {
 	require.NotEqual(t, first, id.Topics["orders"], "a recreated topic has a new id")
 
 	// Brokers before 2.8 give no topic ids: the id is unknown, not wrong.
-	old := testSettings(k.Addrs)
+	old := saramatest.Settings(k.Addrs)
 	old.ProtocolVersion = "2.4.0"
 	c24, err := New(old)
 	require.NoError(t, err)

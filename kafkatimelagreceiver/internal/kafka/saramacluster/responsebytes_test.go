@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kafkacount"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/saramatest"
 )
 
 // TestResponseBytesAreWhatTheBrokersSent: the bytes the observer is told of,
@@ -45,7 +46,7 @@ func TestResponseBytesAreWhatTheBrokersSent(t *testing.T) {
 	require.NoError(t, k.Client.ProduceSync(ctx, batch...).FirstErr())
 
 	observed := newRequestLog()
-	s := testSettings(k.Addrs)
+	s := saramatest.Settings(k.Addrs)
 	s.Observer = observed
 	cl, err := New(s)
 	require.NoError(t, err)
