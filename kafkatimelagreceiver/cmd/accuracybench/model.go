@@ -16,7 +16,7 @@ There are two kinds of shapes. The *idealized* ones (steady to replay) stamp
 every record with its append time, one partition, but for one shape of
 skewed clocks: they show how each method copes with the traffic's form. The
 *realistic* ones (prefixed "realistic") deliver records as real producers
-do, on %d partitions each:
+do, on %d partitions each (one shape %d, all read by one receiver):
 
 - producers: %d on each partition, %d of them without a producer ID
   (librdkafka's `+"`enable.idempotence`"+` defaults to false; the Java client is
@@ -84,7 +84,7 @@ stop's age, and is scored against that truth; a group resetting to the
 latest offset instead would have no such record to wait for, which is not
 modelled.
 
-`, accuracy.RealisticPartitions, p.Producers, p.NoID, p.BatchRecords, accuracy.RecordSize, p.Linger/1e6, p.MaxInFlight,
+`, accuracy.RealisticPartitions, accuracy.ManyPartitions, p.Producers, p.NoID, p.BatchRecords, accuracy.RecordSize, p.Linger/1e6, p.MaxInFlight,
 		float64(p.NetMedian)/1e6, p.NetSigma, p.ReplicationMedian/1e6, p.ReplicationSigma,
 		clockModel(p),
 		accuracy.AutoCommitInterval/1e9, accuracy.RebalanceEvery/6e10, accuracy.SessionTimeout/1e9,

@@ -3,8 +3,11 @@ package accuracy
 import "math/rand/v2"
 
 // RealisticPartitions is how many partitions each realistic shape's topic
-// has.
-const RealisticPartitions = 3
+// has, but the one of ManyPartitions, read by one receiver.
+const (
+	RealisticPartitions = 3
+	ManyPartitions      = 100
+)
 
 // Rebalance model of a consumer group: a rebalance on average every
 // RebalanceEvery (a deploy, a scale-out, a member's crash), stopping the
@@ -89,6 +92,10 @@ func RealisticShapes() []Shape {
 		"the realistic transactions (every 100 ms), one in 20 aborted (its records and an abort marker stay in the log and its time index); one producer of each partition (drawn at random) stops with its transaction open 15 to 45 minutes into the scored stretch, left open 1 to 10 minutes (from transaction.timeout.ms, 60 s, to a transaction its coordinator lost, aborted by an operator) and then aborted; the group reads read_committed, 2 s behind, so it stops at the last stable offset while the transaction hangs, its time lag growing, the other producers' committed records piling up behind it", hanging, 20, steady,
 		consumer{delay: 2 * second, commitEvery: AutoCommitInterval, readCommitted: true})
 	hung.PlotFrom, hung.PlotSpan = 0, hour
+	many := realisticShape("real-partitions", "realistic, 100 partitions, one receiver",
+		"5 records/s on each of 100 partitions from the default producers, read by one group 2 s behind, all of them watched by one receiver (one sampler, one scrape, its per-scrape budgets shared: max_record_reads_per_scrape and max_record_read_bytes_per_scrape), where the other shapes run a receiver a partition; the peers run as they are built, each partition on its own; watching starts 10 minutes into the traffic and lasts an hour", DefaultProducers(), 5, func(int64) float64 { return 5 }, 2*second, 0)
+	many.Partitions, many.OneInstance = ManyPartitions, true
+	many.History, many.Duration, many.PlotFrom, many.PlotSpan = 10*minute, hour, 0, 30*minute
 	lingering := DefaultProducers()
 	lingering.Linger, lingering.LingerMax = 100*ms, 1000*ms
 	slowRate := func(int64) float64 { return 1 }
@@ -116,6 +123,7 @@ func RealisticShapes() []Shape {
 		committingShape("real-commitn", "realistic, commits every 1,000 records",
 			"the realistic steady traffic; the group, 2 s behind, polls every 200 ms but commits only once it has read 1,000 records on a partition since its last commit (about every 50 s: a commit every N records)", DefaultProducers(), 20, steady,
 			consumer{delay: 2 * second, commitEvery: 200 * ms, commitRecords: 1000}),
+		many,
 		realisticShape("real-linger", "realistic, long linger at a low rate",
 			"1 record/s per partition from producers whose linger.ms is 100 to 1,000 ms (uniform, each its own): batches of one record wait out their linger, so a record's timestamp is up to a second before its append; the group is 2 s behind", lingering, 1, slowRate, 2*second, 0),
 	}
