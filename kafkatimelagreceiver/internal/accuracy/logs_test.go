@@ -48,13 +48,7 @@ func TestLastStableOffsetWaitsForOpenTransactions(t *testing.T) {
 // while a transaction hangs (minutes), and moves on once it is aborted; the
 // high watermark runs on meanwhile.
 func TestHungTransactionHoldsItsGroup(t *testing.T) {
-	var shape Shape
-	for _, s := range RealisticShapes() {
-		if s.Key == "real-hung" {
-			shape = s
-		}
-	}
-	require.Equal(t, "real-hung", shape.Key)
+	shape := shapeByKey(t, "real-hung")
 	tl, commits := shape.BuildPartition(1, 0)
 	longest, held, from := int64(0), int64(0), int64(0)
 	for at := Epoch + shape.History; at < shape.End(); at += 10 * second {
@@ -120,4 +114,15 @@ func TestOneInstanceRunsPeersAsAlone(t *testing.T) {
 		require.Equal(t, alone[i].Points, together[i].Points, alone[i].Method.Key)
 		require.Equal(t, alone[i].Cost, together[i].Cost, alone[i].Method.Key)
 	}
+}
+
+// shapeByKey is the evaluation's shape (idealized or realistic) named key.
+func shapeByKey(t *testing.T, key string) Shape {
+	for _, s := range append(Shapes(), RealisticShapes()...) {
+		if s.Key == key {
+			return s
+		}
+	}
+	t.Fatalf("no shape %q", key)
+	return Shape{}
 }

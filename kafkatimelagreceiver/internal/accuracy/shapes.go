@@ -154,6 +154,20 @@ func (c consumer) run(tl *Timeline, rng *rand.Rand) *Commits {
 	return commits
 }
 
+// stoppedThenCatchingUp is a group 1 s behind, committing every 5 s, that
+// stops at stop and restarts at restart from its last commit, or from the
+// log start where retention deleted it (auto.offset.reset earliest),
+// reading 60 records/s until it has caught up, up to end.
+func stoppedThenCatchingUp(tl *Timeline, rng *rand.Rand, stop, restart, end int64) *Commits {
+	commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: stop}.run(tl, rng)
+	from := max(commits.offset[len(commits.offset)-1], tl.StartAt(restart))
+	rest := consumer{from: restart, to: end, position: from, capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
+	for i := range rest.at {
+		commits.Commit(rest.at[i], rest.offset[i])
+	}
+	return commits
+}
+
 // Shapes are the traffic shapes evaluated.
 func Shapes() []Shape {
 	const rate = 20.0 // records per second on a busy partition
@@ -283,13 +297,7 @@ func Shapes() []Shape {
 			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), constant)
-				restart := Epoch + s.History
-				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl, rng)
-				rest := consumer{from: restart, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
-				for i := range rest.at {
-					commits.Commit(rest.at[i], rest.offset[i])
-				}
-				return tl, []*Commits{commits}
+				return tl, []*Commits{stoppedThenCatchingUp(tl, rng, Epoch+hour, Epoch+s.History, s.End())}
 			},
 		},
 		{
@@ -308,13 +316,7 @@ func Shapes() []Shape {
 					tl.AppendBatch(Batch{At: at, Visible: at, FirstStamp: at, LastStamp: at, SentFirst: at, SentLast: at,
 						Records: poisson(rng, constant(t)*float64(lingerInterval)/1e9), Removed: removed && at < cleaned})
 				}
-				restart := Epoch + s.History
-				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl, rng)
-				rest := consumer{from: restart, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
-				for i := range rest.at {
-					commits.Commit(rest.at[i], rest.offset[i])
-				}
-				return tl, []*Commits{commits}
+				return tl, []*Commits{stoppedThenCatchingUp(tl, rng, Epoch+hour, Epoch+s.History, s.End())}
 			},
 		},
 		{
@@ -325,14 +327,7 @@ func Shapes() []Shape {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), constant)
 				tl.Retain(Retention{Ms: hour, SegmentMs: 10 * minute, CheckEvery: 5 * minute, Phase: rng.Int64N(5 * minute)}, Epoch, s.End())
-				restart := Epoch + s.History + 2*hour
-				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + s.History + 15*minute}.run(tl, rng)
-				from := max(commits.offset[len(commits.offset)-1], tl.StartAt(restart))
-				rest := consumer{from: restart, to: s.End(), position: from, capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
-				for i := range rest.at {
-					commits.Commit(rest.at[i], rest.offset[i])
-				}
-				return tl, []*Commits{commits}
+				return tl, []*Commits{stoppedThenCatchingUp(tl, rng, Epoch+s.History+15*minute, Epoch+s.History+2*hour, s.End())}
 			},
 		},
 		{
