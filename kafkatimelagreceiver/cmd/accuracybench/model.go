@@ -16,7 +16,7 @@ There are two kinds of shapes. The *idealized* ones (steady to replay) stamp
 every record with its append time, one partition, but for one shape of
 skewed clocks: they show how each method copes with the traffic's form. The
 *realistic* ones (prefixed "realistic") deliver records as real producers
-do, on %d partitions each:
+do, on %d partitions each (one shape %d, all read by one receiver):
 
 - producers: %d on each partition, %d of them without a producer ID
   (librdkafka's `+"`enable.idempotence`"+` defaults to false; the Java client is
@@ -36,7 +36,15 @@ do, on %d partitions each:
   consumers and record reads see only what is below it;
 %s- transactions: one shape's producers commit every 100 ms (Kafka Streams'
   exactly-once `+"`commit.interval.ms`"+`), each commit a control record taking
-  an offset; one shape's topic uses LogAppendTime;
+  an offset; its group reads up to the high watermark. Another's abort one
+  transaction in 20 and leave one open for minutes (below), and its group
+  reads `+"`read_committed`"+`: up to the last stable offset (the first offset of
+  the oldest transaction whose marker is not yet replicated), its aborted
+  records skipped, as the receiver's reads are; the time index, read as
+  `+"`read_uncommitted`"+`, answers any record below the high watermark, aborted
+  ones and markers too. There the truth is the next record the group will
+  consume: past markers and aborted records, a transaction left open
+  counting as aborted from the start. One shape's topic uses LogAppendTime;
 - linger: one shape's producers linger 100 to 1,000 ms each (uniform) at
   1 record a second a partition, so that every batch waits out its linger;
 - the group: auto-commits every %d s (`+"`auto.commit.interval.ms`"+`) at a
@@ -59,7 +67,24 @@ as a Prometheus scrape of an exporter does: a scrape then sees a value up
 to a poll old. The fixed phase favours the rows that poll; that shape shows
 by how much.
 
-`, accuracy.RealisticPartitions, p.Producers, p.NoID, p.BatchRecords, accuracy.RecordSize, p.Linger/1e6, p.MaxInFlight,
+One idealized shape deletes by time, retention overtaking a group: the log
+rolls a segment every 10 minutes, and every 5 minutes (at a random phase)
+the broker deletes the oldest segments whose records are all more than an
+hour old, moving the log start. A record read below the log start is out
+of range and returns nothing; the time index answers from the records left.
+Once retention has deleted the record at the stopped group's committed
+offset, the truth is the time since the append of the oldest record left,
+the log start's: the first record the group reads when it resumes
+(`+"`auto.offset.reset`"+` earliest, as modelled), and what
+`+"`kafka.consumer_group.time_lag`"+` is defined to report there
+([how it works](how-it-works.md)), the records lost counted by
+`+"`kafka.consumer_group.lost_messages`"+`. A row that dates the committed
+offset itself reports the age of a record no longer in the log, up to the
+stop's age, and is scored against that truth; a group resetting to the
+latest offset instead would have no such record to wait for, which is not
+modelled.
+
+`, accuracy.RealisticPartitions, accuracy.ManyPartitions, p.Producers, p.NoID, p.BatchRecords, accuracy.RecordSize, p.Linger/1e6, p.MaxInFlight,
 		float64(p.NetMedian)/1e6, p.NetSigma, p.ReplicationMedian/1e6, p.ReplicationSigma,
 		clockModel(p),
 		accuracy.AutoCommitInterval/1e9, accuracy.RebalanceEvery/6e10, accuracy.SessionTimeout/1e9,

@@ -14,10 +14,10 @@ import (
 func BrokenMethods() []MethodSpec {
 	return []MethodSpec{
 		{Key: "broken-half-interval", Name: "this receiver, every time lag half a sampling interval long", New: func(s int64) Method {
-			return &offsetMethod{inner: newReceiver(s, DateFromIndex, true), offset: float64(s) / 2e9}
+			return &offsetMethod{inner: newReceiver(s, DateFromIndex, true, 1), offset: float64(s) / 2e9}
 		}},
 		{Key: "broken-kn", Name: "this receiver, table records placed at k/n", New: func(s int64) Method {
-			return &straightLineMethod{newReceiver(s, DateFromIndex, true)}
+			return &straightLineMethod{newReceiver(s, DateFromIndex, true, 1)}
 		}},
 	}
 }
@@ -45,11 +45,11 @@ func (m *offsetMethod) Scrape(s Scrape) Estimate {
 type straightLineMethod struct{ *receiverMethod }
 
 func (m *straightLineMethod) Scrape(s Scrape) Estimate {
-	in, e, ok := m.read(s)
+	in, e, ok := m.read([]Scrape{s})
 	if !ok {
 		return e
 	}
-	ref := m.reader.Tables.Refs([]kafka.TopicPartition{simPartition})[0]
+	ref := m.reader.Tables.Refs([]kafka.TopicPartition{simPartition(0)})[0]
 	upper := timetable.Sample{Offset: s.End, At: s.Received}
 	var lags []lag.PartitionLag
 	for i, c := range s.Committed {

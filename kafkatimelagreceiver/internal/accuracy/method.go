@@ -1,10 +1,11 @@
 package accuracy
 
 // Read is one end-offset read: the end offset as the broker answered at
-// Sent, the answer in hand at Received.
+// Sent, the answer in hand at Received, and the log start offset then.
 type Read struct {
 	End            int64
 	Sent, Received int64
+	Start          int64
 }
 
 // Scrape is what every method is given at a scrape: the groups' committed
@@ -60,11 +61,24 @@ type Method interface {
 	Scrape(s Scrape) Estimate
 }
 
+// PartitionsMethod is a method that reads every partition of a shape at
+// once, as one instance: its samples and scrapes are of all of them, by
+// partition, and what it spends is shared (this receiver's per-scrape
+// budgets).
+type PartitionsMethod interface {
+	SampleAll(reads []Read)
+	ScrapeAll(scrapes []Scrape) []Estimate
+}
+
 // MethodSpec names a method and makes a fresh one for a run at a sampling
 // interval (nanoseconds).
 type MethodSpec struct {
 	Key, Name string
 	New       func(sampling int64) Method
+	// NewPartitions, when set, makes one instance for every partition of a
+	// shape that is read as one (Shape.OneInstance); otherwise such a shape
+	// gets a fresh instance a partition, as the method runs by design.
+	NewPartitions func(sampling int64, partitions int) PartitionsMethod
 	// Warm is how long before the scored stretch the method starts
 	// watching (a restart that kept its state); 0: it starts cold, when
 	// the scored stretch does.
@@ -83,9 +97,11 @@ const FetchMaxBytes = 64 << 10
 
 // readRecord is a record-timestamp read of the record at offset: its
 // timestamp (its producer's clock, in Kafka's milliseconds) and the bytes
-// the answer held; not ok at or past the end, where there is no record.
-func readRecord(log *Timeline, offset, end int64) (ts, bytes int64, ok bool) {
-	if offset >= end {
+// the answer held; not ok at or past the end, where there is no record,
+// nor below the log start, where retention deleted it (a Fetch there is
+// out of range).
+func readRecord(log *Timeline, offset, start, end int64) (ts, bytes int64, ok bool) {
+	if offset >= end || offset < start {
 		return 0, 0, false
 	}
 	// A read from a compacted gap returns the next record left.

@@ -194,9 +194,9 @@ func (m *anchorsMethod) Scrape(s Scrape) Estimate {
 // record's.
 func (m *anchorsMethod) scrape(s Scrape, line func(start, startTime, maxOffset, maxTime, c int64) (float64, bool)) Estimate {
 	m.cost.OffsetReads += 3
-	logStart := int64(0) // the simulation's logs keep every record
+	logStart := s.Start
 	if !m.startKnown || m.start != logStart {
-		ts, bytes, ok := readRecord(s.Log, logStart, s.End)
+		ts, bytes, ok := readRecord(s.Log, logStart, logStart, s.End)
 		m.cost.SharedReads++
 		m.cost.SharedBytes += bytes
 		m.start, m.startTime, m.startKnown = logStart, ts, ok
@@ -237,7 +237,7 @@ func (m *recordMethod) Scrape(s Scrape) Estimate {
 		if c >= s.End {
 			g.OK = true
 		} else {
-			ts, bytes, ok := readRecord(s.Log, c, s.End)
+			ts, bytes, ok := readRecord(s.Log, c, s.Start, s.End)
 			m.cost.RecordReads++
 			m.cost.FetchBytes += bytes
 			if ok {

@@ -140,7 +140,7 @@ func (m *messageMethod) scrape(s Scrape) Estimate {
 			groups = append(groups, GroupEstimate{TimeLag: lagSince(s.Received, float64(hit.ts)), OK: true})
 			continue
 		}
-		ts, bytes, ok := readRecord(s.Log, c, s.End)
+		ts, bytes, ok := readRecord(s.Log, c, s.Start, s.End)
 		m.cost.RecordReads++
 		m.cost.FetchBytes += bytes
 		if _, data := s.Log.NextData(c, s.End); !data {

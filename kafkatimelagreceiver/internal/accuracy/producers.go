@@ -61,12 +61,31 @@ type ProducerModel struct {
 	// TransactionEvery, when set, makes every producer transactional,
 	// committing that often: each commit appends a control record.
 	TransactionEvery int64
+	// LastStable: the transactions hold the last stable offset while open
+	// (Batch.TxnStart), each producer's next starting on the partition
+	// only once its marker is replicated (AddPartitionsToTxn answers
+	// CONCURRENT_TRANSACTIONS before); AbortOneIn, when set, aborts one
+	// transaction in that many (an abort marker, its records skipped by
+	// read_committed consumers); Hang, when Min is set, leaves one
+	// producer's transaction open.
+	LastStable bool
+	AbortOneIn int
+	Hang       TxnHang
 	// EventTimeMin and EventTimeMax, when EventTimeMax is set, make every
 	// batch stamped with when its events happened rather than when it was
 	// sent: uniform in [EventTimeMin, EventTimeMax) before the send, batch
 	// by batch, in no order (Kafka Streams forwarding its input's
 	// timestamps, a Connect source, MirrorMaker 2 keeping the source's).
 	EventTimeMin, EventTimeMax int64
+}
+
+// TxnHang is a transaction left open: one producer (each partition's own,
+// drawn at random) stops with its transaction open at its first commit
+// after a time uniform in [After, After+Within) from the start of the
+// timeline, and sends nothing until the transaction is aborted, Min to
+// Max (uniform) later, when it starts again.
+type TxnHang struct {
+	After, Within, Min, Max int64
 }
 
 // DefaultProducers is the realistic producers' model, from the clients'
@@ -112,9 +131,15 @@ func logNormal(rng *rand.Rand, median int64, sigma float64) int64 {
 // evenly by the producers), each delivered as the model says.
 func (m ProducerModel) Produce(rng *rand.Rand, from, to int64, peak float64, rate func(t int64) float64) *Timeline {
 	var batches []Batch
-	knocked := -1
+	knocked, hung := -1, -1
 	if m.Knock.By != 0 {
 		knocked = rng.IntN(m.Producers)
+	}
+	var hangAt, hangFor int64
+	if m.Hang.Min > 0 {
+		hung = rng.IntN(m.Producers)
+		hangAt = from + m.Hang.After + rng.Int64N(m.Hang.Within)
+		hangFor = m.Hang.Min + rng.Int64N(m.Hang.Max-m.Hang.Min+1)
 	}
 	for p := range m.Producers {
 		var knock ClockStep
@@ -123,6 +148,10 @@ func (m ProducerModel) Produce(rng *rand.Rand, from, to int64, peak float64, rat
 		}
 		clock := m.newClock(rng, from, to, knock)
 		own := m
+		own.Hang = TxnHang{}
+		if p == hung {
+			own.Hang = TxnHang{After: hangAt, Min: hangFor}
+		}
 		if m.LingerMax > m.Linger {
 			own.Linger = m.Linger + rng.Int64N(m.LingerMax-m.Linger+1)
 		}
@@ -161,6 +190,9 @@ func (m ProducerModel) produceOne(out []Batch, rng *rand.Rand, id int64, noID bo
 	}
 	acks := make([]int64, 0, m.MaxInFlight) // answers due, oldest first
 	nextCommit := from + m.TransactionEvery
+	// txnFirst is the index in out of the open transaction's first batch
+	// (-1: none open); settled is when its last marker was replicated.
+	txnFirst, settled := -1, int64(0)
 	for t := next(from); t < to; {
 		first, last, n := t, t, int64(1)
 		deadline := first + m.Linger
@@ -184,6 +216,9 @@ func (m ProducerModel) produceOne(out []Batch, rng *rand.Rand, id int64, noID bo
 			acks = acks[1:]
 		}
 		at := send + logNormal(rng, m.NetMedian, m.NetSigma)
+		if m.LastStable {
+			at = max(at, settled+1)
+		}
 		visible := at + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma)
 		acks = append(acks, visible+logNormal(rng, m.NetMedian, m.NetSigma))
 		slices.Sort(acks)
@@ -199,13 +234,35 @@ func (m ProducerModel) produceOne(out []Batch, rng *rand.Rand, id int64, noID bo
 		if m.LogAppendTime {
 			b.FirstStamp, b.LastStamp = at, at
 		}
+		if m.LastStable && txnFirst < 0 {
+			b.TxnStart, txnFirst = true, len(out)
+		}
 		out = append(out, b)
 		if m.TransactionEvery > 0 && at >= nextCommit {
 			// The commit's marker follows the transaction's last batch.
 			marker := at + logNormal(rng, m.NetMedian, m.NetSigma) + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma)
-			out = append(out, Batch{Producer: id, Control: true, At: marker, Visible: marker + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma),
+			markerVisible := marker + logNormal(rng, m.ReplicationMedian, m.ReplicationSigma)
+			aborted := m.AbortOneIn > 0 && rng.IntN(m.AbortOneIn) == 0
+			if m.Hang.Min > 0 && at >= m.Hang.After {
+				// The producer stops with the transaction open; its
+				// coordinator aborts it when the hang ends, and it starts
+				// again from there.
+				hangFor := m.Hang.Min
+				aborted, m.Hang.Min = true, 0
+				marker, markerVisible = marker+hangFor, markerVisible+hangFor
+				for t < markerVisible {
+					t = next(t)
+				}
+			}
+			if aborted {
+				for i := max(txnFirst, 0); i < len(out); i++ {
+					out[i].Aborted = true
+				}
+			}
+			out = append(out, Batch{Producer: id, Control: true, At: marker, Visible: markerVisible,
 				FirstStamp: stamp(marker), LastStamp: stamp(marker), SentFirst: marker, SentLast: marker, Records: 1})
 			nextCommit = at + m.TransactionEvery
+			txnFirst, settled = -1, markerVisible
 		}
 	}
 	return out

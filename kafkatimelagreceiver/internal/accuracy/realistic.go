@@ -3,8 +3,11 @@ package accuracy
 import "math/rand/v2"
 
 // RealisticPartitions is how many partitions each realistic shape's topic
-// has.
-const RealisticPartitions = 3
+// has, but the one of ManyPartitions, read by one receiver.
+const (
+	RealisticPartitions = 3
+	ManyPartitions      = 100
+)
 
 // Rebalance model of a consumer group: a rebalance on average every
 // RebalanceEvery (a deploy, a scale-out, a member's crash), stopping the
@@ -82,6 +85,17 @@ func RealisticShapes() []Shape {
 	phases := realisticShape("real-phases", "realistic steady, scrapes at random phases",
 		"the realistic steady traffic; the scrapes fall at a random phase to our samples, and kafka-lag-exporter, klag and klag-exporter poll on timers of their own at random phases to the scrapes, which see each one's last poll (elsewhere scrapes come a quarter second after a sample, and those rows poll at the scrapes)", DefaultProducers(), 20, steady, 2*second, 0)
 	phases.RandomPhases = true
+	hanging := transactional
+	hanging.LastStable, hanging.AbortOneIn = true, 20
+	hanging.Hang = TxnHang{After: hour + 15*minute, Within: 30 * minute, Min: minute, Max: 10 * minute}
+	hung := committingShape("real-hung", "realistic, aborted and hung transactions",
+		"the realistic transactions (every 100 ms), one in 20 aborted (its records and an abort marker stay in the log and its time index); one producer of each partition (drawn at random) stops with its transaction open 15 to 45 minutes into the scored stretch, left open 1 to 10 minutes (from transaction.timeout.ms, 60 s, to a transaction its coordinator lost, aborted by an operator) and then aborted; the group reads read_committed, 2 s behind, so it stops at the last stable offset while the transaction hangs, its time lag growing, the other producers' committed records piling up behind it", hanging, 20, steady,
+		consumer{delay: 2 * second, commitEvery: AutoCommitInterval, readCommitted: true})
+	hung.PlotFrom, hung.PlotSpan = 0, hour
+	many := realisticShape("real-partitions", "realistic, 100 partitions, one receiver",
+		"5 records/s on each of 100 partitions from the default producers, read by one group 2 s behind, all of them watched by one receiver (one sampler, one scrape, its per-scrape budgets shared: max_record_reads_per_scrape and max_record_read_bytes_per_scrape), where the other shapes run a receiver a partition; the peers run as they are built, each partition on its own; watching starts 10 minutes into the traffic and lasts an hour", DefaultProducers(), 5, func(int64) float64 { return 5 }, 2*second, 0)
+	many.Partitions, many.OneInstance = ManyPartitions, true
+	many.History, many.Duration, many.PlotFrom, many.PlotSpan = 10*minute, hour, 0, 30*minute
 	lingering := DefaultProducers()
 	lingering.Linger, lingering.LingerMax = 100*ms, 1000*ms
 	slowRate := func(int64) float64 { return 1 }
@@ -96,6 +110,7 @@ func RealisticShapes() []Shape {
 			"5 records/s per partition and, every 2 minutes, 5 s at 2,000 records/s (full batches, in-flight slots busy); the group reads at most 500 records/s", DefaultProducers(), 2000, bursts, 0, 500),
 		realisticShape("real-txn", "realistic, transactions",
 			"the realistic steady traffic from transactional producers committing every 100 ms (Kafka Streams' exactly-once commit.interval.ms), a control record per commit", transactional, 20, steady, 2*second, 0),
+		hung,
 		realisticShape("real-logappend", "realistic, LogAppendTime topic",
 			"the realistic steady traffic on a topic with message.timestamp.type LogAppendTime: records carry the broker's append time, no producer's", logAppend, 20, steady, 2*second, 0),
 		realisticShape("real-eventtime", "realistic, event-time stamps",
@@ -108,6 +123,7 @@ func RealisticShapes() []Shape {
 		committingShape("real-commitn", "realistic, commits every 1,000 records",
 			"the realistic steady traffic; the group, 2 s behind, polls every 200 ms but commits only once it has read 1,000 records on a partition since its last commit (about every 50 s: a commit every N records)", DefaultProducers(), 20, steady,
 			consumer{delay: 2 * second, commitEvery: 200 * ms, commitRecords: 1000}),
+		many,
 		realisticShape("real-linger", "realistic, long linger at a low rate",
 			"1 record/s per partition from producers whose linger.ms is 100 to 1,000 ms (uniform, each its own): batches of one record wait out their linger, so a record's timestamp is up to a second before its append; the group is 2 s behind", lingering, 1, slowRate, 2*second, 0),
 	}

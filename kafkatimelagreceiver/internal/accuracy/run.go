@@ -63,6 +63,10 @@ func Run(shape Shape, iv Interval, methods []MethodSpec, seed uint64) []Series {
 	for i, spec := range methods {
 		out[i].Method, out[i].Partitions = spec, shape.PartitionCount()
 	}
+	if shape.OneInstance {
+		runTogether(shape, iv, methods, seed, out)
+		return out
+	}
 	for p := range shape.PartitionCount() {
 		runPartition(shape, p, iv, methods, seed, out)
 	}
@@ -85,21 +89,11 @@ func runPartition(shape Shape, p int, iv Interval, methods []MethodSpec, seed ui
 	if shape.RandomPhases {
 		phase = rand.New(rand.NewPCG(seed, 0x7363726170)).Int64N(iv.Sampling)
 	}
-	scrapeAt := func(at int64) (Scrape, []int) {
-		s := Scrape{Read: Read{End: log.EndAt(at), Sent: at, Received: at + Latency}, Log: log}
-		var groups []int // the groups that have committed, as in s.Committed
-		for g, c := range commits {
-			if offset, ok := c.At(at); ok {
-				s.Committed = append(s.Committed, offset)
-				groups = append(groups, g)
-			}
-		}
-		return s, groups
-	}
+	scrapeAt := func(at int64) (Scrape, []int) { return scrapeOf(log, commits, at) }
 	nextSample := from
 	for at := from + phase; at < end; at += iv.Scrape {
 		for ; nextSample < at; nextSample += iv.Sampling {
-			r := Read{End: log.EndAt(nextSample), Sent: nextSample, Received: nextSample + Latency}
+			r := Read{End: log.EndAt(nextSample), Sent: nextSample, Received: nextSample + Latency, Start: log.StartAt(nextSample)}
 			for i, m := range ms {
 				if watching(i, nextSample) {
 					m.Sample(r)
@@ -179,10 +173,12 @@ func Replay(log *Timeline, start, sampling int64, scrapes []Observed, spec Metho
 
 // truthsAt are the true time lags at a scrape of a group committed at
 // committed: since the next data record it consumes (at or after
-// committed: transaction markers are not consumed) was appended, and since
-// it was sent; 0 when it has consumed every data record below the end.
+// committed: transaction markers are not consumed; at or after the log
+// start, where retention deleted its record: what it reads first with
+// auto.offset.reset earliest) was appended, and since it was sent; 0 when
+// it has consumed every data record below the end.
 func truthsAt(log *Timeline, s Scrape, committed int64) (appended, sent float64) {
-	next, ok := log.NextData(committed, s.End)
+	next, ok := log.NextData(max(committed, s.Start), s.End)
 	if !ok {
 		return 0, 0
 	}

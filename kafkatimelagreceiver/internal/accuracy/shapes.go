@@ -28,6 +28,11 @@ type Shape struct {
 	// with its own producers' traffic, read by the same groups, whose
 	// rebalances stop them on every partition at once.
 	Partitions int
+	// OneInstance: each method reads every partition as one instance
+	// would, this receiver one sampler and one scrape for all of them, its
+	// per-scrape budgets shared (MethodSpec.NewPartitions); otherwise a
+	// fresh instance runs each partition.
+	OneInstance bool
 	// Realistic: records are stamped and delivered as real producers do
 	// (ProducerModel), not at their append instants.
 	Realistic bool
@@ -102,6 +107,9 @@ type consumer struct {
 	commitRecords    int64
 	resetAt, resetTo int64
 	stallAt          int64 // when not 0: commits nothing new from then on
+	// readCommitted: the group reads as read_committed (isolation.level),
+	// up to the last stable offset, not the high watermark.
+	readCommitted bool
 	// rebalances are when the group stops, and for how long: it commits
 	// nothing then, and starts again from its last commit.
 	rebalances []pause
@@ -129,6 +137,9 @@ func (c consumer) run(tl *Timeline, rng *rand.Rand) *Commits {
 			pos, reset = float64(c.resetTo), false
 		}
 		avail := float64(tl.EndAt(t - c.delay))
+		if c.readCommitted {
+			avail = float64(tl.StableAt(t - c.delay))
+		}
 		if c.capacity > 0 {
 			pos = min(avail, pos+c.capacity*float64(c.commitEvery)/1e9)
 		} else {
@@ -139,6 +150,20 @@ func (c consumer) run(tl *Timeline, rng *rand.Rand) *Commits {
 		}
 		committed = int64(pos)
 		commits.Commit(t, committed)
+	}
+	return commits
+}
+
+// stoppedThenCatchingUp is a group 1 s behind, committing every 5 s, that
+// stops at stop and restarts at restart from its last commit, or from the
+// log start where retention deleted it (auto.offset.reset earliest),
+// reading 60 records/s until it has caught up, up to end.
+func stoppedThenCatchingUp(tl *Timeline, rng *rand.Rand, stop, restart, end int64) *Commits {
+	commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: stop}.run(tl, rng)
+	from := max(commits.offset[len(commits.offset)-1], tl.StartAt(restart))
+	rest := consumer{from: restart, to: end, position: from, capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
+	for i := range rest.at {
+		commits.Commit(rest.at[i], rest.offset[i])
 	}
 	return commits
 }
@@ -272,13 +297,7 @@ func Shapes() []Shape {
 			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
 				tl := &Timeline{}
 				produce(tl, rng, Epoch, s.End(), constant)
-				restart := Epoch + s.History
-				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl, rng)
-				rest := consumer{from: restart, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
-				for i := range rest.at {
-					commits.Commit(rest.at[i], rest.offset[i])
-				}
-				return tl, []*Commits{commits}
+				return tl, []*Commits{stoppedThenCatchingUp(tl, rng, Epoch+hour, Epoch+s.History, s.End())}
 			},
 		},
 		{
@@ -297,13 +316,18 @@ func Shapes() []Shape {
 					tl.AppendBatch(Batch{At: at, Visible: at, FirstStamp: at, LastStamp: at, SentFirst: at, SentLast: at,
 						Records: poisson(rng, constant(t)*float64(lingerInterval)/1e9), Removed: removed && at < cleaned})
 				}
-				restart := Epoch + s.History
-				commits := consumer{from: Epoch, to: restart, delay: second, commitEvery: 5 * second, stallAt: Epoch + hour}.run(tl, rng)
-				rest := consumer{from: restart, to: s.End(), position: commits.offset[len(commits.offset)-1], capacity: 60, delay: second, commitEvery: 5 * second}.run(tl, rng)
-				for i := range rest.at {
-					commits.Commit(rest.at[i], rest.offset[i])
-				}
-				return tl, []*Commits{commits}
+				return tl, []*Commits{stoppedThenCatchingUp(tl, rng, Epoch+hour, Epoch+s.History, s.End())}
+			},
+		},
+		{
+			Key: "retention", Name: "retention overtaking a group",
+			Description: "20 records/s on a topic keeping an hour (retention.ms 1 h, segment.ms 10 minutes, deletion checked every 5 minutes: log.retention.check.interval.ms); the group, 1 s behind, stops 15 minutes into the scored stretch, retention deletes the segment holding its committed offset about 70 minutes later and a segment every 10 minutes after, and the group restarts 2 h into the scored stretch from the log start (auto.offset.reset earliest, its committed offset out of range), reading 60 records/s until it has caught up",
+			History:     hour, Duration: 3 * hour,
+			build: func(rng *rand.Rand, s *Shape, _ *rand.Rand) (*Timeline, []*Commits) {
+				tl := &Timeline{}
+				produce(tl, rng, Epoch, s.End(), constant)
+				tl.Retain(Retention{Ms: hour, SegmentMs: 10 * minute, CheckEvery: 5 * minute, Phase: rng.Int64N(5 * minute)}, Epoch, s.End())
+				return tl, []*Commits{stoppedThenCatchingUp(tl, rng, Epoch+s.History+15*minute, Epoch+s.History+2*hour, s.End())}
 			},
 		},
 		{

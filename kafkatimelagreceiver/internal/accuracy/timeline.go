@@ -8,6 +8,7 @@ package accuracy
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -42,11 +43,22 @@ type Timeline struct {
 	// removed tells the batches the log cleaner removed (their keys were
 	// written again): their offsets were taken, no record of them is left.
 	removed []bool
+	// aborted tells the data batches of transactions that were aborted: in
+	// the log and its time index, skipped by read_committed consumers.
+	aborted []bool
+	// open are each producer's transactions the last stable offset waits
+	// for (Batch.TxnStart), in append order.
+	open map[int64][]openTxn
 	// Compacted: the topic's cleanup.policy compacts.
 	Compacted bool
 	// LogAppendTime: the topic's message.timestamp.type is LogAppendTime,
 	// so its stamps are the broker's append times.
 	LogAppendTime bool
+	// Retention is the topic's deletion by time (Retain), when Ms is set;
+	// startAt and startOffset are the log start's moves: from startAt[i]
+	// it is startOffset[i].
+	Retention            Retention
+	startAt, startOffset []int64
 	// transactional are the producers that wrote a marker: their batches
 	// are transactional ones.
 	transactional map[int64]bool
@@ -71,8 +83,13 @@ type Batch struct {
 	Producer int64
 	// NoID: the producer has no ID (not idempotent); Control: a
 	// transaction marker (Records 1); Removed: compacted away, its offsets
-	// taken but no record left.
-	NoID, Control, Removed bool
+	// taken but no record left; Aborted: a data batch of a transaction
+	// that was aborted.
+	NoID, Control, Removed, Aborted bool
+	// TxnStart: the first batch of its producer's transaction on the
+	// partition, which holds the last stable offset at its first offset
+	// until its marker (the producer's next Control batch) is replicated.
+	TxnStart bool
 	// At is when the leader appended it, Visible when the high watermark
 	// passed it.
 	At, Visible int64
@@ -113,7 +130,17 @@ func (tl *Timeline) AppendBatch(b Batch) {
 	tl.noID = append(tl.noID, b.NoID)
 	tl.control = append(tl.control, b.Control)
 	tl.removed = append(tl.removed, b.Removed)
+	tl.aborted = append(tl.aborted, b.Aborted)
 	tl.maxUpTo = append(tl.maxUpTo, best)
+	if b.TxnStart {
+		if tl.open == nil {
+			tl.open = map[int64][]openTxn{}
+		}
+		tl.open[b.Producer] = append(tl.open[b.Producer], openTxn{first: tl.EndOffset() - b.Records, from: b.At, until: math.MaxInt64})
+	}
+	if txns := tl.open[b.Producer]; b.Control && len(txns) > 0 && txns[len(txns)-1].until == math.MaxInt64 {
+		txns[len(txns)-1].until = visible
+	}
 	if b.Control {
 		if tl.transactional == nil {
 			tl.transactional = map[int64]bool{}
@@ -213,15 +240,16 @@ func (tl *Timeline) Identified(offset int64) (byProducer, data bool) {
 }
 
 // NextData is the first data record's offset at or after offset below
-// end (past transaction markers and compacted gaps), and whether there is
-// one.
+// end (past transaction markers, aborted transactions' records and
+// compacted gaps: the next record a read_committed consumer gets), and
+// whether there is one.
 func (tl *Timeline) NextData(offset, end int64) (int64, bool) {
 	for offset < end {
 		i, ok := tl.batchOf(offset)
 		if !ok {
 			return offset, false
 		}
-		if !tl.control[i] && !tl.removed[i] {
+		if !tl.control[i] && !tl.removed[i] && !tl.aborted[i] {
 			return offset, true
 		}
 		offset = tl.end[i]
@@ -297,66 +325,6 @@ func (tl *Timeline) FirstStampedFrom(t, end int64) (offset, stamp int64, ok bool
 		return 0, 0, false
 	}
 	return offset, stampOf(offset), true
-}
-
-// RecordSize is the bytes a record takes in a batch, for the cost model.
-const RecordSize = 200
-
-// batchHeader is a record batch's header (Kafka's v2 format).
-const batchHeader = 61
-
-// Fetch is what a read of the record at offset returns when the log ends
-// at end: the batch holding it and those after it, whole, up to maxBytes
-// (and never less than that first batch, which a broker returns whole).
-// It returns the offset past the last batch returned and the bytes.
-func (tl *Timeline) Fetch(offset, end, maxBytes int64) (upTo, bytes int64) {
-	i, ok := tl.batchOf(offset)
-	if !ok {
-		return offset, 0
-	}
-	for j := i; j < len(tl.end) && tl.end[j] <= max(end, tl.end[i]); j++ {
-		start := int64(0)
-		if j > 0 {
-			start = tl.end[j-1]
-		}
-		size := (tl.end[j]-start)*RecordSize + batchHeader
-		if j > i && bytes+size > maxBytes {
-			break
-		}
-		upTo, bytes = tl.end[j], bytes+size
-	}
-	return upTo, bytes
-}
-
-// FetchRounds is what reading the records at offsets (sorted) costs when
-// each read answers every wanted offset the batches it returns hold, as
-// the receiver's reads do: how many reads, and their bytes.
-func (tl *Timeline) FetchRounds(offsets []int64, end, maxBytes int64) (rounds, bytes int64) {
-	for _, r := range tl.Fetched(offsets, end, maxBytes) {
-		rounds, bytes = rounds+1, bytes+r.Bytes
-	}
-	return rounds, bytes
-}
-
-// FetchedRange is what one read returned: the records from From up to
-// (not including) UpTo, in Bytes.
-type FetchedRange struct {
-	From, UpTo, Bytes int64
-}
-
-// Fetched is what reading the records at offsets (sorted) returns, read by
-// read, when each read answers every wanted offset the batches it returns
-// hold and the next starts from the first offset left.
-func (tl *Timeline) Fetched(offsets []int64, end, maxBytes int64) []FetchedRange {
-	var reads []FetchedRange
-	for i := 0; i < len(offsets); {
-		upTo, b := tl.Fetch(offsets[i], end, maxBytes)
-		reads = append(reads, FetchedRange{From: offsets[i], UpTo: upTo, Bytes: b})
-		for i < len(offsets) && (offsets[i] < upTo || b == 0) {
-			i++
-		}
-	}
-	return reads
 }
 
 // Commits are a group's committed offsets over time: offset[i] from at[i].
