@@ -255,7 +255,7 @@ bench-prometheus: build
 	$(GO) build -o $(BUILD_DIR)/scalebench ./cmd/scalebench
 	prom3="$$(deploy/prometheus/build-prometheus3.sh)"; \
 	$(BUILD_DIR)/scalebench -collector $(OTELCOL_BIN) -workloads 30x3000 -collection-interval 15s \
-		-prometheus "$$prom3" -prometheus-path otlp $(BENCH_PROMETHEUS_FLAGS)
+		-prometheus "$$prom3" -prometheus-path otlp -extra-config testdata/scalebench-trusted-stamps.yaml $(BENCH_PROMETHEUS_FLAGS)
 
 ## clean: remove build output
 clean:
