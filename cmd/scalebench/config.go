@@ -27,6 +27,8 @@ type options struct {
 	churn       churnOptions
 	accuracy    bool
 	exporters   bool
+	// kminion is kminion's binary, run beside the collector; empty: not run.
+	kminion string
 	// timestampSource is the receiver's timestamp_source; empty leaves
 	// the receiver's default.
 	timestampSource string

@@ -87,6 +87,7 @@ func run() error {
 	o.churn.register(fs)
 	registerTimestampSource(fs, &o.timestampSource)
 	fs.BoolVar(&o.exporters, "compare-exporters", false, "also replay on the same cluster the requests kminion and klag send per scrape, and count their bytes (exporters.go)")
+	fs.StringVar(&o.kminion, "kminion", "", "kminion binary (deploy/kminion/build-kminion.sh): run it on the same cluster beside the collector, lag only, scrape its /metrics every collection interval as Prometheus would, and report its CPU and memory beside the collector's (kminion.go)")
 	fs.BoolVar(&o.accuracy, "accuracy", false, "with -busy: compare every exported time lag with the age of the record at the committed offset (turns kafka.consumer_group.offset on)")
 	naiveWorker := fs.Bool("naive-worker", false, "internal: run the naive path as a child process")
 	naiveBrokers := fs.String("naive-brokers", "", "internal: brokers of the naive worker")
@@ -137,6 +138,17 @@ func run() error {
 	if _, err := os.Stat(o.collector); err != nil {
 		return fmt.Errorf("collector binary: %w (run `make build`)", err)
 	}
+	if o.kminion != "" {
+		if o.prom.binary != "" || *replicas != "" {
+			return errors.New("-kminion runs beside one collector: not with -prometheus or -replicas")
+		}
+		if _, err := os.Stat(o.kminion); err != nil {
+			return fmt.Errorf("-kminion: %w (deploy/kminion/build-kminion.sh builds it)", err)
+		}
+		if o.kminion, err = filepath.Abs(o.kminion); err != nil {
+			return err
+		}
+	}
 	if o.collector, err = filepath.Abs(o.collector); err != nil {
 		return err
 	}
@@ -171,6 +183,7 @@ func run() error {
 		return nil
 	}
 	var results []*result
+	var kminionErrs []error
 	for _, w := range ws {
 		logf("workload %s: %d groups, %d topics of %d partitions, %d pairs on %d brokers", w, w.GroupCount(), w.Topics, w.PartitionsPerTopic, w.Pairs(), o.brokers)
 		r, err := runWorkload(ctx, o, w)
@@ -178,9 +191,12 @@ func run() error {
 			return fmt.Errorf("workload %s: %w", w, err)
 		}
 		results = append(results, r)
+		if r.kminion != nil && r.kminion.err != nil {
+			kminionErrs = append(kminionErrs, fmt.Errorf("workload %s: %w", w, r.kminion.err))
+		}
 	}
 	printReport(os.Stdout, o, results)
-	return nil
+	return errors.Join(kminionErrs...)
 }
 
 func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result, error) {
@@ -221,6 +237,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 
 	var (
 		pid   atomic.Int64
+		kpid  atomic.Int64 // kminion's, with -kminion
 		mu    sync.Mutex
 		marks []mark
 	)
@@ -231,6 +248,9 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		m.cpu, m.err = procCPU(p)
 		if m.err == nil {
 			_, m.rss, m.err = procMemory(p)
+		}
+		if kp := int(kpid.Load()); kp != 0 {
+			m.kminion = readKminionMark(kp, k)
 		}
 		mu.Lock()
 		marks = append(marks, m)
@@ -263,6 +283,21 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 			logf("collector stop: %v", err)
 		}
 	}()
+	var km *kminionRun
+	kminionDone := make(<-chan struct{}) // never closed without kminion
+	if o.kminion != "" {
+		if km, err = startKminion(ctx, o.kminion, k.Addrs, o.workDir, name, o.interval); err != nil {
+			return nil, err
+		}
+		kpid.Store(int64(km.proc.PID()))
+		kminionDone = km.proc.Done()
+		logf("kminion pid %d started (config %s)", km.proc.PID(), km.cfgPath)
+		defer func() {
+			if err := km.close(); err != nil {
+				logf("kminion stop: %v", err)
+			}
+		}()
+	}
 
 	// first, then warm-up until a scrape reads no record, then o.scrapes more.
 	deadline := time.After(time.Duration(o.warmupMax+o.scrapes+6)*o.interval + 5*time.Minute + o.busy.fill)
@@ -288,6 +323,8 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 			return nil, fmt.Errorf("timed out after %d scrapes; collector log:\n%s", n, col.LogTail(40))
 		case <-col.Done():
 			return nil, fmt.Errorf("collector exited: %v; log:\n%s", col.Err(), col.LogTail(40))
+		case <-kminionDone:
+			return nil, fmt.Errorf("kminion exited: %v; log:\n%s", km.proc.Err(), km.proc.LogTail(40))
 		case <-firstDeadline:
 			if n == 0 {
 				return nil, fmt.Errorf("no scrape exported within %s; collector log:\n%s", 3*o.interval+2*time.Minute, col.LogTail(40))
@@ -372,6 +409,19 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	}
 	if r.lagPts != w.Pairs() {
 		logf("warning: a steady scrape exported %d lag points, want %d", r.lagPts, w.Pairs())
+	}
+	if km != nil {
+		if r.kminion, err = kminionFigures(km, marks, steadyFrom, o.scrapes, w.Pairs()); err != nil {
+			return nil, err
+		}
+		// The scrapes whose exports began at the marks opening the steady
+		// intervals: each was whole by the window's end.
+		for _, s := range seen[min(max(steadyFrom-1, 0), len(seen)):min(steadyFrom+o.scrapes-1, len(seen))] {
+			r.kminion.collectorLagPts = append(r.kminion.collectorLagPts, s.lagPoints)
+		}
+		if err := km.close(); err != nil {
+			logf("kminion stop: %v", err)
+		}
 	}
 	if err := col.Stop(time.Minute); err != nil {
 		logf("collector stop: %v", err)

@@ -24,6 +24,7 @@ type mark struct {
 	rss      int64
 	requests requestCounts
 	traffic  traffic
+	kminion  kminionMark // with -kminion
 	err      error
 }
 
@@ -57,6 +58,7 @@ type result struct {
 
 	naive     *naiveMeasurement
 	exporters []exporterScrape // -compare-exporters
+	kminion   *kminionResult   // -kminion
 	naiveErr  error
 
 	busy     *busyResult      // busy mode's tables
@@ -104,6 +106,10 @@ func printReport(out io.Writer, o options, results []*result) {
 		}
 		fmt.Fprintf(out, "| %s | %d | %d | %.0f KiB in %d request(s) | %s | %s | %s | %s | %s |\n",
 			r.w, r.w.Pairs(), r.points, r.exportKB, r.requests, secs(r.first.cpu), warm, steady, mib(r.peakRSS), mib(r.maxRSS))
+	}
+
+	if o.kminion != "" {
+		printKminionReport(out, o, results)
 	}
 
 	if o.busy.on {
