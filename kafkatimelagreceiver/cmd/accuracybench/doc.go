@@ -138,17 +138,16 @@ scrape:
   holds a record, found exactly in the time index, have one), never a
   wrong one (`+"`TestCompactedHistoryIsRightOrWithheld`"+`). The tables alone
   date nothing there: a table cannot tell which offsets hold records.
-- **Retention overtaking a group, for a sample or a few after a deletion
-  passes it.** A group behind the log start is dated by the oldest record
-  left, from the log start read at the scrape for the partitions where a
-  group sits at or below the log start known
-  (`+"`TestDeletedLogStartIsNotDated`"+`, `+"`internal/read`"+`). A group still above the
-  log start its sampler read last (every `+"`sampler.FullSampleEvery`"+` samples:
-  a minute at 10 s sampling, six at 60 s) when retention deletes its
-  record keeps that record's date until the next such read shows the log
-  start past it: up to a segment (10 minutes here) older than the oldest
-  record left. The shape meets the target at every interval in seeds 1 to
-  3 all the same.
+- **Retention overtaking a group, deleting by size.** A group behind the
+  log start is dated by the oldest record left, from the log start read at
+  the scrape wherever a group with a lag sits at or below the log start
+  known, or on a record the tables say may be older than its topic's
+  `+"`retention.ms`"+` (`+"`TestDeletedLogStartIsNotDated`"+`,
+  `+"`TestRecordRetentionMayHaveDeletedIsNotDated`"+`, `+"`internal/read`"+`). A topic
+  deleting by `+"`retention.bytes`"+` can delete a younger record: there the group
+  keeps its deleted record's date until the sampler's next read of the
+  log start (every `+"`sampler.FullSampleEvery`"+` samples). The shape here deletes
+  by time.
 - **The first scrape or two after a start** withhold the records only
   their timestamps date, until the records either side of the newest
   samples show the partition's stamps are append times.

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/retention"
 )
 
 // deletingPartition is a partition written 100 records a second from t0,
@@ -111,6 +112,71 @@ func TestLogStartReadOnlyForGroupsAtIt(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, errs.Combine())
 			require.Equal(t, tc.asked, d.startsAsked, "log starts read at the scrape")
+		})
+	}
+}
+
+// retainingPartition is a deletingPartition whose topic deletes records
+// retentionMs old.
+type retainingPartition struct {
+	*deletingPartition
+	retentionMs int64
+}
+
+func (d retainingPartition) TopicRetention(_ context.Context, topics []string) (map[string]kafka.TopicRetention, error) {
+	out := map[string]kafka.TopicRetention{}
+	for _, t := range topics {
+		out[t] = kafka.TopicRetention{Delete: true, RetentionMs: d.retentionMs, RetentionBytes: -1}
+	}
+	return out, nil
+}
+
+func (retainingPartition) PartitionSizes(context.Context, []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
+	return nil, nil
+}
+
+// TestRecordRetentionMayHaveDeletedIsNotDated: a stopped group sits above
+// the log start the sampler read last (20000), on a record appended 350 s
+// before the scrape; the topic keeps 300 s, and retention has since moved
+// the log start to 30000. The group's time lag is that of the oldest
+// record left (300 s), read at the scrape because its own record is older
+// than retention.ms; not its deleted record's, 350 s. A group on a record
+// younger than retention.ms costs no read.
+func TestRecordRetentionMayHaveDeletedIsNotDated(t *testing.T) {
+	t0 := time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		committed int64
+		asked     int
+		lag       float64
+	}{
+		{"older than retention.ms", 25000, 1, 300},
+		{"younger than retention.ms", 35000, 0, 250},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &deletingPartition{t0: t0, start: 30000, committed: tc.committed}
+			cluster := retainingPartition{deletingPartition: d, retentionMs: 300_000}
+			r := newReader(t, cluster, nil)
+			r.Retention = retention.NewCache(cluster)
+			r.Now = func() time.Time { return d.now }
+			r.Tables.Track(map[kafka.TopicPartition]struct{}{deleting: {}}, t0, time.Hour)
+			for s := 0; s < 600; s += 10 {
+				at := t0.Add(time.Duration(s) * time.Second)
+				r.Tables.Record(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{deleting: d.endAt(at)}, Sent: at, Received: at})
+			}
+			r.Tables.RecordStart(kafka.OffsetRead{Offsets: map[kafka.TopicPartition]int64{deleting: 20000}, Sent: t0, Received: t0})
+			d.now = t0.Add(600 * time.Second)
+			require.NoError(t, r.Retention.Refresh(t.Context(), map[kafka.TopicPartition]int64{deleting: d.endAt(d.now)}, d.now))
+			d.startsAsked = 0 // the refresh's own, for the partition's size
+			var errs scrapererror.ScrapeErrors
+			in, err := r.Read(t.Context(), nil, kafka.NewDenials(), &errs)
+			require.NoError(t, err)
+			require.NoError(t, errs.Combine())
+			require.Equal(t, tc.asked, d.startsAsked, "log starts read at the scrape")
+			lags := in.Estimates.GroupLags(nil, "billing", in.Snap.At)
+			require.Len(t, lags, 1)
+			require.True(t, lags[0].HasTimeLag)
+			require.InDelta(t, tc.lag, lags[0].TimeLag, 10)
 		})
 	}
 }
