@@ -129,3 +129,17 @@ func (l *laggingOffsets) raise(parts []Partition, ranks []int32) {
 	l.bounds[len(parts)] = kept
 	l.offsets = l.offsets[:kept]
 }
+
+// EachLowestLagging calls fn with each partition on which a group lags and
+// the lowest offset such a group consumes from (ConsumeFrom: the log start
+// for a group below it), in rank order. It reads the offsets the index
+// gathers once for the scrape (OutOfTable reads them too), not the
+// commits again.
+func (idx *Index) EachLowestLagging(fn func(p Partition, from int64)) {
+	lagging := idx.laggingOffsets()
+	for rank := range idx.Parts {
+		if lo, hi := lagging.bounds[rank], lagging.bounds[rank+1]; lo < hi {
+			fn(idx.Parts[rank], lagging.offsets[lo])
+		}
+	}
+}

@@ -317,13 +317,13 @@ func (r *Reader) readOffsets(ctx context.Context, p *pass) {
 	if !end.Received.IsZero() { // zero: nothing was asked (the client closed under the scrape)
 		p.snap.At = end.Received.UnixNano()
 	}
-	if !withStart {
-		r.readStartsBehind(ctx, p)
-	}
 	if withStart {
 		p.snap.Start = r.Tables.StartOffsets()
 	}
 	p.idx = lag.NewIndex(p.snap)
+	if !withStart {
+		r.readStartsBehind(ctx, p)
+	}
 	if r.Retention != nil {
 		// The partitions whose end offsets were read: those a lag is
 		// reported on.
