@@ -215,12 +215,9 @@ func askers(out []asker, runs *[]int, open []*target) []asker {
 		// across it ask, their answers splitting the rest.
 		n := min(len(run), max(2, MaxAsksPerPartition/len(starts)))
 		dense := denseRun(run)
+		// n <= len(run): the indices rise strictly, each target asks once.
 		for i := range n {
-			t := run[i*(len(run)-1)/max(n-1, 1)]
-			if i > 0 && out[len(out)-1].target == t {
-				continue
-			}
-			out = append(out, asker{target: t, walk: i == 0 && dense})
+			out = append(out, asker{target: run[i*(len(run)-1)/max(n-1, 1)], walk: i == 0 && dense})
 		}
 	}
 	return out
