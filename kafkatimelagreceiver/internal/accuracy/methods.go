@@ -260,7 +260,10 @@ const (
 	klagSource      = klagTag + "timelag/LagMsCalculator.java"
 	klagExporterTag = "https://github.com/softwaremill/klag-exporter/blob/v0.1.22/"
 	klagConfig      = klagExporterTag + "src/config.rs"
-	datadogSource   = "https://github.com/DataDog/integrations-core/pull/24167"
+	// The crate published for the tag records the commit it was packed
+	// from (.cargo_vcs_info.json); the line numbers are that source's.
+	klagExporterRelease = "klag-exporter v0.1.22 (crate klag-exporter-0.1.22, commit 4907fa51)"
+	datadogSource       = "https://github.com/DataDog/integrations-core/pull/24167"
 )
 
 // Methods are the methods the evaluation compares, ours first: each peer
@@ -270,7 +273,7 @@ func Methods() []MethodSpec {
 	const (
 		kleDefaults    = "poll-interval 30 s ([reference.conf:4](" + kleConf + "#L4)), lookup-table size 60 ([reference.conf:10](" + kleConf + "#L10)), lag not clamped at 0"
 		klagDefaults   = "METRICS_INTERVAL_MS 60 s ([MetricsConfig.java:18](" + klagTag + "MetricsConfig.java#L18)); anchors: the log start's record and the max-timestamp record ([KafkaOffsetTimestampInterpolator.java:65](" + klagTag + "timelag/KafkaOffsetTimestampInterpolator.java#L65)); its fallback table, interpolation only, TIME_LAG_INTERPOLATION_BUFFER_SIZE 60 ([TimeLagConfig.java:26](" + klagTag + "timelag/TimeLagConfig.java#L26))"
-		klagExporterOn = "poll_interval 30 s ([config.rs](" + klagConfig + "), `default_poll_interval`)"
+		klagExporterOn = "poll_interval 30 s ([config.rs:223](" + klagConfig + "#L223))"
 	)
 	return []MethodSpec{
 		Receiver,
@@ -288,11 +291,11 @@ func Methods() []MethodSpec {
 		{Key: "klag", Name: "klag, defaults", New: func(int64) Method { return newKlag() },
 			Tool: "klag 0.2.6", Source: klagSource, Defaults: "defaults", Settings: klagDefaults},
 		{Key: "klag-exporter-message", Name: "klag-exporter, message mode (opt-in)", New: func(int64) Method { return newKlagExporterMessage() },
-			Tool: "klag-exporter v0.1.22", Source: klagExporterTag + "src/collector/timestamp_sampler.rs", Defaults: "**opt-in**: `timestamp_sampling.mode: message` (rate is the default)",
-			Settings: klagExporterOn + ", timestamp cache 60 s per group while it stays (`default_cache_ttl`); up to 8 offsets scanned back past transaction markers"},
+			Tool: klagExporterRelease, Source: klagExporterTag + "src/collector/timestamp_sampler.rs", Defaults: "**opt-in**: `timestamp_sampling.mode: message` (rate is the default)",
+			Settings: klagExporterOn + ", timestamp cache 60 s per group while it stays ([config.rs:243](" + klagConfig + "#L243)); one poll of a read_committed consumer from the committed offset, no time lag where no committed data record follows ([consumer.rs:124](" + klagExporterTag + "src/kafka/consumer.rs#L124))"},
 		{Key: "klag-exporter-rate", Name: "klag-exporter, defaults (rate mode)", New: func(int64) Method { return newKlagExporterRate() },
-			Tool: "klag-exporter v0.1.22", Source: klagExporterTag + "src/collector/rate_sampler.rs", Defaults: "defaults",
-			Settings: klagExporterOn + "; mode rate (`default_timestamp_sampling_mode`): offset lag over the rate across its last 5 polls (`default_rate_history_samples`), none older than 600 s (`default_rate_history_max_age`), no estimate below 0.01 records/s (`default_rate_min_msgs_per_sec`) or without a rise in the high watermark over them (`compute_rate`)"},
+			Tool: klagExporterRelease, Source: klagExporterTag + "src/collector/rate_sampler.rs", Defaults: "defaults",
+			Settings: klagExporterOn + "; mode rate ([config.rs:251](" + klagConfig + "#L251)): offset lag over the rate across its last 5 polls ([config.rs:255](" + klagConfig + "#L255)), none older than 600 s ([config.rs:259](" + klagConfig + "#L259)), no estimate below 0.01 records/s ([config.rs:263](" + klagConfig + "#L263)) or without a rise in the high watermark over them ([rate_sampler.rs:37](" + klagExporterTag + "src/collector/rate_sampler.rs#L37))"},
 		{Key: "datadog", Name: "Datadog kafka_consumer, defaults", New: func(int64) Method { return newDatadogDefaults() },
 			Tool: "Datadog integrations-core kafka_consumer, source of July 2026 (release tag not confirmed)", Source: datadogSource, Defaults: "defaults",
 			Settings: "`data_streams_enabled` false (`kafka_consumer.py`, `config.py`): `kafka.estimated_consumer_lag` is not sent, only the offset lag; the high watermarks are still read every check"},

@@ -105,17 +105,17 @@ const (
 	KlagExporterRateSamples   = 5
 	KlagExporterRateMaxAge    = 600 * second
 	KlagExporterRateMinPerSec = 0.01
-	// klagExporterScanBack is how many offsets back its message mode looks
-	// for a data record when the committed one is not (a transaction
-	// marker at the end).
-	klagExporterScanBack = 8
 )
 
 // messageMethod is klag-exporter's message mode: the record at each
 // lagging group's committed offset is read (its timestamp cached per group
 // for a cache TTL while the group stays there) and its timestamp taken as
-// the time; where no data record follows the committed offset, the last
-// data record up to klagExporterScanBack offsets back is.
+// the time. The read is a librdkafka consumer at its default
+// isolation.level read_committed polled once from the committed offset
+// (src/kafka/consumer.rs, fetch_timestamp): it returns the first committed
+// data record below the last stable offset, past transaction markers and
+// aborted records; where there is none the poll times out and the group
+// gets no time lag.
 type messageMethod struct {
 	cache map[int]cachedStamp
 	cost  Cost
@@ -140,18 +140,16 @@ func (m *messageMethod) scrape(s Scrape) Estimate {
 			groups = append(groups, GroupEstimate{TimeLag: lagSince(s.Received, float64(hit.ts)), OK: true})
 			continue
 		}
-		ts, bytes, ok := readRecord(s.Log, c, s.Start, s.End)
+		_, bytes, _ := readRecord(s.Log, c, s.Start, s.End)
 		m.cost.RecordReads++
 		m.cost.FetchBytes += bytes
-		if _, data := s.Log.NextData(c, s.End); !data {
-			ok = false
-			for back := c - 1; back >= max(0, c-klagExporterScanBack) && !ok; back-- {
-				if _, isData := s.Log.Identified(back); isData {
-					ts, ok = s.Log.Stamp(back)
-					ts = ts / 1e6 * 1e6
-				}
-				m.cost.RecordReads++
-			}
+		// Below the log start its consumer resets to the earliest record
+		// (auto.offset.reset earliest).
+		var ts int64
+		data, ok := s.Log.NextData(max(c, s.Start), s.Log.StableAt(s.Received))
+		if ok {
+			ts, ok = s.Log.Stamp(data)
+			ts = ts / 1e6 * 1e6
 		}
 		var g GroupEstimate
 		if ok {
