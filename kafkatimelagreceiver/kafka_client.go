@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/membership"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka/saramacluster"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/oauthbearer"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
 )
 
 const (
@@ -173,6 +174,7 @@ func newMembership(ctx context.Context, cfg *Config, host component.Host, logger
 		CreateTopic:       c.CreateTopic,
 		SessionTimeout:    c.SessionTimeout,
 		HeartbeatInterval: c.HeartbeatInterval,
+		PartitionOf:       ownership.PartitionOf,
 	})
 }
 

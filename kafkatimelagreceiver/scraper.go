@@ -109,6 +109,9 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 		}
 		if owner != nil {
 			s.telemetry.coordinationGroups(ctx, in.Owned)
+			// For the next rebalance this replica may lead: partitions
+			// dealt out by their work, not their count.
+			s.membership.Weigh(s.reader.TopicLoads())
 		}
 		s.telemetry.tables(ctx, in.Tracked, in.Points)
 		s.telemetry.producerClocks(ctx, in.ClocksOff, in.LargestClockOffset)

@@ -25,6 +25,10 @@ type Membership interface {
 	Leave(reason error)
 	// Rejoin takes part again after Leave.
 	Rejoin()
+	// Weigh gives the monitored topics' loads, which the replica deals the
+	// coordination partitions out by when it leads a rebalance. It keeps
+	// the map.
+	Weigh(topicLoads map[string]int64)
 	// Close leaves the group and stops.
 	Close() error
 }

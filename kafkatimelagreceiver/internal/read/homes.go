@@ -158,3 +158,26 @@ func (k *groupCommits) reported(owner *ownership.Owner, listed []string, committ
 	}
 	return out
 }
+
+// TopicLoads are, with coordination, the work of each topic the groups
+// commit on, as the last whole reads of their commits tell: its (group,
+// partition) pairs, which are dated each scrape, and its partitions (the
+// highest committed on, plus one), which are sampled and tabled. nil
+// before any whole read.
+func (r *Reader) TopicLoads() map[string]int64 {
+	if len(r.known.partitions) == 0 {
+		return nil
+	}
+	pairs := map[string]int64{}
+	partitions := map[string]int32{}
+	for _, parts := range r.known.partitions {
+		for _, tp := range parts {
+			pairs[tp.Topic]++
+			partitions[tp.Topic] = max(partitions[tp.Topic], tp.Partition+1)
+		}
+	}
+	for topic, n := range partitions {
+		pairs[topic] += int64(n)
+	}
+	return pairs
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -42,6 +43,10 @@ type Settings struct {
 	// HeartbeatInterval is how often a member tells the coordinator it is
 	// alive, and so how soon it learns of a rebalance.
 	HeartbeatInterval time.Duration
+	// PartitionOf is the coordination partition a monitored topic hashes
+	// to; with it, a leader deals the partitions out by the loads Weigh
+	// gave (nil: by their count alone).
+	PartitionOf func(topic string, count int32) int32
 }
 
 // Retry waits after a failed join: the first is short (a peer may have been
@@ -62,6 +67,8 @@ type Member struct {
 	config   *sarama.Config
 	counts   *countedAssignments // the leader's partition count, by generation
 	logger   *zap.Logger
+	// topicLoads are the monitored topics' loads Weigh last gave.
+	topicLoads atomic.Pointer[map[string]int64]
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -84,8 +91,9 @@ type Member struct {
 // New checks the settings and starts joining in the background.
 // Close must be called to leave and stop.
 func New(s clientsettings.Settings, m Settings) (*Member, error) {
-	counts := newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic)
-	sc, err := clientConfig(s, m, counts)
+	ms := &Member{settings: m}
+	ms.counts = newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic, ms.partitionLoads)
+	sc, err := clientConfig(s, m, ms.counts)
 	if err != nil {
 		return nil, err
 	}
@@ -94,16 +102,8 @@ func New(s clientsettings.Settings, m Settings) (*Member, error) {
 		logger = zap.NewNop()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ms := &Member{
-		settings: m,
-		brokers:  slices.Clone(s.Brokers),
-		config:   sc,
-		counts:   counts,
-		logger:   logger,
-		cancel:   cancel,
-		done:     make(chan struct{}),
-		rejoin:   make(chan struct{}, 1),
-	}
+	ms.brokers, ms.config, ms.logger = slices.Clone(s.Brokers), sc, logger
+	ms.cancel, ms.done, ms.rejoin = cancel, make(chan struct{}), make(chan struct{}, 1)
 	go ms.run(ctx)
 	return ms, nil
 }
@@ -348,4 +348,26 @@ func (m *Member) connect(ctx context.Context) (sarama.Client, sarama.ConsumerGro
 	}
 	m.client, m.group = fresh, freshGroup
 	return fresh, freshGroup, nil
+}
+
+// Weigh gives the monitored topics' loads (their work, in any unit the
+// same for all) that this member deals the coordination partitions out by
+// when it leads a rebalance. It keeps the map; the caller must not change
+// it after.
+func (m *Member) Weigh(topicLoads map[string]int64) {
+	m.topicLoads.Store(&topicLoads)
+}
+
+// partitionLoads are the loads of the count coordination partitions: each
+// the sum of the topics' that hash to it; nil when none is known.
+func (m *Member) partitionLoads(count int32) []int64 {
+	topics := m.topicLoads.Load()
+	if topics == nil || m.settings.PartitionOf == nil || count < 1 {
+		return nil
+	}
+	loads := make([]int64, count)
+	for topic, load := range *topics {
+		loads[m.settings.PartitionOf(topic, count)] += max(load, 0)
+	}
+	return loads
 }

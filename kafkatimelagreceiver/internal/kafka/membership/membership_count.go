@@ -3,6 +3,7 @@ package membership
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"sync/atomic"
 
 	"github.com/IBM/sarama"
@@ -17,6 +18,10 @@ import (
 type countedAssignments struct {
 	inner sarama.BalanceStrategy
 	topic string
+	// loads, when it gives any, are the coordination partitions' loads
+	// the plan balances (balancedPlan) instead of the inner strategy's
+	// partition counts.
+	loads func(count int32) []int64
 	// planned is the count of the leader's last plan, which the
 	// assignments of the same SyncGroup then carry.
 	planned atomic.Int32
@@ -34,8 +39,8 @@ type generationCount struct {
 // strategy wrote is not taken for a count.
 var countMagic = []byte("kftl-count-v1:")
 
-func newCountedAssignments(inner sarama.BalanceStrategy, topic string) *countedAssignments {
-	return &countedAssignments{inner: inner, topic: topic}
+func newCountedAssignments(inner sarama.BalanceStrategy, topic string, loads func(count int32) []int64) *countedAssignments {
+	return &countedAssignments{inner: inner, topic: topic, loads: loads}
 }
 
 // countFor returns the count the leader assigned generation from, if this
@@ -51,7 +56,13 @@ func (c *countedAssignments) countFor(generation int32) (int32, bool) {
 func (c *countedAssignments) Name() string { return c.inner.Name() }
 
 func (c *countedAssignments) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, topics map[string][]int32) (sarama.BalanceStrategyPlan, error) {
-	c.planned.Store(int32(len(topics[c.topic])))
+	count := int32(len(topics[c.topic]))
+	c.planned.Store(count)
+	if c.loads != nil && len(topics) == 1 {
+		if loads := c.loads(count); slices.ContainsFunc(loads, func(l int64) bool { return l > 0 }) {
+			return balancedPlan(members, c.topic, loads), nil
+		}
+	}
 	return c.inner.Plan(members, topics)
 }
 

@@ -193,6 +193,45 @@ func TestMembershipSharesAndHandsOver(t *testing.T) {
 	}
 }
 
+// TestMembershipDealsPartitionsOutByLoad: with the monitored topics'
+// loads known, a replica joining one that holds everything gets half the
+// load, not half the partitions: ten topics on twelve coordination
+// partitions (one holding two, three none) end five and five, through
+// the cooperative handover (the joining replica gets nothing the other
+// still holds).
+func TestMembershipDealsPartitionsOutByLoad(t *testing.T) {
+	k := newShortSessionKafka(t)
+	const count = 12
+	// The topics' partitions, named for them: t2 and t2b share one.
+	onto := map[string]int32{"t0": 0, "t2": 2, "t2b": 2, "t3": 3, "t5": 5, "t6": 6, "t8": 8, "t9": 9, "t10": 10, "t11": 11}
+	ms := testMembershipSettings(count)
+	ms.PartitionOf = func(topic string, n int32) int32 {
+		require.Equal(t, int32(count), n)
+		return onto[topic]
+	}
+	topics := map[string]int64{}
+	for topic := range onto {
+		topics[topic] = 1000
+	}
+	a := startMembership(t, k, ms)
+	a.Weigh(topics)
+	requireHeldPartitionsEventually(t, count, a)
+	b := startMembership(t, k, ms)
+	b.Weigh(topics)
+	held := requireHeldPartitionsEventually(t, count, a, b)
+	for i, h := range held {
+		var load int64
+		for _, p := range h {
+			for topic, on := range onto {
+				if on == p {
+					load += topics[topic]
+				}
+			}
+		}
+		require.Equal(t, int64(5000), load, "replica %d holds %v", i, h)
+	}
+}
+
 // TestMembershipSessionExpiryHandsOver: a replica that stops without
 // leaving (its LeaveGroup never reaches the coordinator, as after SIGKILL)
 // keeps its partitions until its session expires; then the others hold
