@@ -175,6 +175,10 @@ func newMembership(ctx context.Context, cfg *Config, host component.Host, logger
 		SessionTimeout:    c.SessionTimeout,
 		HeartbeatInterval: c.HeartbeatInterval,
 		PartitionOf:       ownership.PartitionOf,
+		// The first scrape, not yet a member, reads the loads
+		// (weighBeforeJoining): it starts after the initial delay and
+		// ends within its timeout, bounded by the collection interval.
+		LoadsWait: cfg.InitialDelay + cfg.CollectionInterval,
 	})
 }
 

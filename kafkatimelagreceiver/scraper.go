@@ -52,6 +52,9 @@ type timeLagScraper struct {
 	// held is what it said at the last scrape.
 	membership kafka.Membership
 	held       kafka.Assignment
+	// weighedOnce: the topics' loads were read before the first join
+	// (weighBeforeJoining).
+	weighedOnce bool
 	// standing gives the groups up while this replica cannot serve them;
 	// share is what it held at the last scrape, which the export of that
 	// scrape is judged for.
@@ -118,6 +121,7 @@ func (s *timeLagScraper) scrape(ctx context.Context) (_ pmetric.Metrics, err err
 	} else {
 		// Not a member (yet): another replica may own any group.
 		in = s.reader.Empty()
+		s.weighBeforeJoining(ctx, denials)
 	}
 	md, err := s.report(ctx, in)
 	if err != nil {
@@ -225,6 +229,22 @@ func (s *timeLagScraper) owner(ctx context.Context) (owner *ownership.Owner, joi
 	}
 	s.held = a
 	return ownership.New(a.Partitions, a.PartitionCount), true, nil
+}
+
+// weighBeforeJoining reads, once, every group's commits before this
+// replica first joins, so that it knows the topics' loads should it lead
+// the group's first plan (the membership waits for them, within a bound).
+func (s *timeLagScraper) weighBeforeJoining(ctx context.Context, denials *kafka.Denials) {
+	if s.weighedOnce {
+		return
+	}
+	s.weighedOnce = true
+	loads, err := s.reader.ReadLoads(ctx, denials)
+	if err != nil {
+		s.logger.Info("coordination: could not read the groups' commits before joining; the first deal of the coordination partitions may go by their count", zap.Error(err))
+		loads = map[string]int64{} // join now, without loads
+	}
+	s.membership.Weigh(loads)
 }
 
 // served judges, with coordination, whether a scrape read this replica's

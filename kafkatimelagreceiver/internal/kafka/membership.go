@@ -26,8 +26,9 @@ type Membership interface {
 	// Rejoin takes part again after Leave.
 	Rejoin()
 	// Weigh gives the monitored topics' loads, which the replica deals the
-	// coordination partitions out by when it leads a rebalance. It keeps
-	// the map.
+	// coordination partitions out by when it leads a rebalance; a replica
+	// first joins once it has them (within a bound), an empty map saying
+	// there is nothing to weigh. It keeps the map; nil is not known yet.
 	Weigh(topicLoads map[string]int64)
 	// Close leaves the group and stops.
 	Close() error

@@ -2,6 +2,7 @@ package read
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"math"
 
@@ -180,4 +181,31 @@ func (r *Reader) TopicLoads() map[string]int64 {
 		pairs[topic] += int64(n)
 	}
 	return pairs
+}
+
+// ReadLoads reads every monitored group's commits whole, as a replica does
+// once before it joins the replicas' group, remembers them as a whole read
+// and returns the topics' loads (TopicLoads). A group it could not read is
+// left out; with none read it returns the error.
+func (r *Reader) ReadLoads(ctx context.Context, denials *kafka.Denials) (map[string]int64, error) {
+	all, err := r.Cluster.ConsumerGroups(ctx)
+	if len(all) == 0 && err != nil {
+		return nil, fmt.Errorf("list consumer groups: %w", err)
+	}
+	groups := all[:0:0]
+	for _, g := range all {
+		if r.Groups.Matches(g) {
+			groups = append(groups, g)
+		}
+	}
+	committed, err := r.Cluster.CommittedOffsets(ctx, groups)
+	if err = denials.Split(err); err != nil && len(committed) == 0 {
+		return nil, fmt.Errorf("read the groups' committed offsets: %w", err)
+	}
+	r.dropExcludedTopics(committed)
+	r.known.learn(denials.Allowed(groups), committed, nil)
+	if loads := r.TopicLoads(); loads != nil {
+		return loads, nil
+	}
+	return map[string]int64{}, nil // no commits: nothing to weigh
 }

@@ -47,6 +47,11 @@ type Settings struct {
 	// to; with it, a leader deals the partitions out by the loads Weigh
 	// gave (nil: by their count alone).
 	PartitionOf func(topic string, count int32) int32
+	// LoadsWait is how long a new member waits for its first Weigh before
+	// it joins, so that a group formed by replicas starting together is
+	// dealt out by load from its first plan (a plan is only made again
+	// when membership changes). Zero: join at once.
+	LoadsWait time.Duration
 }
 
 // Retry waits after a failed join: the first is short (a peer may have been
@@ -67,8 +72,11 @@ type Member struct {
 	config   *sarama.Config
 	counts   *countedAssignments // the leader's partition count, by generation
 	logger   *zap.Logger
-	// topicLoads are the monitored topics' loads Weigh last gave.
+	// topicLoads are the monitored topics' loads Weigh last gave;
+	// weighed is closed by the first Weigh.
 	topicLoads atomic.Pointer[map[string]int64]
+	weighed    chan struct{}
+	weighOnce  sync.Once
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -91,7 +99,7 @@ type Member struct {
 // New checks the settings and starts joining in the background.
 // Close must be called to leave and stop.
 func New(s clientsettings.Settings, m Settings) (*Member, error) {
-	ms := &Member{settings: m}
+	ms := &Member{settings: m, weighed: make(chan struct{})}
 	ms.counts = newCountedAssignments(sarama.NewBalanceStrategyCooperativeSticky(), m.Topic, ms.partitionLoads)
 	sc, err := clientConfig(s, m, ms.counts)
 	if err != nil {
@@ -229,6 +237,9 @@ func (m *Member) Close() error {
 // Assignment.
 func (m *Member) run(ctx context.Context) {
 	defer close(m.done)
+	if !m.awaitLoads(ctx) {
+		return
+	}
 	wait := minJoinRetry
 	for {
 		if m.stayAway(ctx) != nil {
@@ -356,6 +367,26 @@ func (m *Member) connect(ctx context.Context) (sarama.Client, sarama.ConsumerGro
 // it after.
 func (m *Member) Weigh(topicLoads map[string]int64) {
 	m.topicLoads.Store(&topicLoads)
+	if topicLoads != nil {
+		m.weighOnce.Do(func() { close(m.weighed) })
+	}
+}
+
+// awaitLoads waits up to Settings.LoadsWait for the first Weigh; false
+// when ctx ended first.
+func (m *Member) awaitLoads(ctx context.Context) bool {
+	if m.settings.LoadsWait <= 0 {
+		return true
+	}
+	wait := time.NewTimer(m.settings.LoadsWait)
+	defer wait.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-m.weighed:
+	case <-wait.C:
+	}
+	return true
 }
 
 // partitionLoads are the loads of the count coordination partitions: each

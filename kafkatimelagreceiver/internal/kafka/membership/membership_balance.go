@@ -11,8 +11,10 @@ import (
 // balance deals the coordination partitions 0..len(loads)-1 out to members
 // so that the loads they hold (the monitored work hashed onto each
 // partition) are as even as moving whole partitions allows, and then their
-// counts, keeping each partition where owned says it is whenever moving it
-// would not even the loads out. Dealing out by count alone balances the
+// counts. Partitions move between members that hold some only to members
+// that hold none (a replica joining): a member that leaves has its
+// partitions dealt out, the heaviest first to the lightest member, and
+// the others keep theirs, with their tables and groups. Dealing out by count alone balances the
 // partitions but not the work: ten topics hash onto ten of sixty
 // partitions, and thirty of them can hold two topics or eight.
 //
@@ -33,9 +35,17 @@ func balance(members []string, owned map[string][]int32, loads []int64) map[stri
 			}
 		}
 	}
+	var joining []int
+	for m := range members {
+		if d.count[m] == 0 {
+			joining = append(joining, m)
+		}
+	}
 	d.dealUnheld()
-	d.evenLoads()
-	d.evenCounts()
+	if len(joining) > 0 {
+		d.evenLoads(joining)
+		d.evenCounts(joining)
+	}
 	plan := make(map[string][]int32, len(members))
 	for p, h := range d.holder {
 		plan[members[h]] = append(plan[members[h]], int32(p))
@@ -74,11 +84,17 @@ func (d *deal) give(p int32, member int) {
 	d.count[member]++
 }
 
-// lightest is the member with the least load, then the fewest partitions,
-// then the first.
-func (d *deal) lightest() int {
-	best := 0
-	for m := range d.load {
+// lightest is the member of among with the least load, then the fewest
+// partitions, then the first; of all members when among is nil.
+func (d *deal) lightest(among []int) int {
+	if among == nil {
+		among = make([]int, len(d.load))
+		for m := range among {
+			among[m] = m
+		}
+	}
+	best := among[0]
+	for _, m := range among {
 		if d.load[m] < d.load[best] || d.load[m] == d.load[best] && d.count[m] < d.count[best] {
 			best = m
 		}
@@ -97,17 +113,17 @@ func (d *deal) dealUnheld() {
 	}
 	slices.SortStableFunc(unheld, func(a, b int32) int { return cmp.Compare(d.loads[b], d.loads[a]) })
 	for _, p := range unheld {
-		d.give(p, d.lightest())
+		d.give(p, d.lightest(nil))
 	}
 }
 
 // evenLoads moves the heaviest partition that narrows the gap from the
-// most loaded member to the least loaded one while one does: a move of a
-// partition lighter than the gap leaves both members below the old
-// maximum. Each move narrows the spread of the loads, so it ends.
-func (d *deal) evenLoads() {
+// most loaded member to the least loaded of joining while one does: a
+// move of a partition lighter than the gap leaves both members below the
+// old maximum. Each move narrows the spread of the loads, so it ends.
+func (d *deal) evenLoads(joining []int) {
 	for range len(d.holder) * len(d.load) {
-		heavy, light := 0, d.lightest()
+		heavy, light := 0, d.lightest(joining)
 		for m := range d.load {
 			if d.load[m] > d.load[heavy] {
 				heavy = m
@@ -128,16 +144,18 @@ func (d *deal) evenLoads() {
 }
 
 // evenCounts moves partitions without load from the member with the most
-// partitions to the one with the fewest while they differ by more than
-// one: the loads stay as they are, and work hashed onto those partitions
-// later spreads out too.
-func (d *deal) evenCounts() {
+// partitions to the one of joining with the fewest while they differ by
+// more than one: the loads stay as they are, and work hashed onto those
+// partitions later spreads out too.
+func (d *deal) evenCounts(joining []int) {
 	for range len(d.holder) {
-		most, fewest := 0, 0
+		most, fewest := 0, joining[0]
 		for m := range d.count {
 			if d.count[m] > d.count[most] {
 				most = m
 			}
+		}
+		for _, m := range joining {
 			if d.count[m] < d.count[fewest] {
 				fewest = m
 			}

@@ -46,9 +46,16 @@ func TestBalanceEvensLoadsThenCounts(t *testing.T) {
 			loads: tenTopics, wantLoads: []int64{3, 3, 2, 2}, wantCount: []int{3, 3, 3, 3},
 		},
 		{
-			name: "an even split by count, eight topics to two", members: []string{"a", "b"},
+			name: "nobody joins: nothing moves between holders", members: []string{"a", "b"},
 			owned: map[string][]int32{"a": {0, 2, 3, 5, 6, 7}, "b": {1, 4, 8, 9, 10, 11}},
+			loads: tenTopics, wantLoads: []int64{6, 4}, wantCount: []int{6, 6},
+			kept: map[string][]int32{"a": {0, 2, 3, 5, 6, 7}, "b": {1, 4, 8, 9, 10, 11}},
+		},
+		{
+			name: "a member leaves: its partitions go to the lightest, the others stay", members: []string{"a", "c"},
+			owned: map[string][]int32{"a": {0, 2, 3, 4}, "b": {5, 6, 7, 8}, "c": {1, 9, 10, 11}},
 			loads: tenTopics, wantLoads: []int64{5, 5}, wantCount: []int{6, 6},
+			kept: map[string][]int32{"a": {0, 2, 3, 4}, "c": {1, 9, 10, 11}},
 		},
 		{
 			name: "already even: nothing moves", members: []string{"a", "b"},
