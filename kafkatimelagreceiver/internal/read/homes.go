@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
@@ -26,11 +27,37 @@ func WholeCommitsEvery(share float64) uint64 {
 
 // groupCommits is what a coordinated replica remembers of each group from
 // its last whole read: the partitions it committed on and its home topic
-// (ownership.HomeTopic).
+// (ownership.HomeTopic). Every replica remembers every group, so the
+// partitions are kept compact: a topic's name once and 4 bytes a
+// partition.
 type groupCommits struct {
-	partitions map[string][]kafka.TopicPartition
+	partitions map[string][]topicPartitions
 	homes      map[string]string
 	scrapes    uint64
+}
+
+// topicPartitions are the partitions of one topic a group committed on.
+type topicPartitions struct {
+	topic      string
+	partitions []int32
+}
+
+// runsOf groups commits (sorted by topic, as kafka.Commits are) by topic.
+func runsOf(commits kafka.Commits) []topicPartitions {
+	var runs []topicPartitions
+	for i := 0; i < len(commits); {
+		j := i
+		for j < len(commits) && commits[j].Topic == commits[i].Topic {
+			j++
+		}
+		run := topicPartitions{topic: commits[i].Topic, partitions: make([]int32, j-i)}
+		for k := i; k < j; k++ {
+			run.partitions[k-i] = commits[k].Partition
+		}
+		runs = append(runs, run)
+		i = j
+	}
+	return runs
 }
 
 // readCommitted reads the groups' committed offsets: with coordination and a
@@ -84,9 +111,11 @@ func (k *groupCommits) asks(owner *ownership.Owner, groups []string, cluster kaf
 			continue
 		}
 		var mine []kafka.TopicPartition
-		for _, tp := range parts {
-			if owner.OwnsTopic(tp.Topic) {
-				mine = append(mine, tp)
+		for _, run := range parts {
+			if owner.OwnsTopic(run.topic) {
+				for _, p := range run.partitions {
+					mine = append(mine, kafka.TopicPartition{Topic: run.topic, Partition: p})
+				}
 			}
 		}
 		partial[g] = true
@@ -110,7 +139,7 @@ func (k *groupCommits) due(group string, every uint64) bool {
 // forgotten. A group whose read failed keeps what was known.
 func (k *groupCommits) learn(listed []string, committed map[string]kafka.Commits, partial map[string]bool) {
 	if k.partitions == nil {
-		k.partitions, k.homes = map[string][]kafka.TopicPartition{}, map[string]string{}
+		k.partitions, k.homes = map[string][]topicPartitions{}, map[string]string{}
 	}
 	seen := make(map[string]bool, len(listed))
 	for _, g := range listed {
@@ -119,11 +148,7 @@ func (k *groupCommits) learn(listed []string, committed map[string]kafka.Commits
 		if !read || partial[g] {
 			continue
 		}
-		parts := make([]kafka.TopicPartition, len(commits))
-		for i, c := range commits {
-			parts[i] = c.TopicPartition
-		}
-		k.partitions[g], k.homes[g] = parts, ownership.HomeTopic(commits)
+		k.partitions[g], k.homes[g] = runsOf(commits), ownership.HomeTopic(commits)
 	}
 	for g := range k.partitions {
 		if !seen[g] {
@@ -171,10 +196,10 @@ func (r *Reader) TopicLoads() map[string]int64 {
 	}
 	pairs := map[string]int64{}
 	partitions := map[string]int32{}
-	for _, parts := range r.known.partitions {
-		for _, tp := range parts {
-			pairs[tp.Topic]++
-			partitions[tp.Topic] = max(partitions[tp.Topic], tp.Partition+1)
+	for _, runs := range r.known.partitions {
+		for _, run := range runs {
+			pairs[run.topic] += int64(len(run.partitions))
+			partitions[run.topic] = max(partitions[run.topic], slices.Max(run.partitions)+1)
 		}
 	}
 	for topic, n := range partitions {
