@@ -235,6 +235,11 @@ func TestReplicasDivideTopics(t *testing.T) {
 	}
 	topics := topicsBy(rounds[len(rounds)-1])
 	require.Len(t, topics, 2, "both replicas report topics")
+	// The topics weigh alike (two partitions, two groups each): the
+	// group's leader deals them out by load, half each, wherever their
+	// names hash.
+	require.Len(t, topics["a"], replicaGroups/4, "a's topics: %v, b's: %v", topics["a"], topics["b"])
+	require.Len(t, topics["b"], replicaGroups/4, "a's topics: %v, b's: %v", topics["a"], topics["b"])
 	// Committed offsets: each replica reads whole the groups it reports
 	// (and a twentieth of the others a scrape, to find topics they start
 	// committing on), the others on its own topics only, and those with
