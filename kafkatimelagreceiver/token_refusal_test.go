@@ -3,6 +3,7 @@
 package kafkatimelagreceiver
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"slices"
@@ -80,6 +81,17 @@ func presentedAfter(presented []string, token, next string) bool {
 	return i >= 0 && slices.Contains(presented[i:], token)
 }
 
+// requireJoinsAfterScraping scrapes until the replica has joined: it joins
+// once its first scrape has read the topics' loads (or after the initial
+// delay and a collection interval).
+func requireJoinsAfterScraping(t *testing.T, s *timeLagScraper, msg string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, _ = s.scrape(context.Background()) // fails until it has joined
+		return s.membership.Assignment().Joined
+	}, 30*time.Second, 20*time.Millisecond, msg)
+}
+
 // TestOAuthBearerRefusedTokenDroppedByEveryClient: the scrape's client and
 // the coordination client share one token (one grant for both), and a
 // token the brokers refuse on an established client, its connections cut
@@ -98,7 +110,7 @@ func TestOAuthBearerRefusedTokenDroppedByEveryClient(t *testing.T) {
 		secFixture(k)
 		cfg := coordinatedTokenConfig(k, idp.url)
 		s, _ := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.InfoLevel))
-		require.Eventually(t, func() bool { return s.membership.Assignment().Joined }, 30*time.Second, 20*time.Millisecond)
+		requireJoinsAfterScraping(t, s, "the replica joins")
 		requireBillingLag(t, s)
 		// Cut connections are no refused token: both clients reconnect
 		// with the one they have.
@@ -139,8 +151,7 @@ func TestOAuthBearerRefusedTokenDroppedByEveryClient(t *testing.T) {
 		secFixture(k)
 		cfg := coordinatedTokenConfig(k, idp.url)
 		s, _ := startObservedScraper(t, cfg, zap.NewAtomicLevelAt(zap.InfoLevel))
-		require.Eventually(t, func() bool { return s.membership.Assignment().Joined }, 30*time.Second, 20*time.Millisecond,
-			"the coordination client joins with a new token")
+		requireJoinsAfterScraping(t, s, "the coordination client joins with a new token")
 		requireScrapeRecovers(t, s)
 		presented := ob.presented()
 		t.Logf("presented: %v (%d refused)", presented, ob.refusals())
