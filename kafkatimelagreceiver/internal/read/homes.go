@@ -2,10 +2,11 @@ package read
 
 import (
 	"context"
-	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
+
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/ownership"
@@ -208,27 +209,16 @@ func (r *Reader) TopicLoads() map[string]int64 {
 	return pairs
 }
 
-// ReadLoads reads every monitored group's commits whole, as a replica does
-// once before it joins the replicas' group, remembers them as a whole read
-// and returns the topics' loads (TopicLoads). A group it could not read is
-// left out; with none read it returns the error.
+// ReadLoads reads every monitored group's commits whole (as a scrape
+// without coordination does), as a replica does once before it joins the
+// replicas' group, remembers them as a whole read and returns the topics'
+// loads (TopicLoads). A group it could not read is left out.
 func (r *Reader) ReadLoads(ctx context.Context, denials *kafka.Denials) (map[string]int64, error) {
-	all, err := r.Cluster.ConsumerGroups(ctx)
-	if len(all) == 0 && err != nil {
-		return nil, fmt.Errorf("list consumer groups: %w", err)
+	p := &pass{denials: denials, errs: &scrapererror.ScrapeErrors{}, complete: true}
+	if err := r.readCommits(ctx, p); err != nil {
+		return nil, err
 	}
-	groups := all[:0:0]
-	for _, g := range all {
-		if r.Groups.Matches(g) {
-			groups = append(groups, g)
-		}
-	}
-	committed, err := r.Cluster.CommittedOffsets(ctx, groups)
-	if err = denials.Split(err); err != nil && len(committed) == 0 {
-		return nil, fmt.Errorf("read the groups' committed offsets: %w", err)
-	}
-	r.dropExcludedTopics(committed)
-	r.known.learn(denials.Allowed(groups), committed, nil)
+	r.known.learn(p.groups, p.committed, nil)
 	if loads := r.TopicLoads(); loads != nil {
 		return loads, nil
 	}
