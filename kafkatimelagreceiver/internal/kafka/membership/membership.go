@@ -1,6 +1,9 @@
 // Package membership is the receiver's replicas sharing the monitored
 // partitions through a Kafka consumer group (kafka.Membership), with
-// sarama's consumer group and the cooperative-sticky assignor.
+// sarama's consumer group and the cooperative protocol: the leader deals
+// the coordination partitions out by the load hashed onto them
+// (balancedPlan), or by their count (sarama's cooperative-sticky assignor)
+// while it knows no load.
 package membership
 
 import (
