@@ -14,9 +14,10 @@ import (
 // counts. Partitions move between members that hold some only to members
 // that hold none (a replica joining): a member that leaves has its
 // partitions dealt out, the heaviest first to the lightest member, and
-// the others keep theirs, with their tables and groups. Dealing out by count alone balances the
-// partitions but not the work: ten topics hash onto ten of sixty
-// partitions, and thirty of them can hold two topics or eight.
+// the others keep theirs, with their tables and groups. Dealing out by
+// count alone balances the partitions but not the work: ten topics hash
+// onto ten of sixty partitions, and thirty of them can hold two topics or
+// eight.
 //
 // owned is what each member held before (partitions out of range, of
 // members not in the group or claimed twice are dealt out again); members
@@ -27,11 +28,11 @@ func balance(members []string, owned map[string][]int32, loads []int64) map[stri
 		return nil
 	}
 	members = slices.Sorted(slices.Values(members))
-	d := newDeal(members, loads)
-	for _, m := range members {
-		for _, p := range owned[m] {
+	d := newDeal(len(members), loads)
+	for m, id := range members {
+		for _, p := range owned[id] {
 			if p >= 0 && int(p) < len(loads) && d.holder[p] < 0 {
-				d.give(p, d.index[m])
+				d.give(p, m)
 			}
 		}
 	}
@@ -60,14 +61,10 @@ type deal struct {
 	holder []int // by partition; -1: not dealt yet
 	load   []int64
 	count  []int
-	index  map[string]int
 }
 
-func newDeal(members []string, loads []int64) *deal {
-	d := &deal{loads: loads, holder: make([]int, len(loads)), load: make([]int64, len(members)), count: make([]int, len(members)), index: make(map[string]int, len(members))}
-	for i, m := range members {
-		d.index[m] = i
-	}
+func newDeal(members int, loads []int64) *deal {
+	d := &deal{loads: loads, holder: make([]int, len(loads)), load: make([]int64, members), count: make([]int, members)}
 	for p := range d.holder {
 		d.holder[p] = -1
 	}
@@ -85,14 +82,8 @@ func (d *deal) give(p int32, member int) {
 }
 
 // lightest is the member of among with the least load, then the fewest
-// partitions, then the first; of all members when among is nil.
+// partitions, then the first.
 func (d *deal) lightest(among []int) int {
-	if among == nil {
-		among = make([]int, len(d.load))
-		for m := range among {
-			among[m] = m
-		}
-	}
 	best := among[0]
 	for _, m := range among {
 		if d.load[m] < d.load[best] || d.load[m] == d.load[best] && d.count[m] < d.count[best] {
@@ -112,8 +103,12 @@ func (d *deal) dealUnheld() {
 		}
 	}
 	slices.SortStableFunc(unheld, func(a, b int32) int { return cmp.Compare(d.loads[b], d.loads[a]) })
+	all := make([]int, len(d.load))
+	for m := range all {
+		all[m] = m
+	}
 	for _, p := range unheld {
-		d.give(p, d.lightest(nil))
+		d.give(p, d.lightest(all))
 	}
 }
 
