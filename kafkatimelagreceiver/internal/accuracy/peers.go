@@ -140,13 +140,14 @@ func (m *messageMethod) scrape(s Scrape) Estimate {
 			groups = append(groups, GroupEstimate{TimeLag: lagSince(s.Received, float64(hit.ts)), OK: true})
 			continue
 		}
-		_, bytes, _ := readRecord(s.Log, c, s.Start, s.End)
+		// Below the log start its consumer resets to the earliest record
+		// (auto.offset.reset earliest) and fetches from there.
+		from := max(c, s.Start)
+		_, bytes, _ := readRecord(s.Log, from, s.Start, s.End)
 		m.cost.RecordReads++
 		m.cost.FetchBytes += bytes
-		// Below the log start its consumer resets to the earliest record
-		// (auto.offset.reset earliest).
 		var ts int64
-		data, ok := s.Log.NextData(max(c, s.Start), s.Log.StableAt(s.Received))
+		data, ok := s.Log.NextData(from, s.Log.StableAt(s.Received))
 		if ok {
 			ts, ok = s.Log.Stamp(data)
 			ts = ts / 1e6 * 1e6
