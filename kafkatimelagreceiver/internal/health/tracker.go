@@ -37,10 +37,10 @@ type Tracker struct {
 }
 
 // NewTracker returns a tracker judging each partition on its last window
-// scrapes (at least 2: a rule on steps needs one) and, when
+// scrapes (at least 2: a rule on steps needs one; at most MaxWindow) and, when
 // maxTimeLagSeconds is above 0, on its time lag as well.
 func NewTracker(window int, maxTimeLagSeconds float64) *Tracker {
-	return &Tracker{window: max(2, window), maxTimeLag: maxTimeLagSeconds, groups: map[string]*groupTrack{}}
+	return &Tracker{window: min(max(2, window), MaxWindow), maxTimeLag: maxTimeLagSeconds, groups: map[string]*groupTrack{}}
 }
 
 // SumAssignments makes every described group's health carry its

@@ -1,5 +1,7 @@
 package health
 
+import "math"
+
 // lagPoint is a group's position on a partition at one scrape.
 type lagPoint struct {
 	committed int64
@@ -12,19 +14,27 @@ type lagPoint struct {
 // long as the window means the whole window passes, so the rules are
 // answered exactly without keeping the points themselves, in a size that
 // does not grow with the window.
+//
+// The counts are 16 bits: a window is at most MaxWindow points, and the
+// tracker keeps one lagWindow per (group, partition) pair of the cluster,
+// where 8 bytes more a pair are 8 MB at a million pairs.
 type lagWindow struct {
 	last   lagPoint
-	points uint32 // points seen, at most the window
+	points uint16 // points seen, at most the window
 	// lagging counts the newest points with a lag above 0; unchanged,
 	// growing and ordered count the newest steps whose committed offset
 	// stayed put, whose lag grew, and whose committed offset did not go
 	// back.
-	lagging, unchanged, growing, ordered uint32
+	lagging, unchanged, growing, ordered uint16
 }
 
+// MaxWindow is the longest window a tracker judges on: its counts hold
+// no more.
+const MaxWindow = math.MaxUint16
+
 func (w *lagWindow) add(p lagPoint, window int) {
-	limit := uint32(window)
-	run := func(n uint32, ok bool) uint32 {
+	limit := uint16(window)
+	run := func(n uint16, ok bool) uint16 {
 		if !ok {
 			return 0
 		}
@@ -42,6 +52,6 @@ func (w *lagWindow) add(p lagPoint, window int) {
 
 // steps is the number of steps between the window's points: a run of steps
 // this long covers the whole window.
-func (w lagWindow) steps() uint32 {
+func (w lagWindow) steps() uint16 {
 	return max(w.points, 1) - 1
 }

@@ -81,5 +81,5 @@ func TestPairTrackSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are those of a 64-bit platform")
 	}
-	require.Equal(t, uintptr(56), unsafe.Sizeof(tracks.Track[lagWindow]{}))
+	require.Equal(t, uintptr(48), unsafe.Sizeof(tracks.Track[lagWindow]{}))
 }
