@@ -25,68 +25,63 @@ const forgetAfter = 2
 // marksKept is how many committed offsets a pair remembers: the latest
 // and three checkpoints, each at least half a window after the one before,
 // so that the oldest is always more than a window old and the offset a
-// window ago lies between two of them. Four marks are 64 bytes a pair.
+// window ago lies between two of them.
 const marksKept = 4
 
 // pairProgress is what the tracker keeps of one group's partition: a few
 // marks for the consumption rate and the stuck clock. The tracker holds one
 // per (group, partition) pair of the cluster, so its size is fixed and
-// small (72 bytes, 96 with its track).
+// small (48 bytes, 64 with its track).
 type pairProgress struct {
-	// marks are committed offsets and the instants of the scrapes that
-	// read them, oldest first; the last used one is the latest
-	// observation, the others checkpoints. An unused mark has At 0.
-	marks [marksKept]timetable.Sample
+	// marks: the last used one is the latest observation, the others
+	// checkpoints.
+	marks marks
 	// stuckSince is when the scrapes first saw the pair with lag at its
 	// current committed offset; 0 while it is not stuck.
 	stuckSince int64
 }
 
-func (p *pairProgress) len() int {
-	n := 0
-	for n < marksKept && p.marks[n].At != 0 {
-		n++
-	}
-	return n
-}
+func (p *pairProgress) len() int { return p.marks.len() }
 
 // observe adds a scrape's committed offset c, read at at. An offset lower
 // than the last one (a reset or rewind), or a time not after the last one
 // (a clock stepped back), restarts the window: the old marks say nothing
 // true about the new position.
 func (p *pairProgress) observe(c, at, checkpointEvery int64) {
+	observed := timetable.Sample{Offset: c, At: at}
 	n := p.len()
 	if n == 0 {
-		p.marks[0] = timetable.Sample{Offset: c, At: at}
+		p.marks.reset(observed)
 		return
 	}
-	latest := &p.marks[n-1]
+	latest := p.marks.at(n - 1)
 	if c < latest.Offset || at <= latest.At {
-		p.marks = [marksKept]timetable.Sample{{Offset: c, At: at}}
+		p.marks.reset(observed)
 		p.stuckSince = 0
 		return
 	}
 	if c != latest.Offset {
 		p.stuckSince = 0
 	}
-	if n > 1 && latest.At-p.marks[n-2].At < checkpointEvery {
-		*latest = timetable.Sample{Offset: c, At: at}
+	if n > 1 && latest.At-p.marks.at(n-2).At < checkpointEvery {
+		p.marks.put(n-1, observed)
 		return
 	}
 	// The latest observation is far enough from the checkpoint before it
 	// to become one.
 	if n == marksKept {
-		copy(p.marks[:], p.marks[1:])
+		p.marks.dropOldest()
 		n--
 	}
-	p.marks[n] = timetable.Sample{Offset: c, At: at}
+	p.marks.put(n, observed)
 }
 
 // rate is the committed offset's movement per second over the window
 // ending at the latest observation, read off the marks as a table's
 // production rate is read off its points (timetable.RateOver).
 func (p *pairProgress) rate(window time.Duration) (float64, bool) {
-	r := timetable.RateOver(p.marks[:p.len()], window)
+	var buf [marksKept]timetable.Sample
+	r := timetable.RateOver(p.marks.samples(&buf), window)
 	return r.PerSecond, r.OK
 }
 
@@ -106,9 +101,7 @@ func (p *pairProgress) updateStuck(lagged bool, at int64) {
 // shift moves the pair's times by by nanoseconds, for a wall clock that was
 // stepped by -by.
 func (p *pairProgress) shift(by int64) {
-	for i := range p.len() {
-		p.marks[i].At += by
-	}
+	p.marks.shift(by)
 	if p.stuckSince != 0 {
 		p.stuckSince += by
 	}

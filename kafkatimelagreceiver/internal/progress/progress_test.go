@@ -258,5 +258,5 @@ func TestPairSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are those of a 64-bit platform")
 	}
-	require.Equal(t, uintptr(88), unsafe.Sizeof(tracks.Track[pairProgress]{}))
+	require.Equal(t, uintptr(64), unsafe.Sizeof(tracks.Track[pairProgress]{}))
 }

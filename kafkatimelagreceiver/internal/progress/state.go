@@ -63,7 +63,7 @@ func (t *Tracker) EncodeState() []byte {
 			tp, p := g.pairs.At(i)
 			if n := p.len(); n > 0 && p.stuckSince != 0 {
 				key := pairKey{group: name, topic: tp.Topic, partition: tp.Partition}
-				clocks[key] = stuckClock{offset: p.marks[n-1].Offset, since: p.stuckSince}
+				clocks[key] = stuckClock{offset: p.marks.at(n - 1).Offset, since: p.stuckSince}
 			}
 		}
 	}
