@@ -21,7 +21,7 @@ import (
 // end offsets, all stamped with the instant the end offsets were read.
 type Snapshot struct {
 	At        int64                          // unix nanoseconds
-	Committed map[string]kafka.Commits       // by group
+	Committed map[string]kafka.Commits       // by group; nil once indexed (read.Reader.Read)
 	End       map[kafka.TopicPartition]int64 // high watermarks
 	Start     map[kafka.TopicPartition]int64 // log start offsets, where read
 	Stable    map[kafka.TopicPartition]int64 // last stable offsets, where read

@@ -76,17 +76,18 @@ func (r *Reader) dropExcludedTopics(committed map[string]kafka.Commits) map[stri
 	return topicOK
 }
 
-// groupReads lists the groups reported or with commits, sorted by name,
-// and counts the pairs with a commit.
-func groupReads(reported []string, committed map[string]kafka.Commits, unread map[string]bool, described map[string]kafka.GroupDescription, foreign map[string]bool) ([]Group, int) {
+// groupReads lists the groups reported or with commits (committed: how
+// many partitions each committed on), sorted by name, and counts the pairs
+// with a commit.
+func groupReads(reported []string, committed map[string]int, unread map[string]bool, described map[string]kafka.GroupDescription, foreign map[string]bool) ([]Group, int) {
 	out := make([]Group, 0, len(reported)+len(committed))
 	for _, g := range reported {
 		d, ok := described[g]
 		out = append(out, Group{Name: g, Reported: true, Unread: unread[g], Described: ok, Description: d})
 	}
 	pairs := 0
-	for g, offsets := range committed {
-		pairs += len(offsets)
+	for g, n := range committed {
+		pairs += n
 		out = append(out, Group{Name: g, Foreign: foreign[g]})
 	}
 	// A reported group with commits is listed twice: the reported one

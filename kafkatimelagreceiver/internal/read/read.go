@@ -178,7 +178,7 @@ func (r *Reader) Read(ctx context.Context, owner *ownership.Owner, denials *kafk
 	if r.Retention != nil {
 		in.Retention, in.StartChanges = r.Retention.Limits(), r.Tables.TakeStartChanges()
 	}
-	in.Groups, in.Pairs = groupReads(p.groups, p.committed, p.unread, p.described, p.foreign)
+	in.Groups, in.Pairs = groupReads(p.groups, p.committedPairs, p.unread, p.described, p.foreign)
 	in.Shares = r.describeShareGroups(ctx, p.shares, denials, errs)
 	return in, nil
 }
@@ -197,8 +197,11 @@ type pass struct {
 	groups     []string
 	committed  map[string]kafka.Commits
 	partlyRead map[string][]kafka.TopicPartition
-	unread     map[string]bool
-	shares     *shareRead
+	// committedPairs is how many partitions each group of committed has,
+	// kept once the index holds the commits (index).
+	committedPairs map[string]int
+	unread         map[string]bool
+	shares         *shareRead
 	// gauged, with coordination, are the partitions whose gauges this
 	// replica writes; owned how many groups it reports; reports tells
 	// the topics whose series it writes (nil: all); foreign are the groups
@@ -285,7 +288,7 @@ func (r *Reader) readOffsets(ctx context.Context, p *pass) {
 	p.snap = &lag.Snapshot{At: r.Now().UnixNano(), Committed: p.committed, End: map[kafka.TopicPartition]int64{}, Start: r.Tables.StartOffsets(),
 		Shares: p.shares.owned, CommitsUnread: ownedOnly(p.partlyRead, p.committed), SharesUnread: p.shares.partlyRead}
 	if len(p.partitions) == 0 {
-		p.idx = lag.NewIndex(p.snap)
+		p.index()
 		return
 	}
 	withStart := r.StartOffsets
@@ -320,7 +323,7 @@ func (r *Reader) readOffsets(ctx context.Context, p *pass) {
 	if withStart {
 		p.snap.Start = r.Tables.StartOffsets()
 	}
-	p.idx = lag.NewIndex(p.snap)
+	p.index()
 	if !withStart {
 		r.readStartsBehind(ctx, p)
 	}
@@ -332,6 +335,19 @@ func (r *Reader) readOffsets(ctx context.Context, p *pass) {
 			p.errs.AddPartial(0, fmt.Errorf("read topics' retention: %w", err))
 		}
 	}
+}
+
+// index indexes the snapshot and lets its commits go: the index holds all
+// the rest of the scrape needs of them, and at a million pairs they are
+// 32 MB, pointers the garbage collector would carry through dating and
+// export.
+func (p *pass) index() {
+	p.idx = lag.NewIndex(p.snap)
+	p.committedPairs = make(map[string]int, len(p.committed))
+	for g, commits := range p.committed {
+		p.committedPairs[g] = len(commits)
+	}
+	p.committed, p.snap.Committed = nil, nil
 }
 
 // describeGroups describes the groups reported, when their health is. It
