@@ -111,6 +111,8 @@ type RecordReads map[TopicPartition][]RecordRead
 // offset on: the first data record (transaction markers and records of
 // aborted transactions are not data: a read_committed consumer never sees
 // them) and its timestamp, or that there is none before a given offset.
+// The flags follow the numbers, so that it is 32 bytes: the record cache
+// keeps one per record it dated.
 type RecordTimestamp struct {
 	// Offset is the offset of the first data record at or after the one
 	// asked for (they differ when compaction, transaction markers or aborted
@@ -120,7 +122,10 @@ type RecordTimestamp struct {
 	// Timestamp is the record's timestamp in unix nanoseconds, for
 	// RecordTimed only.
 	Timestamp int64
-	Found     RecordFound
+	// Producer is the ID of the producer whose clock stamped Timestamp,
+	// when ByProducer.
+	Producer int64
+	Found    RecordFound
 	// ByProducer tells that Timestamp is the clock of the producer whose ID
 	// is Producer (an idempotent or transactional producer's batch stamped
 	// with CreateTime): that producer's records share its clock's error,
@@ -128,7 +133,6 @@ type RecordTimestamp struct {
 	// timestamps the broker wrote (LogAppendTime) and batches of producers
 	// without an ID.
 	ByProducer bool
-	Producer   int64
 	// Transactional tells that the batches read up to the record held a
 	// transaction's batch or marker: the partition carries markers, which
 	// the brokers' time index does not tell from data.
