@@ -39,6 +39,9 @@ func (f *findings) add(reads kafka.RecordReads, measure, counted bool, received 
 // answers (indexFindings).
 func (d *dater) searchIndex(ctx context.Context, p plan) (found findings, reads, stillReads []kafka.PartitionOffsets) {
 	search := newIndexSearch(p.targets)
+	// The search holds its own copy: the plan's list (tens of MB at a
+	// million pairs) need not live through the rounds.
+	p.targets = nil
 	d.rep.Searched, d.rep.MarkerChecks = len(search.parts), len(p.markerChecks)
 	for asks := search.asks(); len(asks) > 0; asks = search.asks() {
 		d.rep.IndexRounds++

@@ -48,10 +48,12 @@ const cutOffShare = 100
 
 // partitionSearch is one partition's search.
 type partitionSearch struct {
-	tp      kafka.TopicPartition
-	targets []target // ascending by offset
-	answers []kafka.TimePoint
-	asked   askedTimes
+	tp kafka.TopicPartition
+	// scrapeMillis is its targets' IndexTarget.ScrapeMillis.
+	scrapeMillis int64
+	targets      []target // ascending by offset
+	answers      []kafka.TimePoint
+	asked        askedTimes
 	// failed: the index could not be searched (an error named the
 	// partition); belowStart: a target lies below the log start (the
 	// first record, f(0), is past it): retention deleted it.
@@ -93,7 +95,7 @@ func newIndexSearch(targets []IndexTarget) *indexSearch {
 		if last == nil || last.tp != it.TopicPartition {
 			last = s.byTP[it.TopicPartition]
 			if last == nil {
-				last = &partitionSearch{tp: it.TopicPartition}
+				last = &partitionSearch{tp: it.TopicPartition, scrapeMillis: it.ScrapeMillis}
 				s.byTP[it.TopicPartition] = last
 				s.parts = append(s.parts, last)
 			}
@@ -281,7 +283,7 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 		}
 		var datedHere []kafka.RecordRead
 		for _, t := range ps.targets {
-			open := t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.precision, (t.ScrapeMillis-t.lo)/cutOffShare)
+			open := t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.precision, (ps.scrapeMillis-t.lo)/cutOffShare)
 			if open || t.ExactOnly && !(t.below.Found && t.below.Offset == t.Offset) {
 				// On a compacted topic only the record's own point proves
 				// it exists: else a read finds the next one.

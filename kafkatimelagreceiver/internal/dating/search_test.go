@@ -2,6 +2,7 @@ package dating
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,4 +222,13 @@ func TestSearchWalksARunDenseInTargetsABatchAtATime(t *testing.T) {
 	}
 	assert.LessOrEqual(t, asked, 20, "times asked")
 	assert.LessOrEqual(t, rounds, 3)
+}
+
+// A busy scrape searches hundreds of thousands of targets at once: what
+// their partition shares is not kept a target.
+func TestTargetSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are those of a 64-bit platform")
+	}
+	require.Equal(t, uintptr(192), unsafe.Sizeof(target{}))
 }

@@ -21,10 +21,15 @@ const (
 
 // target is a record the search dates: [lo, hi) holds the latest
 // timestamp up to it, in unix milliseconds, as far as the answers prove.
-// Its IndexTarget is what the plan gave and stays as given.
+// Its first fields are its IndexTarget's, as the plan gave them; what is
+// the same for its whole partition (the partition, the scrape's instant)
+// is its partitionSearch's, since a busy scrape searches hundreds of
+// thousands of targets at once.
 type target struct {
-	IndexTarget
-	lo, hi int64
+	Offset, GuessMillis, PrecisionMillis int64
+	RecordsPerMilli                      float64
+	StepMillis                           int64
+	lo, hi                               int64
 	// precision is how narrow [lo, hi) is to become: the plan's, widened
 	// to what the answers allow once every time that could narrow it was
 	// asked.
@@ -42,13 +47,16 @@ type target struct {
 	// whether the line halved the interval, and whether the record above
 	// stayed the same over an answer.
 	widthAsked, aboveAsked int64
+	ExactOnly              bool
 	// batchProbed: the millisecond after lo was asked, once, to close the
 	// interval where the target shares its batch's millisecond.
 	batchProbed bool
 }
 
 func newTarget(it IndexTarget) target {
-	return target{IndexTarget: it, lo: noLower, hi: noUpper, precision: it.PrecisionMillis, step: max(it.StepMillis, it.PrecisionMillis, 1)}
+	return target{Offset: it.Offset, GuessMillis: it.GuessMillis, PrecisionMillis: it.PrecisionMillis, RecordsPerMilli: it.RecordsPerMilli,
+		StepMillis: it.StepMillis, ExactOnly: it.ExactOnly,
+		lo: noLower, hi: noUpper, precision: it.PrecisionMillis, step: max(it.StepMillis, it.PrecisionMillis, 1)}
 }
 
 func (t *target) converged() bool { return t.hi-t.lo <= t.precision }

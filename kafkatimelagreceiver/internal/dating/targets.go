@@ -28,9 +28,6 @@ type IndexTarget struct {
 	// the guess misses on one side: a bracket's width over firstStepShare,
 	// or a second for a record older than the table.
 	StepMillis int64
-	// End is the partition's end offset at the scrape: every record below
-	// it was stamped by then, as far as the clocks are right.
-	End int64
 	// ExactOnly: the topic compacts, so the committed offset may hold no
 	// record; only the index's point at the offset itself dates it, and a
 	// read finds the next record otherwise.
@@ -110,7 +107,7 @@ func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordc
 				rate = startRate
 			}
 			if t, ok := indexTarget(w.TopicPartition, b, inTable, c, at, rate); ok {
-				t.End, t.ExactOnly = p.End, facts.Compacted && i < len(w.Offsets)
+				t.ExactOnly = facts.Compacted && i < len(w.Offsets)
 				targets = append(targets, t)
 			}
 		}
