@@ -21,7 +21,7 @@ const (
 
 // target is a record the search dates: [lo, hi) holds the latest
 // timestamp up to it, in unix milliseconds, as far as the answers prove.
-// Its first fields are its IndexTarget's, as the plan gave them; what is
+// Its exported fields are its IndexTarget's, as the plan gave them; what is
 // the same for its whole partition (the partition, the scrape's instant)
 // is its partitionSearch's, since a busy scrape searches hundreds of
 // thousands of targets at once.
