@@ -21,15 +21,15 @@ const (
 
 // target is a record the search dates: [lo, hi) holds the latest
 // timestamp up to it, in unix milliseconds, as far as the answers prove.
-// Its exported fields are its IndexTarget's, as the plan gave them; what is
-// the same for its whole partition (the partition, the scrape's instant)
-// is its partitionSearch's, since a busy scrape searches hundreds of
-// thousands of targets at once.
+// Its exported fields are its IndexTarget's, as the plan gave them (its
+// precision and first step become precision and step); what is the same
+// for its whole partition (the partition, the scrape's instant) is its
+// partitionSearch's, since a busy scrape searches hundreds of thousands of
+// targets at once.
 type target struct {
-	Offset, GuessMillis, PrecisionMillis int64
-	RecordsPerMilli                      float64
-	StepMillis                           int64
-	lo, hi                               int64
+	Offset, GuessMillis int64
+	RecordsPerMilli     float64
+	lo, hi              int64
 	// precision is how narrow [lo, hi) is to become: the plan's, widened
 	// to what the answers allow once every time that could narrow it was
 	// asked.
@@ -54,8 +54,7 @@ type target struct {
 }
 
 func newTarget(it IndexTarget) target {
-	return target{Offset: it.Offset, GuessMillis: it.GuessMillis, PrecisionMillis: it.PrecisionMillis, RecordsPerMilli: it.RecordsPerMilli,
-		StepMillis: it.StepMillis, ExactOnly: it.ExactOnly,
+	return target{Offset: it.Offset, GuessMillis: it.GuessMillis, RecordsPerMilli: it.RecordsPerMilli, ExactOnly: it.ExactOnly,
 		lo: noLower, hi: noUpper, precision: it.PrecisionMillis, step: max(it.StepMillis, it.PrecisionMillis, 1)}
 }
 
