@@ -86,5 +86,5 @@ func rateSince(lo, hi, newest Sample, from int64, window time.Duration) Rate {
 func (s *Store) ProduceRates(refs []Ref, window time.Duration) []Rate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return View{s}.ProduceRates(refs, window)
+	return View{s: s}.ProduceRates(refs, window)
 }

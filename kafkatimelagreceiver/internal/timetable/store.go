@@ -269,7 +269,7 @@ type Ref struct {
 func (s *Store) Refs(tps []kafka.TopicPartition) []Ref {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return View{s}.Refs(tps)
+	return View{s: s}.Refs(tps)
 }
 
 // Bracket is Table.Bracket on the table ref names, under the store's lock.

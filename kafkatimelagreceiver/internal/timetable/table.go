@@ -226,13 +226,20 @@ type Bracket struct {
 // not suspected of a reset, b.Hi is its oldest point (Store.Oldest), which
 // bounds when the record at c was appended, and b.Lo is zero.
 func (t *Table) Bracket(c int64, upper Sample) (b Bracket, ok bool) {
+	var from seek
+	return t.bracket(c, upper, &from)
+}
+
+// bracket is Bracket, its search going on from where from says the last
+// one on t stopped, and leaving where this one did in from.
+func (t *Table) bracket(c int64, upper Sample, from *seek) (b Bracket, ok bool) {
 	if t.suspected || t.n == 0 {
 		return Bracket{}, false
 	}
 	if c < t.first.Offset {
 		return Bracket{Hi: t.first}, false
 	}
-	lo, hi, found := t.find(func(p Sample) bool { return p.Offset > c })
+	lo, hi, found := t.findOffset(c, from)
 	if found {
 		gap := t.isGapEnd(hi)
 		return Bracket{Lo: lo, Hi: hi, Spread: t.spread(lo, hi, gap), Gap: gap}, true

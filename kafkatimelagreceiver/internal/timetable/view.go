@@ -11,6 +11,10 @@ import (
 // own.
 type View struct {
 	s *Store
+	// seek is where the last Bracket's search stopped: the next one on
+	// the same table goes on from there (Table.bracket). Nil: each search
+	// starts afresh.
+	seek *seek
 }
 
 // Locked calls fn with the tables under the store's lock. fn does no I/O:
@@ -18,7 +22,7 @@ type View struct {
 func (s *Store) Locked(fn func(v View)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fn(View{s})
+	fn(View{s: s, seek: &seek{}})
 }
 
 // Refs is Store.Refs under the caller's lock.
@@ -30,12 +34,17 @@ func (v View) Refs(tps []kafka.TopicPartition) []Ref {
 	return out
 }
 
-// Bracket is Table.Bracket on the table ref names.
-func (View) Bracket(ref Ref, c int64, upper Sample) (Bracket, bool) {
+// Bracket is Table.Bracket on the table ref names. Brackets of one
+// table's offsets in rising order, one after the other, decode its points
+// once between them.
+func (v View) Bracket(ref Ref, c int64, upper Sample) (Bracket, bool) {
 	if ref.table == nil {
 		return Bracket{}, false
 	}
-	return ref.table.Bracket(c, upper)
+	if v.seek == nil {
+		return ref.table.Bracket(c, upper)
+	}
+	return ref.table.bracket(c, upper, v.seek)
 }
 
 // Idle is Table.Idle on the table ref names.
