@@ -190,7 +190,7 @@ type asker struct {
 // line, which skips the records no one needs.
 func denseRun(run []*target) bool {
 	below, above := run[0].below, run[0].above
-	return below.Found && above.Found && 2*int64(len(run)) >= above.Offset-below.Offset
+	return below.found() && above.found() && 2*int64(len(run)) >= above.Offset-below.Offset
 }
 
 // askers appends to out the targets of open (ascending by offset) that ask
@@ -284,7 +284,7 @@ func (s *indexSearch) results() (points, dated kafka.RecordReads, fallback []kaf
 		var datedHere []kafka.RecordRead
 		for _, t := range ps.targets {
 			open := t.lo == noLower || t.hi == noUpper || t.hi-t.lo > max(t.precision, (ps.scrapeMillis-t.lo)/cutOffShare)
-			if open || t.ExactOnly && !(t.below.Found && t.below.Offset == t.Offset) {
+			if open || t.ExactOnly && !(t.below.found() && t.below.Offset == t.Offset) {
 				// On a compacted topic only the record's own point proves
 				// it exists: else a read finds the next one.
 				w.Offsets = append(w.Offsets, t.Offset)

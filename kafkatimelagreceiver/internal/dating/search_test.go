@@ -230,5 +230,5 @@ func TestTargetSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are those of a 64-bit platform")
 	}
-	require.Equal(t, uintptr(176), unsafe.Sizeof(target{}))
+	require.Equal(t, uintptr(128), unsafe.Sizeof(target{}))
 }

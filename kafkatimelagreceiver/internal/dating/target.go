@@ -38,7 +38,7 @@ type target struct {
 	// side: the answers whose record is at or before it with the latest
 	// timestamp, and after it with the earliest; secondBelow the point
 	// below before below, for the rate between the two.
-	below, above, secondBelow kafka.TimePoint
+	below, above, secondBelow exactPoint
 	// step is how far past a one-sided interval's known end the next time
 	// is pushed (growing by gallop).
 	step int64
@@ -53,9 +53,27 @@ type target struct {
 	batchProbed bool
 }
 
+// exactPoint is what a target keeps of an answer that found a record: the
+// record's offset and its own timestamp (unix milliseconds); noPoint, an
+// offset below 0, is none. It is half a kafka.TimePoint, and a target
+// keeps three.
+type exactPoint struct {
+	Offset, TimestampMillis int64
+}
+
+var noPoint = exactPoint{Offset: -1}
+
+func (p exactPoint) found() bool { return p.Offset >= 0 }
+
+// pointOf is what a target keeps of a, an answer that found a record.
+func pointOf(a kafka.TimePoint) exactPoint {
+	return exactPoint{Offset: a.Offset, TimestampMillis: a.TimestampMillis}
+}
+
 func newTarget(it IndexTarget) target {
 	return target{Offset: it.Offset, GuessMillis: it.GuessMillis, RecordsPerMilli: it.RecordsPerMilli, ExactOnly: it.ExactOnly,
-		lo: noLower, hi: noUpper, precision: it.PrecisionMillis, step: max(it.StepMillis, it.PrecisionMillis, 1)}
+		lo: noLower, hi: noUpper, precision: it.PrecisionMillis, step: max(it.StepMillis, it.PrecisionMillis, 1),
+		below: noPoint, above: noPoint, secondBelow: noPoint}
 }
 
 func (t *target) converged() bool { return t.hi-t.lo <= t.precision }
@@ -88,7 +106,7 @@ func batchUnprobed(t *target, aboveStayed bool, asked askedTimes) bool {
 // among them (records of one batch share it), and is the next exact point
 // up otherwise.
 func batchEndUnasked(t *target, walk bool, asked askedTimes) bool {
-	return walk && t.below.Found && t.below.Offset < t.Offset && !asked.has(t.lo+1) && t.lo+1 < t.hi
+	return walk && t.below.found() && t.below.Offset < t.Offset && !asked.has(t.lo+1) && t.lo+1 < t.hi
 }
 
 // nextTime is the time to ask to narrow t, none of those asked already
@@ -159,7 +177,7 @@ func (t *target) noteAsked() (halving, aboveStayed bool) {
 // the partition's, carries it on, else a growing step above lo.
 func (t *target) line(halving bool, asked askedTimes) (int64, bool) {
 	at, ok := t.interpolate()
-	if !t.above.Found {
+	if !t.above.found() {
 		at, ok = t.extrapolateAbove()
 	}
 	if !ok || !halving {
@@ -183,8 +201,8 @@ func (t *target) bisect(asked askedTimes) (int64, bool) {
 
 // extrapolate is when the partition's rate puts the target, from the
 // exact point p; not ok without either.
-func (t *target) extrapolate(p kafka.TimePoint) (int64, bool) {
-	if !p.Found || t.RecordsPerMilli <= 0 {
+func (t *target) extrapolate(p exactPoint) (int64, bool) {
+	if !p.found() || t.RecordsPerMilli <= 0 {
 		return 0, false
 	}
 	shift := float64(t.Offset-p.Offset) / t.RecordsPerMilli
@@ -196,7 +214,7 @@ func (t *target) extrapolate(p kafka.TimePoint) (int64, bool) {
 // and a step that grows each time.
 func (t *target) extrapolateAbove() (int64, bool) {
 	below, before := t.below, t.secondBelow
-	if below.Found && before.Found && below.Offset > before.Offset && below.TimestampMillis > before.TimestampMillis {
+	if below.found() && before.found() && below.Offset > before.Offset && below.TimestampMillis > before.TimestampMillis {
 		f := float64(t.Offset-below.Offset) / float64(below.Offset-before.Offset)
 		return below.TimestampMillis + int64(math.Round(f*float64(below.TimestampMillis-before.TimestampMillis))), true
 	}
@@ -213,7 +231,7 @@ func (t *target) extrapolateAbove() (int64, bool) {
 // the earliest its timestamp can be (no later than that record's own).
 func (t *target) interpolate() (int64, bool) {
 	below, aboveOffset := t.below, t.above.Offset
-	if !below.Found || !t.above.Found || aboveOffset <= below.Offset || t.Offset < below.Offset {
+	if !below.found() || !t.above.found() || aboveOffset <= below.Offset || t.Offset < below.Offset {
 		return 0, false
 	}
 	f := float64(t.Offset-below.Offset) / float64(aboveOffset-below.Offset)
@@ -228,20 +246,20 @@ func (t *target) apply(a kafka.TimePoint) {
 		if a.AtMillis < t.hi {
 			t.hi = a.AtMillis
 		}
-		if a.Found && (!t.above.Found || a.Offset < t.above.Offset) {
-			t.above = a
+		if a.Found && (!t.above.found() || a.Offset < t.above.Offset) {
+			t.above = pointOf(a)
 		}
 	case a.Offset == t.Offset:
 		// The target's own record, first stamped at or after the time
 		// asked: every record before it is stamped earlier.
-		t.lo, t.below = a.TimestampMillis, a
+		t.lo, t.below = a.TimestampMillis, pointOf(a)
 		t.hi = min(t.hi, a.TimestampMillis+1)
 	case a.TimestampMillis >= t.lo:
 		// The latest timestamp up to the target is no earlier than f's.
-		if t.below.Found && a.Offset > t.below.Offset {
+		if t.below.found() && a.Offset > t.below.Offset {
 			t.secondBelow = t.below
 		}
-		t.lo, t.below = a.TimestampMillis, a
+		t.lo, t.below = a.TimestampMillis, pointOf(a)
 	}
 	if t.lo >= t.hi {
 		// Answers that contradict each other (the log changed between
