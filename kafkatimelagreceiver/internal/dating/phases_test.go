@@ -50,11 +50,13 @@ func TestPlanWantsTheLargestLagsWithinTheBudget(t *testing.T) {
 	require.Zero(t, d.reads, "the budget is spent")
 	require.Equal(t, 3, d.used.Len(), "every record no table dates is in use, wanted now or not")
 	searched := map[kafka.TopicPartition]bool{}
-	for _, target := range p.targets {
-		searched[target.TopicPartition] = true
-		if target.Offset == 200-behind[target.TopicPartition] {
-			// Older than the table: before its first point, at its rate.
-			require.Less(t, target.GuessMillis, (t0+100*int64(time.Second))/int64(time.Millisecond), "%+v", target)
+	for _, ps := range p.searches {
+		searched[ps.tp] = true
+		for _, target := range ps.targets {
+			if target.Offset == 200-behind[ps.tp] {
+				// Older than the table: before its first point, at its rate.
+				require.Less(t, target.GuessMillis, (t0+100*int64(time.Second))/int64(time.Millisecond), "%+v", target)
+			}
 		}
 	}
 	require.Equal(t, map[kafka.TopicPartition]bool{{Topic: "a"}: true, {Topic: "c"}: true}, searched)
@@ -71,10 +73,10 @@ func TestIndexFindingsLeaveMarkerChecksToTheRead(t *testing.T) {
 	for o := range int64(40) {
 		l.stamps = append(l.stamps, base+o*100)
 	}
-	s := newIndexSearch([]IndexTarget{
-		{TopicPartition: tp, Offset: 10, GuessMillis: base + 1_000, PrecisionMillis: 1},
-		{TopicPartition: tp, Offset: 30, GuessMillis: base + 3_000, PrecisionMillis: 1},
-	})
+	s := searchOf(tp,
+		IndexTarget{Offset: 10, GuessMillis: base + 1_000, PrecisionMillis: 1},
+		IndexTarget{Offset: 30, GuessMillis: base + 3_000, PrecisionMillis: 1},
+	)
 	run(s, l)
 	p := plan{wanted: []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{10, 30}}},
 		markerChecks: []kafka.PartitionOffsets{{TopicPartition: tp, Offsets: []int64{30}}}}

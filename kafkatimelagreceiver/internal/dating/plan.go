@@ -32,10 +32,10 @@ type plan struct {
 	// wanted are the partitions whose records to date, largest lags
 	// first, within what is left of MaxReads.
 	wanted []kafka.PartitionOffsets
-	// targets are the records of wanted to search the time index for, and
-	// markerChecks those only a read answers (indexTargets); with
-	// Options.TimeIndex only.
-	targets      []IndexTarget
+	// searches are the records of wanted to search the time index for,
+	// partition by partition, and markerChecks those only a read answers
+	// (indexTargets); with Options.TimeIndex only.
+	searches     []partitionSearch
 	markerChecks []kafka.PartitionOffsets
 	// still are the partitions of markerChecks read once outside the byte
 	// budget (indexTargets).
@@ -47,7 +47,7 @@ type plan struct {
 func (d *dater) plan(idx *lag.Tabled, tables timetable.View) plan {
 	p := plan{wanted: d.choose(idx, tables)}
 	if d.opt.TimeIndex && len(p.wanted) > 0 {
-		p.targets, p.markerChecks, p.still = indexTargets(idx, d.snap.At, tables, d.records, p.wanted)
+		p.searches, p.markerChecks, p.still = indexTargets(idx, d.snap.At, tables, d.records, p.wanted)
 	}
 	return p
 }

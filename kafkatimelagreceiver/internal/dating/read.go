@@ -38,10 +38,8 @@ func (f *findings) add(reads kafka.RecordReads, measure, counted bool, received 
 // (indexSearch), and returns what it found and what only a record read
 // answers (indexFindings).
 func (d *dater) searchIndex(ctx context.Context, p plan) (found findings, reads, stillReads []kafka.PartitionOffsets) {
-	search := newIndexSearch(p.targets)
-	// The search holds its own copy: the plan's list (tens of MB at a
-	// million pairs) need not live through the rounds.
-	p.targets = nil
+	search := newIndexSearch(p.searches)
+	p.searches = nil
 	d.rep.Searched, d.rep.MarkerChecks = len(search.parts), len(p.markerChecks)
 	for asks := search.asks(); len(asks) > 0; asks = search.asks() {
 		d.rep.IndexRounds++

@@ -49,7 +49,10 @@ const cutOffShare = 100
 // partitionSearch is one partition's search.
 type partitionSearch struct {
 	tp kafka.TopicPartition
-	// scrapeMillis is its targets' IndexTarget.ScrapeMillis.
+	// scrapeMillis is when the scrape read the end offsets: a search cut
+	// off by its round cap still dates its record by the middle of its
+	// interval when that is narrower than the record's age then over
+	// cutOffShare (the accuracy target's bound).
 	scrapeMillis int64
 	targets      []target // ascending by offset
 	answers      []kafka.TimePoint
@@ -84,39 +87,18 @@ type askedTimes []int64
 
 func (a askedTimes) has(at int64) bool { return slices.Contains(a, at) }
 
-// newIndexSearch makes the search of targets: each partition's targets in
-// one stretch of a single slice, however the plan ordered them (it lists
-// them partition by partition, so a partition is looked up once a run).
-func newIndexSearch(targets []IndexTarget) *indexSearch {
-	s := &indexSearch{byTP: map[kafka.TopicPartition]*partitionSearch{}}
-	count := map[*partitionSearch]int{}
-	var last *partitionSearch
-	for _, it := range targets {
-		if last == nil || last.tp != it.TopicPartition {
-			last = s.byTP[it.TopicPartition]
-			if last == nil {
-				last = &partitionSearch{tp: it.TopicPartition, scrapeMillis: it.ScrapeMillis}
-				s.byTP[it.TopicPartition] = last
-				s.parts = append(s.parts, last)
-			}
+// newIndexSearch makes the search of the plan's partitions, each listed
+// once (indexTargets), their targets sorted by offset.
+func newIndexSearch(searches []partitionSearch) *indexSearch {
+	s := &indexSearch{parts: make([]*partitionSearch, len(searches)), byTP: make(map[kafka.TopicPartition]*partitionSearch, len(searches))}
+	for i := range searches {
+		ps := &searches[i]
+		byOffset := func(a, b target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) }
+		if !slices.IsSortedFunc(ps.targets, byOffset) {
+			slices.SortFunc(ps.targets, byOffset)
 		}
-		count[last]++
-	}
-	all := make([]target, 0, len(targets))
-	for _, ps := range s.parts {
-		n := len(all)
-		all = all[:n+count[ps]]
-		ps.targets = all[n:n:len(all)]
-	}
-	last = nil
-	for _, it := range targets {
-		if last == nil || last.tp != it.TopicPartition {
-			last = s.byTP[it.TopicPartition]
-		}
-		last.targets = append(last.targets, newTarget(it))
-	}
-	for _, ps := range s.parts {
-		slices.SortFunc(ps.targets, func(a, b target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) })
+		s.parts[i] = ps
+		s.byTP[ps.tp] = ps
 	}
 	return s
 }

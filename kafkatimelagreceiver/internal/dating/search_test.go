@@ -63,7 +63,7 @@ func TestSearchDatesABatchInTwoRounds(t *testing.T) {
 		}
 	}
 	c := int64(9*16 + 5) // in the last batch, stamped 1,135,000
-	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_132_000, PrecisionMillis: 1}})
+	s := searchOf(tp, IndexTarget{Offset: c, GuessMillis: 1_132_000, PrecisionMillis: 1})
 	assert.Equal(t, 2, run(s, l))
 	points, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -84,7 +84,7 @@ func TestSearchNarrowsToThePrecision(t *testing.T) {
 		l.stamps = append(l.stamps, 2_000_000+i)
 	}
 	c := int64(500 + 70_000)
-	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 2_070_000 - 500, PrecisionMillis: 100}})
+	s := searchOf(tp, IndexTarget{Offset: c, GuessMillis: 2_070_000 - 500, PrecisionMillis: 100})
 	assert.LessOrEqual(t, run(s, l), MaxIndexRounds)
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -96,7 +96,7 @@ func TestSearchNarrowsToThePrecision(t *testing.T) {
 // is dated by the latest timestamp up to it, never earlier than its own.
 func TestSearchDatesByTheLatestTimestampUpToTheRecord(t *testing.T) {
 	l := indexLog{stamps: []int64{1000, 5000, 2000, 2001, 2002, 6000}}
-	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 3, GuessMillis: 2001, PrecisionMillis: 1}})
+	s := searchOf(tp, IndexTarget{Offset: 3, GuessMillis: 2001, PrecisionMillis: 1})
 	run(s, l)
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -108,7 +108,7 @@ func TestSearchDatesByTheLatestTimestampUpToTheRecord(t *testing.T) {
 // left to a record read, which finds the log start.
 func TestSearchLeavesRecordsBelowTheLogStart(t *testing.T) {
 	l := indexLog{start: 100, stamps: []int64{1000, 1001, 1002}}
-	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 40, GuessMillis: 900, PrecisionMillis: 1}})
+	s := searchOf(tp, IndexTarget{Offset: 40, GuessMillis: 900, PrecisionMillis: 1})
 	run(s, l)
 	_, dated, fallback := s.results()
 	assert.Empty(t, dated)
@@ -118,7 +118,7 @@ func TestSearchLeavesRecordsBelowTheLogStart(t *testing.T) {
 // A partition the index answered nothing for (an error) is left to record
 // reads.
 func TestSearchFallsBackWhereTheIndexFails(t *testing.T) {
-	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 4, GuessMillis: 900, PrecisionMillis: 1}})
+	s := searchOf(tp, IndexTarget{Offset: 4, GuessMillis: 900, PrecisionMillis: 1})
 	asks := s.asks()
 	s.take(asks, kafka.TimePoints{})
 	assert.Empty(t, s.asks())
@@ -140,9 +140,9 @@ func TestSearchDatesAPartitionsTargetsTogether(t *testing.T) {
 	var targets []IndexTarget
 	for g := range int64(6) {
 		batch := 10 + 8*g
-		targets = append(targets, IndexTarget{TopicPartition: tp, Offset: batch*16 + g, GuessMillis: 1_000_000 + batch*1_000 + 300, PrecisionMillis: 1, RecordsPerMilli: 0.016})
+		targets = append(targets, IndexTarget{Offset: batch*16 + g, GuessMillis: 1_000_000 + batch*1_000 + 300, PrecisionMillis: 1, RecordsPerMilli: 0.016})
 	}
-	s := newIndexSearch(targets)
+	s := searchOf(tp, targets...)
 	assert.LessOrEqual(t, run(s, l), 6)
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -161,7 +161,7 @@ func TestSearchFindsARecordHoursOlderThanItsTable(t *testing.T) {
 		l.stamps = append(l.stamps, 1_000_000+i*90+i%7*10) // about 11 a second
 	}
 	c := int64(20_000) // 5 h before the table's first point at offset 200,000
-	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: c, GuessMillis: 1_000_000 + c*100, PrecisionMillis: 50, RecordsPerMilli: 1.0 / 100}})
+	s := searchOf(tp, IndexTarget{Offset: c, GuessMillis: 1_000_000 + c*100, PrecisionMillis: 50, RecordsPerMilli: 1.0 / 100})
 	assert.LessOrEqual(t, run(s, l), 4)
 	_, dated, fallback := s.results()
 	assert.Empty(t, fallback)
@@ -174,7 +174,7 @@ func TestSearchFindsARecordHoursOlderThanItsTable(t *testing.T) {
 // dated from one side.
 func TestSearchLeavesARecordOpenOnOneSideToARead(t *testing.T) {
 	l := indexLog{stamps: []int64{1_000, 1_001, 1_002}}
-	s := newIndexSearch([]IndexTarget{{TopicPartition: tp, Offset: 1, GuessMillis: 86_400_000, PrecisionMillis: 1}})
+	s := searchOf(tp, IndexTarget{Offset: 1, GuessMillis: 86_400_000, PrecisionMillis: 1})
 	run(s, l)
 	_, dated, fallback := s.results()
 	assert.Empty(t, dated)
@@ -202,9 +202,9 @@ func TestSearchWalksARunDenseInTargetsABatchAtATime(t *testing.T) {
 	var targets []IndexTarget
 	for c := range n {
 		// The table's line: n records over the 10 s.
-		targets = append(targets, IndexTarget{TopicPartition: tp, Offset: c, GuessMillis: base + c*10_000/n, PrecisionMillis: 1, RecordsPerMilli: float64(n) / 10_000})
+		targets = append(targets, IndexTarget{Offset: c, GuessMillis: base + c*10_000/n, PrecisionMillis: 1, RecordsPerMilli: float64(n) / 10_000})
 	}
-	s := newIndexSearch(targets)
+	s := searchOf(tp, targets...)
 	asked := 0
 	rounds := 0
 	for asks := s.asks(); len(asks) > 0; asks = s.asks() {
@@ -222,6 +222,15 @@ func TestSearchWalksARunDenseInTargetsABatchAtATime(t *testing.T) {
 	}
 	assert.LessOrEqual(t, asked, 20, "times asked")
 	assert.LessOrEqual(t, rounds, 3)
+}
+
+// searchOf is the search of one partition's targets, as the plan makes it.
+func searchOf(tp kafka.TopicPartition, its ...IndexTarget) *indexSearch {
+	ps := partitionSearch{tp: tp}
+	for _, it := range its {
+		ps.targets = append(ps.targets, newTarget(it))
+	}
+	return newIndexSearch([]partitionSearch{ps})
 }
 
 // A busy scrape searches hundreds of thousands of targets at once: what

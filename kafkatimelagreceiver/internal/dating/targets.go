@@ -16,9 +16,9 @@ import (
 // precision its timestamp is searched to: a millisecond, Kafka's
 // resolution, so that the time found is the record's own timestamp as a
 // read would find it (what a user checks it against), wherever the rounds
-// reach it. The plan makes it from the tables; the search only reads it.
+// reach it. The plan makes it from the tables, and the search's target of
+// it (newTarget) at once, in its partition's search.
 type IndexTarget struct {
-	kafka.TopicPartition
 	Offset, GuessMillis, PrecisionMillis int64
 	// RecordsPerMilli is the partition's rate where its table holds the
 	// record, or at its table's start for a record older than the table;
@@ -32,11 +32,6 @@ type IndexTarget struct {
 	// record; only the index's point at the offset itself dates it, and a
 	// read finds the next record otherwise.
 	ExactOnly bool
-	// ScrapeMillis is when the scrape read the end offsets: a search cut
-	// off by its round cap still dates the record by the middle of its
-	// interval when that is narrower than the record's age then over
-	// cutOffShare (the accuracy target's bound).
-	ScrapeMillis int64
 }
 
 // firstStepShare: a search whose guess inside the table misses on one side
@@ -44,7 +39,8 @@ type IndexTarget struct {
 const firstStepShare = 16
 
 // indexTargets splits the records OutOfTable listed into the records to
-// date from the time index, with the records on either side of a sample
+// date from the time index (searches: a partition's search each, its
+// targets in one stretch of a single slice), with the records on either side of a sample
 // it lists near them while the partition's clock is not pinned (their
 // points pin it, as reads of them do), and those only a record read
 // answers (markerChecks): the index holds transaction markers and records
@@ -63,15 +59,17 @@ const firstStepShare = 16
 // record cache keeps the records read while a group sits on them), so
 // their reads end; the others' (tables too young to tell) are left to the
 // byte budget.
-func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordcache.Cache, wanted []kafka.PartitionOffsets) (targets []IndexTarget, markerChecks []kafka.PartitionOffsets, still map[kafka.TopicPartition]bool) {
+func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordcache.Cache, wanted []kafka.PartitionOffsets) (searches []partitionSearch, markerChecks []kafka.PartitionOffsets, still map[kafka.TopicPartition]bool) {
 	n := 0
 	for _, w := range wanted {
 		n += len(w.Offsets) + len(w.Near)
 	}
 	// At most one target a record: grown once, not by copies of
 	// hundreds of thousands.
-	targets = make([]IndexTarget, 0, n)
+	targets := make([]target, 0, n)
+	searches = make([]partitionSearch, 0, len(wanted))
 	for _, w := range wanted {
+		first := len(targets)
 		p, rank, ok := idx.Partition(w.TopicPartition)
 		if !ok {
 			continue
@@ -106,10 +104,14 @@ func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordc
 				}
 				rate = startRate
 			}
-			if t, ok := indexTarget(w.TopicPartition, b, inTable, c, at, rate); ok {
-				t.ExactOnly = facts.Compacted && i < len(w.Offsets)
-				targets = append(targets, t)
+			if it, ok := indexTarget(b, inTable, c, rate); ok {
+				it.ExactOnly = facts.Compacted && i < len(w.Offsets)
+				targets = append(targets, newTarget(it))
 			}
+		}
+		if len(targets) > first {
+			searches = append(searches, partitionSearch{tp: w.TopicPartition, scrapeMillis: at / int64(time.Millisecond),
+				targets: targets[first:len(targets):len(targets)]})
 		}
 		if len(check.Offsets) > 0 {
 			markerChecks = append(markerChecks, check)
@@ -121,7 +123,7 @@ func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordc
 			}
 		}
 	}
-	return targets, markerChecks, still
+	return searches, markerChecks, still
 }
 
 // recordsPerMilli is the rate of a bracket's records; 0 for none.
@@ -137,7 +139,7 @@ func recordsPerMilli(b timetable.Bracket) float64 {
 // guess is where the table expects it, or, for a record older than the
 // table, where the rate at the table's start (rate) puts it before the
 // table's first point.
-func indexTarget(tp kafka.TopicPartition, b timetable.Bracket, inTable bool, c, at int64, rate float64) (IndexTarget, bool) {
+func indexTarget(b timetable.Bracket, inTable bool, c int64, rate float64) (IndexTarget, bool) {
 	ms := int64(time.Millisecond)
 	var guess int64
 	step := int64(time.Second)
@@ -153,6 +155,6 @@ func indexTarget(tp kafka.TopicPartition, b timetable.Bracket, inTable bool, c, 
 	default:
 		return IndexTarget{}, false
 	}
-	return IndexTarget{TopicPartition: tp, Offset: c, GuessMillis: guess / ms, PrecisionMillis: 1, RecordsPerMilli: rate,
-		StepMillis: max(step/ms, 1), ScrapeMillis: at / ms}, true
+	return IndexTarget{Offset: c, GuessMillis: guess / ms, PrecisionMillis: 1, RecordsPerMilli: rate,
+		StepMillis: max(step/ms, 1)}, true
 }
