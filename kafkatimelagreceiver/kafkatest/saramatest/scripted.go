@@ -16,8 +16,11 @@ type ScriptedBroker struct {
 	listener net.Listener
 	mu       sync.Mutex
 	body     []byte
-	conns    []net.Conn
-	wg       sync.WaitGroup
+	// cuts is how many of the next responses stop half way, their
+	// connection closed (CutNext).
+	cuts  int
+	conns []net.Conn
+	wg    sync.WaitGroup
 }
 
 // NewScriptedBroker listens on a loopback port.
@@ -66,14 +69,31 @@ func (s *ScriptedBroker) serve(conn net.Conn) {
 			return
 		}
 		s.mu.Lock()
-		body := s.body
+		body, cut := s.body, s.cuts > 0
+		if cut {
+			s.cuts--
+		}
 		s.mu.Unlock()
 		resp := binary.BigEndian.AppendUint32(nil, uint32(4+len(body)))
 		resp = append(resp, req[4:8]...) // correlation id
-		if _, err := conn.Write(append(resp, body...)); err != nil {
+		resp = append(resp, body...)
+		if cut {
+			_, _ = conn.Write(resp[:len(resp)/2])
+			_ = conn.Close()
+			return
+		}
+		if _, err := conn.Write(resp); err != nil {
 			return
 		}
 	}
+}
+
+// CutNext makes the next n responses stop half way and close their
+// connection, as a broker does that cannot send a response whole.
+func (s *ScriptedBroker) CutNext(n int) {
+	s.mu.Lock()
+	s.cuts = n
+	s.mu.Unlock()
 }
 
 // Answer makes body the answer to every request from now on.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"syscall"
 
 	"github.com/IBM/sarama"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
@@ -41,6 +43,18 @@ func (c *Conn) Observe(ctx context.Context, b *sarama.Broker, api string, err er
 			zap.Int32("broker", b.ID()), zap.String("api", api), zap.Error(err))
 		_ = b.Close()
 	}
+}
+
+// ConnectionCut tells whether err is a connection that ended or was reset
+// before a response was read whole: a broker does that when it cannot send
+// a response (Apache Kafka, for one, when the log cleaner swaps the segment
+// it was sending), as do a broker going down and a proxy dropping the
+// connection. sarama closes such a connection; the next request on the
+// broker must open it again.
+func ConnectionCut(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.EPIPE)
 }
 
 // IsDecodingError tells whether err is a response that sarama could not

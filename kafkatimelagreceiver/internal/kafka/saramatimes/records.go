@@ -178,6 +178,8 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 	c, b := r.c, r.b
 	pending = slices.DeleteFunc(slices.Clone(pending), func(tp kafka.TopicPartition) bool { return len(r.wants[tp]) == 0 })
 	var errs []error
+	// retried: a request whose connection was cut was sent again, once.
+	retried := false
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
 			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err))...)
@@ -196,6 +198,13 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 		_ = b.Open(c.conn.Config())
 		resp, err := b.Fetch(req)
 		c.conn.Observe(ctx, b, "Fetch", err)
+		if saramaconn.ConnectionCut(err) && !retried && ctx.Err() == nil {
+			// sarama closed the connection; the same request on a new one
+			// (Open, above) reads the log as it is now: a broker cuts a
+			// response whose segment the log cleaner swapped.
+			retried = true
+			continue
+		}
 		if undecodable(err) {
 			return kafka.Join(append(errs, r.isolate(ctx, pending, err))...)
 		}
