@@ -78,6 +78,7 @@ type indexSearch struct {
 	open   []*target
 	askers []asker
 	runs   []int
+	stamps []int64
 }
 
 // askedTimes are the times a partition was asked, few (at most
@@ -127,7 +128,9 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 		}
 		s.open = open
 		first := len(all)
-		s.askers = askers(s.askers[:0], &s.runs, open)
+		var spacing int64
+		spacing, s.stamps = ps.stampSpacing(s.stamps[:0])
+		s.askers = askers(s.askers[:0], &s.runs, open, spacing)
 		for _, a := range s.askers {
 			if len(all)-first == MaxAsksPerPartition {
 				break
@@ -175,13 +178,43 @@ func denseRun(run []*target) bool {
 	return below.found() && above.found() && 2*int64(len(run)) >= above.Offset-below.Offset
 }
 
+// oneBatchBetween tells whether the records between a run's two exact
+// points hold at most one batch the answers have not found, by time: two
+// would need three of the partition's spacings between the points'
+// stamps (stampSpacing, 0: unknown). Then the walk's ask alone finds it,
+// and any other ask of the run would find the same batch.
+func oneBatchBetween(t *target, spacing int64) bool {
+	return spacing > 0 && t.below.found() && t.above.found() && t.above.TimestampMillis-t.below.TimestampMillis < 3*spacing
+}
+
+// stampSpacing is the least time between two stamps the partition's
+// answers found, in scratch: its batches come about that far apart, as far
+// as the answers show; 0 while they show fewer than two stamps.
+func (ps *partitionSearch) stampSpacing(scratch []int64) (int64, []int64) {
+	for _, a := range ps.answers {
+		if a.Found {
+			scratch = append(scratch, a.TimestampMillis)
+		}
+	}
+	slices.Sort(scratch)
+	var least int64
+	for i := 1; i < len(scratch); i++ {
+		if d := scratch[i] - scratch[i-1]; d > 0 && (least == 0 || d < least) {
+			least = d
+		}
+	}
+	return least, scratch
+}
+
 // askers appends to out the targets of open (ascending by offset) that ask
 // this round, in that order: targets between the same two answers learn
 // the same from the next, so that of each run of them only a few spread
 // across it ask (the lowest and the highest at least, more while few runs
-// share the round's asks), and the answers between them split the rest
-// the round after. runs is scratch space: where each run starts in open.
-func askers(out []asker, runs *[]int, open []*target) []asker {
+// share the round's asks; the walk alone in a dense run with room for one
+// batch, oneBatchBetween by spacing, the partition's stampSpacing), and the
+// answers between them split the rest the round after. runs is scratch
+// space: where each run starts in open.
+func askers(out []asker, runs *[]int, open []*target, spacing int64) []asker {
 	starts := (*runs)[:0]
 	for i, t := range open {
 		if i == 0 || open[i-1].lo != t.lo || open[i-1].hi != t.hi {
@@ -199,6 +232,9 @@ func askers(out []asker, runs *[]int, open []*target) []asker {
 		// across it ask, their answers splitting the rest.
 		n := min(len(run), max(2, MaxAsksPerPartition/len(starts)))
 		dense := denseRun(run)
+		if dense && oneBatchBetween(run[0], spacing) {
+			n = 1
+		}
 		// n <= len(run): the indices rise strictly, each target asks once.
 		for i := range n {
 			out = append(out, asker{target: run[i*(len(run)-1)/max(n-1, 1)], walk: i == 0 && dense})
