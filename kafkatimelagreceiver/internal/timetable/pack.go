@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"sort"
 )
 
 // A table keeps its points packed: the oldest and the two newest as they
@@ -351,80 +350,6 @@ func (t *Table) replaceNewestRun(run []Sample) {
 	for _, p := range run[2:] {
 		t.pushAfter(p, &c)
 	}
-}
-
-// find returns the newest point for which above is false and the one after
-// it, the first for which it is true: above must be false for the oldest
-// point and monotonic in offset or time. found is false when no point is
-// above; lo is then the newest.
-func (t *Table) find(above func(Sample) bool) (lo, hi Sample, found bool) {
-	if !above(t.last) {
-		return t.last, Sample{}, false
-	}
-	if t.n >= 2 && !above(t.tail) {
-		return t.tail, t.last, true
-	}
-	// The answer is among the packed points, and the tail is above.
-	j := sort.Search(len(t.marks), func(i int) bool { return above(t.marks[i].sample()) })
-	c, pos := startCursor(t.first), 0
-	if j > 0 {
-		c, pos = startCursor(t.marks[j-1].sample()), t.markEnd(j-1)
-	}
-	for pos < len(t.packed) {
-		prev := c.prev
-		var p Sample
-		p, pos = c.readPacked(t.packed, pos)
-		if above(p) {
-			return prev, p, true
-		}
-	}
-	return c.prev, t.last, true
-}
-
-// A seek is where a search for an offset (findOffset) stopped in a table's
-// packed points: at the point above the offset, with the cursor after the
-// one below it. A scrape brackets a partition's lagging records one after
-// the other, oldest first, and each search goes on from where the one
-// before stopped: a busy partition's groups sit on its newest records, so
-// that each search from the table's start (or mark) would decode nearly
-// every point again.
-type seek struct {
-	table  *Table
-	cursor packCursor
-	pos    int
-}
-
-// findOffset is find for the first point past offset c, going on from
-// where from stopped when that was on t at or below c; from then holds
-// where this search stopped.
-func (t *Table) findOffset(c int64, from *seek) (lo, hi Sample, found bool) {
-	if t.last.Offset <= c {
-		return t.last, Sample{}, false
-	}
-	if t.n >= 2 && t.tail.Offset <= c {
-		return t.tail, t.last, true
-	}
-	// The answer is among the packed points, and the tail is above.
-	j := sort.Search(len(t.marks), func(i int) bool { return t.marks[i].offset > c })
-	cur, pos := startCursor(t.first), 0
-	if j > 0 {
-		cur, pos = startCursor(t.marks[j-1].sample()), t.markEnd(j-1)
-	}
-	if from.table == t && from.pos >= pos && from.cursor.prev.Offset <= c {
-		cur, pos = from.cursor, from.pos
-	}
-	for pos < len(t.packed) {
-		below := cur
-		var p Sample
-		var next int
-		p, next = cur.readPacked(t.packed, pos)
-		if p.Offset > c {
-			*from = seek{table: t, cursor: below, pos: pos}
-			return below.prev, p, true
-		}
-		pos = next
-	}
-	return cur.prev, t.last, true
 }
 
 func uvarintLen(v uint64) int {

@@ -35,7 +35,8 @@ func (t *Table) Rate(window time.Duration) Rate {
 	if from <= t.first.At {
 		return rateOfSpan(t.first, t.last, window, min(int64(window)/minRateCoverage, int64(minRateSpan)))
 	}
-	lo, hi, _ := t.find(func(p Sample) bool { return p.At > from })
+	var fresh seek
+	lo, hi, _ := t.find(func(p Sample) bool { return p.At > from }, &fresh)
 	return rateSince(lo, hi, t.last, from, window)
 }
 

@@ -239,7 +239,7 @@ func (t *Table) bracket(c int64, upper Sample, from *seek) (b Bracket, ok bool) 
 	if c < t.first.Offset {
 		return Bracket{Hi: t.first}, false
 	}
-	lo, hi, found := t.findOffset(c, from)
+	lo, hi, found := t.find(func(p Sample) bool { return p.Offset > c }, from)
 	if found {
 		gap := t.isGapEnd(hi)
 		return Bracket{Lo: lo, Hi: hi, Spread: t.spread(lo, hi, gap), Gap: gap}, true
