@@ -73,7 +73,7 @@ type indexSearch struct {
 	parts  []*partitionSearch
 	byTP   map[kafka.TopicPartition]*partitionSearch
 	rounds int
-	// open, askers and runs are asks' scratch space, reused from one
+	// open, askers, runs and stamps are asks' scratch space, reused from one
 	// partition to the next.
 	open   []*target
 	askers []asker

@@ -40,10 +40,10 @@ const firstStepShare = 16
 
 // indexTargets splits the records OutOfTable listed into the records to
 // date from the time index (searches: a partition's search each, its
-// targets in one stretch of a single slice), with the records on either side of a sample
-// it lists near them while the partition's clock is not pinned (their
-// points pin it, as reads of them do), and those only a record read
-// answers (markerChecks): the index holds transaction markers and records
+// targets in one stretch of a single slice), with the records on either
+// side of a sample it lists near them while the partition's clock is not
+// pinned (their points pin it, as reads of them do), and those only a
+// record read answers (markerChecks): the index holds transaction markers and records
 // of aborted transactions like data, and does not say which a record is
 // (lag.MarkerCheck); nor which producer stamped a record, where reads
 // measured producers' clocks apart (recordcache.Facts.ClocksApart); nor whose
