@@ -8,13 +8,16 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/accuracy"
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
 	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/kafkatest/kfaketest"
 )
 
@@ -70,9 +73,9 @@ func TestSimulationAgreesWithReceiver(t *testing.T) {
 	// index, and reading none (its tables alone), against the
 	// simulation's rows 1 to 3.
 	rows := receiverRows()
-	receivers := make([]*timeLagScraper, len(rows))
+	receivers := make([]*replayedScraper, len(rows))
 	for i, row := range rows {
-		receivers[i] = startScraper(t, row.config(k)) // sampling every hour: none during the test
+		receivers[i] = startReplayedScraper(t, row.config(k)) // sampling every hour: none during the test
 	}
 	runs := newScrapedRuns()
 	rng := rand.New(rand.NewPCG(35, 1))
@@ -261,9 +264,9 @@ func TestSimulationAgreesWithReceiverOnEarlyStamps(t *testing.T) {
 	// Sampling every hour: the scrapes' end-offset reads are the tables'
 	// only points.
 	rows := receiverRows()[:2]
-	receivers := make([]*timeLagScraper, len(rows))
+	receivers := make([]*replayedScraper, len(rows))
 	for i, row := range rows {
-		receivers[i] = startScraper(t, row.config(k))
+		receivers[i] = startReplayedScraper(t, row.config(k))
 	}
 	runs := newScrapedRuns()
 	nextScrape := time.Now()
@@ -380,10 +383,56 @@ func newScrapedRuns() *scrapedRuns {
 	return &scrapedRuns{observed: map[partitionRun][]accuracy.Observed{}, reported: map[partitionRun][]accuracy.Point{}}
 }
 
+// replayedScraper is a receiver whose scrapes the simulation replays, and
+// when each of its end-offset reads was sent, by when it was received
+// (unix nanoseconds): the replay sends each read when the receiver did. A
+// record the test appends a moment before a scrape is in the scrape's
+// records as the receiver read them; a read modelled as sent
+// accuracy.Latency before its answer (a round trip the test's in-process
+// cluster often beats) could be sent before the timeline's append of it.
+type replayedScraper struct {
+	*timeLagScraper
+	mu   sync.Mutex
+	sent map[int64]int64
+}
+
+// startReplayedScraper starts a scraper for cfg whose end-offset reads are
+// timed for the replay.
+func startReplayedScraper(t *testing.T, cfg *Config) *replayedScraper {
+	r := &replayedScraper{sent: map[int64]int64{}}
+	r.timeLagScraper = startScraperWith(t, cfg, zap.NewNop(), func(c kafka.Cluster) kafka.Cluster { return endReadTimer{c, r} })
+	return r
+}
+
+// sentAt is when the end-offset read received at received was sent; 0 when
+// none was.
+func (r *replayedScraper) sentAt(received int64) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent[received]
+}
+
+// endReadTimer is a cluster telling its replayedScraper when each
+// end-offset read was sent and received.
+type endReadTimer struct {
+	kafka.Cluster
+	r *replayedScraper
+}
+
+func (c endReadTimer) EndOffsets(ctx context.Context, partitions []kafka.TopicPartition) (kafka.OffsetRead, error) {
+	read, err := c.Cluster.EndOffsets(ctx, partitions)
+	if !read.Received.IsZero() {
+		c.r.mu.Lock()
+		c.r.sent[read.Received.UnixNano()] = read.Sent.UnixNano()
+		c.r.mu.Unlock()
+	}
+	return read, err
+}
+
 // scrape scrapes r, the receiver of the simulation's row receiver, once.
 // Every scrape's end-offset read is a table point: the simulation replays
 // the scrapes without a time lag too.
-func (runs *scrapedRuns) scrape(t *testing.T, r *timeLagScraper, receiver string) {
+func (runs *scrapedRuns) scrape(t *testing.T, r *replayedScraper, receiver string) {
 	t.Helper()
 	md, err := r.scrape(context.Background())
 	require.NoError(t, err)
@@ -393,7 +442,9 @@ func (runs *scrapedRuns) scrape(t *testing.T, r *timeLagScraper, receiver string
 		tl, estimated := timeLags[key]
 		at := offset.timestamp.UnixNano()
 		id := partitionRun{receiver, key.topic, key.partition}
-		runs.observed[id] = append(runs.observed[id], accuracy.Observed{At: at, Committed: offset.intValue, End: offset.intValue + lags[key].intValue})
+		sent := r.sentAt(at)
+		require.NotZero(t, sent, "%s %v: the end-offset read of the scrape at %d", receiver, key, at)
+		runs.observed[id] = append(runs.observed[id], accuracy.Observed{At: at, Sent: sent, Committed: offset.intValue, End: offset.intValue + lags[key].intValue})
 		runs.reported[id] = append(runs.reported[id], accuracy.Point{At: at, Estimate: tl.doubleValue, Estimated: estimated})
 	}
 }

@@ -146,9 +146,10 @@ func (c *Cost) add(o Cost) {
 }
 
 // Observed is a scrape made elsewhere (by a receiver against a cluster):
-// when its end offsets were read, and the committed and end offsets it saw.
+// when its end-offset read was sent (Sent; 0: Latency before At) and
+// received (At), and the committed and end offsets it saw.
 type Observed struct {
-	At             int64
+	At, Sent       int64
 	Committed, End int64
 }
 
@@ -163,7 +164,11 @@ func Replay(log *Timeline, start, sampling int64, scrapes []Observed, spec Metho
 		for ; next < o.At-Latency; next += sampling {
 			m.Sample(Read{End: log.EndAt(next), Sent: next, Received: next + Latency})
 		}
-		s := Scrape{Committed: []int64{o.Committed}, Read: Read{End: o.End, Sent: o.At - Latency, Received: o.At}, Log: log}
+		readSent := o.Sent
+		if readSent == 0 {
+			readSent = o.At - Latency
+		}
+		s := Scrape{Committed: []int64{o.Committed}, Read: Read{End: o.End, Sent: readSent, Received: o.At}, Log: log}
 		e := m.Scrape(s)
 		appended, sent := truthsAt(log, s, o.Committed)
 		out = append(out, Point{At: o.At, Truth: appended, TruthCreate: sent, Estimate: e.Groups[0].TimeLag, Estimated: e.Groups[0].OK})
