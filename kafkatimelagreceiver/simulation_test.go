@@ -309,17 +309,6 @@ func TestSimulationAgreesWithReceiverOnEarlyStamps(t *testing.T) {
 			// against a burst, it measures the clock tens of milliseconds
 			// apart from the receiver's. Those scrapes are logged.
 			exact := row.method.Key != accuracy.ReceiverRecordReads.Key || p.topic != "bursty"
-			// Dating from the time index the partition written only by
-			// the producer without an ID, the receiver's clock of the
-			// index diverges from the simulation's from about the fourth
-			// scrape in about half the runs under the race detector on a
-			// loaded machine (and did before the dating code was split in
-			// phases): the cause is not found yet. Those scrapes are
-			// logged; the partition's errors against the truth are still
-			// held to the absolute view below.
-			if row.method.Key == accuracy.Receiver.Key && p == (partition{"steady", 1}) {
-				exact = false
-			}
 			_, realStats, simStats := runs.compare(t, partitionRun{row.method.Key, p.topic, int64(p.index)}, logs[p], row.method, interval, exact)
 			// At 1 s sampling the relative bound is 0.1 s, which records
 			// stamped up to 0.5 s before their append miss on every
