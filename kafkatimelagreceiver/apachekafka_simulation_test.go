@@ -54,10 +54,10 @@ func TestApacheKafkaSimulationAgrees(t *testing.T) {
 	}
 
 	rows := receiverRows()
-	receivers := make([]*timeLagScraper, len(rows))
+	receivers := make([]*replayedScraper, len(rows))
 	for i, row := range rows {
 		// Sampling every hour: the scrapes' reads are the tables' points.
-		receivers[i] = startScraper(t, row.configure(k.config()))
+		receivers[i] = startReplayedScraper(t, row.configure(k.config()))
 	}
 	runs := newScrapedRuns()
 	rng := rand.New(rand.NewPCG(36, 1))
