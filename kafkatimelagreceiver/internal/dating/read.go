@@ -39,7 +39,6 @@ func (f *findings) add(reads kafka.RecordReads, measure, counted bool, received 
 // answers (indexFindings).
 func (d *dater) searchIndex(ctx context.Context, p plan) (found findings, reads, stillReads []kafka.PartitionOffsets) {
 	search := newIndexSearch(p.searches)
-	p.searches = nil
 	d.rep.Searched, d.rep.MarkerChecks = len(search.parts), len(p.markerChecks)
 	for asks := search.asks(); len(asks) > 0; asks = search.asks() {
 		d.rep.IndexRounds++

@@ -92,9 +92,9 @@ func (a askedTimes) has(at int64) bool { return slices.Contains(a, at) }
 // once (indexTargets), their targets sorted by offset.
 func newIndexSearch(searches []partitionSearch) *indexSearch {
 	s := &indexSearch{parts: make([]*partitionSearch, len(searches)), byTP: make(map[kafka.TopicPartition]*partitionSearch, len(searches))}
+	byOffset := func(a, b target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) }
 	for i := range searches {
 		ps := &searches[i]
-		byOffset := func(a, b target) int { return int(min(max(a.Offset-b.Offset, -1), 1)) }
 		if !slices.IsSortedFunc(ps.targets, byOffset) {
 			slices.SortFunc(ps.targets, byOffset)
 		}

@@ -43,22 +43,22 @@ const firstStepShare = 16
 // targets in one stretch of a single slice), with the records on either
 // side of a sample it lists near them while the partition's clock is not
 // pinned (their points pin it, as reads of them do), and those only a
-// record read answers (markerChecks): the index holds transaction markers and records
-// of aborted transactions like data, and does not say which a record is
-// (lag.MarkerCheck); nor which producer stamped a record, where reads
-// measured producers' clocks apart (recordcache.Facts.ClocksApart); nor whose
-// stamps a producer's clock shows where the index's own does not
-// (recordcache.Cache.ReadDates). Those are also searched in the index until a
-// read answers them, so that a read left out by its budget still leaves a
+// record read answers (markerChecks): the index holds transaction markers
+// and records of aborted transactions like data, and does not say which a
+// record is (lag.MarkerCheck); nor which producer stamped a record, where
+// reads measured producers' clocks apart (recordcache.Facts.ClocksApart);
+// nor whose stamps a producer's clock shows where the index's own does not
+// (recordcache.Cache.ReadDates). Those are also searched in the index until
+// a read answers them, so that a read left out by its budget still leaves a
 // date; a record the index dated before is not searched again. It runs
 // under the tables' lock (tables is a View), in the plan.
 //
 // still names the partitions of markerChecks whose end offset stood still
 // for lag.IdleBeforeMarkerCheck and that are checked for markers alone:
 // each is read once, and its answer kept until it is written again (the
-// record cache keeps the records read while a group sits on them), so
-// their reads end; the others' (tables too young to tell) are left to the
-// byte budget.
+// record cache keeps the records read while a group sits on them), so their
+// reads end; the others' (tables too young to tell) are left to the byte
+// budget.
 func indexTargets(idx *lag.Tabled, at int64, tables lag.Tables, records *recordcache.Cache, wanted []kafka.PartitionOffsets) (searches []partitionSearch, markerChecks []kafka.PartitionOffsets, still map[kafka.TopicPartition]bool) {
 	n := 0
 	for _, w := range wanted {
