@@ -22,11 +22,18 @@ type Listing struct {
 	// error; an error it returns fails the partition, which is not asked
 	// again. It is called under the round's lock.
 	Take func(tp kafka.TopicPartition, block *sarama.OffsetResponseBlock, version int16) error
+	// Leaders, when set, are the leaders the call's earlier rounds found:
+	// their partitions are asked of them without a lookup, and the leaders
+	// this round finds are kept there.
+	Leaders *Leaders
 }
 
 // ListAttempt is one round of ListOffsets requests: the first, or a retry
-// of the partitions whose leader moved. answered are the partitions it
-// read, sorted: their answers were true between sent and received.
+// of the partitions whose leader moved. Answered are the partitions a retry
+// read, sorted: their answers were true between its Sent and Received. The
+// first round's are every partition asked that neither failed nor is
+// unknown, and are not listed: a call asking many partitions would sort
+// them all for nothing.
 type ListAttempt struct {
 	Sent, Received time.Time
 	Answered       []kafka.TopicPartition
@@ -40,10 +47,10 @@ type ListAttempt struct {
 // retry, with times of their own. unknown are the partitions the cluster
 // said it does not have.
 func (c *Conn) ListRetrying(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition, l Listing) (attempts []ListAttempt, unknown []kafka.TopicPartition, err error) {
-	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, call, client, partitions)
+	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, call, client, partitions, l.Leaders)
 	first := ListAttempt{Sent: time.Now()}
-	last := c.ListFrom(ctx, call, byLeader, l)
-	first.Received, first.Answered = time.Now(), last.answered
+	last := c.listFrom(ctx, call, byLeader, l, false)
+	first.Received = time.Now()
 	attempts = []ListAttempt{first}
 	errs := []error{leaderErr}
 	for range leaderRetries {
@@ -63,18 +70,20 @@ func (c *Conn) ListRetrying(ctx context.Context, call *brokerwatch.Call, client 
 		for _, tp := range moved {
 			last.forget(tp)
 		}
+		l.Leaders.forget(moved)
 		errs = append(errs, last.Err())
-		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved)
+		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved, l.Leaders)
 		c.reconnectRefusing(retryLeaders, last)
 		unknown = append(unknown, retryUnknown...)
 		errs = append(errs, retryLeaderErr)
 		retry := ListAttempt{Sent: time.Now()}
-		last = c.ListFrom(ctx, call, retryLeaders, l)
+		last = c.listFrom(ctx, call, retryLeaders, l, true)
 		retry.Received, retry.Answered = time.Now(), last.answered
 		attempts = append(attempts, retry)
 	}
 	unknown = append(unknown, last.unknown...)
 	if len(last.Moved()) > 0 {
+		l.Leaders.forget(last.Moved())
 		// Still not at the leader: the next call finds the metadata fresh.
 		c.refreshInBackground(call, client, topicsOf(last.Moved()), last.transport)
 	}
@@ -105,8 +114,10 @@ type Round struct {
 	// limited, the broker failing every call until it is gone.
 	transport bool
 	others    []error // errors of no partition
-	// answered are the partitions read, sorted once the round is over.
-	answered []kafka.TopicPartition
+	// answered are the partitions read, sorted once the round is over,
+	// when the round keeps them.
+	answered     []kafka.TopicPartition
+	keepAnswered bool
 }
 
 func (a *Round) fail(tp kafka.TopicPartition, err error, stale bool) {
@@ -149,7 +160,11 @@ func (a *Round) Err() error {
 // ListFrom sends one ListOffsets to each leader, asking each of its
 // partitions what l says, and hands each answer to l.Take.
 func (c *Conn) ListFrom(ctx context.Context, call *brokerwatch.Call, byLeader map[*sarama.Broker][]kafka.TopicPartition, l Listing) *Round {
-	a := &Round{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}, refusedBy: map[kafka.TopicPartition]*sarama.Broker{}}
+	return c.listFrom(ctx, call, byLeader, l, true)
+}
+
+func (c *Conn) listFrom(ctx context.Context, call *brokerwatch.Call, byLeader map[*sarama.Broker][]kafka.TopicPartition, l Listing, keepAnswered bool) *Round {
+	a := &Round{failed: map[kafka.TopicPartition]error{}, stale: map[kafka.TopicPartition]bool{}, refusedBy: map[kafka.TopicPartition]*sarama.Broker{}, keepAnswered: keepAnswered}
 	for b, tps := range byLeader {
 		// A skipped broker's partitions may have a new leader by now.
 		if err := c.watch.Skipping(b.Addr()); err != nil {
@@ -206,7 +221,9 @@ func (c *Conn) ListFrom(ctx context.Context, call *brokerwatch.Call, byLeader ma
 					fmt.Errorf("list offsets of %s/%d from broker %d: %w", tp.Topic, tp.Partition, b.ID(), err)), false)
 				continue
 			}
-			a.answered = append(a.answered, tp)
+			if a.keepAnswered {
+				a.answered = append(a.answered, tp)
+			}
 		}
 		return nil
 	})

@@ -53,8 +53,8 @@ var errNoTimeSearch = fmt.Errorf("ListOffsets v0 cannot search by record timesta
 func (c *Times) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTimes) (kafka.TimePoints, error) {
 	call, stop := c.conn.Begin(ctx)
 	defer stop()
-	out := kafka.TimePoints{}
 	pending, errs := timesToAsk(asks)
+	out := make(kafka.TimePoints, len(pending))
 	if len(pending) == 0 {
 		return out, kafka.Join(errs...)
 	}
@@ -77,6 +77,7 @@ func (c *Times) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTime
 		left[i] = i
 	}
 	tps := make([]kafka.TopicPartition, 0, len(pending))
+	leaders := saramaconn.NewLeaders()
 	for len(left) > 0 {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, fmt.Errorf("list offsets by timestamp: %d partitions left unanswered: %w", len(left), err))
@@ -89,6 +90,7 @@ func (c *Times) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTime
 		}
 		_, _, err := c.conn.ListRetrying(ctx, call, client, tps, saramaconn.Listing{
 			Isolation: sarama.ReadUncommitted,
+			Leaders:   leaders,
 			Timestamp: func(tp kafka.TopicPartition) int64 { return pending[index[tp]].times[0] },
 			Take: func(tp kafka.TopicPartition, block *sarama.OffsetResponseBlock, version int16) error {
 				p := &pending[index[tp]]
@@ -140,32 +142,59 @@ type partitionTimes struct {
 // timesToAsk gathers each partition's times, ascending and distinct, in
 // partition order; a negative time, which Kafka reads as a special request
 // (-1 the end, -2 the start...), is an error naming it and is not asked.
+// Every partition's times and room for its points are stretches of two
+// arrays: a search asks thousands of partitions a few times each.
 func timesToAsk(asks []kafka.PartitionTimes) ([]partitionTimes, []error) {
-	at := make(map[kafka.TopicPartition]int, len(asks))
-	var pending []partitionTimes
+	total := 0
+	ordered := true
+	for i, ask := range asks {
+		total += len(ask.Millis)
+		ordered = ordered && (i == 0 || asks[i-1].TopicPartition.Compare(ask.TopicPartition) < 0)
+	}
+	if !ordered {
+		asks = mergedAsks(asks)
+	}
+	times := make([]int64, 0, total)
+	found := make([]kafka.TimePoint, total)
+	pending := make([]partitionTimes, 0, len(asks))
 	var errs []error
 	for _, ask := range asks {
+		first := len(times)
 		for _, ms := range ask.Millis {
 			if ms < 0 {
 				errs = append(errs, saramaconn.TopicError(ask.Topic, kafka.OperationDescribe,
 					fmt.Errorf("list offsets of %s/%d by timestamp: time %d ms is before 1970, and Kafka reads negative times as special requests", ask.Topic, ask.Partition, ms)))
 				continue
 			}
-			i, ok := at[ask.TopicPartition]
-			if !ok {
-				i = len(pending)
-				at[ask.TopicPartition] = i
-				pending = append(pending, partitionTimes{tp: ask.TopicPartition})
-			}
-			pending[i].times = append(pending[i].times, ms)
+			times = append(times, ms)
 		}
+		if len(times) == first {
+			continue
+		}
+		own := times[first:len(times):len(times)]
+		slices.Sort(own)
+		own = slices.Compact(own)
+		pending = append(pending, partitionTimes{tp: ask.TopicPartition, times: own, found: found[first:first:len(times)]})
 	}
-	for i := range pending {
-		slices.Sort(pending[i].times)
-		pending[i].times = slices.Compact(pending[i].times)
-	}
-	slices.SortFunc(pending, func(a, b partitionTimes) int { return a.tp.Compare(b.tp) })
 	return pending, errs
+}
+
+// mergedAsks are asks in partition order, each partition once with every
+// time asked of it.
+func mergedAsks(asks []kafka.PartitionTimes) []kafka.PartitionTimes {
+	at := make(map[kafka.TopicPartition]int, len(asks))
+	var merged []kafka.PartitionTimes
+	for _, ask := range asks {
+		i, ok := at[ask.TopicPartition]
+		if !ok {
+			i = len(merged)
+			at[ask.TopicPartition] = i
+			merged = append(merged, kafka.PartitionTimes{TopicPartition: ask.TopicPartition})
+		}
+		merged[i].Millis = append(merged[i].Millis, ask.Millis...)
+	}
+	slices.SortFunc(merged, func(a, b kafka.PartitionTimes) int { return a.TopicPartition.Compare(b.TopicPartition) })
+	return merged
 }
 
 // timePoint is the point a partition's answer gives for a time. The

@@ -99,9 +99,13 @@ func TestTimestampOffsetsAreExactPoints(t *testing.T) {
 
 	at := func(s int64) int64 { return base.Add(time.Duration(s) * time.Second).UnixMilli() }
 	ask := []int64{at(-1), at(50), at(150), at(250), at(300), at(350), at(600), at(50)} // a repeat, out of order
+	// Partitions out of order, each named twice (half its times each
+	// time): a partition's times are gathered and asked once each.
 	var asks []kafka.PartitionTimes
-	for p := range int32(partitions) {
-		asks = append(asks, kafka.PartitionTimes{TopicPartition: kafka.TopicPartition{Topic: "times", Partition: p}, Millis: ask})
+	for half := range 2 {
+		for p := int32(partitions - 1); p >= 0; p-- {
+			asks = append(asks, kafka.PartitionTimes{TopicPartition: kafka.TopicPartition{Topic: "times", Partition: p}, Millis: ask[half*len(ask)/2 : (half+1)*len(ask)/2]})
+		}
 	}
 	before := k.Counts.ByBroker()
 	points, err := cl.TimestampOffsets(context.Background(), asks)
@@ -270,6 +274,56 @@ func TestTimestampOffsetsFollowAMovedLeader(t *testing.T) {
 	// The refused request was handled by the hook, before the counter saw
 	// it: three in all, one a leader and the retry of the moved partition.
 	require.Equal(t, int64(2), k.Requests(int16(kmsg.ListOffsets))-before)
+}
+
+// TestTimestampOffsetsAskTheNewLeaderInLaterRounds: a call asks a
+// partition's leader for each of its times in rounds, and looks the leader
+// up once; one that moved during the first round is asked in the next ones
+// where the retry found it, not where the call first found it.
+func TestTimestampOffsetsAskTheNewLeaderInLaterRounds(t *testing.T) {
+	k := kfaketest.New(t, 2, nil)
+	k.CreateTopic("moving", 2)
+	require.NoError(t, k.Cluster.MoveTopicPartition("moving", 0, 0))
+	require.NoError(t, k.Cluster.MoveTopicPartition("moving", 1, 1))
+	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	for p := range int32(2) {
+		k.Produce("moving", p, old, old.Add(time.Minute), old.Add(2*time.Minute))
+	}
+	cl := timeIndexCluster(t, k, saramatest.Settings(k.Addrs), "moving", 2)
+	var refused atomic.Int32
+	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		list := req.(*kmsg.ListOffsetsRequest)
+		if refused.Load() > 0 || k.Cluster.CurrentNode() != 0 {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		require.NoError(t, k.Cluster.MoveTopicPartition("moving", 0, 1))
+		return refuseListOffsets(list, kerr.NotLeaderForPartition), nil, true
+	})
+	moving := kafka.TopicPartition{Topic: "moving"}
+	// Three times a partition, each past the record the one before found:
+	// three rounds.
+	times := []int64{old.Add(time.Second).UnixMilli(), old.Add(time.Minute + time.Second).UnixMilli(), old.Add(3 * time.Minute).UnixMilli()}
+	listsBefore, metadataBefore := k.Requests(int16(kmsg.ListOffsets)), k.Requests(int16(kmsg.Metadata))
+	points, err := cl.TimestampOffsets(context.Background(), []kafka.PartitionTimes{
+		{TopicPartition: moving, Millis: times},
+		{TopicPartition: kafka.TopicPartition{Topic: "moving", Partition: 1}, Millis: times},
+	})
+	require.NoError(t, err)
+	require.Equal(t, int32(1), refused.Load())
+	require.Equal(t, []kafka.TimePoint{
+		{AtMillis: times[0], Found: true, Offset: 1, TimestampMillis: old.Add(time.Minute).UnixMilli()},
+		{AtMillis: times[1], Found: true, Offset: 2, TimestampMillis: old.Add(2 * time.Minute).UnixMilli()},
+		{AtMillis: times[2], Offset: -1, TimestampMillis: -1},
+	}, points[moving])
+	require.Equal(t, points[moving], points[kafka.TopicPartition{Topic: "moving", Partition: 1}])
+	// The refused request is not counted: the first round's request to
+	// broker 1 and the retry of partition 0, then one request a round to
+	// broker 1, which leads both now. Asking broker 0 again would be
+	// refused and cost a metadata refresh and a retry.
+	require.Equal(t, int64(4), k.Requests(int16(kmsg.ListOffsets))-listsBefore)
+	require.Equal(t, int64(1), k.Requests(int16(kmsg.Metadata))-metadataBefore, "the refresh after the refusal, and no other")
 }
 
 // TestTimestampOffsetsDenied: a topic the principal may not describe is a
