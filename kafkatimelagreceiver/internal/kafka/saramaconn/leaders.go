@@ -57,69 +57,13 @@ func topicsOf(tps []kafka.TopicPartition) []string {
 // ByLeader groups partitions by their leader broker. Partitions whose leader
 // cannot be found are reported in the error and left out.
 func (c *Conn) ByLeader(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, error) {
-	out, _, err := c.leadersOrUnknown(ctx, call, client, partitions, nil)
+	out, _, err := c.leadersOrUnknown(ctx, call, client, partitions)
 	return out, err
 }
 
-// Leaders are the leaders one call found for its partitions, for a call
-// that lists them in several rounds one after the other: a round asks the
-// leader the last one found, instead of looking each partition up again in
-// sarama's cache. A partition whose leader moved is looked up afresh.
-type Leaders struct {
-	of map[kafka.TopicPartition]*sarama.Broker
-}
-
-// NewLeaders is an empty Leaders, for one call.
-func NewLeaders() *Leaders {
-	return &Leaders{of: map[kafka.TopicPartition]*sarama.Broker{}}
-}
-
-// known puts the partitions whose leader was found into byLeader and
-// returns the others.
-func (l *Leaders) known(partitions []kafka.TopicPartition, byLeader map[*sarama.Broker][]kafka.TopicPartition) (unknown []kafka.TopicPartition) {
-	if l == nil {
-		return partitions
-	}
-	for _, tp := range partitions {
-		if b, ok := l.of[tp]; ok {
-			byLeader[b] = append(byLeader[b], tp)
-		} else {
-			unknown = append(unknown, tp)
-		}
-	}
-	return unknown
-}
-
-func (l *Leaders) keep(byLeader map[*sarama.Broker][]kafka.TopicPartition) {
-	if l == nil {
-		return
-	}
-	for b, tps := range byLeader {
-		for _, tp := range tps {
-			l.of[tp] = b
-		}
-	}
-}
-
-func (l *Leaders) forget(tps []kafka.TopicPartition) {
-	if l == nil {
-		return
-	}
-	for _, tp := range tps {
-		delete(l.of, tp)
-	}
-}
-
 // leadersOrUnknown is ByLeader that also returns the partitions the cluster
-// does not have, found with one metadata refresh for all of them. The
-// leaders remembered in memo (nil: none) are not looked up, and those
-// looked up are remembered there.
-func (c *Conn) leadersOrUnknown(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition, memo *Leaders) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
-	remembered := map[*sarama.Broker][]kafka.TopicPartition{}
-	partitions = memo.known(partitions, remembered)
-	if len(partitions) == 0 {
-		return remembered, nil, nil
-	}
+// does not have, found with one metadata refresh for all of them.
+func (c *Conn) leadersOrUnknown(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition) (map[*sarama.Broker][]kafka.TopicPartition, []kafka.TopicPartition, error) {
 	missing := c.unknownPartitions(ctx, call, client, partitions)
 	type leaders struct {
 		out             map[*sarama.Broker][]kafka.TopicPartition
@@ -163,13 +107,9 @@ func (c *Conn) leadersOrUnknown(ctx context.Context, call *brokerwatch.Call, cli
 		return l, nil
 	})
 	if err != nil {
-		return remembered, nil, fmt.Errorf("find leaders of %d partitions: %w", len(partitions), err)
+		return map[*sarama.Broker][]kafka.TopicPartition{}, nil, fmt.Errorf("find leaders of %d partitions: %w", len(partitions), err)
 	}
 	out, unknown, unknownPerTopic, errs := found.out, found.unknown, found.unknownPerTopic, found.errs
-	memo.keep(out)
-	for b, tps := range remembered {
-		out[b] = append(out[b], tps...)
-	}
 	// One error per topic, in order: a deleted topic of 500 partitions is
 	// one fault.
 	for _, topic := range slices.Sorted(maps.Keys(unknownPerTopic)) {

@@ -22,10 +22,6 @@ type Listing struct {
 	// error; an error it returns fails the partition, which is not asked
 	// again. It is called under the round's lock.
 	Take func(tp kafka.TopicPartition, block *sarama.OffsetResponseBlock, version int16) error
-	// Leaders, when set, are the leaders the call's earlier rounds found:
-	// their partitions are asked of them without a lookup, and the leaders
-	// this round finds are kept there.
-	Leaders *Leaders
 }
 
 // ListAttempt is one round of ListOffsets requests: the first, or a retry
@@ -47,7 +43,7 @@ type ListAttempt struct {
 // retry, with times of their own. unknown are the partitions the cluster
 // said it does not have.
 func (c *Conn) ListRetrying(ctx context.Context, call *brokerwatch.Call, client sarama.Client, partitions []kafka.TopicPartition, l Listing) (attempts []ListAttempt, unknown []kafka.TopicPartition, err error) {
-	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, call, client, partitions, l.Leaders)
+	byLeader, unknown, leaderErr := c.leadersOrUnknown(ctx, call, client, partitions)
 	first := ListAttempt{Sent: time.Now()}
 	last := c.listFrom(ctx, call, byLeader, l, false)
 	first.Received = time.Now()
@@ -70,9 +66,8 @@ func (c *Conn) ListRetrying(ctx context.Context, call *brokerwatch.Call, client 
 		for _, tp := range moved {
 			last.forget(tp)
 		}
-		l.Leaders.forget(moved)
 		errs = append(errs, last.Err())
-		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved, l.Leaders)
+		retryLeaders, retryUnknown, retryLeaderErr := c.leadersOrUnknown(ctx, call, client, moved)
 		c.reconnectRefusing(retryLeaders, last)
 		unknown = append(unknown, retryUnknown...)
 		errs = append(errs, retryLeaderErr)
@@ -83,7 +78,6 @@ func (c *Conn) ListRetrying(ctx context.Context, call *brokerwatch.Call, client 
 	}
 	unknown = append(unknown, last.unknown...)
 	if len(last.Moved()) > 0 {
-		l.Leaders.forget(last.Moved())
 		// Still not at the leader: the next call finds the metadata fresh.
 		c.refreshInBackground(call, client, topicsOf(last.Moved()), last.transport)
 	}

@@ -77,7 +77,6 @@ func (c *Times) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTime
 		left[i] = i
 	}
 	tps := make([]kafka.TopicPartition, 0, len(pending))
-	leaders := saramaconn.NewLeaders()
 	for len(left) > 0 {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, fmt.Errorf("list offsets by timestamp: %d partitions left unanswered: %w", len(left), err))
@@ -90,7 +89,6 @@ func (c *Times) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTime
 		}
 		_, _, err := c.conn.ListRetrying(ctx, call, client, tps, saramaconn.Listing{
 			Isolation: sarama.ReadUncommitted,
-			Leaders:   leaders,
 			Timestamp: func(tp kafka.TopicPartition) int64 { return pending[index[tp]].times[0] },
 			Take: func(tp kafka.TopicPartition, block *sarama.OffsetResponseBlock, version int16) error {
 				p := &pending[index[tp]]

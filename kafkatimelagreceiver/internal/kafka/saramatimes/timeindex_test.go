@@ -277,9 +277,9 @@ func TestTimestampOffsetsFollowAMovedLeader(t *testing.T) {
 }
 
 // TestTimestampOffsetsAskTheNewLeaderInLaterRounds: a call asks a
-// partition's leader for each of its times in rounds, and looks the leader
-// up once; one that moved during the first round is asked in the next ones
-// where the retry found it, not where the call first found it.
+// partition's leader for each of its times in rounds; a leader that moved
+// during the first round is asked in the next ones where the retry found
+// it, not where the call first found it.
 func TestTimestampOffsetsAskTheNewLeaderInLaterRounds(t *testing.T) {
 	k := kfaketest.New(t, 2, nil)
 	k.CreateTopic("moving", 2)
