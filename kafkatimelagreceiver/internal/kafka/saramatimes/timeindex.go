@@ -150,6 +150,8 @@ func timesToAsk(asks []kafka.PartitionTimes) ([]partitionTimes, []error) {
 		ordered = ordered && (i == 0 || asks[i-1].TopicPartition.Compare(ask.TopicPartition) < 0)
 	}
 	if !ordered {
+		// A search asks each partition once, in partition order; any
+		// other asks are gathered first.
 		asks = mergedAsks(asks)
 	}
 	times := make([]int64, 0, total)
