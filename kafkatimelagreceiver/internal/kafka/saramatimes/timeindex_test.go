@@ -237,38 +237,57 @@ func TestTimestampOffsetsOfTransactions(t *testing.T) {
 	require.NoError(t, producer.EndTransaction(ctx, kgo.TryAbort))
 }
 
-// TestTimestampOffsetsFollowAMovedLeader: a partition whose broker says it
-// no longer leads it is asked of its new leader within the same round.
-func TestTimestampOffsetsFollowAMovedLeader(t *testing.T) {
-	k := kfaketest.New(t, 2, nil)
+// movingLeader is a topic of two partitions, each led by its own broker
+// and holding records stamped old plus each of after, where partition 0's
+// leader refuses the first ListOffsets asking it (NOT_LEADER) and hands the
+// partition to the other broker as it does.
+type movingLeader struct {
+	k       *kfaketest.Kafka
+	cl      *testReads
+	old     time.Time
+	refused atomic.Int32
+}
+
+func newMovingLeader(t *testing.T, after ...time.Duration) *movingLeader {
+	m := &movingLeader{k: kfaketest.New(t, 2, nil), old: time.Now().Add(-time.Hour).Truncate(time.Millisecond)}
+	k := m.k
 	k.CreateTopic("moving", 2)
 	require.NoError(t, k.Cluster.MoveTopicPartition("moving", 0, 0))
 	require.NoError(t, k.Cluster.MoveTopicPartition("moving", 1, 1))
-	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	for p := range int32(2) {
-		k.Produce("moving", p, old, old.Add(time.Minute))
+	stamps := make([]time.Time, len(after))
+	for i, d := range after {
+		stamps[i] = m.old.Add(d)
 	}
-	cl := timeIndexCluster(t, k, saramatest.Settings(k.Addrs), "moving", 2)
-	var refused atomic.Int32
+	for p := range int32(2) {
+		k.Produce("moving", p, stamps...)
+	}
+	m.cl = timeIndexCluster(t, k, saramatest.Settings(k.Addrs), "moving", 2)
 	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		k.Cluster.KeepControl()
 		list := req.(*kmsg.ListOffsetsRequest)
-		if refused.Load() > 0 || k.Cluster.CurrentNode() != 0 {
+		if m.refused.Load() > 0 || k.Cluster.CurrentNode() != 0 {
 			return nil, nil, false
 		}
-		refused.Add(1)
-		// Partition 0 moves to broker 1 while its old leader answers.
+		m.refused.Add(1)
 		require.NoError(t, k.Cluster.MoveTopicPartition("moving", 0, 1))
 		return refuseListOffsets(list, kerr.NotLeaderForPartition), nil, true
 	})
+	return m
+}
+
+// TestTimestampOffsetsFollowAMovedLeader: a partition whose broker says it
+// no longer leads it is asked of its new leader within the same round.
+func TestTimestampOffsetsFollowAMovedLeader(t *testing.T) {
+	m := newMovingLeader(t, 0, time.Minute)
+	k, old := m.k, m.old
 	moving := kafka.TopicPartition{Topic: "moving"}
 	before := k.Requests(int16(kmsg.ListOffsets))
-	points, err := cl.TimestampOffsets(context.Background(), []kafka.PartitionTimes{
+	points, err := m.cl.TimestampOffsets(context.Background(), []kafka.PartitionTimes{
 		{TopicPartition: moving, Millis: []int64{old.Add(time.Second).UnixMilli()}},
 		{TopicPartition: kafka.TopicPartition{Topic: "moving", Partition: 1}, Millis: []int64{old.Add(time.Second).UnixMilli()}},
 	})
 	require.NoError(t, err)
-	require.Equal(t, int32(1), refused.Load())
+	require.Equal(t, int32(1), m.refused.Load())
 	require.Equal(t, []kafka.TimePoint{{AtMillis: old.Add(time.Second).UnixMilli(), Found: true, Offset: 1, TimestampMillis: old.Add(time.Minute).UnixMilli()}}, points[moving])
 	require.Len(t, points[kafka.TopicPartition{Topic: "moving", Partition: 1}], 1)
 	// The refused request was handled by the hook, before the counter saw
@@ -281,37 +300,19 @@ func TestTimestampOffsetsFollowAMovedLeader(t *testing.T) {
 // during the first round is asked in the next ones where the retry found
 // it, not where the call first found it.
 func TestTimestampOffsetsAskTheNewLeaderInLaterRounds(t *testing.T) {
-	k := kfaketest.New(t, 2, nil)
-	k.CreateTopic("moving", 2)
-	require.NoError(t, k.Cluster.MoveTopicPartition("moving", 0, 0))
-	require.NoError(t, k.Cluster.MoveTopicPartition("moving", 1, 1))
-	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	for p := range int32(2) {
-		k.Produce("moving", p, old, old.Add(time.Minute), old.Add(2*time.Minute))
-	}
-	cl := timeIndexCluster(t, k, saramatest.Settings(k.Addrs), "moving", 2)
-	var refused atomic.Int32
-	k.Cluster.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		k.Cluster.KeepControl()
-		list := req.(*kmsg.ListOffsetsRequest)
-		if refused.Load() > 0 || k.Cluster.CurrentNode() != 0 {
-			return nil, nil, false
-		}
-		refused.Add(1)
-		require.NoError(t, k.Cluster.MoveTopicPartition("moving", 0, 1))
-		return refuseListOffsets(list, kerr.NotLeaderForPartition), nil, true
-	})
+	m := newMovingLeader(t, 0, time.Minute, 2*time.Minute)
+	k, old := m.k, m.old
 	moving := kafka.TopicPartition{Topic: "moving"}
 	// Three times a partition, each past the record the one before found:
 	// three rounds.
 	times := []int64{old.Add(time.Second).UnixMilli(), old.Add(time.Minute + time.Second).UnixMilli(), old.Add(3 * time.Minute).UnixMilli()}
 	listsBefore, metadataBefore := k.Requests(int16(kmsg.ListOffsets)), k.Requests(int16(kmsg.Metadata))
-	points, err := cl.TimestampOffsets(context.Background(), []kafka.PartitionTimes{
+	points, err := m.cl.TimestampOffsets(context.Background(), []kafka.PartitionTimes{
 		{TopicPartition: moving, Millis: times},
 		{TopicPartition: kafka.TopicPartition{Topic: "moving", Partition: 1}, Millis: times},
 	})
 	require.NoError(t, err)
-	require.Equal(t, int32(1), refused.Load())
+	require.Equal(t, int32(1), m.refused.Load())
 	require.Equal(t, []kafka.TimePoint{
 		{AtMillis: times[0], Found: true, Offset: 1, TimestampMillis: old.Add(time.Minute).UnixMilli()},
 		{AtMillis: times[1], Found: true, Offset: 2, TimestampMillis: old.Add(2 * time.Minute).UnixMilli()},
