@@ -16,9 +16,10 @@ import (
 )
 
 // BenchmarkTimestampOffsets is one search round of a scrape where every
-// partition's groups moved: each of 2,000 partitions on three brokers asks
-// eight times spread over its last 40 records, most of them answered by
-// the answer to a lower one, as dating's first round asks them.
+// partition's groups moved, as dating's first round asks it: each of 2,000
+// partitions on three brokers asks eight times spread over its 40 records,
+// five records apart, so that no answer implies the next time's and each
+// time is a request of its own to every broker (24 an op).
 func BenchmarkTimestampOffsets(b *testing.B) {
 	const partitions, records, times = 2000, 40, 8
 	k := kfaketest.New(b, 3, nil)
