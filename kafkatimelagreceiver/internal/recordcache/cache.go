@@ -296,11 +296,18 @@ func (r *Cache) Retain(used Used) {
 				kept = append(kept, e)
 			}
 		}
-		if len(kept) == 0 {
+		switch {
+		case len(kept) == 0:
 			delete(r.known, tp)
-			continue
+		case cap(kept) > 2*len(kept):
+			// A scrape puts many records of a partition (with the time
+			// index, its answers too) and keeps the few its groups are
+			// on: the array they grew into is let go, not held at its
+			// largest until the next put.
+			r.known[tp] = slices.Clone(kept)
+		default:
+			r.known[tp] = slices.Clip(kept)
 		}
-		r.known[tp] = slices.Clip(kept)
 	}
 }
 
