@@ -3,6 +3,7 @@ package dating
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -120,46 +121,9 @@ func BenchmarkTimeIndexChurn1M(b *testing.B) {
 }
 
 func benchmarkChurn1M(b *testing.B, timeIndex bool) {
-	const partitions, groups, brokers, behind = 10_000, 100, 3, 20
-	t0 := time.Unix(1_700_000_000, 0)
-	t0ms := t0.UnixMilli()
-	log := newChurnLog(partitions, 200, brokers, t0ms)
-	tables := timetable.NewStore(512, 30*time.Second, nil)
-	tps := make([]kafka.TopicPartition, partitions)
-	tracked := map[kafka.TopicPartition]struct{}{}
-	for p := range tps {
-		tps[p] = kafka.TopicPartition{Topic: "scale", Partition: int32(p)}
-		tracked[tps[p]] = struct{}{}
-	}
-	tables.Track(tracked, t0, 0)
-	const scrapeSecond = 120
-	for s := int64(0); s < scrapeSecond; s += 5 {
-		ms := t0ms + s*1000 + 200
-		ends := make(map[kafka.TopicPartition]int64, partitions)
-		for p, tp := range tps {
-			ends[tp] = log.end(p, ms)
-		}
-		read := time.UnixMilli(ms)
-		tables.Record(kafka.OffsetRead{Offsets: ends, Sent: read, Received: read})
-	}
-	atMs := t0ms + scrapeSecond*1000 + 300
-	at := time.UnixMilli(atMs)
-	end := make(map[kafka.TopicPartition]int64, partitions)
-	for p, tp := range tps {
-		end[tp] = log.end(p, atMs)
-	}
-	snapshots := make([]*lag.Snapshot, 2)
-	for s := range snapshots {
-		committed := make(map[string]kafka.Commits, groups)
-		for g := range groups {
-			offsets := make(map[kafka.TopicPartition]int64, partitions)
-			for p, tp := range tps {
-				offsets[tp] = end[tp] - int64(s*(behind+1)+(g*5+p)%(behind+1))
-			}
-			committed[fmt.Sprintf("group-%03d", g)] = kafka.CommitsOf(offsets)
-		}
-		snapshots[s] = &lag.Snapshot{At: at.UnixNano(), Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
-	}
+	const partitions, groups = 10_000, 100
+	log, tables, snapshots, at := newChurn(partitions, groups)
+	atMs := at.UnixMilli()
 	records := recordcache.New()
 	opt := Options{MaxReads: partitions, TimeIndex: timeIndex, MaxReadBytes: 16 << 20, Now: func() time.Time { return at }}
 	var rep Report
@@ -182,6 +146,54 @@ func benchmarkChurn1M(b *testing.B, timeIndex bool) {
 	b.ReportMetric(float64(log.requests)/float64(b.N), "requests/op")
 	b.ReportMetric(float64(log.fetched)/float64(b.N), "fetches/op")
 	b.ReportMetric(float64(rep.IndexRounds), "rounds")
+}
+
+// newChurn is the churn workload of partitions on 3 brokers and groups:
+// the log, its tables sampled every 5 s for 120 s, the scrape's instant,
+// and two scrapes' commits, 0 to 20 records behind the end, 21 records
+// apart.
+func newChurn(partitions, groups int) (log *churnLog, tables *timetable.Store, snapshots []*lag.Snapshot, at time.Time) {
+	const brokers, behind = 3, 20
+	t0 := time.Unix(1_700_000_000, 0)
+	t0ms := t0.UnixMilli()
+	log = newChurnLog(partitions, 200, brokers, t0ms)
+	tables = timetable.NewStore(512, 30*time.Second, nil)
+	tps := make([]kafka.TopicPartition, partitions)
+	tracked := map[kafka.TopicPartition]struct{}{}
+	for p := range tps {
+		tps[p] = kafka.TopicPartition{Topic: "scale", Partition: int32(p)}
+		tracked[tps[p]] = struct{}{}
+	}
+	tables.Track(tracked, t0, 0)
+	const scrapeSecond = 120
+	for s := int64(0); s < scrapeSecond; s += 5 {
+		ms := t0ms + s*1000 + 200
+		ends := make(map[kafka.TopicPartition]int64, partitions)
+		for p, tp := range tps {
+			ends[tp] = log.end(p, ms)
+		}
+		read := time.UnixMilli(ms)
+		tables.Record(kafka.OffsetRead{Offsets: ends, Sent: read, Received: read})
+	}
+	atMs := t0ms + scrapeSecond*1000 + 300
+	at = time.UnixMilli(atMs)
+	end := make(map[kafka.TopicPartition]int64, partitions)
+	for p, tp := range tps {
+		end[tp] = log.end(p, atMs)
+	}
+	snapshots = make([]*lag.Snapshot, 2)
+	for s := range snapshots {
+		committed := make(map[string]kafka.Commits, groups)
+		for g := range groups {
+			offsets := make(map[kafka.TopicPartition]int64, partitions)
+			for p, tp := range tps {
+				offsets[tp] = end[tp] - int64(s*(behind+1)+(g*5+p)%(behind+1))
+			}
+			committed[fmt.Sprintf("group-%03d", g)] = kafka.CommitsOf(offsets)
+		}
+		snapshots[s] = &lag.Snapshot{At: at.UnixNano(), Committed: committed, End: end, Start: map[kafka.TopicPartition]int64{}}
+	}
+	return log, tables, snapshots, at
 }
 
 func checkChurnDated(b *testing.B, est *lag.Estimates, log *churnLog, snap *lag.Snapshot, atMs int64) {
@@ -208,4 +220,48 @@ func checkChurnDated(b *testing.B, est *lag.Estimates, log *churnLog, snap *lag.
 			}
 		}
 	}
+}
+
+// heldInRounds passes a Source's calls on and, at each round of the time
+// index (while a search's targets and answers are held), collects the
+// garbage and notes the live heap.
+type heldInRounds struct {
+	Source
+	peak uint64
+}
+
+func (h *heldInRounds) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTimes) (kafka.TimePoints, error) {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	h.peak = max(h.peak, m.HeapAlloc)
+	return h.Source.TimestampOffsets(ctx, asks)
+}
+
+// BenchmarkTimeIndexSearchHeld1M is what the churning scrape of
+// BenchmarkTimeIndexChurn1M holds while it searches the time index: the
+// live heap at the fullest round above what was live before the scrape
+// (held-MiB), and what was live before it (before-MiB: the workload in
+// memory, the tables and the record cache the last scrape left).
+func BenchmarkTimeIndexSearchHeld1M(b *testing.B) {
+	const partitions, groups = 10_000, 100
+	log, tables, snapshots, at := newChurn(partitions, groups)
+	records := recordcache.New()
+	opt := Options{MaxReads: partitions, TimeIndex: true, MaxReadBytes: 16 << 20, Now: func() time.Time { return at }}
+	var held, before uint64
+	for i := range b.N {
+		snap := snapshots[i%2]
+		idx := lag.NewIndex(snap)
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		src := &heldInRounds{Source: log}
+		if _, _, err := Date(context.Background(), src, tables, records, snap, idx, opt); err != nil {
+			b.Fatal(err)
+		}
+		held = max(held, src.peak-min(src.peak, m.HeapAlloc))
+		before = max(before, m.HeapAlloc)
+	}
+	b.ReportMetric(float64(held)/(1<<20), "held-MiB")
+	b.ReportMetric(float64(before)/(1<<20), "before-MiB")
 }
