@@ -196,7 +196,7 @@ func newChurn(partitions, groups int) (log *churnLog, tables *timetable.Store, s
 	return log, tables, snapshots, at
 }
 
-func checkChurnDated(b *testing.B, est *lag.Estimates, log *churnLog, snap *lag.Snapshot, atMs int64) {
+func checkChurnDated(b testing.TB, est *lag.Estimates, log *churnLog, snap *lag.Snapshot, atMs int64) {
 	b.Helper()
 	var lags []lag.PartitionLag
 	for g := range snap.Committed {

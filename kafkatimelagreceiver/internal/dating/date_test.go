@@ -104,3 +104,34 @@ func TestStampPast2262DatesNothing(t *testing.T) {
 	}
 	require.Equal(t, 1, dated, "the record is dated by its read")
 }
+
+// roundsCounted passes a Source's calls on and counts the rounds of the
+// time index.
+type roundsCounted struct {
+	Source
+	rounds int
+}
+
+func (r *roundsCounted) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTimes) (kafka.TimePoints, error) {
+	r.rounds++
+	return r.Source.TimestampOffsets(ctx, asks)
+}
+
+// Where a partition's few groups sit apart (10 groups on the churn's 21
+// records, a batch of 1 to 3 records a second), a record whose batch's
+// first record was found below it and the next batch's above is dated by
+// asking the millisecond after its batch's stamp, not by narrowing a
+// third a round toward it: every pair is dated to its record's stamp
+// (within a millisecond) in half the rounds a search may take, none left
+// open to be dated by the middle of what the answers allow.
+func TestSparseGroupsAreDatedToTheirBatchStamp(t *testing.T) {
+	log, tables, snapshots, at := newChurn(40, 10)
+	snap := snapshots[0]
+	src := &roundsCounted{Source: log}
+	est, rep, err := Date(context.Background(), src, tables, recordcache.New(), snap, lag.NewIndex(snap),
+		Options{MaxReads: 40, TimeIndex: true, MaxReadBytes: 1 << 20, Now: func() time.Time { return at }})
+	require.NoError(t, err)
+	checkChurnDated(t, est, log, snap, at.UnixMilli())
+	require.LessOrEqual(t, src.rounds, MaxIndexRounds/2)
+	require.Zero(t, rep.Fetched, "nothing left to a read")
+}

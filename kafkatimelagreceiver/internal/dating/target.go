@@ -48,8 +48,10 @@ type target struct {
 	// stayed the same over an answer.
 	widthAsked, aboveAsked int64
 	ExactOnly              bool
-	// batchProbed: the millisecond after lo was asked, once, to close the
-	// interval where the target shares its batch's millisecond.
+	// batchProbed: the millisecond after lo was asked to close the
+	// interval where the target shares its batch's millisecond: once,
+	// unless few records lie between the points either side
+	// (fewBetween).
 	batchProbed bool
 }
 
@@ -94,9 +96,22 @@ func openAbove(t *target) bool { return t.hi == noUpper }
 // over the last answer (no record between is stamped in what the interval
 // lost), and the millisecond after the latest timestamp below was not
 // asked: where the records from there up to the target share it (one
-// batch), its answer closes the interval.
+// batch), its answer closes the interval. A target asks it once, or once
+// for each point below while few records lie between the points either
+// side (fewBetween).
 func batchUnprobed(t *target, aboveStayed bool, asked askedTimes) bool {
-	return aboveStayed && !t.batchProbed && !asked.has(t.lo+1) && t.lo+1 < t.hi
+	return aboveStayed && (!t.batchProbed || fewBetween(t)) && !asked.has(t.lo+1) && t.lo+1 < t.hi
+}
+
+// fewBetween: exact points on both sides of t hold at most
+// MaxAsksPerPartition records from the one below up to the one above.
+// Each answer to the millisecond after the point below is the next batch's
+// first record, up to the target or past it (which closes its interval):
+// a walk of at most that many rounds, where the line through the two
+// points, not knowing that records of a batch share its millisecond,
+// narrows by a third a round toward the batch's stamp.
+func fewBetween(t *target) bool {
+	return t.below.found() && t.above.found() && t.above.Offset-t.below.Offset <= MaxAsksPerPartition
 }
 
 // batchEndUnasked: the target walks its run (the lowest of a run dense in
