@@ -105,11 +105,12 @@ func batchUnprobed(t *target, aboveStayed bool, asked askedTimes) bool {
 
 // fewBetween: exact points on both sides of t hold at most
 // MaxAsksPerPartition records from the one below up to the one above.
-// Each answer to the millisecond after the point below is the next batch's
-// first record, up to the target or past it (which closes its interval):
-// a walk of at most that many rounds, where the line through the two
-// points, not knowing that records of a batch share its millisecond,
-// narrows by a third a round toward the batch's stamp.
+// Each answer to the millisecond after the point below is a record past
+// it (the next batch's first, where stamps rise), up to the target or
+// past it (which closes its interval): a walk of at most that many
+// rounds, where the line through the two points, not knowing that
+// records of a batch share its millisecond, narrows by a third a round
+// toward the batch's stamp.
 func fewBetween(t *target) bool {
 	return t.below.found() && t.above.found() && t.above.Offset-t.below.Offset <= MaxAsksPerPartition
 }
