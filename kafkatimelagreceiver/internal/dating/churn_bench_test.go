@@ -231,11 +231,16 @@ type heldInRounds struct {
 }
 
 func (h *heldInRounds) TimestampOffsets(ctx context.Context, asks []kafka.PartitionTimes) (kafka.TimePoints, error) {
+	h.peak = max(h.peak, liveHeap())
+	return h.Source.TimestampOffsets(ctx, asks)
+}
+
+// liveHeap is the bytes the heap holds after a collection.
+func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m)
-	h.peak = max(h.peak, m.HeapAlloc)
-	return h.Source.TimestampOffsets(ctx, asks)
+	return m.HeapAlloc
 }
 
 // BenchmarkTimeIndexSearchHeld1M is what the churning scrape of
@@ -252,15 +257,13 @@ func BenchmarkTimeIndexSearchHeld1M(b *testing.B) {
 	for i := range b.N {
 		snap := snapshots[i%2]
 		idx := lag.NewIndex(snap)
-		var m runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m)
+		live := liveHeap()
 		src := &heldInRounds{Source: log}
 		if _, _, err := Date(context.Background(), src, tables, records, snap, idx, opt); err != nil {
 			b.Fatal(err)
 		}
-		held = max(held, src.peak-min(src.peak, m.HeapAlloc))
-		before = max(before, m.HeapAlloc)
+		held = max(held, src.peak-min(src.peak, live))
+		before = max(before, live)
 	}
 	b.ReportMetric(float64(held)/(1<<20), "held-MiB")
 	b.ReportMetric(float64(before)/(1<<20), "before-MiB")
