@@ -212,10 +212,17 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err))...)
 		}
 		readAt := time.Now()
-		var again []kafka.TopicPartition
+		var again, omitted []kafka.TopicPartition
 		stuck := 0
 		for _, tp := range pending {
 			block := resp.GetBlock(tp.Topic, tp.Partition)
+			if block == nil {
+				// A broker may leave out of a response that reached its
+				// size limit the partitions after it (Apache Kafka sends
+				// them empty): read in the next round.
+				omitted = append(omitted, tp)
+				continue
+			}
 			more, progressed, err := r.answer(tp, block, req.Version, readAt)
 			errs = append(errs, err)
 			if more {
@@ -225,10 +232,18 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 				}
 			}
 		}
-		if stuck > 0 && stuck == len(pending) {
-			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), stuck))...)
+		if stuck+len(omitted) == len(pending) {
+			// Nothing moved on: the next round would ask the same.
+			for _, tp := range omitted {
+				errs = append(errs, saramaconn.TopicError(tp.Topic, kafka.OperationRead,
+					fmt.Errorf("fetch records %s/%d@%d from broker %d: no answer", tp.Topic, tp.Partition, r.from[tp], b.ID())))
+			}
+			if stuck > 0 {
+				errs = append(errs, fmt.Errorf("fetch records from broker %d: %d partitions returned no record below their high watermark", b.ID(), stuck))
+			}
+			return kafka.Join(errs...)
 		}
-		pending = again
+		pending = append(again, omitted...)
 	}
 	return kafka.Join(errs...)
 }
@@ -239,10 +254,6 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 // answered one or moved from[tp] on.
 func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponseBlock, version int16, readAt time.Time) (more, progressed bool, err error) {
 	b := r.b
-	if block == nil {
-		return false, false, saramaconn.TopicError(tp.Topic, kafka.OperationRead,
-			fmt.Errorf("fetch records %s/%d@%d from broker %d: no answer", tp.Topic, tp.Partition, r.from[tp], b.ID()))
-	}
 	if errors.Is(block.Err, sarama.ErrOffsetOutOfRange) {
 		// Deleted by retention, or not written yet; a higher offset of the
 		// partition may still be there.
