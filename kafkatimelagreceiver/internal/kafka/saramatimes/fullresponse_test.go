@@ -21,11 +21,10 @@ import (
 // TestPartitionsPastAFullResponseReadNextRound: a read of more partitions
 // than one response holds (the request's 8 MiB; here 240 partitions of one
 // 48 KiB batch each, under the first read's 64 KiB a partition) answers
-// every one, in two Fetches. A broker that stops filling a response at its size
-// limit may leave the partitions after it out of the response (kfake does;
-// Apache Kafka sends them empty): those are read in the next round, not
-// reported unanswered, where the dating took them for records retention
-// deleted.
+// every one, in two Fetches. A broker that stops filling a response at its
+// size limit may leave the partitions after it out of the response (kfake
+// does): those are read in the next round, not reported unanswered, which
+// dating took for records retention deleted.
 func TestPartitionsPastAFullResponseReadNextRound(t *testing.T) {
 	const partitions, records, size = 240, 48, 1 << 10
 	k := kfaketest.New(t, 1, nil)

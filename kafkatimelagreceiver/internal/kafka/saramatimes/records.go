@@ -218,8 +218,8 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 			block := resp.GetBlock(tp.Topic, tp.Partition)
 			if block == nil {
 				// A broker may leave out of a response that reached its
-				// size limit the partitions after it (Apache Kafka sends
-				// them empty): read in the next round.
+				// size limit the partitions after it (kfake does): read in
+				// the next round.
 				omitted = append(omitted, tp)
 				continue
 			}
