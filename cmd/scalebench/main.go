@@ -367,6 +367,13 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 			return nil, fmt.Errorf("busy mode: %w", err)
 		}
 	}
+	mu.Lock()
+	// marks[steadyFrom-1] -> marks[steadyFrom] is the first steady interval.
+	steady := marks[max(steadyFrom-1, 0)].at
+	mu.Unlock()
+	if err := steadyScrapeErrors(filepath.Join(o.workDir, name+".log"), steady, time.Now()); err != nil {
+		return nil, err
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
