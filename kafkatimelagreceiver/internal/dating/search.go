@@ -148,6 +148,12 @@ func (s *indexSearch) asks() []kafka.PartitionTimes {
 			}
 		}
 		s.open = open
+		if len(open) == 0 {
+			// Every target is within its precision: nothing to ask, and
+			// its answers need not be gone over again (a search's later
+			// rounds ask a few partitions of thousands).
+			continue
+		}
 		first := len(all)
 		var spacing int64
 		spacing, s.stamps = ps.stampSpacing(s.stamps[:0])
