@@ -219,8 +219,9 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 			if block == nil {
 				// A broker may leave out of a response that reached its
 				// size limit the partitions after it (kfake does): read in
-				// the next round.
+				// the next round, in their place.
 				omitted = append(omitted, tp)
+				again = append(again, tp)
 				continue
 			}
 			more, progressed, err := r.answer(tp, block, req.Version, readAt)
@@ -243,7 +244,7 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 			}
 			return kafka.Join(errs...)
 		}
-		pending = append(again, omitted...)
+		pending = again
 	}
 	return kafka.Join(errs...)
 }
