@@ -269,13 +269,14 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 		return nil, err
 	}
 	start := mark{requests: k.Requests(), traffic: readTraffic(k)}
-	col, err := startCollector(o, cfgPath, filepath.Join(o.workDir, name+".log"))
+	logPath := filepath.Join(o.workDir, name+".log")
+	col, err := startCollector(o, cfgPath, logPath)
 	if err != nil {
 		return nil, err
 	}
 	pid.Store(int64(col.PID()))
 	if o.busy.on {
-		r.busy = &busyResult{started: time.Now(), log: filepath.Join(o.workDir, name+".log")}
+		r.busy = &busyResult{started: time.Now(), log: logPath}
 	}
 	logf("collector pid %d started (config %s)", col.PID(), cfgPath)
 	defer func() {
@@ -371,7 +372,7 @@ func runWorkload(ctx context.Context, o options, w scaleload.Workload) (*result,
 	// marks[steadyFrom-1] -> marks[steadyFrom] is the first steady interval.
 	steady := marks[max(steadyFrom-1, 0)].at
 	mu.Unlock()
-	if err := steadyScrapeErrors(filepath.Join(o.workDir, name+".log"), steady, time.Now()); err != nil {
+	if err := steadyScrapeErrors(logPath, steady, time.Now()); err != nil {
 		return nil, err
 	}
 
