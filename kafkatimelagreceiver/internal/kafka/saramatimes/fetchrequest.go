@@ -1,6 +1,10 @@
 package saramatimes
 
-import "github.com/IBM/sarama"
+import (
+	"github.com/IBM/sarama"
+
+	"github.com/otelcol-kafkatimelag/otelcol-kafkatimelag/kafkatimelagreceiver/internal/kafka"
+)
 
 // firstFetchBytesPerPartition is what a record read first asks of a
 // partition: a producer's batch is rarely larger (batch.size is 16 KiB by
@@ -37,4 +41,28 @@ func (c *Times) newFetchRequest() *sarama.FetchRequest {
 		req.Version = 2
 	}
 	return req
+}
+
+// askBytes is what a Fetch asks of the partition.
+func (r *leaderRead) askBytes(tp kafka.TopicPartition) int32 {
+	if r.large[tp] {
+		return fetchBytesPerPartition
+	}
+	return firstFetchBytesPerPartition
+}
+
+// filled bounds the bytes of records resp holds: what was asked of each
+// partition that came back with some (the first batch of a response comes
+// whole however large, KIP-74, and may hold more). A broker fills a
+// response in the request's order, which is no set order (sarama writes a
+// Fetch's partitions from a map), so that whether the response was full
+// when it came to a partition is told by the response as a whole.
+func (r *leaderRead) filled(resp *sarama.FetchResponse, pending []kafka.TopicPartition) int64 {
+	var n int64
+	for _, tp := range pending {
+		if block := resp.GetBlock(tp.Topic, tp.Partition); block != nil && len(block.RecordsSet) > 0 {
+			n += int64(r.askBytes(tp))
+		}
+	}
+	return n
 }

@@ -5,6 +5,7 @@ package saramatimes
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,8 +24,10 @@ import (
 // 48 KiB batch each, under the first read's 64 KiB a partition) answers
 // every one, in two Fetches. A broker that stops filling a response at its
 // size limit may leave the partitions after it out of the response (kfake
-// does): those are read in the next round, not reported unanswered, which
-// dating took for records retention deleted.
+// does), or send them empty (Apache Kafka does; kfake so sends the one where
+// it stopped): those are read in the next round, not reported unanswered,
+// which dating took for records retention deleted, and asked what they
+// were asked first, not taken for partitions whose batch did not fit it.
 func TestPartitionsPastAFullResponseReadNextRound(t *testing.T) {
 	const partitions, records, size = 240, 48, 1 << 10
 	k := kfaketest.New(t, 1, nil)
@@ -54,12 +57,31 @@ func TestPartitionsPastAFullResponseReadNextRound(t *testing.T) {
 	_, err = cl.EndOffsets(context.Background(), []kafka.TopicPartition{wanted[0].TopicPartition}) // connect first
 	require.NoError(t, err)
 
+	var mu sync.Mutex
+	var asked []int32 // each partition's max bytes, in every Fetch
+	k.Cluster.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.Cluster.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ft := range req.(*kmsg.FetchRequest).Topics {
+			for _, fp := range ft.Partitions {
+				asked = append(asked, fp.PartitionMaxBytes)
+			}
+		}
+		return nil, nil, false
+	})
 	before := k.Requests(int16(kmsg.Fetch))
 	var found kafka.RecordReads
 	found, err = cl.RecordTimestamps(context.Background(), wanted)
 	require.NoError(t, err)
 	fetches := k.Requests(int16(kmsg.Fetch)) - before
 	require.Equal(t, int64(2), fetches, "Fetch requests: 11.25 MiB in responses of 8 MiB")
+	mu.Lock()
+	require.Greater(t, len(asked), partitions, "partitions asked: every one, then those past the first response")
+	for i, n := range asked {
+		require.EqualValues(t, firstFetchBytesPerPartition, n, "partition %d asked", i)
+	}
+	mu.Unlock()
 	for _, w := range wanted {
 		reads := found[w.TopicPartition]
 		require.True(t, w.Answered(reads), "%v: %v", w.TopicPartition, reads)

@@ -186,11 +186,7 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 		}
 		req := c.newFetchRequest()
 		for _, tp := range pending {
-			size := int32(firstFetchBytesPerPartition)
-			if r.large[tp] {
-				size = fetchBytesPerPartition
-			}
-			req.AddBlock(tp.Topic, tp.Partition, r.from[tp], size, -1)
+			req.AddBlock(tp.Topic, tp.Partition, r.from[tp], r.askBytes(tp), -1)
 		}
 		// A response that could not be decoded closed the connection
 		// (saramaconn.Conn.Observe); the request that isolates its
@@ -212,19 +208,25 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err))...)
 		}
 		readAt := time.Now()
+		filled := r.filled(resp, pending)
 		var again, omitted []kafka.TopicPartition
 		stuck := 0
 		for _, tp := range pending {
 			block := resp.GetBlock(tp.Topic, tp.Partition)
 			if block == nil {
 				// A broker may leave out of a response that reached its
-				// size limit the partitions after it (kfake does): read in
-				// the next round, in their place.
+				// size limit the partitions it did not come to (kfake
+				// does): read in the next round.
 				omitted = append(omitted, tp)
 				again = append(again, tp)
 				continue
 			}
-			more, progressed, err := r.answer(tp, block, req.Version, readAt)
+			asked := int64(r.askBytes(tp))
+			others := filled
+			if len(block.RecordsSet) > 0 {
+				others -= asked
+			}
+			more, progressed, err := r.answer(tp, block, req.Version, readAt, others+asked <= int64(req.MaxBytes))
 			errs = append(errs, err)
 			if more {
 				again = append(again, tp)
@@ -252,8 +254,10 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 // answer answers, from one partition's part of a Fetch response, every
 // wanted offset it holds, lowest first. more: offsets are left for the
 // next round (from[tp] says where it reads); progressed: this block
-// answered one or moved from[tp] on.
-func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponseBlock, version int16, readAt time.Time) (more, progressed bool, err error) {
+// answered one or moved from[tp] on. room: the response had room for all
+// the partition was asked, so that a block with no whole batch holds one
+// larger than that.
+func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponseBlock, version int16, readAt time.Time, room bool) (more, progressed bool, err error) {
 	b := r.b
 	if errors.Is(block.Err, sarama.ErrOffsetOutOfRange) {
 		// Deleted by retention, or not written yet; a higher offset of the
@@ -300,9 +304,15 @@ func (r *leaderRead) answer(tp kafka.TopicPartition, block *sarama.FetchResponse
 		case scanned.Next > from:
 			r.from[tp] = scanned.Next
 			return true, true, nil
+		case end > from && !room:
+			// Nothing complete came back, and the other partitions may
+			// have filled the response (Apache Kafka sends the ones it
+			// did not come to empty, or cuts a batch at what was left):
+			// asked the same in the next round.
+			return true, progressed, nil
 		case end > from && !r.large[tp]:
-			// Nothing complete came back: the batch at from may be larger
-			// than the first read asks for.
+			// Nothing complete came back though the response had room:
+			// the batch at from is larger than the first read asks for.
 			if r.large == nil {
 				r.large = map[kafka.TopicPartition]bool{}
 			}
