@@ -51,16 +51,17 @@ func (r *leaderRead) askBytes(tp kafka.TopicPartition) int32 {
 	return firstFetchBytesPerPartition
 }
 
-// filled bounds the bytes of records resp holds: what was asked of each
-// partition that came back with some (the first batch of a response comes
-// whole however large, KIP-74, and may hold more). A broker fills a
-// response in the request's order, which is no set order (sarama writes a
-// Fetch's partitions from a map), so that whether the response was full
-// when it came to a partition is told by the response as a whole.
-func (r *leaderRead) filled(resp *sarama.FetchResponse, pending []kafka.TopicPartition) int64 {
+// filled bounds the bytes of records a response holds, blocks[i] its part
+// for pending[i]: what was asked of each partition that came back with
+// some (the first batch of a response comes whole however large, KIP-74,
+// and may hold more). A broker fills a response in the request's order,
+// which is no set order (sarama writes a Fetch's partitions from a map),
+// so that whether the response was full when it came to a partition is
+// told by the response as a whole.
+func (r *leaderRead) filled(pending []kafka.TopicPartition, blocks []*sarama.FetchResponseBlock) int64 {
 	var n int64
-	for _, tp := range pending {
-		if block := resp.GetBlock(tp.Topic, tp.Partition); block != nil && len(block.RecordsSet) > 0 {
+	for i, tp := range pending {
+		if block := blocks[i]; block != nil && len(block.RecordsSet) > 0 {
 			n += int64(r.askBytes(tp))
 		}
 	}

@@ -208,11 +208,15 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 			return kafka.Join(append(errs, fmt.Errorf("fetch records from broker %d: %w", b.ID(), err))...)
 		}
 		readAt := time.Now()
-		filled := r.filled(resp, pending)
+		blocks := make([]*sarama.FetchResponseBlock, len(pending))
+		for i, tp := range pending {
+			blocks[i] = resp.GetBlock(tp.Topic, tp.Partition)
+		}
+		filled := r.filled(pending, blocks)
 		var again, omitted []kafka.TopicPartition
 		stuck := 0
-		for _, tp := range pending {
-			block := resp.GetBlock(tp.Topic, tp.Partition)
+		for i, tp := range pending {
+			block := blocks[i]
 			if block == nil {
 				// A broker may leave out of a response that reached its
 				// size limit the partitions it did not come to (kfake
@@ -221,12 +225,13 @@ func (r *leaderRead) rounds(ctx context.Context, pending []kafka.TopicPartition)
 				again = append(again, tp)
 				continue
 			}
-			asked := int64(r.askBytes(tp))
-			others := filled
-			if len(block.RecordsSet) > 0 {
-				others -= asked
+			// What it was asked counts once: filled holds it when it
+			// came back with bytes.
+			held := filled
+			if len(block.RecordsSet) == 0 {
+				held += int64(r.askBytes(tp))
 			}
-			more, progressed, err := r.answer(tp, block, req.Version, readAt, others+asked <= int64(req.MaxBytes))
+			more, progressed, err := r.answer(tp, block, req.Version, readAt, held <= int64(req.MaxBytes))
 			errs = append(errs, err)
 			if more {
 				again = append(again, tp)
